@@ -1,0 +1,759 @@
+"""The working context: placement, ODI, episodes, TTL, cadence and render lifecycles.
+
+Every public operation validates everything first and only then mutates, so a failing call
+leaves the state exactly as it was. Mutations go through a few primitives (``_attach``,
+``_detach``, ``_writable_*``) that keep the indexes and the copy-on-write discipline right.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from pyrsistent import pvector
+
+from .clock import Clock, IdFactory, RandomIds, SystemClock
+from .components import ContextComponent, RenderLifecycle, Role, TextContent
+from .coords import write_coord
+from .errors import (
+    InvalidCoordinate,
+    InvalidLifecycle,
+    InvalidUpdateMode,
+    NoSuchDepth,
+    NotFound,
+    ReadOnlySelector,
+    UnknownKey,
+)
+from .history import History, diff_views
+from .nodes import Item, Slot, Template, Turn, follows_message
+from .selector_ast import Exact
+from .selectors import parse_selector
+from .view import SYSTEM_SEQ, ContextView, Node, TreeState
+
+Where = tuple[int, int]  # (turn seq, position); seq -1 is the system region
+
+
+class Context(ContextView):
+    """An agent's context tree, driven as in the seeds.
+
+    ``context.pact_insert("d0, 1, 0", TextContent("…"))``, ``context["d0, 1, 0"]``,
+    ``context.select("d1-3, 1, *")``, ``context.add_user("Hello")``, ``context.advance()``.
+    """
+
+    def __init__(self, *, ids: IdFactory | None = None, clock: Clock | None = None) -> None:
+        self._ids: IdFactory = ids or RandomIds()
+        self._clock: Clock = clock or SystemClock()
+        self._gen = 0
+        self._creation_index = 0
+        self._next_turn_seq = 0
+        self._episode = 0
+        self._root_id = self._ids()
+        self._system = self._new_turn(SYSTEM_SEQ)
+        self._turns = pvector([self._new_turn(self._take_turn_seq())])
+        self._templates: dict[str, Template] = {}
+        self._templates_shared = False
+        self._history: History = History()
+        # Indexes of the working state (snapshots scan instead).
+        self._items: dict[str, Item] = {}
+        self._where: dict[str, Where] = {}
+        self._turn_index: dict[int, int] = {self._turns[0].seq: 0}
+        self._by_key: dict[str, dict[str, None]] = {}
+        self._by_tag: dict[str, dict[str, None]] = {}
+        self._fixed: dict[str, None] = {}
+        self._expiry: list[tuple[int, int, str]] = []
+        self._schedule: list[tuple[int, int, str]] = []
+
+    # =====================================================================================
+    # public: placement
+    # =====================================================================================
+    def pact_insert(self, selector: str, component: ContextComponent) -> Node:
+        """Place ``component`` at exact coordinates, shifting neighbours outward (spec §2)."""
+        coord = write_coord(selector)
+        depth, position, offset = _exact3(coord.depth, coord.position, coord.offset)
+        self._check_component(component, selector)
+        self._check_depth(depth, selector)
+        if (depth, position, offset) == (0, 0, 0) and self._active.slots.get(0):
+            self._push_turn()
+        return self._insert_component(component, depth, position, offset)
+
+    def pact_update(
+        self,
+        selector: str,
+        component: ContextComponent,
+        mode: Literal["replace", "append"] = "replace",
+    ) -> Node:
+        """``replace`` swaps the item at exact coordinates (same id); ``append`` adds to a slot."""
+        if mode == "append":
+            coord = write_coord(selector, arity=(2,))
+            depth, position = _exact2(coord.depth, coord.position)
+            self._check_component(component, selector)
+            self._check_depth(depth, selector)
+            turn = self.turn_at(depth)
+            assert turn is not None
+            slot = turn.slots.get(position)
+            offset = len(slot.items) - slot.core if slot is not None else 0
+            return self._insert_component(component, depth, position, offset)
+        if mode != "replace":
+            raise InvalidUpdateMode(
+                f"update mode must be 'replace' or 'append', not {mode!r}", mode=repr(mode)
+            )
+        coord = write_coord(selector)
+        depth, position, offset = _exact3(coord.depth, coord.position, coord.offset)
+        self._check_component(component, selector)
+        old = self.node_at(depth, position, offset)
+        if old is None or old.item is None:
+            raise NotFound(f"nothing at {selector!r} to replace", selector=selector)
+        return self._replace(old.item, component)
+
+    def pact_delete(self, selector: str | None = None, *, key: str | None = None) -> list[str]:
+        """Delete by coordinates, by query, or by key; returns the deleted ids in canonical order.
+
+        Deleting an item with a cadence also ends its schedule: it does not come back.
+        """
+        if (selector is None) == (key is None):
+            raise InvalidCoordinate("pact_delete takes a selector or key=..., not both or neither")
+        templates: list[str] = []
+        if key is not None:
+            targets = self.key_candidates(key)
+            templates = [t.id for t in self.templates() if t.prototype.key == key]
+            if not targets and not templates:
+                raise UnknownKey(f"no item or schedule has key {key!r}", key=key)
+        else:
+            assert selector is not None
+            parsed = parse_selector(selector)
+            if parsed.is_time_qualified:
+                raise ReadOnlySelector(
+                    f"selector {selector!r} is time-qualified; past states are read-only",
+                    selector=selector,
+                )
+            coord = parsed.single_coord
+            exact = (
+                coord is not None
+                and coord.arity == 3
+                and all(isinstance(p, Exact) for p in (coord.depth, coord.position, coord.offset))
+            )
+            targets = [n for n in self.select(parsed) if n.item is not None]
+            if exact and not targets:
+                raise NotFound(f"nothing at {selector!r} to delete", selector=selector)
+        touched: set[int] = set()
+        for node in targets:
+            assert node.item is not None
+            item = self._items[node.item.id]
+            touched.add(self._where[item.id][0])
+            if item.template_id is not None:
+                templates.append(item.template_id)
+            self._detach(item)
+        for template_id in dict.fromkeys(templates):
+            self._drop_template(template_id)
+        self._prune_empty_turns(touched)
+        return [n.id for n in targets]
+
+    # =====================================================================================
+    # public: export and load
+    # =====================================================================================
+    def counters(self) -> dict[str, int]:
+        return {"creation_index": self._creation_index, "next_turn_seq": self._next_turn_seq}
+
+    @classmethod
+    def load(
+        cls, data: Any, *, ids: IdFactory | None = None, clock: Clock | None = None
+    ) -> Context:
+        """Rebuild a context from ``model_dump()`` output. Snapshot history is not part of it."""
+        from .export import load_context
+
+        context = cls(ids=ids, clock=clock)
+        load_context(data, context)
+        return context
+
+    def restore(
+        self, model: Any, system: Turn, turns: list[Turn], templates: dict[str, Template]
+    ) -> None:
+        """Replace this (fresh) context's state with loaded parts and rebuild the indexes."""
+        from .errors import InvalidExport
+
+        self._root_id = model.root.id
+        self._episode = model.episode
+        self._system = system
+        self._turns = pvector(turns)
+        self._turn_index = {t.seq: i for i, t in enumerate(turns)}
+        self._templates = templates
+        self._templates_shared = False
+        self._items.clear()
+        self._where.clear()
+        self._by_key.clear()
+        self._by_tag.clear()
+        self._fixed.clear()
+        self._expiry.clear()
+        self._schedule.clear()
+        highest = 0
+        for _depth, turn in self.iter_turns():
+            highest = max(highest, turn.creation_index)
+            for slot in turn.slots.values():
+                highest = max(highest, slot.creation_index)
+                for item in slot.items:
+                    if item.id in self._items:
+                        raise InvalidExport(f"item id {item.id!r} appears twice")
+                    highest = max(highest, item.creation_index)
+                    self._where[item.id] = (turn.seq, slot.position)
+                    self._index(item, turn.seq)
+        for template in templates.values():
+            self._push_schedule(template, self._episode)
+        if model.counters is not None:
+            self._creation_index = model.counters.creation_index
+            self._next_turn_seq = model.counters.next_turn_seq
+        else:
+            self._creation_index = highest
+            self._next_turn_seq = max(t.seq for t in turns) + 1
+
+    # =====================================================================================
+    # public: messages, episodes, snapshots
+    # =====================================================================================
+    def add_user(self, text: str, **fields: Any) -> Node:
+        return self._add_message("user", text, fields)
+
+    def add_assistant(self, text: str, **fields: Any) -> Node:
+        return self._add_message("assistant", text, fields)
+
+    def add_message(self, role: Literal["user", "assistant"], text: str, **fields: Any) -> Node:
+        return self._add_message(role, text, fields)
+
+    def advance(self) -> int:
+        """Start the next episode: expire, move render stages, rehydrate, then snapshot (§3)."""
+        self._episode += 1
+        episode = self._episode
+        touched: set[int] = set()
+        movers: list[Item] = []
+        for item in self._due_expiries(episode):
+            touched.add(self._where[item.id][0])
+            self._detach(item)
+            if item.lifecycle is not None:
+                movers.append(item)
+            elif item.template_id is not None:
+                self._set_live(item.template_id, None)
+        for item in movers:
+            self._next_stage(item, episode)
+        self._rehydrate(episode, touched)
+        self._prune_empty_turns(touched)
+        self._record_snapshot("episode")
+        return episode
+
+    def seal(self, trigger: str = "checkpoint") -> str:
+        """Record a named snapshot and return its id. Costs O(1): nothing is copied."""
+        return self._record_snapshot(trigger)
+
+    @property
+    def history(self) -> History:
+        return self._history
+
+    def diff(self, a: str | None, b: str | None = None) -> dict[str, Any]:
+        """Changes from snapshot ``a`` to snapshot ``b`` (``None`` = the working state)."""
+        older: ContextView = self if a is None else self._history.at_snapshot(a)
+        newer: ContextView = self if b is None else self._history.at_snapshot(b)
+        return diff_views(older, newer)
+
+    # -- indexes the read side uses --------------------------------------------------------
+    def key_candidates(self, key: str) -> list[Node]:
+        return self._nodes_for(self._by_key.get(key, {}))
+
+    def tag_candidates(self, tag: str) -> list[Node]:
+        return self._nodes_for(self._by_tag.get(tag, {}))
+
+    def find(self, item_id: str) -> Node | None:
+        item = self._items.get(item_id)
+        return self._node_of(item) if item is not None else None
+
+    # =====================================================================================
+    # validation (nothing below mutates until validation is over)
+    # =====================================================================================
+    def _check_component(self, component: ContextComponent, selector: str) -> None:
+        if not isinstance(component, ContextComponent):
+            raise InvalidCoordinate(
+                f"expected a component such as TextContent(...), got {type(component).__name__}"
+            )
+        ttl, cad, lifecycle = component.ttl, component.cad, component.lifecycle
+        if ttl is not None and ttl < 0:
+            raise InvalidLifecycle(f"ttl must be >= 0, got ttl={ttl}", field="ttl", value=ttl)
+        if cad is not None and cad <= 0:
+            raise InvalidLifecycle(f"cadence must be >= 1, got cad={cad}", field="cad", value=cad)
+        if lifecycle is not None:
+            _check_render_lifecycle(lifecycle, component)
+
+    def _check_depth(self, depth: int, selector: str) -> None:
+        if depth < -1:
+            raise InvalidCoordinate(
+                f"depth {depth} in {selector!r} does not exist: "
+                "-1 is the system, 0 the active turn",
+                selector=selector,
+                depth=depth,
+            )
+        if depth > self.history_depth:
+            raise NoSuchDepth(
+                f"depth {depth} in {selector!r} does not exist: the history is "
+                f"{self.history_depth} turn(s) deep",
+                selector=selector,
+                depth=depth,
+            )
+
+    # =====================================================================================
+    # building items
+    # =====================================================================================
+    def _add_message(self, role: Role, text: str, fields: dict[str, Any]) -> Node:
+        component = TextContent(content=text, role=role, **fields)
+        self._check_component(component, "d0, 0, 0")
+        active = self._active
+        if active.slots.get(0) or any(
+            item.follows for slot in active.slots.values() for item in slot.items
+        ):
+            self._push_turn()
+        return self._insert_component(component, 0, 0, 0)
+
+    def _insert_component(
+        self, component: ContextComponent, depth: int, position: int, offset: int
+    ) -> Node:
+        item = self._new_item(component)
+        seq = self._seq_at(depth)
+        self._attach(item, seq, position, offset)
+        if item.cad is not None:
+            self._start_schedule(item, seq, depth, position)
+        return self._node_of(item)
+
+    def _new_item(self, component: ContextComponent, **overrides: Any) -> Item:
+        lifecycle = component.lifecycle
+        ttl = lifecycle.stages[0].ttl if lifecycle is not None else component.ttl
+        self._creation_index += 1
+        fields: dict[str, Any] = {
+            "id": self._ids(),
+            "node_type": component.node_type,
+            "content": component.content,
+            "key": component.key,
+            "tags": tuple(component.tags),
+            "ttl": ttl,
+            "cad": component.cad,
+            "priority": component.priority,
+            "role": component.role,
+            "created_at_ns": self._clock.now_ns(),
+            "creation_index": self._creation_index,
+            "born_episode": self._episode,
+            "data": component.data_fields() or None,
+            "lifecycle": lifecycle,
+        }
+        if component.cad is not None:
+            fields["template_id"] = fields["id"]  # the first instance names its schedule
+        fields.update(overrides)
+        return Item(**fields)
+
+    def _replace(self, old: Item, component: ContextComponent) -> Node:
+        lifecycle = component.lifecycle
+        new = old.evolve(
+            node_type=component.node_type,
+            content=component.content,
+            key=component.key,
+            tags=tuple(component.tags),
+            ttl=lifecycle.stages[0].ttl if lifecycle is not None else component.ttl,
+            cad=component.cad,
+            priority=component.priority,
+            role=component.role or old.role,
+            data=component.data_fields() or None,
+            lifecycle=lifecycle,
+            stage=0,
+            passes=0,
+        )
+        seq, position = self._where[old.id]
+        template = self.template_of(old)
+        if template is not None and new.cad is None:
+            self._drop_template(template.id)
+            new = new.evolve(template_id=None)
+        elif new.cad is not None:
+            new = new.evolve(template_id=template.id if template is not None else new.id)
+        self._swap(old, new)
+        if template is not None and new.cad is not None:
+            # The schedule carries the new content from now on (the seeds' status example).
+            updated = template.evolve(prototype=new, cad=new.cad)
+            self._put_template(updated)
+            self._push_schedule(updated, self._episode)
+        elif template is None and new.cad is not None:
+            self._start_schedule(new, seq, self._depth_of_seq(seq), position)
+        return self._node_of(new)
+
+    # =====================================================================================
+    # ODI: turns
+    # =====================================================================================
+    @property
+    def _active(self) -> Turn:
+        return self._turns[-1]
+
+    def _push_turn(self) -> None:
+        """A new message starts a turn at depth 0; every turn becomes one deeper (ODI)."""
+
+        def append_turn() -> None:
+            turn = self._new_turn(self._take_turn_seq())
+            self._turn_index[turn.seq] = len(self._turns)
+            self._turns = self._turns.append(turn)
+
+        self._keeping_fixed_coordinates(append_turn)
+
+    def _remove_turns(self, seqs: Iterable[int]) -> None:
+        doomed = {self._turn_index[s] for s in seqs}
+
+        def delete_turns() -> None:
+            kept = [t for i, t in enumerate(self._turns) if i not in doomed]
+            self._turns = pvector(kept)
+            self._turn_index = {t.seq: i for i, t in enumerate(kept)}
+            for template in list(self._templates.values()):
+                anchor = template.anchor_seq
+                if anchor not in (None, SYSTEM_SEQ) and anchor not in self._turn_index:
+                    self._drop_template(template.id)
+
+        self._keeping_fixed_coordinates(delete_turns)
+
+    def _keeping_fixed_coordinates(self, reshape: Callable[[], None]) -> None:
+        """Change which turn sits at which depth; temporary and cyclic items keep their depth.
+
+        They are lifted out (the slots they leave close up), the turns are reshaped, and they
+        are placed back at the same coordinates by the ordinary placement rules: core first,
+        then the post side outward, then the pre side outward, which reproduces their offsets
+        in a slot that holds nothing else.
+        """
+        lifted: list[tuple[int, int, int, Item]] = []
+        for item_id in self._fixed:
+            item = self._items[item_id]
+            seq, position = self._where[item_id]
+            offset = self._slot_of(item).offset_of(item)
+            lifted.append((self._depth_of_seq(seq), position, offset, item))
+        for _depth, _position, _offset, item in lifted:
+            self._unplace(item)
+        reshape()
+        lifted.sort(key=lambda e: (e[0], e[1], 0 if e[2] == 0 else 1 if e[2] > 0 else 2, abs(e[2])))
+        deepest = self.history_depth
+        for depth, position, offset, item in lifted:
+            seq = self._seq_at(min(depth, deepest))
+            self._place(item, seq, position, offset)
+
+    def _prune_empty_turns(self, seqs: Iterable[int]) -> None:
+        """A history turn with no message and no components disappears; older turns move up."""
+        active_seq = self._active.seq
+        while True:
+            empty = [
+                s
+                for s in seqs
+                if s != SYSTEM_SEQ
+                and s != active_seq
+                and s in self._turn_index
+                and not self._turns[self._turn_index[s]].slots
+            ]
+            if not empty:
+                return
+            self._remove_turns(empty)
+            seqs = list(self._turn_index)  # re-seating may have emptied others
+
+    # =====================================================================================
+    # episodes: expiry, render lifecycles, cadence
+    # =====================================================================================
+    def _due_expiries(self, episode: int) -> list[Item]:
+        due: list[Item] = []
+        seen: set[str] = set()
+        while self._expiry and self._expiry[0][0] <= episode:
+            expires_at, _, item_id = heapq.heappop(self._expiry)
+            item = self._items.get(item_id)
+            if item is None or item_id in seen or item.expires_at_episode != expires_at:
+                continue  # deleted, replaced or already handled: a stale heap entry
+            seen.add(item_id)
+            due.append(item)
+        return due
+
+    def _next_stage(self, item: Item, episode: int) -> None:
+        lifecycle = item.lifecycle
+        assert lifecycle is not None
+        stage, passes = item.stage + 1, item.passes
+        if stage >= len(lifecycle.stages):
+            passes += 1
+            cycle = lifecycle.cycle
+            again = cycle is True or (type(cycle) is int and passes < cycle)
+            if not again:
+                return  # the lifecycle is over: the item is gone
+            stage = 0
+        target = lifecycle.stages[stage]
+        moved = item.evolve(stage=stage, passes=passes, born_episode=episode, ttl=target.ttl)
+        depth = min(target.depth, self.history_depth)
+        self._attach(moved, self._seq_at(depth), target.position, target.offset)
+
+    def _rehydrate(self, episode: int, touched: set[int]) -> None:
+        seen: set[str] = set()
+        while self._schedule and self._schedule[0][0] <= episode:
+            due, _, template_id = heapq.heappop(self._schedule)
+            template = self._templates.get(template_id)
+            if template is None or template_id in seen or due != template.next_after(episode - 1):
+                continue  # dropped, rescheduled or already done: a stale heap entry
+            seen.add(template_id)
+            if template.live_id is not None and template.live_id in self._items:
+                live = self._items[template.live_id]
+                touched.add(self._where[live.id][0])
+                self._detach(live)
+            if template.anchor_seq is not None:
+                seq = template.anchor_seq
+                if seq != SYSTEM_SEQ and seq not in self._turn_index:
+                    self._drop_template(template_id)
+                    continue
+            else:
+                assert template.anchor_depth is not None
+                seq = self._seq_at(min(template.anchor_depth, self.history_depth))
+            self._creation_index += 1
+            fresh = template.prototype.evolve(
+                id=self._ids(),
+                born_episode=episode,
+                created_at_ns=self._clock.now_ns(),
+                creation_index=self._creation_index,
+                template_id=template_id,
+            )
+            self._attach(fresh, seq, template.position, template.offset)
+            self._put_template(template.evolve(live_id=fresh.id))
+            self._push_schedule(template, episode)
+
+    def _push_schedule(self, template: Template, after: int) -> None:
+        entry = (template.next_after(after), template.prototype.creation_index, template.id)
+        heapq.heappush(self._schedule, entry)
+
+    def _start_schedule(self, item: Item, seq: int, depth: int, position: int) -> None:
+        slot = self._slot_of(item)
+        assert item.template_id is not None
+        template = Template(
+            id=item.template_id,
+            prototype=item,
+            anchor_seq=seq if item.follows or seq == SYSTEM_SEQ else None,
+            anchor_depth=None if item.follows or seq == SYSTEM_SEQ else depth,
+            position=position,
+            offset=slot.offset_of(item),
+            born=self._episode,
+            cad=item.cad or 1,
+            live_id=item.id,
+        )
+        self._put_template(template)
+        self._push_schedule(template, self._episode)
+
+    def _set_live(self, template_id: str, live_id: str | None) -> None:
+        template = self._templates.get(template_id)
+        if template is not None:
+            self._put_template(template.evolve(live_id=live_id))
+
+    def _put_template(self, template: Template) -> None:
+        self._own_templates()
+        self._templates[template.id] = template
+
+    def _drop_template(self, template_id: str) -> None:
+        if template_id in self._templates:
+            self._own_templates()
+            del self._templates[template_id]
+
+    def _own_templates(self) -> None:
+        if self._templates_shared:
+            self._templates = dict(self._templates)
+            self._templates_shared = False
+
+    # =====================================================================================
+    # snapshots
+    # =====================================================================================
+    def _record_snapshot(self, trigger: str) -> str:
+        from .history import Snapshot
+
+        snapshot = Snapshot(
+            id=self._ids(),
+            index=len(self._history),
+            episode=self._episode,
+            trigger=trigger,
+            created_at_ns=self._clock.now_ns(),
+            state=self._state(),
+        )
+        self._history.record(snapshot)
+        self._gen += 1  # everything reachable from the snapshot is now frozen
+        self._templates_shared = True
+        return snapshot.id
+
+    def _state(self) -> TreeState:
+        return TreeState(
+            root_id=self._root_id,
+            system=self._system,
+            turns=self._turns,
+            episode=self._episode,
+            templates=self._templates,
+        )
+
+    # =====================================================================================
+    # primitives: copy-on-write access, attach/detach with indexes
+    # =====================================================================================
+    def _take_turn_seq(self) -> int:
+        seq = self._next_turn_seq
+        self._next_turn_seq += 1
+        return seq
+
+    def _new_turn(self, seq: int) -> Turn:
+        self._creation_index += 1
+        return Turn(
+            id=self._ids(),
+            seq=seq,
+            gen=self._gen,
+            created_at_ns=self._clock.now_ns(),
+            creation_index=self._creation_index,
+        )
+
+    def _seq_at(self, depth: int) -> int:
+        turn = self.turn_at(depth)
+        assert turn is not None, depth
+        return turn.seq
+
+    def _depth_of_seq(self, seq: int) -> int:
+        if seq == SYSTEM_SEQ:
+            return -1
+        return len(self._turns) - 1 - self._turn_index[seq]
+
+    def _turn_of_seq(self, seq: int) -> Turn:
+        return self._system if seq == SYSTEM_SEQ else self._turns[self._turn_index[seq]]
+
+    def _writable_turn(self, seq: int) -> Turn:
+        if seq == SYSTEM_SEQ:
+            if self._system.gen != self._gen:
+                self._system = self._system.copy(self._gen)
+            return self._system
+        index = self._turn_index[seq]
+        turn = self._turns[index]
+        if turn.gen != self._gen:
+            turn = turn.copy(self._gen)
+            self._turns = self._turns.set(index, turn)
+        return turn
+
+    def _writable_slot(self, turn: Turn, position: int) -> Slot:
+        slot = turn.slots.get(position)
+        if slot is None:
+            self._creation_index += 1
+            slot = Slot(
+                id=self._ids(),
+                position=position,
+                gen=self._gen,
+                created_at_ns=self._clock.now_ns(),
+                creation_index=self._creation_index,
+            )
+            turn.slots[position] = slot
+        elif slot.gen != self._gen:
+            slot = slot.copy(self._gen)
+            turn.slots[position] = slot
+        return slot
+
+    def _slot_of(self, item: Item) -> Slot:
+        seq, position = self._where[item.id]
+        return self._turn_of_seq(seq).slots[position]
+
+    def _place(self, item: Item, seq: int, position: int, offset: int) -> None:
+        """Put an item in a slot (no index bookkeeping beyond its location)."""
+        turn = self._writable_turn(seq)
+        self._writable_slot(turn, position).place(item, offset)
+        self._where[item.id] = (seq, position)
+
+    def _unplace(self, item: Item) -> None:
+        seq, position = self._where[item.id]
+        turn = self._writable_turn(seq)
+        slot = self._writable_slot(turn, position)
+        slot.remove(item)
+        if not slot.items:
+            del turn.slots[position]
+
+    def _attach(self, item: Item, seq: int, position: int, offset: int) -> None:
+        self._place(item, seq, position, offset)
+        self._index(item, seq)
+
+    def _detach(self, item: Item) -> None:
+        self._unplace(item)
+        self._unindex(item)
+        del self._where[item.id]
+
+    def _swap(self, old: Item, new: Item) -> None:
+        seq, position = self._where[old.id]
+        turn = self._writable_turn(seq)
+        self._writable_slot(turn, position).swap(old, new)
+        self._unindex(old)
+        self._index(new, seq)
+
+    def _index(self, item: Item, seq: int) -> None:
+        item_id = item.id
+        self._items[item_id] = item
+        if item.key is not None:
+            self._by_key.setdefault(item.key, {})[item_id] = None
+        for tag in item.tags:
+            self._by_tag.setdefault(tag, {})[item_id] = None
+        if seq != SYSTEM_SEQ and not follows_message(item.ttl, item.cad):
+            self._fixed[item_id] = None
+        if item.ttl is not None:
+            heapq.heappush(
+                self._expiry, (item.born_episode + item.ttl, item.creation_index, item_id)
+            )
+
+    def _unindex(self, item: Item) -> None:
+        item_id = item.id
+        self._items.pop(item_id, None)
+        if item.key is not None:
+            keyed = self._by_key.get(item.key)
+            if keyed is not None:
+                keyed.pop(item_id, None)
+                if not keyed:
+                    del self._by_key[item.key]
+        for tag in item.tags:
+            tagged = self._by_tag.get(tag)
+            if tagged is not None:
+                tagged.pop(item_id, None)
+                if not tagged:
+                    del self._by_tag[tag]
+        self._fixed.pop(item_id, None)
+
+    def _node_of(self, item: Item) -> Node:
+        seq, position = self._where[item.id]
+        slot = self._turn_of_seq(seq).slots[position]
+        return self.make_node(item, slot, self._depth_of_seq(seq), slot.offset_of(item))
+
+    def _nodes_for(self, ids: Iterable[str]) -> list[Node]:
+        from .query import canonical_key
+
+        nodes = [self._node_of(self._items[i]) for i in ids]
+        nodes.sort(key=canonical_key)
+        return nodes
+
+
+def _exact3(*parts: object) -> tuple[int, int, int]:
+    values = _exact2(*parts[:2])
+    last = parts[2]
+    assert isinstance(last, Exact)
+    return values[0], values[1], last.value
+
+
+def _exact2(*parts: object) -> tuple[int, int]:
+    first, second = parts[0], parts[1]
+    assert isinstance(first, Exact) and isinstance(second, Exact)
+    return first.value, second.value
+
+
+def _check_render_lifecycle(lifecycle: RenderLifecycle, component: ContextComponent) -> None:
+    stages = lifecycle.stages
+    if not stages:
+        raise InvalidLifecycle("a render lifecycle needs at least one Pos(...) stage")
+    if component.cad is not None:
+        raise InvalidLifecycle("an item cannot have both a cadence and a render lifecycle")
+    if component.ttl is not None:
+        raise InvalidLifecycle(
+            "with a render lifecycle the stages carry the ttl; leave the component's ttl unset"
+        )
+    for index, stage in enumerate(stages):
+        if stage.ttl is None and index != len(stages) - 1:
+            raise InvalidLifecycle(
+                f"stage {index} ({stage.selector!r}) has no ttl but is not the last stage",
+                stage=index,
+            )
+        if stage.ttl is not None and stage.ttl < 0:
+            raise InvalidLifecycle(
+                f"stage {index} ({stage.selector!r}) has ttl={stage.ttl}; it must be >= 0",
+                stage=index,
+            )
+        if stage.depth < -1:
+            raise InvalidLifecycle(f"stage {index} ({stage.selector!r}) has depth < -1")
+    cycle = lifecycle.cycle
+    if type(cycle) is int and cycle < 1:
+        raise InvalidLifecycle(f"cycle must be True, False or a number >= 1, got {cycle}")
+    if not isinstance(cycle, (bool, int)):
+        raise InvalidLifecycle(f"cycle must be True, False or a number >= 1, got {cycle!r}")

@@ -1,0 +1,185 @@
+"""Snapshots, read-only past contexts and diffs (spec §7).
+
+A snapshot holds a ``TreeState`` that shares every unchanged turn, slot and item with the working
+context and with the other snapshots: sealing costs the same at 100 items as at 100,000.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .errors import ReadOnlySelector, UnknownSnapshot
+from .nodes import Item
+from .selector_ast import Time
+from .view import ContextView, TreeState
+
+
+class Snapshot:
+    __slots__ = ("created_at_ns", "episode", "id", "index", "state", "trigger")
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        index: int,
+        episode: int,
+        trigger: str,
+        created_at_ns: int,
+        state: TreeState,
+    ) -> None:
+        self.id = id
+        self.index = index
+        self.episode = episode
+        self.trigger = trigger
+        self.created_at_ns = created_at_ns
+        self.state = state
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "index": self.index,
+            "episode": self.episode,
+            "trigger": self.trigger,
+            "created_at_ns": self.created_at_ns,
+        }
+
+    def __repr__(self) -> str:
+        return f"<Snapshot {self.index} {self.id} episode={self.episode} {self.trigger}>"
+
+
+class SnapshotContext(ContextView):
+    """A past state of a context: everything a ``ContextView`` reads, and no writes."""
+
+    def __init__(self, snapshot: Snapshot, history: History) -> None:
+        state = snapshot.state
+        self.snapshot = snapshot
+        self._root_id = state.root_id
+        self._system = state.system
+        self._turns = state.turns
+        self._episode = state.episode
+        self._templates = state.templates
+        self._history = history
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("pact_") or name in {"add_user", "add_assistant", "advance", "seal"}:
+            raise ReadOnlySelector(
+                f"snapshot {self.snapshot.id} is read-only; {name}() needs the working context",
+                snapshot=self.snapshot.id,
+            )
+        raise AttributeError(name)
+
+
+class History:
+    """Every snapshot of one context, oldest first."""
+
+    def __init__(self) -> None:
+        self._snapshots: list[Snapshot] = []
+        self._by_id: dict[str, Snapshot] = {}
+
+    def record(self, snapshot: Snapshot) -> None:
+        self._snapshots.append(snapshot)
+        self._by_id[snapshot.id] = snapshot
+
+    def __len__(self) -> int:
+        return len(self._snapshots)
+
+    def __iter__(self) -> Iterator[Snapshot]:
+        return iter(self._snapshots)
+
+    @property
+    def snapshots(self) -> list[Snapshot]:
+        return list(self._snapshots)
+
+    @property
+    def latest(self) -> Snapshot | None:
+        return self._snapshots[-1] if self._snapshots else None
+
+    def get(self, snapshot_id: str) -> Snapshot:
+        try:
+            return self._by_id[snapshot_id]
+        except KeyError:
+            raise UnknownSnapshot(f"no snapshot {snapshot_id!r}", snapshot=snapshot_id) from None
+
+    def at_snapshot(self, snapshot_id: str) -> SnapshotContext:
+        return SnapshotContext(self.get(snapshot_id), self)
+
+    def back(self, steps: int) -> Snapshot:
+        """``@t-N``: the N-th newest snapshot (1 = the newest)."""
+        if steps < 1 or steps > len(self._snapshots):
+            raise UnknownSnapshot(
+                f"@t-{steps}: there are {len(self._snapshots)} snapshot(s)", steps=steps
+            )
+        return self._snapshots[-steps]
+
+    def at_episode(self, episode: int) -> Snapshot:
+        """``@eN``: the snapshot recorded when episode N began, else the first taken during it."""
+        during = [s for s in self._snapshots if s.episode == episode]
+        if not during:
+            raise UnknownSnapshot(f"no snapshot of episode {episode}", episode=episode)
+        for snapshot in during:
+            if snapshot.trigger == "episode":
+                return snapshot
+        return during[0]
+
+    def resolve(self, time: Time) -> Snapshot:
+        if time.kind == "back":
+            assert isinstance(time.value, int)
+            return self.back(time.value)
+        if time.kind == "episode":
+            assert isinstance(time.value, int)
+            return self.at_episode(time.value)
+        assert isinstance(time.value, str)
+        return self.get(time.value)
+
+
+ITEM_FIELDS = (
+    "content",
+    "key",
+    "tags",
+    "ttl",
+    "cad",
+    "priority",
+    "role",
+    "born_episode",
+    "data",
+    "lifecycle",
+    "stage",
+    "passes",
+    "template_id",
+)
+
+
+def _locations(view: ContextView) -> dict[str, tuple[Item, int, int, int, int]]:
+    """id → (item, depth, position, offset, canonical rank)."""
+    out: dict[str, tuple[Item, int, int, int, int]] = {}
+    for rank, (item, depth, slot, offset) in enumerate(view.iter_items()):
+        out[item.id] = (item, depth, slot.position, offset, rank)
+    return out
+
+
+def diff_views(older: ContextView, newer: ContextView) -> dict[str, Any]:
+    """Added, removed and changed items between two states, in the newer state's order."""
+    before = _locations(older)
+    after = _locations(newer)
+    added = [i for i in after if i not in before]
+    removed = [i for i in before if i not in after]
+    changed: list[dict[str, Any]] = []
+    for item_id, (item, depth, position, offset, _rank) in after.items():
+        previous = before.get(item_id)
+        if previous is None:
+            continue
+        old_item, old_depth, old_position, old_offset, _ = previous
+        fields: list[str] = []
+        if old_item is not item:
+            fields = [f for f in ITEM_FIELDS if getattr(old_item, f) != getattr(item, f)]
+        entry: dict[str, Any] = {"id": item_id, "fields": fields}
+        if old_offset != offset:
+            entry["offset_changed"] = [old_offset, offset]
+        if old_position != position:
+            entry["position_changed"] = [old_position, position]
+        if old_depth != depth:
+            entry["depth_changed"] = [old_depth, depth]
+        if len(entry) > 2 or fields:
+            changed.append(entry)
+    return {"added": added, "removed": removed, "changed": changed}

@@ -1,0 +1,315 @@
+"""Internal records of the tree: slotted classes, not pydantic, because there are 100,000 of them.
+
+Sharing rules (they are what makes ``seal()`` free):
+- ``Item`` is immutable. A change (replace, a render-lifecycle move) makes a new ``Item`` with the
+  same id; snapshots keep pointing at the old one.
+- ``Slot`` and ``Turn`` are copy-on-write by generation: the working context only mutates one whose
+  ``gen`` equals its current generation, and ``seal()`` bumps the generation, so anything a
+  snapshot can reach is never mutated again.
+- A slot keeps its items in a list with the index of the core: offsets are ``index - core``, so
+  they are dense by construction and never stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from .components import RenderLifecycle
+
+PERMANENT = "permanent"
+TEMPORARY = "temporary"
+STICKY = "sticky"
+CYCLIC = "cyclic"
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, ASCII: identical values give identical bytes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def lifecycle_of(ttl: int | None, cad: int | None) -> str:
+    if ttl is None:
+        return PERMANENT
+    if cad is None:
+        return TEMPORARY
+    if ttl == 1 and cad == 1:
+        return STICKY
+    return CYCLIC
+
+
+def follows_message(ttl: int | None, cad: int | None) -> bool:
+    """Permanent and sticky items move with their message (ODI); the others keep coordinates."""
+    return ttl is None or (ttl == 1 and cad == 1)
+
+
+class Item:
+    __slots__ = (
+        "_hash",
+        "born_episode",
+        "cad",
+        "content",
+        "created_at_ns",
+        "creation_index",
+        "data",
+        "id",
+        "key",
+        "lifecycle",
+        "node_type",
+        "passes",
+        "priority",
+        "role",
+        "stage",
+        "tags",
+        "template_id",
+        "ttl",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        node_type: str,
+        content: Any,
+        key: str | None,
+        tags: tuple[str, ...],
+        ttl: int | None,
+        cad: int | None,
+        priority: int,
+        role: str | None,
+        created_at_ns: int,
+        creation_index: int,
+        born_episode: int,
+        data: dict[str, Any] | None = None,
+        template_id: str | None = None,
+        lifecycle: RenderLifecycle | None = None,
+        stage: int = 0,
+        passes: int = 0,
+    ) -> None:
+        self.id = id
+        self.node_type = node_type
+        self.content = content
+        self.key = key
+        self.tags = tags
+        self.ttl = ttl
+        self.cad = cad
+        self.priority = priority
+        self.role = role
+        self.created_at_ns = created_at_ns
+        self.creation_index = creation_index
+        self.born_episode = born_episode
+        self.data = data
+        self.template_id = template_id
+        self.lifecycle = lifecycle
+        self.stage = stage
+        self.passes = passes
+        self._hash: str | None = None
+
+    def evolve(self, **changes: Any) -> Item:
+        """A new version of this item (same id unless given) with some fields changed."""
+        fields = {name: getattr(self, name) for name in self.__slots__ if name != "_hash"}
+        fields.update(changes)
+        return Item(**fields)
+
+    @property
+    def kind(self) -> str:
+        return lifecycle_of(self.ttl, self.cad)
+
+    @property
+    def follows(self) -> bool:
+        return follows_message(self.ttl, self.cad)
+
+    @property
+    def expires_at_episode(self) -> int | None:
+        return None if self.ttl is None else self.born_episode + self.ttl
+
+    @property
+    def content_hash(self) -> str:
+        if self._hash is None:
+            hashed: Any = self.content
+            if self.data:
+                extra = {k: v for k, v in self.data.items() if k.startswith(("content_", "data_"))}
+                if extra:
+                    hashed = {"content": self.content, **extra}
+            self._hash = hashlib.sha256(canonical_json(hashed).encode("ascii")).hexdigest()
+        return self._hash
+
+    def text(self) -> str:
+        """The content as the model would read it."""
+        return self.content if isinstance(self.content, str) else canonical_json(self.content)
+
+
+class Slot:
+    __slots__ = ("core", "created_at_ns", "creation_index", "gen", "id", "items", "position")
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        position: int,
+        gen: int,
+        created_at_ns: int,
+        creation_index: int,
+        items: list[Item] | None = None,
+        core: int = 0,
+    ) -> None:
+        self.id = id
+        self.position = position
+        self.gen = gen
+        self.created_at_ns = created_at_ns
+        self.creation_index = creation_index
+        self.items: list[Item] = items if items is not None else []
+        self.core = core
+
+    def copy(self, gen: int) -> Slot:
+        return Slot(
+            id=self.id,
+            position=self.position,
+            gen=gen,
+            created_at_ns=self.created_at_ns,
+            creation_index=self.creation_index,
+            items=list(self.items),
+            core=self.core,
+        )
+
+    def _index_of(self, item: Item) -> int:
+        for index, candidate in enumerate(self.items):
+            if candidate is item:
+                return index
+        raise LookupError(item.id)
+
+    def offset_of(self, item: Item) -> int:
+        return self._index_of(item) - self.core
+
+    def at(self, offset: int) -> Item | None:
+        index = self.core + offset
+        if 0 <= index < len(self.items):
+            return self.items[index]
+        return None
+
+    def place(self, item: Item, offset: int) -> None:
+        """Insert by the Core Offset Layout Rule: push outward, clamp past the end, first = core."""
+        items = self.items
+        if not items:
+            items.append(item)
+            self.core = 0
+        elif offset >= 0:
+            items.insert(min(self.core + offset, len(items)), item)
+        else:
+            items.insert(max(self.core + offset + 1, 0), item)
+            self.core += 1
+
+    def remove(self, item: Item) -> None:
+        """Close the gap; a removed core is replaced by +1, or by -1 when there is no post side."""
+        index = self._index_of(item)
+        del self.items[index]
+        if index < self.core or (index == self.core and self.core >= len(self.items)):
+            self.core = max(self.core - 1, 0)
+
+    def swap(self, old: Item, new: Item) -> None:
+        self.items[self._index_of(old)] = new
+
+
+class Turn:
+    """One message with its component slots; ``seq`` is a stable identity (depth is derived)."""
+
+    __slots__ = ("created_at_ns", "creation_index", "gen", "id", "seq", "slots")
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        seq: int,
+        gen: int,
+        created_at_ns: int,
+        creation_index: int,
+        slots: dict[int, Slot] | None = None,
+    ) -> None:
+        self.id = id
+        self.seq = seq
+        self.gen = gen
+        self.created_at_ns = created_at_ns
+        self.creation_index = creation_index
+        self.slots: dict[int, Slot] = slots if slots is not None else {}
+
+    def copy(self, gen: int) -> Turn:
+        return Turn(
+            id=self.id,
+            seq=self.seq,
+            gen=gen,
+            created_at_ns=self.created_at_ns,
+            creation_index=self.creation_index,
+            slots=dict(self.slots),
+        )
+
+    @property
+    def message(self) -> Item | None:
+        slot = self.slots.get(0)
+        return slot.items[slot.core] if slot is not None and slot.items else None
+
+    @property
+    def role(self) -> str | None:
+        message = self.message
+        return message.role if message is not None else None
+
+    def item_count(self) -> int:
+        return sum(len(slot.items) for slot in self.slots.values())
+
+    def sorted_slots(self) -> list[Slot]:
+        return [self.slots[p] for p in sorted(self.slots)]
+
+
+class Template:
+    """The hidden schedule behind an item with a cadence (immutable; replaced on change).
+
+    ``anchor_seq`` is the turn it follows (sticky and permanent schedules); ``anchor_depth`` the
+    depth it keeps (cyclic schedules). ``live_id`` is the current instance, if any.
+    """
+
+    __slots__ = (
+        "anchor_depth",
+        "anchor_seq",
+        "born",
+        "cad",
+        "id",
+        "live_id",
+        "offset",
+        "position",
+        "prototype",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        prototype: Item,
+        anchor_seq: int | None,
+        anchor_depth: int | None,
+        position: int,
+        offset: int,
+        born: int,
+        cad: int,
+        live_id: str | None,
+    ) -> None:
+        self.id = id
+        self.prototype = prototype
+        self.anchor_seq = anchor_seq
+        self.anchor_depth = anchor_depth
+        self.position = position
+        self.offset = offset
+        self.born = born
+        self.cad = cad
+        self.live_id = live_id
+
+    def evolve(self, **changes: Any) -> Template:
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return Template(**fields)
+
+    def next_after(self, episode: int) -> int:
+        """The first episode after ``episode`` at which a fresh instance appears."""
+        elapsed = episode - self.born
+        if elapsed < 0:
+            return self.born + self.cad
+        return self.born + (elapsed // self.cad + 1) * self.cad

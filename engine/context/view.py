@@ -1,0 +1,441 @@
+"""The read side of a context tree, shared by the working context and its snapshots.
+
+A ``ContextView`` reads a ``TreeState`` (system region, the turns oldest-first, the episode and
+the cadence templates). Depth is derived from a turn's place in ``turns``; nothing stores it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from pyrsistent import PVector
+
+from .errors import InvalidCoordinate
+from .nodes import Item, Slot, Template, Turn, canonical_json
+from .selector_ast import Coord, Exact, Part, Selector, Span, Star
+
+if TYPE_CHECKING:
+    from .history import History
+
+SYSTEM_SEQ = -1
+
+
+class TreeState:
+    """One immutable-by-convention picture of the tree (what a snapshot holds)."""
+
+    __slots__ = ("episode", "root_id", "system", "templates", "turns")
+
+    def __init__(
+        self,
+        *,
+        root_id: str,
+        system: Turn,
+        turns: PVector[Turn],
+        episode: int,
+        templates: dict[str, Template],
+    ) -> None:
+        self.root_id = root_id
+        self.system = system
+        self.turns = turns
+        self.episode = episode
+        self.templates = templates
+
+
+class Node:
+    """A node as callers see it: the record plus where it sits now and what its timers say."""
+
+    __slots__ = (
+        "depth",
+        "episode",
+        "id",
+        "item",
+        "node_type",
+        "offset",
+        "parent_id",
+        "position",
+        "template",
+    )
+
+    def __init__(
+        self,
+        *,
+        node_type: str,
+        id: str,
+        parent_id: str | None,
+        depth: int | None,
+        position: int | None = None,
+        offset: int | None = None,
+        item: Item | None = None,
+        episode: int = 0,
+        template: Template | None = None,
+    ) -> None:
+        self.node_type = node_type
+        self.id = id
+        self.parent_id = parent_id
+        self.depth = depth
+        self.position = position
+        self.offset = offset
+        self.item = item
+        self.episode = episode
+        self.template = template
+
+    # -- where ---------------------------------------------------------------------------
+    @property
+    def coordinates(self) -> tuple[int, ...]:
+        parts = (self.depth, self.position, self.offset)
+        return tuple(p for p in parts if p is not None)
+
+    @property
+    def is_item(self) -> bool:
+        return self.item is not None
+
+    # -- what (items) ----------------------------------------------------------------------
+    def _field(self, name: str) -> Any:
+        return getattr(self.item, name) if self.item is not None else None
+
+    @property
+    def content(self) -> Any:
+        return self._field("content")
+
+    @property
+    def key(self) -> str | None:
+        return self._field("key")  # type: ignore[no-any-return]
+
+    @property
+    def tags(self) -> list[str]:
+        return list(self.item.tags) if self.item is not None else []
+
+    @property
+    def ttl(self) -> int | None:
+        return self._field("ttl")  # type: ignore[no-any-return]
+
+    @property
+    def cad(self) -> int | None:
+        return self._field("cad")  # type: ignore[no-any-return]
+
+    @property
+    def priority(self) -> int:
+        return self.item.priority if self.item is not None else 0
+
+    @property
+    def role(self) -> str | None:
+        return self._field("role")  # type: ignore[no-any-return]
+
+    @property
+    def born_episode(self) -> int | None:
+        return self._field("born_episode")  # type: ignore[no-any-return]
+
+    @property
+    def created_at_ns(self) -> int | None:
+        return self._field("created_at_ns")  # type: ignore[no-any-return]
+
+    @property
+    def creation_index(self) -> int | None:
+        return self._field("creation_index")  # type: ignore[no-any-return]
+
+    @property
+    def content_hash(self) -> str | None:
+        return self.item.content_hash if self.item is not None else None
+
+    @property
+    def lifecycle(self) -> str | None:
+        return self.item.kind if self.item is not None else None
+
+    @property
+    def template_id(self) -> str | None:
+        return self._field("template_id")  # type: ignore[no-any-return]
+
+    # -- timers ----------------------------------------------------------------------------
+    @property
+    def age(self) -> int | None:
+        if self.item is None:
+            return None
+        return self.episode - self.item.born_episode
+
+    @property
+    def remaining(self) -> int | None:
+        if self.item is None or self.item.ttl is None:
+            return None
+        return self.item.ttl - (self.episode - self.item.born_episode)
+
+    @property
+    def expires_at_episode(self) -> int | None:
+        return self.item.expires_at_episode if self.item is not None else None
+
+    @property
+    def next_rehydration_episode(self) -> int | None:
+        return self.template.next_after(self.episode) if self.template is not None else None
+
+    @property
+    def stage(self) -> int | None:
+        if self.item is None or self.item.lifecycle is None:
+            return None
+        return self.item.stage
+
+    def model_dump(self) -> dict[str, Any]:
+        if self.item is None:
+            return {
+                "id": self.id,
+                "node_type": self.node_type,
+                "parent_id": self.parent_id,
+                "coordinates": list(self.coordinates),
+            }
+        assert self.depth is not None and self.position is not None and self.offset is not None
+        return dump_item(self.item, self.parent_id, (self.depth, self.position, self.offset))
+
+    def __repr__(self) -> str:
+        coords = ",".join(str(c) for c in self.coordinates)
+        if self.item is None:
+            return f"<Node {self.node_type} ({coords}) id={self.id}>"
+        return f"<Node {self.node_type} ({coords}) id={self.id} key={self.key!r} {self.content!r}>"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Node):
+            return NotImplemented
+        return (
+            self.id == other.id
+            and self.coordinates == other.coordinates
+            and self.item is other.item
+            and self.episode == other.episode
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def dump_item(
+    item: Item, parent_id: str | None, coords: tuple[int, int, int] | None
+) -> dict[str, Any]:
+    """The lossless export of one item (canonical fields first, then what this project adds)."""
+    out: dict[str, Any] = {
+        "id": item.id,
+        "parent_id": parent_id,
+        "node_type": item.node_type,
+        "offset": coords[2] if coords is not None else None,
+        "ttl": item.ttl,
+        "cad": item.cad,
+        "created_at_ns": item.created_at_ns,
+        "creation_index": item.creation_index,
+        "key": item.key,
+        "tags": list(item.tags),
+        "content": item.content,
+        "priority": item.priority,
+        "born_episode": item.born_episode,
+        "content_hash": item.content_hash,
+        "role": item.role,
+    }
+    if coords is not None:
+        out["coordinates"] = list(coords)
+    if item.template_id is not None:
+        out["template_id"] = item.template_id
+    if item.lifecycle is not None:
+        out["render_lifecycle"] = {
+            **item.lifecycle.model_dump(),
+            "stage": item.stage,
+            "passes": item.passes,
+        }
+    if item.data:
+        out["data"] = item.data
+    return out
+
+
+def part_values(part: Part | None, available: list[int]) -> list[int]:
+    """The values of ``available`` (already in canonical order) that a coordinate part admits."""
+    if part is None or isinstance(part, Star):
+        return available
+    if isinstance(part, Exact):
+        return [part.value] if part.value in available else []
+    assert isinstance(part, Span)
+    return [v for v in available if part.lo <= v <= part.hi]
+
+
+class ContextView:
+    """Reading a context tree: indexing, selection, rendering and export."""
+
+    _root_id: str
+    _system: Turn
+    _turns: PVector[Turn]
+    _episode: int
+    _templates: dict[str, Template]
+    _history: History
+
+    # -- shape -------------------------------------------------------------------------------
+    @property
+    def current_episode(self) -> int:
+        return self._episode
+
+    @property
+    def history_depth(self) -> int:
+        """The deepest history depth (0 when only the active turn exists)."""
+        return len(self._turns) - 1
+
+    @property
+    def root_id(self) -> str:
+        return self._root_id
+
+    def depths(self) -> list[int]:
+        """Every depth in canonical order: system, the oldest turn … the active turn."""
+        return [-1, *range(len(self._turns) - 1, -1, -1)]
+
+    def turn_at(self, depth: int) -> Turn | None:
+        if depth == -1:
+            return self._system
+        index = len(self._turns) - 1 - depth
+        if depth < -1 or index < 0:
+            return None
+        return self._turns[index]
+
+    def depth_of(self, turn_index: int) -> int:
+        return len(self._turns) - 1 - turn_index
+
+    def template_of(self, item: Item) -> Template | None:
+        return self._templates.get(item.template_id) if item.template_id is not None else None
+
+    def templates(self) -> list[Template]:
+        return sorted(self._templates.values(), key=lambda t: t.prototype.creation_index)
+
+    def make_node(self, item: Item, slot: Slot, depth: int, offset: int) -> Node:
+        return Node(
+            node_type=item.node_type,
+            id=item.id,
+            parent_id=slot.id,
+            depth=depth,
+            position=slot.position,
+            offset=offset,
+            item=item,
+            episode=self._episode,
+            template=self.template_of(item),
+        )
+
+    # -- walking ------------------------------------------------------------------------------
+    def iter_turns(self) -> Iterator[tuple[int, Turn]]:
+        """``(depth, turn)`` in canonical order, the system region first as depth -1."""
+        yield -1, self._system
+        count = len(self._turns)
+        for index, turn in enumerate(self._turns):
+            yield count - 1 - index, turn
+
+    def iter_items(self) -> Iterator[tuple[Item, int, Slot, int]]:
+        """``(item, depth, slot, offset)`` for every item in canonical order."""
+        for depth, turn in self.iter_turns():
+            for position in sorted(turn.slots):
+                slot = turn.slots[position]
+                core = slot.core
+                for index, item in enumerate(slot.items):
+                    yield item, depth, slot, index - core
+
+    def nodes(self) -> list[Node]:
+        return [self.make_node(item, slot, d, o) for item, d, slot, o in self.iter_items()]
+
+    def item_count(self) -> int:
+        return sum(turn.item_count() for _, turn in self.iter_turns())
+
+    # -- addressing ----------------------------------------------------------------------------
+    def __getitem__(self, address: str | tuple[int, ...]) -> Node | None:
+        """``context["d0, 1, 0"]``, ``context[0, 1, 0]`` or ``context[0, 1]`` (the slot's core)."""
+        if isinstance(address, tuple):
+            if len(address) not in (2, 3) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in address
+            ):
+                raise InvalidCoordinate(
+                    f"index with 2 or 3 integers (depth, position[, offset]), got {address!r}",
+                    value=repr(address),
+                )
+            depth, position = address[0], address[1]
+            offset = address[2] if len(address) == 3 else 0
+            return self.node_at(depth, position, offset)
+        from .query import select_nodes
+
+        matches = select_nodes(self, address)
+        return matches[0] if matches else None
+
+    def node_at(self, depth: int, position: int, offset: int) -> Node | None:
+        turn = self.turn_at(depth)
+        if turn is None:
+            return None
+        slot = turn.slots.get(position)
+        if slot is None:
+            return None
+        item = slot.at(offset)
+        return self.make_node(item, slot, depth, offset) if item is not None else None
+
+    def select(self, selector: str | Selector) -> list[Node]:
+        from .query import select_nodes
+
+        return select_nodes(self, selector)
+
+    def select_coord(self, coord: Coord) -> list[Node]:
+        out: list[Node] = []
+        for depth in part_values(coord.depth, self.depths()):
+            turn = self.turn_at(depth)
+            assert turn is not None
+            for position in part_values(coord.position, sorted(turn.slots)):
+                slot = turn.slots[position]
+                offsets = list(range(-slot.core, len(slot.items) - slot.core))
+                for offset in part_values(coord.offset, offsets):
+                    out.append(self.make_node(slot.items[slot.core + offset], slot, depth, offset))
+        return out
+
+    def find(self, item_id: str) -> Node | None:
+        for item, depth, slot, offset in self.iter_items():
+            if item.id == item_id:
+                return self.make_node(item, slot, depth, offset)
+        return None
+
+    def get_by_key(self, key: str) -> Node | None:
+        matches = [n for n in self.key_candidates(key)]
+        return matches[0] if matches else None
+
+    def get_by_tags(self, tags: list[str] | tuple[str, ...] | str) -> list[Node]:
+        wanted = [tags] if isinstance(tags, str) else list(tags)
+        if not wanted:
+            return []
+        candidates = self.tag_candidates(wanted[0])
+        return [n for n in candidates if all(t in n.item.tags for t in wanted[1:])]  # type: ignore[union-attr]
+
+    # Overridden by the working context, which keeps indexes; a snapshot scans.
+    def key_candidates(self, key: str) -> list[Node]:
+        return [self.make_node(i, s, d, o) for i, d, s, o in self.iter_items() if i.key == key]
+
+    def tag_candidates(self, tag: str) -> list[Node]:
+        return [self.make_node(i, s, d, o) for i, d, s, o in self.iter_items() if tag in i.tags]
+
+    def resolve_time(self, selector: Selector) -> ContextView:
+        """The state a time-qualified selector (``@t-1 …``) reads."""
+        from .history import SnapshotContext
+
+        assert selector.time is not None
+        if selector.time.kind == "now":
+            return self
+        return SnapshotContext(self._history.resolve(selector.time), self._history)
+
+    # -- rendering -----------------------------------------------------------------------------
+    def render_provider(self) -> list[dict[str, str]]:
+        """What the model would be sent: one entry per item, in canonical order."""
+        out: list[dict[str, str]] = []
+        append = out.append
+        for depth, turn in self.iter_turns():
+            turn_role = "system" if depth == -1 else (turn.role or "user")
+            for position in sorted(turn.slots):
+                for item in turn.slots[position].items:
+                    role = "system" if depth == -1 else (item.role or turn_role)
+                    content = item.content
+                    append(
+                        {
+                            "content": content if type(content) is str else canonical_json(content),
+                            "role": role,
+                        }
+                    )
+        return out
+
+    def render_provider_json(self) -> str:
+        return canonical_json(self.render_provider())
+
+    def model_dump(self) -> dict[str, Any]:
+        """The whole tree, losslessly: ``Context.load(view.model_dump())`` gives the same tree."""
+        from .export import dump_state
+
+        return dump_state(self)
+
+    def model_dump_json(self) -> str:
+        return canonical_json(self.model_dump())
