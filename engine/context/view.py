@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from json.encoder import encode_basestring_ascii as encode_string  # type: ignore[attr-defined]
+
 from pyrsistent import PVector
 
 from .errors import InvalidCoordinate
@@ -364,9 +366,20 @@ class ContextView:
 
         return select_nodes(self, selector)
 
+    def depths_matching(self, part: Part) -> list[int]:
+        """Existing depths a coordinate part admits, in canonical order, without a full walk."""
+        deepest = len(self._turns) - 1
+        if isinstance(part, Exact):
+            return [part.value] if -1 <= part.value <= deepest else []
+        if isinstance(part, Span):
+            lo, hi = max(part.lo, -1), min(part.hi, deepest)
+            wanted = [-1] if lo == -1 and hi >= -1 else []
+            return wanted + list(range(hi, max(lo, 0) - 1, -1))
+        return self.depths()
+
     def select_coord(self, coord: Coord) -> list[Node]:
         out: list[Node] = []
-        for depth in part_values(coord.depth, self.depths()):
+        for depth in self.depths_matching(coord.depth):
             turn = self.turn_at(depth)
             assert turn is not None
             for position in part_values(coord.position, sorted(turn.slots)):
@@ -429,7 +442,18 @@ class ContextView:
         return out
 
     def render_provider_json(self) -> str:
-        return canonical_json(self.render_provider())
+        """``canonical_json(render_provider())``, encoded in one pass (no dict per item)."""
+        parts: list[str] = []
+        append = parts.append
+        for depth, turn in self.iter_turns():
+            turn_role = "system" if depth == -1 else (turn.role or "user")
+            for position in sorted(turn.slots):
+                for item in turn.slots[position].items:
+                    role = "system" if depth == -1 else (item.role or turn_role)
+                    content = item.content
+                    text = content if type(content) is str else canonical_json(content)
+                    append(f'{{"content":{encode_string(text)},"role":{encode_string(role)}}}')
+        return "[" + ",".join(parts) + "]"
 
     def model_dump(self) -> dict[str, Any]:
         """The whole tree, losslessly: ``Context.load(view.model_dump())`` gives the same tree."""

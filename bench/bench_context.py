@@ -1,0 +1,127 @@
+"""Context-tree benchmarks (issue 2). Run: ``python -m bench.bench_context``.
+
+The scenario is an agent conversation: every turn holds a message and components in slots 1-3
+(9 items per turn besides the message), the active turn also carries a temporary reminder, a
+sticky status and a cyclic check-in. Sizes are counted in live items.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from bench.common import median_seconds, report_limit, report_ratio
+from engine.context import Context, SequentialIds, SteppingClock, TextContent
+
+ITEMS_PER_TURN = 10
+SMALL, LARGE = 1_000, 100_000
+
+
+def build(items: int) -> Context:
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    turns = max(items // ITEMS_PER_TURN, 1)
+    for turn in range(turns):
+        context.add_user(f"message {turn}: " + "lorem ipsum dolor sit amet " * 3)
+        for k in range(ITEMS_PER_TURN - 1):
+            position = 1 + k % 3
+            context.pact_insert(
+                f"d0, {position}, {k // 3}",
+                TextContent(
+                    f"component {turn}.{k} " + "context " * 6,
+                    key=f"k{turn}.{k}",
+                    tags=["bench", f"p{position}"],
+                ),
+            )
+    context.pact_insert("d0, 4, 0", TextContent("reminder", ttl=1_000_000, key="reminder"))
+    context.pact_insert("d0, 5, 0", TextContent("status", ttl=1, cadence=1, key="status"))
+    context.pact_insert("d0, 6, 0", TextContent("check in", ttl=2, cadence=5, key="checkin"))
+    context.seal("built")
+    return context
+
+
+def step_cost(context: Context, repeat: int) -> float:
+    counter = iter(range(10**9))
+
+    def step() -> None:
+        context.add_user(f"next {next(counter)}")
+        context.advance()
+
+    return median_seconds(step, repeat)
+
+
+def high_water_mb() -> float:
+    """This process's peak resident memory (VmHWM: reset by exec, unlike ru_maxrss)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def peak_memory_mb(items: int) -> float:
+    code = (
+        "import bench.bench_context as b\n"
+        f"c = b.build({items})\n"
+        "assert c.item_count() >= %d\n"
+        "print(b.high_water_mb())\n" % (items - 10)
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return float(out.stdout.strip())
+
+
+def baseline_memory_mb() -> float:
+    code = "import bench.bench_context as b\nprint(b.high_water_mb())\n"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return float(out.stdout.strip())
+
+
+def main() -> None:
+    print("context tree (issue 2)")
+    small, large = build(SMALL), build(LARGE)
+    print(f"  built {small.item_count()} and {large.item_count()} live items")
+
+    # 2. a coordinate range selection
+    sel = "d1-3, 1, *"
+    assert len(large.select(sel)) == len(small.select(sel)) > 0
+    s = median_seconds(lambda: small.select(sel), 500)
+    l_ = median_seconds(lambda: large.select(sel), 500)
+    report_ratio(f"select({sel!r}) at 100k ÷ at 1k", l_, s, 3.0, anchor_label="at 1k")
+
+    # 3. seal
+    s = median_seconds(lambda: small.seal("bench"), 500)
+    l_ = median_seconds(lambda: large.seal("bench"), 500)
+    report_ratio("seal() at 100k ÷ at 1k", l_, s, 3.0, anchor_label="at 1k")
+
+    # 1. one add_user + advance (ODI, expiry, rehydration and the episode snapshot)
+    s, l_ = step_cost(small, 300), step_cost(large, 300)
+    report_ratio("add_user+advance at 100k ÷ at 1k", l_, s, 3.0, anchor_label="at 1k")
+
+    # 4. peak memory of a process holding 100k items
+    base = baseline_memory_mb()
+    peak = peak_memory_mb(LARGE)
+    report_limit(
+        "peak RSS holding 100k items",
+        peak,
+        300.0,
+        "MB",
+        anchor_text=f"interpreter with the engine imported: {base:.1f} MB",
+    )
+
+    # 5. provider rendering vs json.dumps of the same contents
+    contents = [item.content for item, *_ in large.iter_items()]
+    rendered = large.render_provider_json()
+    assert len(json.loads(rendered)) == len(contents)
+    anchor = median_seconds(lambda: json.dumps(contents), 7)
+    figure = median_seconds(large.render_provider_json, 7)
+    report_ratio(
+        f"provider rendering of {len(contents)} items ÷ json.dumps(contents)",
+        figure,
+        anchor,
+        5.0,
+        anchor_label="json.dumps",
+    )
+
+
+if __name__ == "__main__":
+    main()

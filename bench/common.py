@@ -1,0 +1,63 @@
+"""Shared bits of the benchmarks: timing, and printing a figure next to its anchor."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+RESULTS: list[tuple[str, bool]] = []
+
+
+def median_seconds(
+    fn: Callable[[], object], repeat: int, setup: Callable[[], object] | None = None
+) -> float:
+    """Median wall time of ``fn`` over ``repeat`` runs (``setup`` runs untimed before each)."""
+    samples = []
+    for _ in range(repeat):
+        if setup is not None:
+            setup()
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def report_ratio(
+    name: str,
+    figure: float,
+    anchor: float,
+    limit: float,
+    *,
+    at_most: bool = True,
+    unit: Callable[[float], str] = fmt,
+    anchor_label: str = "anchor",
+) -> bool:
+    ratio = figure / anchor if anchor else float("inf")
+    ok = ratio <= limit if at_most else ratio >= limit
+    sign = "≤" if at_most else "≥"
+    print(
+        f"  {name}: {unit(figure)}  ÷  {anchor_label} {unit(anchor)}  =  {ratio:.2f}  (target {sign} {limit})  {'PASS' if ok else 'FAIL'}"
+    )
+    RESULTS.append((name, ok))
+    return ok
+
+
+def report_limit(
+    name: str, figure: float, limit: float, unit: str, *, anchor_text: str = ""
+) -> bool:
+    ok = figure <= limit
+    extra = f"  [{anchor_text}]" if anchor_text else ""
+    print(
+        f"  {name}: {figure:.1f} {unit}  (target ≤ {limit} {unit}){extra}  {'PASS' if ok else 'FAIL'}"
+    )
+    RESULTS.append((name, ok))
+    return ok
