@@ -44,8 +44,10 @@ def report_ratio(
     ratio = figure / anchor if anchor else float("inf")
     ok = ratio <= limit if at_most else ratio >= limit
     sign = "≤" if at_most else "≥"
+    verdict = "PASS" if ok else "FAIL"
     print(
-        f"  {name}: {unit(figure)}  ÷  {anchor_label} {unit(anchor)}  =  {ratio:.2f}  (target {sign} {limit})  {'PASS' if ok else 'FAIL'}"
+        f"  {name}: {unit(figure)}  ÷  {anchor_label} {unit(anchor)}  =  {ratio:.2f}"
+        f"  (target {sign} {limit})  {verdict}"
     )
     RESULTS.append((name, ok))
     return ok
@@ -57,7 +59,8 @@ def report_limit(
     ok = figure <= limit
     extra = f"  [{anchor_text}]" if anchor_text else ""
     print(
-        f"  {name}: {figure:.1f} {unit}  (target ≤ {limit} {unit}){extra}  {'PASS' if ok else 'FAIL'}"
+        f"  {name}: {figure:.1f} {unit}  (target ≤ {limit} {unit}){extra}"
+        f"  {'PASS' if ok else 'FAIL'}"
     )
     RESULTS.append((name, ok))
     return ok

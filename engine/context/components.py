@@ -100,3 +100,7 @@ class TextContent(ContextComponent):
     node_type: ClassVar[str] = "text"
 
     content: str = ""
+
+    def __init__(self, content: str | None = None, /, **data: Any) -> None:
+        # Spelled out again so type checkers see the positional form the seeds use.
+        super().__init__(content, **data)

@@ -7,9 +7,8 @@ the cadence templates). Depth is derived from a turn's place in ``turns``; nothi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from json.encoder import encode_basestring_ascii as encode_string
 from typing import TYPE_CHECKING, Any
-
-from json.encoder import encode_basestring_ascii as encode_string  # type: ignore[attr-defined]
 
 from pyrsistent import PVector
 
