@@ -8,9 +8,6 @@ from __future__ import annotations
 import math
 import random
 import re
-import subprocess
-import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -836,34 +833,14 @@ def test_rendered_ast_parses_back_to_itself(sel: Selector, rng: random.Random) -
     assert_same(parsed.alternatives, sel.alternatives)
 
 
-# -- speed and dependencies -----------------------------------------------------------------------
+# -- caching ---------------------------------------------------------------------------------------
 
 
-def test_parsing_is_fast() -> None:
-    """Generous bounds: they catch a pathological regression, not a slow CI machine."""
-    n = 2000
-    start = time.perf_counter()
-    for _ in range(n):
-        parse_selector_uncached("d1-3, 1, *")
-    uncached = (time.perf_counter() - start) / n
-    start = time.perf_counter()
-    for _ in range(n):
-        parse_selector("d1-3, 1, *")
-    cached = (time.perf_counter() - start) / n
-    assert uncached < 500e-6
-    assert cached < 50e-6
+def test_parse_selector_caches_and_long_unions_parse() -> None:
+    """Timing lives in bench/; here: the cache returns the very same object, and size is no limit."""
+    first = parse_selector("d1-3, 1, *")
+    assert parse_selector("d1-3, 1, *") is first
+    assert parse_selector_uncached("d1-3, 1, *") is not first
+    assert parse_selector_uncached("d1-3, 1, *") == first
     long_text = ", ".join(f"(d{i}, 1, *)#k{i}" for i in range(300))
-    start = time.perf_counter()
     assert len(parse_selector_uncached(long_text).alternatives) == 300
-    assert time.perf_counter() - start < 0.5
-
-
-def test_parser_imports_no_ui_code() -> None:
-    code = (
-        "import sys, engine.context.selectors; "
-        "ui = {'textual', 'rich', 'pact_tui'}; "
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ui); "
-        "print(bad); sys.exit(1 if bad else 0)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
