@@ -837,7 +837,7 @@ def test_rendered_ast_parses_back_to_itself(sel: Selector, rng: random.Random) -
 
 
 def test_parse_selector_caches_and_long_unions_parse() -> None:
-    """Timing lives in bench/; here: the cache returns the very same object, and size is no limit."""
+    """Timing lives in bench/; here: the cache hands back the same object; size is no limit."""
     first = parse_selector("d1-3, 1, *")
     assert parse_selector("d1-3, 1, *") is first
     assert parse_selector_uncached("d1-3, 1, *") is not first
