@@ -1,0 +1,63 @@
+"""The event store: one append-only, hash-chained log of events per workspace.
+
+Everything above the store uses the :class:`EventStore` interface and the event types from
+:mod:`engine.store.base`; only the code that opens a workspace names :class:`SqliteEventStore`.
+"""
+
+from engine.store.base import (
+    ChainProblem,
+    Checkpoint,
+    Clock,
+    Decide,
+    EventStore,
+    NewEvent,
+    StoredEvent,
+    Subscription,
+    VerifyResult,
+)
+from engine.store.errors import (
+    ChangeFeedFailed,
+    CorruptCheckpoint,
+    CorruptDatabase,
+    EmptyWorkspaceFile,
+    ForeignDatabase,
+    InvalidCheckpoint,
+    InvalidEvent,
+    NotADatabase,
+    SchemaTooNew,
+    StorageFailure,
+    StoreClosed,
+    StoreError,
+    TruncatedDatabase,
+    WorkspaceLocked,
+    WorkspaceNotFound,
+)
+from engine.store.sqlite import SqliteEventStore
+
+__all__ = [
+    "ChainProblem",
+    "ChangeFeedFailed",
+    "Checkpoint",
+    "Clock",
+    "CorruptCheckpoint",
+    "CorruptDatabase",
+    "Decide",
+    "EmptyWorkspaceFile",
+    "EventStore",
+    "ForeignDatabase",
+    "InvalidCheckpoint",
+    "InvalidEvent",
+    "NewEvent",
+    "NotADatabase",
+    "SchemaTooNew",
+    "SqliteEventStore",
+    "StorageFailure",
+    "StoreClosed",
+    "StoreError",
+    "StoredEvent",
+    "Subscription",
+    "TruncatedDatabase",
+    "VerifyResult",
+    "WorkspaceLocked",
+    "WorkspaceNotFound",
+]

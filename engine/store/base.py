@@ -1,0 +1,212 @@
+"""The narrow interface of the event store: what everything above the store may rely on.
+
+Nothing here knows about SQLite. A store holds one totally ordered log of events (the global
+``seq``), split into streams (a context, a document) that each number their own events
+gaplessly (``stream_seq``). Each event carries the hash of its predecessor, so the log is a
+tamper-evident chain.
+
+Commands go through :meth:`EventStore.execute`: under the store's write lock, the caller is
+shown the events other processes appended since it last looked, decides, and the events it
+returns are appended atomically. Two processes can therefore never both accept conflicting
+commands.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, NamedTuple, Self
+
+Clock = Callable[[], int]
+"""Returns "now" in integer nanoseconds since the epoch (``time.time_ns`` live)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event a command wants to append; the store assigns its position and hashes.
+
+    ``payload`` must be JSON-native (dicts with string keys, lists, strings, numbers, booleans,
+    None). ``time_ns`` defaults to the store's clock at commit; a pure core that decided with a
+    given "now" passes it here so replay sees the same time.
+    """
+
+    stream: str
+    type: str
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    actor: str = ""
+    time_ns: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """An event as stored: its global position, its place in its stream, and its chain links."""
+
+    seq: int
+    stream: str
+    stream_seq: int
+    type: str
+    time_ns: int
+    actor: str
+    payload: Mapping[str, Any]
+    prev_hash: str
+    hash: str
+
+
+Decide = Callable[[Sequence[StoredEvent]], Sequence[NewEvent]]
+"""Given the events appended by others since the caller last looked, return the events to append.
+
+Runs synchronously while the store holds its write lock. Raising aborts the command: nothing is
+written and the exception reaches the caller of ``execute`` unchanged.
+"""
+
+
+class Checkpoint(NamedTuple):
+    """A projection's serialized state as of event ``seq``; replay resumes after ``seq``."""
+
+    seq: int
+    data: bytes
+
+
+class ChainProblem(enum.StrEnum):
+    SEQ_GAP = "seq_gap"
+    PREV_HASH_MISMATCH = "prev_hash_mismatch"
+    HASH_MISMATCH = "hash_mismatch"
+    STREAM_SEQ_GAP = "stream_seq_gap"
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyResult:
+    """The outcome of walking the chain: ``ok``, or the first broken event and what is wrong."""
+
+    checked: int
+    broken_seq: int | None = None
+    problem: ChainProblem | None = None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"ok: {self.checked} events, chain intact"
+        return f"event {self.broken_seq}: {self.problem}: {self.detail}"
+
+
+class Subscription(AsyncIterator[StoredEvent], ABC):
+    """Events appended after a cursor, by any process, in order, each exactly once.
+
+    Iterate with ``async for``; iteration ends when the subscription or its store is closed.
+    """
+
+    @property
+    @abstractmethod
+    def position(self) -> int:
+        """The ``seq`` of the last event handed out (the cursor to resume from)."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+class EventStore(ABC):
+    """An append-only, hash-chained event log shared by several processes."""
+
+    @property
+    @abstractmethod
+    def cursor(self) -> int:
+        """The last ``seq`` handed to this store's owner through :meth:`execute`.
+
+        The next ``execute`` shows ``decide`` every event after it. It starts at the head as of
+        opening; an owner that rebuilt its projection up to some ``seq`` by reading sets it there.
+        """
+
+    @cursor.setter
+    @abstractmethod
+    def cursor(self, seq: int) -> None: ...
+
+    @abstractmethod
+    async def execute(self, decide: Decide) -> list[StoredEvent]:
+        """Run one command atomically; returns the events it appended.
+
+        ``decide`` receives the events after :attr:`cursor` (appended by other processes, or by
+        :meth:`append`) and returns the events to append. On success the cursor moves to the
+        last appended event.
+        """
+
+    @abstractmethod
+    async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Append ``events`` atomically, for writers that keep no projection.
+
+        Skips the catch-up read and leaves :attr:`cursor` where it is.
+        """
+
+    @abstractmethod
+    async def read(
+        self, after_seq: int = 0, limit: int | None = None, stream: str | None = None
+    ) -> list[StoredEvent]:
+        """Events with ``seq > after_seq`` in order, optionally of one stream, at most ``limit``."""
+
+    async def scan(
+        self, after_seq: int = 0, *, stream: str | None = None, batch_size: int = 10_000
+    ) -> AsyncIterator[list[StoredEvent]]:
+        """Every event after ``after_seq`` in batches, for replays that must not hold them all."""
+        while True:
+            batch = await self.read(after_seq, limit=batch_size, stream=stream)
+            if not batch:
+                return
+            yield batch
+            after_seq = batch[-1].seq
+
+    @abstractmethod
+    async def head(self) -> int:
+        """The ``seq`` of the last event in the store, 0 when empty."""
+
+    @abstractmethod
+    async def streams(self) -> dict[str, int]:
+        """Every stream with its length (its last ``stream_seq``)."""
+
+    @abstractmethod
+    def subscribe(self, after_seq: int) -> Subscription:
+        """Follow the log from ``after_seq``: every later event, from any process."""
+
+    @abstractmethod
+    async def save_checkpoint(self, name: str, seq: int, data: bytes) -> None:
+        """Keep ``data``, the state of projection ``name`` as of event ``seq``.
+
+        A checkpoint at a lower ``seq`` than the one already stored is ignored.
+        """
+
+    @abstractmethod
+    async def load_checkpoint(self, name: str) -> Checkpoint | None: ...
+
+    @abstractmethod
+    async def verify(self) -> VerifyResult:
+        """Recompute the whole chain and name the first broken event, if any."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

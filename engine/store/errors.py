@@ -1,0 +1,119 @@
+"""Typed errors of the event store.
+
+Every failure carries a stable ``code``, a message for people that names the offending file,
+and the ``path`` of the workspace. A store operation that raises one of these has written
+nothing: opening a bad file leaves its bytes untouched, a refused command rolls back whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class StoreError(Exception):
+    """Base class: ``code`` is stable and machine-readable, ``message`` is for people."""
+
+    code: str = "STORE_ERROR"
+
+    def __init__(self, message: str, *, path: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "path": self.path, **self.details}
+
+    def __str__(self) -> str:
+        where = f" ({self.path})" if self.path else ""
+        return f"{self.code}: {self.message}{where}"
+
+
+# Opening a workspace file
+
+
+class WorkspaceNotFound(StoreError):
+    """No file at the path, and the caller did not ask to create one."""
+
+    code = "WORKSPACE_NOT_FOUND"
+
+
+class EmptyWorkspaceFile(StoreError):
+    """A 0-byte file, and the caller did not ask to create a workspace in it."""
+
+    code = "EMPTY_FILE"
+
+
+class NotADatabase(StoreError):
+    """The file does not start with the SQLite header (a text file, an image, a directory...)."""
+
+    code = "NOT_A_DATABASE"
+
+
+class CorruptDatabase(StoreError):
+    """An SQLite file that SQLite itself cannot read consistently."""
+
+    code = "CORRUPT_DATABASE"
+
+
+class TruncatedDatabase(CorruptDatabase):
+    """An SQLite file shorter than its own header says it is."""
+
+    code = "TRUNCATED_DATABASE"
+
+
+class ForeignDatabase(StoreError):
+    """A valid SQLite file that belongs to another application (a different application_id)."""
+
+    code = "FOREIGN_DATABASE"
+
+
+class SchemaTooNew(StoreError):
+    """A workspace written by a newer version of this program: opening it could corrupt it."""
+
+    code = "SCHEMA_TOO_NEW"
+
+
+# Using an open workspace
+
+
+class WorkspaceLocked(StoreError):
+    """Another process held the write lock for longer than the busy timeout."""
+
+    code = "WORKSPACE_LOCKED"
+
+
+class StoreClosed(StoreError):
+    """The store, or the subscription, was used after ``close()``."""
+
+    code = "STORE_CLOSED"
+
+
+class InvalidEvent(StoreError):
+    """An event a command tried to append cannot be stored (a payload that is not JSON, ...)."""
+
+    code = "INVALID_EVENT"
+
+
+class InvalidCheckpoint(StoreError):
+    """A checkpoint that names a position the store does not have."""
+
+    code = "INVALID_CHECKPOINT"
+
+
+class CorruptCheckpoint(StoreError):
+    """A stored checkpoint whose bytes no longer match its digest: replay from the start."""
+
+    code = "CORRUPT_CHECKPOINT"
+
+
+class ChangeFeedFailed(StoreError):
+    """The change feed stopped on an error; the subscription cannot continue."""
+
+    code = "CHANGE_FEED_FAILED"
+
+
+class StorageFailure(StoreError):
+    """Any other failure of the storage engine (disk full, I/O error, ...)."""
+
+    code = "STORAGE_FAILURE"

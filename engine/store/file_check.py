@@ -1,0 +1,169 @@
+"""Decide whether a file may be opened as a workspace, without writing to it.
+
+Runs before any read-write connection exists, because SQLite itself writes to a file the moment
+it opens it read-write (switching to WAL mode, recovering a journal). First the 100-byte header is
+read with plain file I/O: that rejects text files, truncated files, foreign SQLite files and
+newer schemas. Then a read-only connection confirms the same from SQLite's point of view, which
+also sees changes still in the write-ahead log that the header does not show yet.
+
+Synchronous: the store runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import enum
+import sqlite3
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.store.errors import (
+    EmptyWorkspaceFile,
+    ForeignDatabase,
+    NotADatabase,
+    SchemaTooNew,
+    TruncatedDatabase,
+    WorkspaceNotFound,
+)
+from engine.store.schema import APPLICATION_ID, SCHEMA_VERSION
+from engine.store.sqlite_errors import translate_sqlite_error
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+HEADER_SIZE = 100
+
+
+class FileState(enum.Enum):
+    NEW = "new"  # missing or empty, and the caller asked to create: initialize it
+    BLANK = "blank"  # an SQLite file with no schema yet, and the caller asked to create
+    WORKSPACE = "workspace"  # one of ours, at this schema version or an older one
+
+
+@dataclass(frozen=True, slots=True)
+class SqliteHeader:
+    page_size: int
+    page_count: int | None  # None when the header's size field is stale (old writers)
+    user_version: int
+    application_id: int
+
+    @classmethod
+    def parse(cls, data: bytes) -> SqliteHeader:
+        (raw_page_size,) = struct.unpack_from(">H", data, 16)
+        change_counter, page_count = struct.unpack_from(">II", data, 24)
+        (user_version,) = struct.unpack_from(">i", data, 60)
+        (application_id,) = struct.unpack_from(">i", data, 68)
+        (valid_for,) = struct.unpack_from(">I", data, 92)
+        return cls(
+            page_size=65536 if raw_page_size == 1 else raw_page_size,
+            page_count=page_count if valid_for == change_counter and page_count else None,
+            user_version=user_version,
+            application_id=application_id,
+        )
+
+
+def inspect_workspace_file(path: Path, *, create: bool) -> FileState:
+    """Raise the :class:`StoreError` that describes why ``path`` is not a usable workspace."""
+    where = str(path)
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        if create:
+            return FileState.NEW
+        raise WorkspaceNotFound(
+            "no workspace at this path (pass create=True to make one)", path=where
+        ) from None
+    if not path.is_file():
+        raise NotADatabase("not a regular file", path=where)
+    if status.st_size == 0:
+        if create:
+            return FileState.NEW
+        raise EmptyWorkspaceFile(
+            "the file is empty (pass create=True to make a workspace in it)", path=where
+        )
+
+    with path.open("rb") as file:
+        header_bytes = file.read(HEADER_SIZE)
+    if not header_bytes.startswith(SQLITE_MAGIC):
+        if SQLITE_MAGIC.startswith(header_bytes):
+            raise TruncatedDatabase(
+                f"the file ends inside the SQLite header ({len(header_bytes)} bytes)", path=where
+            )
+        raise NotADatabase(
+            "the file does not start with the SQLite header 'SQLite format 3'", path=where
+        )
+    if len(header_bytes) < HEADER_SIZE:
+        raise TruncatedDatabase(
+            f"the file ends inside the SQLite header ({len(header_bytes)} bytes)", path=where
+        )
+
+    header = SqliteHeader.parse(header_bytes)
+    # Committed transactions that are still in the write-ahead log are not reflected in the
+    # main file yet: only without them do the file's size and header fields tell the truth.
+    wal = path.with_name(path.name + "-wal")
+    header_is_current = not wal.exists() or wal.stat().st_size == 0
+    if header_is_current:
+        expected_size = (header.page_count or 0) * header.page_size
+        if status.st_size < expected_size or status.st_size % header.page_size:
+            raise TruncatedDatabase(
+                f"the file is {status.st_size} bytes but its header describes "
+                f"{header.page_count} pages of {header.page_size} bytes",
+                path=where,
+            )
+        # Without an application_id, only the schema table tells a blank file from a foreign
+        # one: the read-only probe below decides those.
+        if header.application_id != 0:
+            _check_identity(
+                where, create, header.application_id, header.user_version, schema_objects=1
+            )
+    return _probe_read_only(path, create, immutable=header_is_current)
+
+
+def _probe_read_only(path: Path, create: bool, *, immutable: bool) -> FileState:
+    # immutable=1 when the main file is the whole truth: SQLite then creates no -wal or -shm
+    # beside a file we may be about to refuse.
+    uri = path.absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+    where = str(path)
+    try:
+        connection = sqlite3.connect(uri, uri=True)
+        try:
+            (application_id,) = connection.execute("PRAGMA application_id").fetchone()
+            (user_version,) = connection.execute("PRAGMA user_version").fetchone()
+            # Reading the schema table also makes SQLite parse it: a damaged one fails here.
+            schema_objects = len(connection.execute("SELECT name FROM sqlite_master").fetchall())
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        raise translate_sqlite_error(error, where) from error
+    return _check_identity(where, create, application_id, user_version, schema_objects)
+
+
+def _check_identity(
+    where: str,
+    create: bool,
+    application_id: int,
+    user_version: int,
+    schema_objects: int,
+) -> FileState:
+    """Ours, blank (no tables yet), or foreign."""
+    if application_id == APPLICATION_ID:
+        if user_version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"written by a newer version of pact-tui (schema {user_version}; this version "
+                f"reads up to {SCHEMA_VERSION}): upgrade pact-tui to open it",
+                path=where,
+                found_version=user_version,
+                supported_version=SCHEMA_VERSION,
+            )
+        return FileState.WORKSPACE
+    if application_id == 0 and schema_objects == 0:
+        if create:
+            return FileState.BLANK
+        raise EmptyWorkspaceFile(
+            "an SQLite database with nothing in it (pass create=True to make a workspace in it)",
+            path=where,
+        )
+    raise ForeignDatabase(
+        f"an SQLite database of another application (application_id {application_id:#x}, "
+        f"a workspace has {APPLICATION_ID:#x})",
+        path=where,
+        application_id=application_id,
+    )

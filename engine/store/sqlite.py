@@ -1,0 +1,494 @@
+"""The event store in one SQLite file, shared by any number of processes on one machine.
+
+The file is in WAL mode, so readers never block the single writer and a process killed mid-write
+leaves the last committed state. Each open store holds two connections: a writer, for commands
+and checkpoints, and a reader, for queries and the change feed (its ``data_version`` moves only
+when another connection commits). Verification streams over a third, short-lived, read-only
+connection in a worker thread, so hashing a million events never stalls the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import aiosqlite
+
+from engine.store.base import (
+    Checkpoint,
+    Clock,
+    Decide,
+    EventStore,
+    NewEvent,
+    StoredEvent,
+    Subscription,
+    VerifyResult,
+)
+from engine.store.chain import CHAIN_COLUMNS, ChainHead, ChainRow, verify_rows
+from engine.store.errors import (
+    CorruptCheckpoint,
+    ForeignDatabase,
+    InvalidCheckpoint,
+    SchemaTooNew,
+    StorageFailure,
+    StoreClosed,
+)
+from engine.store.feed import ChangeFeed
+from engine.store.file_check import inspect_workspace_file
+from engine.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from engine.store.sqlite_errors import translate_sqlite_error
+
+# Checkpoint blobs are written in pieces of this size, one short transaction each, so that
+# commands from this and other processes get the write lock in between.
+CHECKPOINT_CHUNK_BYTES = 1 << 20
+
+_INSERT_EVENT = (
+    "INSERT INTO events (seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+class SqliteEventStore(EventStore):
+    """Open with ``await SqliteEventStore.open(path)``; close with ``await store.close()``."""
+
+    def __init__(
+        self,
+        path: Path,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
+        *,
+        head: int,
+        clock: Clock,
+        watch: bool,
+    ) -> None:
+        self.path = path
+        self._where = str(path)
+        self._writer = writer
+        self._reader = reader
+        self._clock = clock
+        self._cursor = head
+        self._chain_head: ChainHead | None = None  # read at the first command
+        self._write_lock = asyncio.Lock()  # one transaction at a time on the writer connection
+        self._closed = False
+        self._feed = ChangeFeed(
+            head=head,
+            read_after=self._read_after,
+            data_version=self._data_version,
+            database_file=path.absolute() if watch else None,
+        )
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        create: bool = False,
+        clock: Clock = time.time_ns,
+        busy_timeout: float = 5.0,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        watch: bool = True,
+    ) -> SqliteEventStore:
+        """Open the workspace at ``path``; with ``create``, make it if missing or empty.
+
+        ``busy_timeout`` is how long, in seconds, to wait for another process's write lock
+        before raising :class:`~engine.store.errors.WorkspaceLocked`. ``synchronous="NORMAL"``
+        survives any process crash; ``"FULL"`` also survives power loss, at an fsync per command.
+        ``watch=False`` follows this process's own appends only (no file watcher).
+
+        A bad file raises a :class:`~engine.store.errors.StoreError` and is left untouched.
+        """
+        path = Path(path)
+        where = str(path)
+        await asyncio.to_thread(inspect_workspace_file, path, create=create)
+        connections: list[aiosqlite.Connection] = []
+        try:
+            writer = await _connect(path, busy_timeout)
+            connections.append(writer)
+            # WAL first, outside any transaction (SQLite requires it), then the schema.
+            await _enable_wal(writer, where)
+            await writer.execute(f"PRAGMA synchronous = {synchronous}")
+            await _migrate(writer, where)
+            reader = await _connect(path, busy_timeout)
+            connections.append(reader)
+            await reader.execute("PRAGMA query_only = ON")
+            head = await _head(reader)
+        except BaseException as error:
+            for connection in connections:
+                await connection.close()
+            if isinstance(error, sqlite3.Error):
+                raise translate_sqlite_error(error, where) from error
+            raise
+        return cls(path, writer, reader, head=head, clock=clock, watch=watch)
+
+    # Commands
+
+    @property
+    def cursor(self) -> int:
+        return self._cursor
+
+    @cursor.setter
+    def cursor(self, seq: int) -> None:
+        if seq < 0:
+            raise ValueError(f"cursor must be >= 0, not {seq}")
+        self._cursor = seq
+
+    async def execute(self, decide: Decide) -> list[StoredEvent]:
+        return await self._run_command(decide, catch_up=True)
+
+    async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        to_append = list(events)
+        return await self._run_command(lambda _others: to_append, catch_up=False)
+
+    async def _run_command(self, decide: Decide, *, catch_up: bool) -> list[StoredEvent]:
+        self._check_open()
+        async with self._write_lock:
+            try:
+                # IMMEDIATE takes the write lock now, before reading: whatever decide() sees is
+                # still the latest state when its events are appended.
+                await self._writer.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as error:
+                raise translate_sqlite_error(error, self._where) from error
+            try:
+                stored, unseen = await self._append_in_transaction(decide, catch_up)
+                await self._writer.execute("COMMIT")
+            except BaseException as error:
+                await _rollback(self._writer)
+                if isinstance(error, sqlite3.Error):
+                    if isinstance(error, sqlite3.IntegrityError):
+                        self._chain_head = None  # the cache disagreed with the file: re-read it
+                    raise translate_sqlite_error(error, self._where) from error
+                raise
+            head = self._chain_head
+            if head is not None:
+                head.record(stored)
+                if catch_up:
+                    self._cursor = max(self._cursor, head.seq)
+        # Local subscribers hear about this commit now, not after a file-watch round trip.
+        self._feed.publish([*unseen, *stored])
+        return stored
+
+    async def _append_in_transaction(
+        self, decide: Decide, catch_up: bool
+    ) -> tuple[list[StoredEvent], list[StoredEvent]]:
+        """Returns the appended events, and the events others appended since we last looked."""
+        if self._chain_head is None:
+            self._chain_head = await _read_chain_head(self._writer)
+        head = self._chain_head
+        # Everything committed after the head we know: other processes' appends. Reading them
+        # keeps the cached head and stream lengths exact.
+        known_seq = head.seq
+        unseen = await self._select_events(self._writer, known_seq)
+        head.record(unseen)
+        caught_up: list[StoredEvent] = []
+        if catch_up:
+            if self._cursor < known_seq:
+                # The owner is behind the head we knew (it used append(), or moved its cursor).
+                caught_up = await self._select_events(self._writer, self._cursor)
+            else:
+                caught_up = [event for event in unseen if event.seq > self._cursor]
+        new_events = decide(caught_up)
+        if not new_events:
+            return [], unseen
+        unknown = {event.stream for event in new_events} - head.stream_lengths.keys()
+        if unknown:
+            head.stream_lengths.update(await _stream_lengths(self._writer, unknown))
+        stored, rows = head.link(new_events, self._clock(), self._where)
+        await self._writer.executemany(_INSERT_EVENT, rows)
+        return stored, unseen
+
+    # Queries
+
+    async def read(
+        self, after_seq: int = 0, limit: int | None = None, stream: str | None = None
+    ) -> list[StoredEvent]:
+        self._check_open()
+        sql = f"SELECT {CHAIN_COLUMNS} FROM events WHERE seq > ?"
+        parameters: list[Any] = [after_seq]
+        if stream is not None:
+            # In stream_seq order, which is seq order, so SQLite walks the (stream, stream_seq)
+            # index instead of sorting.
+            sql += " AND stream = ? ORDER BY stream_seq"
+            parameters.append(stream)
+        else:
+            sql += " ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            parameters.append(limit)
+        try:
+            rows = await self._reader.execute_fetchall(sql, parameters)
+        except sqlite3.Error as error:
+            raise translate_sqlite_error(error, self._where) from error
+        return [_event_from_row(row) for row in rows]
+
+    async def head(self) -> int:
+        self._check_open()
+        return await _head(self._reader)
+
+    async def streams(self) -> dict[str, int]:
+        self._check_open()
+        rows = await self._reader.execute_fetchall(
+            "SELECT stream, MAX(stream_seq) FROM events GROUP BY stream ORDER BY stream"
+        )
+        return {stream: length for stream, length in rows}
+
+    async def _select_events(
+        self, connection: aiosqlite.Connection, after_seq: int
+    ) -> list[StoredEvent]:
+        rows = await connection.execute_fetchall(
+            f"SELECT {CHAIN_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (after_seq,)
+        )
+        return [_event_from_row(row) for row in rows]
+
+    async def _read_after(self, after_seq: int, limit: int) -> list[StoredEvent]:
+        return await self.read(after_seq, limit)
+
+    async def _data_version(self) -> int:
+        rows = await self._reader.execute_fetchall("PRAGMA data_version")
+        return int(next(iter(rows))[0])
+
+    # Change feed
+
+    def subscribe(self, after_seq: int) -> Subscription:
+        self._check_open()
+        return self._feed.subscribe(after_seq)
+
+    # Checkpoints
+
+    async def save_checkpoint(self, name: str, seq: int, data: bytes) -> None:
+        self._check_open()
+        # The log only grows, so a seq that exists now still exists when the checkpoint lands.
+        head = await self.head()
+        if not 0 <= seq <= head:
+            raise InvalidCheckpoint(
+                f"checkpoint {name!r} at seq {seq}, but the store holds events 1..{head}",
+                path=self._where,
+                name=name,
+                seq=seq,
+            )
+        generation = secrets.token_hex(8)
+        try:
+            for chunk, offset in enumerate(range(0, len(data), CHECKPOINT_CHUNK_BYTES)):
+                async with self._write_lock:
+                    # Outside BEGIN: each INSERT is its own short transaction.
+                    await self._writer.execute(
+                        "INSERT INTO checkpoint_chunks (name, generation, chunk, data)"
+                        " VALUES (?, ?, ?, ?)",
+                        (name, generation, chunk, data[offset : offset + CHECKPOINT_CHUNK_BYTES]),
+                    )
+            async with self._write_lock:
+                await self._publish_checkpoint(name, seq, generation, data)
+        except sqlite3.Error as error:
+            raise translate_sqlite_error(error, self._where) from error
+
+    async def _publish_checkpoint(self, name: str, seq: int, generation: str, data: bytes) -> None:
+        await self._writer.execute("BEGIN IMMEDIATE")
+        try:
+            rows = list(
+                await self._writer.execute_fetchall(
+                    "SELECT seq, generation FROM checkpoints WHERE name = ?", (name,)
+                )
+            )
+            superseded: str | None
+            if rows and rows[0][0] > seq:
+                # Another process saved a later state meanwhile: keep it, drop ours.
+                superseded = generation
+            else:
+                superseded = rows[0][1] if rows else None
+                await self._writer.execute(
+                    "INSERT OR REPLACE INTO checkpoints"
+                    " (name, seq, generation, size, sha256, saved_ns) VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        name,
+                        seq,
+                        generation,
+                        len(data),
+                        hashlib.sha256(data).hexdigest(),
+                        self._clock(),
+                    ),
+                )
+            if superseded is not None:
+                await self._writer.execute(
+                    "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?",
+                    (name, superseded),
+                )
+            await self._writer.execute("COMMIT")
+        except BaseException:
+            await _rollback(self._writer)
+            raise
+
+    async def load_checkpoint(self, name: str) -> Checkpoint | None:
+        self._check_open()
+        # One statement, so one snapshot: a concurrent save cannot swap chunks under us.
+        rows = list(
+            await self._reader.execute_fetchall(
+                "SELECT c.seq, c.size, c.sha256, k.data FROM checkpoints AS c"
+                " LEFT JOIN checkpoint_chunks AS k"
+                " ON k.name = c.name AND k.generation = c.generation"
+                " WHERE c.name = ? ORDER BY k.chunk",
+                (name,),
+            )
+        )
+        if not rows:
+            return None
+        seq, size, digest = rows[0][0], rows[0][1], rows[0][2]
+        data = b"".join(row[3] for row in rows if row[3] is not None)
+        if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+            raise CorruptCheckpoint(
+                f"checkpoint {name!r} does not match its digest: rebuild it by replaying",
+                path=self._where,
+                name=name,
+            )
+        return Checkpoint(seq, data)
+
+    # Integrity
+
+    async def verify(self) -> VerifyResult:
+        self._check_open()
+        try:
+            return await asyncio.to_thread(verify_file, self.path)
+        except sqlite3.Error as error:
+            raise translate_sqlite_error(error, self._where) from error
+
+    # Lifecycle
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self._feed.close()
+        async with self._write_lock:  # let a command in flight finish
+            await self._writer.close()
+        await self._reader.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosed("the store is closed", path=self._where)
+
+
+def verify_file(path: Path) -> VerifyResult:
+    """Walk the chain of the workspace at ``path`` with a read-only connection (blocking)."""
+    connection = sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True)
+    try:
+        # One SELECT is one read snapshot; the cursor yields rows as SQLite steps.
+        rows: Iterable[ChainRow] = connection.execute(
+            f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq"
+        )
+        return verify_rows(rows)
+    finally:
+        connection.close()
+
+
+async def _connect(path: Path, busy_timeout: float) -> aiosqlite.Connection:
+    # isolation_level=None: no implicit BEGINs; the store issues BEGIN IMMEDIATE itself.
+    connection = await aiosqlite.connect(path, isolation_level=None, timeout=busy_timeout)
+    await connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    return connection
+
+
+async def _migrate(writer: aiosqlite.Connection, where: str) -> None:
+    """Bring the schema to SCHEMA_VERSION; a file already there is left untouched."""
+    application_id, version, _ = await _identity(writer)
+    if application_id == APPLICATION_ID and version == SCHEMA_VERSION:
+        return
+    await writer.execute("BEGIN IMMEDIATE")
+    try:
+        # Read again under the lock: another process may have migrated meanwhile.
+        application_id, version, schema_objects = await _identity(writer)
+        blank = application_id == 0 and schema_objects == 0
+        if application_id != APPLICATION_ID and not blank:
+            raise ForeignDatabase(
+                f"an SQLite database of another application (application_id {application_id:#x})",
+                path=where,
+                application_id=application_id,
+            )
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"written by a newer version of pact-tui (schema {version}; this version reads "
+                f"up to {SCHEMA_VERSION}): upgrade pact-tui to open it",
+                path=where,
+                found_version=version,
+                supported_version=SCHEMA_VERSION,
+            )
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS[step]:
+                await writer.execute(statement)
+        await writer.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        await writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        await writer.execute("COMMIT")
+    except BaseException:
+        await _rollback(writer)
+        raise
+
+
+async def _rollback(connection: aiosqlite.Connection) -> None:
+    # Fails when the error already ended the transaction, or closed the connection.
+    with contextlib.suppress(sqlite3.Error, ValueError):
+        await connection.execute("ROLLBACK")
+
+
+async def _enable_wal(writer: aiosqlite.Connection, where: str) -> None:
+    rows = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
+    mode = str(next(iter(rows))[0]).lower()
+    if mode != "wal":
+        # Without WAL, readers and the writer block each other and the change feed has no log
+        # file to watch: better to refuse than to half-work.
+        raise StorageFailure(
+            f"cannot switch the workspace to WAL mode (journal_mode is {mode!r})", path=where
+        )
+
+
+async def _identity(connection: aiosqlite.Connection) -> tuple[int, int, int]:
+    """The application_id, the schema version, and how many tables and indexes there are."""
+    values = []
+    for query in (
+        "PRAGMA application_id",
+        "PRAGMA user_version",
+        "SELECT COUNT(*) FROM sqlite_master",
+    ):
+        rows = await connection.execute_fetchall(query)
+        values.append(int(next(iter(rows))[0]))
+    return values[0], values[1], values[2]
+
+
+async def _head(connection: aiosqlite.Connection) -> int:
+    rows = await connection.execute_fetchall("SELECT COALESCE(MAX(seq), 0) FROM events")
+    return int(next(iter(rows))[0])
+
+
+async def _read_chain_head(connection: aiosqlite.Connection) -> ChainHead:
+    rows = list(
+        await connection.execute_fetchall("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")
+    )
+    if not rows:
+        return ChainHead()
+    return ChainHead(seq=int(rows[0][0]), hash=str(rows[0][1]))
+
+
+async def _stream_lengths(connection: aiosqlite.Connection, streams: set[str]) -> dict[str, int]:
+    """The length of each of ``streams``; 0 for a stream with no events yet."""
+    names = sorted(streams)
+    placeholders = ", ".join("?" * len(names))
+    rows = await connection.execute_fetchall(
+        "SELECT stream, MAX(stream_seq) FROM events"
+        f" WHERE stream IN ({placeholders}) GROUP BY stream",
+        names,
+    )
+    lengths = dict.fromkeys(names, 0)
+    lengths.update((stream, length) for stream, length in rows)
+    return lengths
+
+
+def _event_from_row(row: Any) -> StoredEvent:
+    seq, stream, stream_seq, type_, time_ns, actor, payload, prev_hash, hash_ = row
+    return StoredEvent(
+        seq, stream, stream_seq, type_, time_ns, actor, json.loads(payload), prev_hash, hash_
+    )

@@ -1,0 +1,161 @@
+"""Appending, reading back, reopening: what goes in comes out, in order, without gaps."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from engine.store import (
+    InvalidEvent,
+    NewEvent,
+    SqliteEventStore,
+    StoreClosed,
+    StoredEvent,
+)
+from engine.store.chain import GENESIS_HASH
+
+from .conftest import SteppingClock, events
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+
+async def test_appended_events_read_back_equal_and_survive_reopening(
+    store: SqliteEventStore, workspace: Path
+) -> None:
+    appended = await store.append(events("ctx:a", 3))
+    appended += await store.append(events("ctx:b", 2) + events("ctx:a", 2, start=3))
+
+    assert [event.seq for event in appended] == [1, 2, 3, 4, 5, 6, 7]
+    assert [(e.stream, e.stream_seq) for e in appended] == [
+        ("ctx:a", 1), ("ctx:a", 2), ("ctx:a", 3), ("ctx:b", 1), ("ctx:b", 2),
+        ("ctx:a", 4), ("ctx:a", 5),
+    ]  # fmt: skip
+    assert appended[0].prev_hash == GENESIS_HASH
+    assert all(e.prev_hash == before.hash for before, e in itertools.pairwise(appended))
+    assert await store.read() == appended
+    await store.close()
+
+    async with await SqliteEventStore.open(workspace) as reopened:
+        assert await reopened.read() == appended
+        assert await reopened.head() == 7
+        assert await reopened.streams() == {"ctx:a": 5, "ctx:b": 2}
+        assert (await reopened.verify()).ok
+
+
+async def test_read_ranges_and_streams(store: SqliteEventStore) -> None:
+    await store.append(events("ctx:a", 5) + events("ctx:b", 5))
+
+    assert [e.seq for e in await store.read(after_seq=3, limit=4)] == [4, 5, 6, 7]
+    assert [e.stream_seq for e in await store.read(stream="ctx:b", after_seq=7)] == [3, 4, 5]
+    assert await store.read(after_seq=10) == []
+    batches = [batch async for batch in store.scan(after_seq=2, batch_size=3)]
+    assert [[e.seq for e in batch] for batch in batches] == [[3, 4, 5], [6, 7, 8], [9, 10]]
+
+
+async def test_fields_are_stored_as_given(store: SqliteEventStore) -> None:
+    payload = {"text": 'naïve ☃ \u0000 "quoted"', "nested": {"b": [1, 2.5, None, True]}, "a": {}}
+    [stored] = await store.append([NewEvent("ctx:ü", "déjà", payload, actor="agent ☃")])
+    [read_back] = await store.read()
+
+    assert read_back == stored
+    assert read_back.payload == payload
+    assert (read_back.stream, read_back.type, read_back.actor) == ("ctx:ü", "déjà", "agent ☃")
+    assert read_back.time_ns == 1000  # from the injected clock
+
+
+async def test_a_command_takes_one_time_unless_its_events_carry_their_own(
+    workspace: Path,
+) -> None:
+    async with await SqliteEventStore.open(workspace, create=True, clock=SteppingClock()) as store:
+        first = await store.append(events("ctx:a", 3))
+        second = await store.append([NewEvent("ctx:a", "noted", time_ns=42)])
+
+    assert [e.time_ns for e in first] == [1000, 1000, 1000]
+    assert second[0].time_ns == 42
+
+
+async def test_stream_sequences_are_gapless_across_many_commands(store: SqliteEventStore) -> None:
+    for round_ in range(20):
+        await store.append(events(f"ctx:{round_ % 3}", round_ % 4 + 1))
+
+    for stream, length in (await store.streams()).items():
+        assert [e.stream_seq for e in await store.read(stream=stream)] == list(range(1, length + 1))
+    assert [e.seq for e in await store.read()] == list(range(1, await store.head() + 1))
+
+
+async def test_a_refused_command_writes_nothing_and_the_store_carries_on(
+    store: SqliteEventStore,
+) -> None:
+    class SectionLocked(Exception):
+        pass
+
+    await store.append(events("ctx:a", 2))
+
+    def refuse(_others: Sequence[StoredEvent]) -> list[NewEvent]:
+        raise SectionLocked("held by agent-2")
+
+    with pytest.raises(SectionLocked):
+        await store.execute(refuse)
+    assert await store.head() == 2
+
+    with pytest.raises(InvalidEvent) as invalid:
+        await store.append([*events("ctx:a", 1), NewEvent("ctx:a", "bad", {"x": {1, 2}})])
+    assert invalid.value.code == "INVALID_EVENT"
+    assert invalid.value.details["index"] == 1
+    with pytest.raises(InvalidEvent):
+        await store.append([NewEvent("ctx:a", "bad", {"x": float("nan")})])
+    with pytest.raises(InvalidEvent):
+        await store.append([NewEvent("", "no stream")])
+    assert await store.head() == 2
+
+    [after] = await store.append(events("ctx:a", 1))
+    assert (after.seq, after.stream_seq) == (3, 3)
+    assert (await store.verify()).ok
+
+
+async def test_execute_shows_decide_what_others_appended_since_the_cursor(
+    workspace: Path,
+) -> None:
+    async with (
+        await SqliteEventStore.open(workspace, create=True, watch=False) as mine,
+        await SqliteEventStore.open(workspace, watch=False) as theirs,
+    ):
+        seen: list[list[int]] = []
+
+        def note_and_append(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            seen.append([e.seq for e in others])
+            return events("ctx:mine", 1)
+
+        await mine.execute(note_and_append)  # appends 1
+        await theirs.append(events("ctx:theirs", 2))  # appends 2, 3
+        await mine.execute(note_and_append)  # sees 2, 3, appends 4
+        await mine.execute(note_and_append)  # sees nothing new, appends 5
+        assert seen == [[], [2, 3], []]
+        assert mine.cursor == 5
+
+        # append() does not move the cursor: the owner has not applied those events.
+        await mine.append(events("ctx:mine", 1))  # 6
+        await mine.execute(note_and_append)  # sees 6, appends 7
+        assert seen[-1] == [6]
+
+        # An owner that rebuilt its state from a checkpoint moves the cursor back to it.
+        mine.cursor = 3
+        await mine.execute(lambda others: seen.append([e.seq for e in others]) or [])
+        assert seen[-1] == [4, 5, 6, 7]
+        assert mine.cursor == 7
+
+
+async def test_a_closed_store_refuses_to_work(workspace: Path) -> None:
+    store = await SqliteEventStore.open(workspace, create=True)
+    await store.close()
+    await store.close()  # closing twice is harmless
+
+    with pytest.raises(StoreClosed):
+        await store.append(events("ctx:a", 1))
+    with pytest.raises(StoreClosed):
+        await store.read()
+    with pytest.raises(StoreClosed):
+        store.subscribe(0)
