@@ -143,8 +143,9 @@ class EventStore(ABC):
         """Run one command atomically; returns the events it appended.
 
         ``decide`` receives the events after :attr:`cursor` (appended by other processes, or by
-        :meth:`append`) and returns the events to append. On success the cursor moves to the
-        last appended event.
+        :meth:`append`) and returns the events to append. The cursor moves past the events
+        ``decide`` was shown even if it raises (they are committed, whatever becomes of this
+        command), and past the appended events on success.
         """
 
     @abstractmethod

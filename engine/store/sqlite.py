@@ -195,6 +195,8 @@ class SqliteEventStore(EventStore):
                 caught_up = await self._select_events(self._writer, self._cursor)
             else:
                 caught_up = [event for event in unseen if event.seq > self._cursor]
+            # Shown to the owner: they count as seen even if decide() then refuses the command.
+            self._cursor = max(self._cursor, head.seq)
         new_events = decide(caught_up)
         if not new_events:
             return [], unseen

@@ -159,3 +159,26 @@ async def test_a_closed_store_refuses_to_work(workspace: Path) -> None:
         await store.read()
     with pytest.raises(StoreClosed):
         store.subscribe(0)
+
+
+async def test_events_shown_to_a_refusing_decide_are_not_shown_again(workspace: Path) -> None:
+    class Refused(Exception):
+        pass
+
+    async with (
+        await SqliteEventStore.open(workspace, create=True, watch=False) as mine,
+        await SqliteEventStore.open(workspace, watch=False) as theirs,
+    ):
+        shown: list[list[int]] = []
+
+        def apply_then_refuse(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            shown.append([e.seq for e in others])  # the owner applies them, then validates
+            raise Refused
+
+        await theirs.append(events("ctx:theirs", 2))
+        with pytest.raises(Refused):
+            await mine.execute(apply_then_refuse)
+        with pytest.raises(Refused):
+            await mine.execute(apply_then_refuse)
+        assert shown == [[1, 2], []]
+        assert mine.cursor == 2
