@@ -50,6 +50,9 @@ from engine.store.sqlite_errors import translate_sqlite_error
 # Checkpoint blobs are written in pieces of this size, one short transaction each, so that
 # commands from this and other processes get the write lock in between.
 CHECKPOINT_CHUNK_BYTES = 1 << 20
+# How many events appended by others a command reads to keep its cached chain head current,
+# before it rather reads the head afresh.
+CACHED_HEAD_CATCH_UP_LIMIT = 1_000
 
 _INSERT_EVENT = (
     "INSERT INTO events (seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash)"
@@ -151,6 +154,7 @@ class SqliteEventStore(EventStore):
     async def _run_command(self, decide: Decide, *, catch_up: bool) -> list[StoredEvent]:
         self._check_open()
         async with self._write_lock:
+            self._check_open()  # close() may have run while this command waited for the lock
             try:
                 # IMMEDIATE takes the write lock now, before reading: whatever decide() sees is
                 # still the latest state when its events are appended.
@@ -180,21 +184,14 @@ class SqliteEventStore(EventStore):
         self, decide: Decide, catch_up: bool
     ) -> tuple[list[StoredEvent], list[StoredEvent]]:
         """Returns the appended events, and the events others appended since we last looked."""
-        if self._chain_head is None:
-            self._chain_head = await _read_chain_head(self._writer)
-        head = self._chain_head
-        # Everything committed after the head we know: other processes' appends. Reading them
-        # keeps the cached head and stream lengths exact.
-        known_seq = head.seq
-        unseen = await self._select_events(self._writer, known_seq)
-        head.record(unseen)
+        head, unseen = await self._current_chain_head()
         caught_up: list[StoredEvent] = []
-        if catch_up:
-            if self._cursor < known_seq:
-                # The owner is behind the head we knew (it used append(), or moved its cursor).
-                caught_up = await self._select_events(self._writer, self._cursor)
-            else:
+        if catch_up and self._cursor < head.seq:
+            if unseen and unseen[0].seq <= self._cursor + 1:
                 caught_up = [event for event in unseen if event.seq > self._cursor]
+            else:  # the owner is further behind (it used append(), or moved its cursor back)
+                caught_up = await self._select_events(self._writer, self._cursor)
+        if catch_up:
             # Shown to the owner: they count as seen even if decide() then refuses the command.
             self._cursor = max(self._cursor, head.seq)
         new_events = decide(caught_up)
@@ -206,6 +203,24 @@ class SqliteEventStore(EventStore):
         stored, rows = head.link(new_events, self._clock(), self._where)
         await self._writer.executemany(_INSERT_EVENT, rows)
         return stored, unseen
+
+    async def _current_chain_head(self) -> tuple[ChainHead, list[StoredEvent]]:
+        """The chain head as of now (inside the write transaction), and the events it moved past.
+
+        The cached head and stream lengths stay exact by reading every event appended after
+        them. After a long quiet spell that may be many events, so past a limit it is cheaper to
+        read the head afresh and look stream lengths up again as commands need them.
+        """
+        head = self._chain_head
+        if head is not None:
+            unseen = await self._select_events(
+                self._writer, head.seq, limit=CACHED_HEAD_CATCH_UP_LIMIT + 1
+            )
+            if len(unseen) <= CACHED_HEAD_CATCH_UP_LIMIT:
+                head.record(unseen)
+                return head, unseen
+        self._chain_head = await _read_chain_head(self._writer)
+        return self._chain_head, []
 
     # Queries
 
@@ -243,10 +258,11 @@ class SqliteEventStore(EventStore):
         return {stream: length for stream, length in rows}
 
     async def _select_events(
-        self, connection: aiosqlite.Connection, after_seq: int
+        self, connection: aiosqlite.Connection, after_seq: int, limit: int = -1
     ) -> list[StoredEvent]:
         rows = await connection.execute_fetchall(
-            f"SELECT {CHAIN_COLUMNS} FROM events WHERE seq > ? ORDER BY seq", (after_seq,)
+            f"SELECT {CHAIN_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+            (after_seq, limit),
         )
         return [_event_from_row(row) for row in rows]
 
@@ -261,6 +277,8 @@ class SqliteEventStore(EventStore):
 
     def subscribe(self, after_seq: int) -> Subscription:
         self._check_open()
+        if after_seq < 0:
+            raise ValueError(f"after_seq must be >= 0, not {after_seq}")
         return self._feed.subscribe(after_seq)
 
     # Checkpoints

@@ -100,3 +100,18 @@ async def test_a_closed_subscription_stops_and_others_continue(store: SqliteEven
     assert [e async for e in first] == []
     assert [e.seq for e in await take(second, 2)] == [1, 2]
     await second.close()
+
+
+async def test_events_the_feed_never_saw_are_read_from_the_store_in_order(
+    workspace: Path,
+) -> None:
+    async with (
+        await SqliteEventStore.open(workspace, create=True, watch=False) as follower,
+        await SqliteEventStore.open(workspace, watch=False) as other,
+    ):
+        subscription = follower.subscribe(after_seq=0)
+        await other.append(events("ctx:other", 3))  # unseen here: no watcher
+        await follower.append(events("ctx:mine", 1))  # published at once, after a gap
+
+        assert [e.seq for e in await take(subscription, 4)] == [1, 2, 3, 4]
+        await subscription.close()

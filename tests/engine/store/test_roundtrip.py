@@ -182,3 +182,30 @@ async def test_events_shown_to_a_refusing_decide_are_not_shown_again(workspace: 
             await mine.execute(apply_then_refuse)
         assert shown == [[1, 2], []]
         assert mine.cursor == 2
+
+
+async def test_a_store_quiet_while_others_append_a_lot_continues_the_chain(
+    workspace: Path,
+) -> None:
+    async with (
+        await SqliteEventStore.open(workspace, create=True, watch=False) as quiet,
+        await SqliteEventStore.open(workspace, watch=False) as busy,
+    ):
+        await quiet.append(events("ctx:shared", 1))
+        await busy.append(events("ctx:shared", 1500) + events("ctx:busy", 1500))
+
+        [appended] = await quiet.append(events("ctx:shared", 1))
+        assert (appended.seq, appended.stream_seq) == (3002, 1502)
+
+        await busy.append(events("ctx:shared", 1200))
+        shown: list[int] = []
+
+        def count_and_append(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            shown.append(len(others))
+            return events("ctx:shared", 1)
+
+        [appended] = await quiet.execute(count_and_append)
+        # The cursor was the head at opening (0): everything since then, its own appends too.
+        assert shown == [4202]
+        assert (appended.seq, appended.stream_seq) == (4203, 2703)
+        assert (await quiet.verify()).ok
