@@ -109,6 +109,8 @@ class SqliteEventStore(EventStore):
 
         A bad file raises a :class:`~engine.store.errors.StoreError` and is left untouched.
         """
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', not {synchronous!r}")
         path = Path(path)
         where = str(path)
         await asyncio.to_thread(inspect_workspace_file, path, create=create)
@@ -240,22 +242,26 @@ class SqliteEventStore(EventStore):
         if limit is not None:
             sql += " LIMIT ?"
             parameters.append(limit)
-        try:
-            rows = await self._reader.execute_fetchall(sql, parameters)
-        except sqlite3.Error as error:
-            raise translate_sqlite_error(error, self._where) from error
-        return [_event_from_row(row) for row in rows]
+        return [_event_from_row(row) for row in await self._query(sql, parameters)]
 
     async def head(self) -> int:
         self._check_open()
-        return await _head(self._reader)
+        [(seq,)] = await self._query("SELECT COALESCE(MAX(seq), 0) FROM events")
+        return int(seq)
 
     async def streams(self) -> dict[str, int]:
         self._check_open()
-        rows = await self._reader.execute_fetchall(
+        rows = await self._query(
             "SELECT stream, MAX(stream_seq) FROM events GROUP BY stream ORDER BY stream"
         )
         return {stream: length for stream, length in rows}
+
+    async def _query(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        """Rows of one statement on the reader connection (one statement: one snapshot)."""
+        try:
+            return list(await self._reader.execute_fetchall(sql, parameters))
+        except sqlite3.Error as error:
+            raise translate_sqlite_error(error, self._where) from error
 
     async def _select_events(
         self, connection: aiosqlite.Connection, after_seq: int, limit: int = -1
@@ -270,8 +276,8 @@ class SqliteEventStore(EventStore):
         return await self.read(after_seq, limit)
 
     async def _data_version(self) -> int:
-        rows = await self._reader.execute_fetchall("PRAGMA data_version")
-        return int(next(iter(rows))[0])
+        [(version,)] = await self._query("PRAGMA data_version")
+        return int(version)
 
     # Change feed
 
@@ -298,6 +304,7 @@ class SqliteEventStore(EventStore):
         try:
             for chunk, offset in enumerate(range(0, len(data), CHECKPOINT_CHUNK_BYTES)):
                 async with self._write_lock:
+                    self._check_open()
                     # Outside BEGIN: each INSERT is its own short transaction.
                     await self._writer.execute(
                         "INSERT INTO checkpoint_chunks (name, generation, chunk, data)"
@@ -305,9 +312,19 @@ class SqliteEventStore(EventStore):
                         (name, generation, chunk, data[offset : offset + CHECKPOINT_CHUNK_BYTES]),
                     )
             async with self._write_lock:
+                self._check_open()
                 await self._publish_checkpoint(name, seq, generation, data)
-        except sqlite3.Error as error:
-            raise translate_sqlite_error(error, self._where) from error
+        except BaseException as error:
+            # Best effort: pieces of a checkpoint that was never published are dead weight.
+            async with self._write_lock:
+                with contextlib.suppress(sqlite3.Error, ValueError):
+                    await self._writer.execute(
+                        "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?",
+                        (name, generation),
+                    )
+            if isinstance(error, sqlite3.Error):
+                raise translate_sqlite_error(error, self._where) from error
+            raise
 
     async def _publish_checkpoint(self, name: str, seq: int, generation: str, data: bytes) -> None:
         await self._writer.execute("BEGIN IMMEDIATE")
@@ -348,14 +365,11 @@ class SqliteEventStore(EventStore):
     async def load_checkpoint(self, name: str) -> Checkpoint | None:
         self._check_open()
         # One statement, so one snapshot: a concurrent save cannot swap chunks under us.
-        rows = list(
-            await self._reader.execute_fetchall(
-                "SELECT c.seq, c.size, c.sha256, k.data FROM checkpoints AS c"
-                " LEFT JOIN checkpoint_chunks AS k"
-                " ON k.name = c.name AND k.generation = c.generation"
-                " WHERE c.name = ? ORDER BY k.chunk",
-                (name,),
-            )
+        rows = await self._query(
+            "SELECT c.seq, c.size, c.sha256, k.data FROM checkpoints AS c"
+            " LEFT JOIN checkpoint_chunks AS k ON k.name = c.name AND k.generation = c.generation"
+            " WHERE c.name = ? ORDER BY k.chunk",
+            (name,),
         )
         if not rows:
             return None
@@ -409,9 +423,8 @@ def verify_file(path: Path) -> VerifyResult:
 
 async def _connect(path: Path, busy_timeout: float) -> aiosqlite.Connection:
     # isolation_level=None: no implicit BEGINs; the store issues BEGIN IMMEDIATE itself.
-    connection = await aiosqlite.connect(path, isolation_level=None, timeout=busy_timeout)
-    await connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-    return connection
+    # timeout= is SQLite's busy timeout: how long to wait for another connection's lock.
+    return await aiosqlite.connect(path, isolation_level=None, timeout=busy_timeout)
 
 
 async def _migrate(writer: aiosqlite.Connection, where: str) -> None:

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import SqliteEventStore, StoreClosed, StoredEvent, Subscription
+from engine.store import (
+    ChangeFeedFailed,
+    SqliteEventStore,
+    StoreClosed,
+    StoredEvent,
+    Subscription,
+)
+from engine.store.feed import ChangeFeed
 
 from .conftest import events
 
@@ -115,3 +122,25 @@ async def test_events_the_feed_never_saw_are_read_from_the_store_in_order(
 
         assert [e.seq for e in await take(subscription, 4)] == [1, 2, 3, 4]
         await subscription.close()
+
+
+async def test_a_failing_feed_fails_its_subscriptions_instead_of_hanging(tmp_path: Path) -> None:
+    database = tmp_path / "gone.pact"
+    database.touch()
+
+    async def data_version() -> int:
+        return 1
+
+    async def read_after(after_seq: int, limit: int) -> list[StoredEvent]:
+        raise OSError("disk I/O error")
+
+    feed = ChangeFeed(
+        head=0, read_after=read_after, data_version=data_version, database_file=database
+    )
+    subscription = feed.subscribe(after_seq=0)
+    with pytest.raises(ChangeFeedFailed) as failed:
+        async with asyncio.timeout(GUARD_S):
+            await anext(subscription)
+    assert failed.value.code == "CHANGE_FEED_FAILED"
+    assert isinstance(failed.value.__cause__, OSError)
+    await feed.close()
