@@ -14,10 +14,11 @@ import contextlib
 import hashlib
 import json
 import os
+import random
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,7 +46,7 @@ from engine.store.errors import (
 from engine.store.feed import ChangeFeed
 from engine.store.file_check import inspect_workspace_file
 from engine.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from engine.store.sqlite_errors import translate_sqlite_error
+from engine.store.sqlite_errors import is_busy, translate_sqlite_error
 
 # Checkpoint blobs are written in pieces of this size, one short transaction each, so that
 # commands from this and other processes get the write lock in between.
@@ -71,6 +72,7 @@ class SqliteEventStore(EventStore):
         *,
         head: int,
         clock: Clock,
+        busy_timeout: float,
         watch: bool,
     ) -> None:
         self.path = path
@@ -78,6 +80,7 @@ class SqliteEventStore(EventStore):
         self._writer = writer
         self._reader = reader
         self._clock = clock
+        self._busy_timeout = busy_timeout
         self._cursor = head
         self._chain_head: ChainHead | None = None  # read at the first command
         self._write_lock = asyncio.Lock()  # one transaction at a time on the writer connection
@@ -122,6 +125,8 @@ class SqliteEventStore(EventStore):
             await _enable_wal(writer, where)
             await writer.execute(f"PRAGMA synchronous = {synchronous}")
             await _migrate(writer, where)
+            # From here on the store waits for the write lock itself: see _begin_immediate.
+            await writer.execute("PRAGMA busy_timeout = 0")
             reader = await _connect(path, busy_timeout)
             connections.append(reader)
             await reader.execute("PRAGMA query_only = ON")
@@ -132,7 +137,9 @@ class SqliteEventStore(EventStore):
             if isinstance(error, sqlite3.Error):
                 raise translate_sqlite_error(error, where) from error
             raise
-        return cls(path, writer, reader, head=head, clock=clock, watch=watch)
+        return cls(
+            path, writer, reader, head=head, clock=clock, busy_timeout=busy_timeout, watch=watch
+        )
 
     # Commands
 
@@ -156,23 +163,15 @@ class SqliteEventStore(EventStore):
     async def _run_command(self, decide: Decide, *, catch_up: bool) -> list[StoredEvent]:
         self._check_open()
         async with self._write_lock:
-            self._check_open()  # close() may have run while this command waited for the lock
             try:
-                # IMMEDIATE takes the write lock now, before reading: whatever decide() sees is
+                # IMMEDIATE: the write lock is taken before reading, so whatever decide() sees is
                 # still the latest state when its events are appended.
-                await self._writer.execute("BEGIN IMMEDIATE")
+                async with self._write_transaction():
+                    stored, unseen = await self._append_in_transaction(decide, catch_up)
             except sqlite3.Error as error:
+                if isinstance(error, sqlite3.IntegrityError):
+                    self._chain_head = None  # the cache disagreed with the file: re-read it
                 raise translate_sqlite_error(error, self._where) from error
-            try:
-                stored, unseen = await self._append_in_transaction(decide, catch_up)
-                await self._writer.execute("COMMIT")
-            except BaseException as error:
-                await _rollback(self._writer)
-                if isinstance(error, sqlite3.Error):
-                    if isinstance(error, sqlite3.IntegrityError):
-                        self._chain_head = None  # the cache disagreed with the file: re-read it
-                    raise translate_sqlite_error(error, self._where) from error
-                raise
             head = self._chain_head
             if head is not None:
                 head.record(stored)
@@ -181,6 +180,37 @@ class SqliteEventStore(EventStore):
         # Local subscribers hear about this commit now, not after a file-watch round trip.
         self._feed.publish([*unseen, *stored])
         return stored
+
+    @contextlib.asynccontextmanager
+    async def _write_transaction(self) -> AsyncIterator[None]:
+        """BEGIN IMMEDIATE … COMMIT on the writer, or ROLLBACK. The caller holds _write_lock."""
+        self._check_open()  # close() may have run while the caller waited for _write_lock
+        await self._begin_immediate()
+        try:
+            yield
+            await self._writer.execute("COMMIT")
+        except BaseException:
+            await _rollback(self._writer)
+            raise
+
+    async def _begin_immediate(self) -> None:
+        """Take the write lock, waiting up to the busy timeout while another process holds it.
+
+        The store waits here rather than in SQLite's busy handler: that one backs off to 100 ms
+        between attempts, so a process committing back to back keeps the others out for its
+        whole burst. Trying again every millisecond or so gives each process its turn.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._busy_timeout
+        while True:
+            try:
+                await self._writer.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                if not is_busy(error) or loop.time() >= deadline:
+                    raise
+            # Jittered, so that two waiting processes do not retry in lockstep.
+            await asyncio.sleep(random.uniform(0.0005, 0.002))
 
     async def _append_in_transaction(
         self, decide: Decide, catch_up: bool
@@ -303,16 +333,13 @@ class SqliteEventStore(EventStore):
         generation = secrets.token_hex(8)
         try:
             for chunk, offset in enumerate(range(0, len(data), CHECKPOINT_CHUNK_BYTES)):
-                async with self._write_lock:
-                    self._check_open()
-                    # Outside BEGIN: each INSERT is its own short transaction.
+                async with self._write_lock, self._write_transaction():
                     await self._writer.execute(
                         "INSERT INTO checkpoint_chunks (name, generation, chunk, data)"
                         " VALUES (?, ?, ?, ?)",
                         (name, generation, chunk, data[offset : offset + CHECKPOINT_CHUNK_BYTES]),
                     )
-            async with self._write_lock:
-                self._check_open()
+            async with self._write_lock, self._write_transaction():
                 await self._publish_checkpoint(name, seq, generation, data)
         except BaseException as error:
             # Best effort: pieces of a checkpoint that was never published are dead weight.
@@ -327,40 +354,26 @@ class SqliteEventStore(EventStore):
             raise
 
     async def _publish_checkpoint(self, name: str, seq: int, generation: str, data: bytes) -> None:
-        await self._writer.execute("BEGIN IMMEDIATE")
-        try:
-            rows = list(
-                await self._writer.execute_fetchall(
-                    "SELECT seq, generation FROM checkpoints WHERE name = ?", (name,)
-                )
+        rows = await self._writer.execute_fetchall(
+            "SELECT seq, generation FROM checkpoints WHERE name = ?", (name,)
+        )
+        current = next(iter(rows), None)
+        superseded: str | None
+        if current is not None and current[0] > seq:
+            # Another process saved a later state meanwhile: keep it, drop ours.
+            superseded = generation
+        else:
+            await self._writer.execute(
+                "INSERT OR REPLACE INTO checkpoints"
+                " (name, seq, generation, size, sha256, saved_ns) VALUES (?, ?, ?, ?, ?, ?)",
+                (name, seq, generation, len(data), hashlib.sha256(data).hexdigest(), self._clock()),
             )
-            superseded: str | None
-            if rows and rows[0][0] > seq:
-                # Another process saved a later state meanwhile: keep it, drop ours.
-                superseded = generation
-            else:
-                superseded = rows[0][1] if rows else None
-                await self._writer.execute(
-                    "INSERT OR REPLACE INTO checkpoints"
-                    " (name, seq, generation, size, sha256, saved_ns) VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        name,
-                        seq,
-                        generation,
-                        len(data),
-                        hashlib.sha256(data).hexdigest(),
-                        self._clock(),
-                    ),
-                )
-            if superseded is not None:
-                await self._writer.execute(
-                    "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?",
-                    (name, superseded),
-                )
-            await self._writer.execute("COMMIT")
-        except BaseException:
-            await _rollback(self._writer)
-            raise
+            superseded = current[1] if current is not None else None
+        if superseded is not None:
+            await self._writer.execute(
+                "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?",
+                (name, superseded),
+            )
 
     async def load_checkpoint(self, name: str) -> Checkpoint | None:
         self._check_open()

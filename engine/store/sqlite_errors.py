@@ -13,11 +13,17 @@ from engine.store.errors import (
 )
 
 
+def is_busy(error: sqlite3.Error) -> bool:
+    """Whether another connection holds a lock this one needs."""
+    primary_code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    return primary_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def translate_sqlite_error(error: sqlite3.Error, where: str) -> StoreError:
     """The typed store error for an error SQLite reported about ``where``."""
     primary_code = getattr(error, "sqlite_errorcode", 0) & 0xFF
     message = str(error)
-    if primary_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+    if is_busy(error):
         return WorkspaceLocked(
             f"another process holds the workspace's write lock ({message})", path=where
         )

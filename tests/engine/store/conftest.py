@@ -50,7 +50,7 @@ def start_helper(script: str, *args: object) -> subprocess.Popen[str]:
         [sys.executable, str(HELPERS / script), *map(str, args)],
         cwd=REPO_ROOT,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

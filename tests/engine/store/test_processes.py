@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import signal
@@ -42,9 +43,16 @@ async def test_two_writers_and_a_follower_in_three_processes(tmp_path: Path) -> 
     assert follower.stdout.readline().strip() == "ready"
 
     writers = [
-        start_helper("writer_process.py", workspace, name, commands, per_command)
+        start_helper("writer_process.py", workspace, name, commands, per_command, "--wait-for-go")
         for name in ("alpha", "beta")
     ]
+    for writer in writers:  # both open, then both go: their bursts overlap
+        assert writer.stdout is not None
+        assert writer.stdout.readline().strip() == "ready"
+    for writer in writers:
+        assert writer.stdin is not None
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
     for writer in writers:
         out, err = writer.communicate(timeout=GUARD_S)
         assert writer.returncode == 0, err
@@ -73,6 +81,9 @@ async def test_two_writers_and_a_follower_in_three_processes(tmp_path: Path) -> 
     # A command's events are adjacent: nothing from the other writer in between.
     for first in range(0, total, per_command):
         assert len({e.payload["command"] for e in stored[first : first + per_command]}) == 1
+    # And the two writers really did take turns.
+    writer_order = [e.actor for e in stored[::per_command]]
+    assert sum(a != b for a, b in itertools.pairwise(writer_order)) > 1
     # The follower saw exactly the stored events, in order.
     seen = [json.loads(line) for line in (tmp_path / "seen.jsonl").read_text().splitlines()]
     assert seen == [[e.seq, e.stream, e.stream_seq, e.hash] for e in stored]
