@@ -98,8 +98,7 @@ def inspect_workspace_file(path: Path, *, create: bool) -> FileState:
     header = SqliteHeader.parse(header_bytes)
     # Committed transactions that are still in the write-ahead log are not reflected in the
     # main file yet: only without them do the file's size and header fields tell the truth.
-    wal = path.with_name(path.name + "-wal")
-    header_is_current = not wal.exists() or wal.stat().st_size == 0
+    header_is_current = _write_ahead_log_size(path) == 0
     if header_is_current:
         expected_size = (header.page_count or 0) * header.page_size
         if status.st_size < expected_size or status.st_size % header.page_size:
@@ -115,6 +114,13 @@ def inspect_workspace_file(path: Path, *, create: bool) -> FileState:
                 where, create, header.application_id, header.user_version, schema_objects=1
             )
     return _probe_read_only(path, create, immutable=header_is_current)
+
+
+def _write_ahead_log_size(path: Path) -> int:
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size
+    except FileNotFoundError:  # none, or the last connection just removed it
+        return 0
 
 
 def _probe_read_only(path: Path, create: bool, *, immutable: bool) -> FileState:
