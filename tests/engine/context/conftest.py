@@ -1,0 +1,165 @@
+"""Shared helpers for the context engine tests.
+
+Every context here is built with ``SequentialIds`` and ``SteppingClock`` so ids and timestamps
+are deterministic and two runs of the same operations give byte-identical exports.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from engine.context import (
+    Context,
+    ContextError,
+    SequentialIds,
+    SteppingClock,
+)
+
+
+def new_context() -> Context:
+    return Context(ids=SequentialIds(), clock=SteppingClock())
+
+
+@pytest.fixture
+def ctx() -> Context:
+    return new_context()
+
+
+class CountingIds:
+    """``SequentialIds`` that remembers how many ids it handed out (to continue after a load)."""
+
+    def __init__(self) -> None:
+        self.inner = SequentialIds()
+        self.calls = 0
+
+    def __call__(self) -> str:
+        self.calls += 1
+        return self.inner()
+
+    def continuation(self) -> SequentialIds:
+        return SequentialIds(start=self.calls + 1)
+
+
+class CountingClock:
+    """``SteppingClock`` that remembers how many readings it gave."""
+
+    def __init__(self) -> None:
+        self.inner = SteppingClock()
+        self.reads = 0
+
+    def now_ns(self) -> int:
+        self.reads += 1
+        return self.inner.now_ns()
+
+    def continuation(self) -> SteppingClock:
+        return SteppingClock(start=self.reads)
+
+
+def coords(context: Any, item_id: str) -> tuple[int, ...] | None:
+    """Where the item with this id sits now, or ``None`` when it is gone."""
+    node = context.find(item_id)
+    return None if node is None else node.coordinates
+
+
+def contents(context: Any, selector: str) -> list[Any]:
+    return [n.content for n in context.select(selector)]
+
+
+def layout(context: Any) -> list[tuple[tuple[int, ...], Any]]:
+    """Every item as ``(coordinates, content)`` in canonical order."""
+    return [(n.coordinates, n.content) for n in context.select("*")]
+
+
+def slot_layout(context: Any, depth: int, position: int) -> dict[int, Any]:
+    """``{offset: content}`` of one slot."""
+    return {n.offset: n.content for n in context.select(f"d{depth}, {position}, *")}
+
+
+@contextmanager
+def unchanged(context: Context) -> Iterator[None]:
+    """Assert that the block leaves the exported state byte-identical."""
+    before = context.model_dump_json()
+    snapshots = len(context.history)
+    episode = context.current_episode
+    yield
+    assert context.model_dump_json() == before
+    assert len(context.history) == snapshots
+    assert context.current_episode == episode
+
+
+def raises_unchanged(
+    context: Context, error: type[ContextError], code: str, call: Any, *names: str
+) -> ContextError:
+    """Run ``call``; it must raise ``error`` with ``code``, name every string in ``names`` in
+    its message, and leave the state byte-identical."""
+    before = context.model_dump_json()
+    snapshots = len(context.history)
+    with pytest.raises(error) as info:
+        call()
+    assert info.value.code == code
+    for name in names:
+        assert name in info.value.message, (name, info.value.message)
+        assert name in str(info.value)
+    assert context.model_dump_json() == before
+    assert len(context.history) == snapshots
+    return info.value
+
+
+def check_structure(context: Any, orphans_ok: frozenset[str] | set[str] = frozenset()) -> None:
+    """The shape rules of spec §1-2 that must hold after any operation, checked on the export
+    and through the public read side:
+
+    - every slot is non-empty, its offsets are dense and include the core 0;
+    - every exported item's coordinates agree with where it is exported and with indexing;
+    - never two live instances of one template; every instance's template exists and a
+      template's ``live_id`` names its live instance (``orphans_ok``: schedule ids that a known
+      bug may have dropped while an instance lives on, see test_lifecycle.py).
+    """
+    dump = context.model_dump()
+    turns = [dump["system"], *dump["turns"]]
+    assert [t["depth"] for t in turns] == [-1, *range(len(turns) - 2, -1, -1)]
+    items_by_template: dict[str, list[str]] = defaultdict(list)
+    all_items: dict[str, dict[str, Any]] = {}
+    for turn in turns:
+        positions = [s["position"] for s in turn["slots"]]
+        assert positions == sorted(set(positions))
+        for slot in turn["slots"]:
+            offsets = [i["offset"] for i in slot["items"]]
+            assert offsets, f"empty slot {slot['id']} at ({turn['depth']}, {slot['position']})"
+            assert 0 in offsets, f"slot ({turn['depth']}, {slot['position']}) has no core"
+            assert offsets == list(range(offsets[0], offsets[0] + len(offsets))), offsets
+            for item in slot["items"]:
+                where = [turn["depth"], slot["position"], item["offset"]]
+                assert item["coordinates"] == where
+                assert item["parent_id"] == slot["id"]
+                assert item["id"] not in all_items
+                all_items[item["id"]] = item
+                if "template_id" in item:
+                    items_by_template[item["template_id"]].append(item["id"])
+                node = context[tuple(where)]
+                assert node is not None and node.id == item["id"]
+    for template_id, ids in items_by_template.items():
+        assert len(ids) == 1, f"template {template_id} has live instances {ids}"
+    templates = {t["id"]: t for t in dump["templates"]}
+    for template_id in items_by_template:
+        if template_id not in orphans_ok:
+            assert template_id in templates, f"instance of a dropped template {template_id}"
+    for template in templates.values():
+        live = template["live_id"]
+        if live is not None:
+            assert live in all_items, f"template {template['id']} names a missing {live}"
+            assert all_items[live].get("template_id") == template["id"]
+    selected = [n.id for n in context.select("*")]
+    exported = [i["id"] for turn in turns for s in turn["slots"] for i in s["items"]]
+    assert selected == exported
+
+
+def empty_history_depths(context: Any) -> list[int]:
+    """History depths (>= 1) whose turn holds no item at all."""
+    dump = context.model_dump()
+    return [t["depth"] for t in dump["turns"] if t["depth"] >= 1 and not t["slots"]]
