@@ -1,14 +1,307 @@
-"""The ``pact-tui`` command line."""
+"""The ``pact-tui`` command line: the app, the demo, and ``ctx`` commands agents run themselves.
+
+Every ``ctx`` subcommand takes the workspace path, runs one command or query, and prints a line
+for people or, with ``--json``, one JSON document for scripts. A failure is one line on stderr
+(``pact-tui: CODE: message``; with ``--json`` the error object) and a non-zero exit.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from engine.context import ContextError
+from engine.context.view import Node
+from engine.store import StoreError
+
+EXIT_FAILED = 1  # the command was refused or the file is bad (argparse uses 2 for usage errors)
+
+Handler = Callable[[argparse.Namespace], Awaitable[Any]]
 
 
+class CommandFailed(Exception):
+    """A failure the CLI reports as it is (``verify`` finding a broken chain)."""
+
+    def __init__(self, message: str, payload: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.payload = payload
+
+
+# -- output -----------------------------------------------------------------------------------
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, ensure_ascii=False, sort_keys=True))
+    elif text:
+        print(text)
+
+
+def _node_line(node: Node) -> str:
+    coords = ",".join(str(c) for c in node.coordinates)
+    text = node.item.text() if node.item is not None else ""
+    if len(text) > 70:
+        text = text[:67] + "..."
+    parts = [f"({coords})", node.node_type, node.id]
+    if node.key:
+        parts.append(f"#{node.key}")
+    parts.extend(f"+{tag}" for tag in node.tags)
+    if node.lifecycle:
+        parts.append(node.lifecycle)
+    return "  ".join(parts) + f"  {json.dumps(text, ensure_ascii=False)}"
+
+
+# -- ctx: building commands from arguments ----------------------------------------------------
+def _component(args: argparse.Namespace) -> dict[str, Any]:
+    if args.component is not None:
+        try:
+            given = json.loads(args.component)
+        except json.JSONDecodeError as error:
+            raise _usage(f"--component is not JSON: {error}") from None
+        if not isinstance(given, dict):
+            raise _usage("--component must be a JSON object")
+        return given
+    if args.text is None:
+        raise _usage("give the component's TEXT or --component JSON")
+    component: dict[str, Any] = {"type": "text", "content": args.text}
+    if args.key is not None:
+        component["key"] = args.key
+    tags = [t.strip() for tag in args.tag for t in tag.split(",") if t.strip()]
+    if tags:
+        component["tags"] = tags
+    for name in ("ttl", "cad", "priority"):
+        value = getattr(args, name)
+        if value is not None:
+            component[name] = value
+    if args.stage:
+        component["render_lifecycle"] = {
+            "stages": [_stage(text) for text in args.stage],
+            "cycle": _cycle(args.cycle),
+        }
+    elif args.cycle is not None:
+        raise _usage("--cycle needs --stage")
+    return component
+
+
+def _stage(text: str) -> dict[str, Any]:
+    """``"d0, 0, 1:2"`` → a stage at d0,0,1 for 2 episodes; no ``:TTL`` = the final stage."""
+    selector, _, ttl = text.rpartition(":")
+    if not selector:
+        return {"selector": text, "ttl": None}
+    try:
+        return {"selector": selector, "ttl": int(ttl)}
+    except ValueError:
+        raise _usage(f"--stage {text!r}: the part after ':' must be a whole number") from None
+
+
+def _cycle(text: str | None) -> bool | int:
+    if text is None or text.lower() == "false":
+        return False
+    if text.lower() == "true":
+        return True
+    try:
+        return int(text)
+    except ValueError:
+        raise _usage(f"--cycle {text!r}: use true, false or a number of passes") from None
+
+
+class UsageError(ContextError):
+    code = "USAGE"
+
+
+def _usage(message: str) -> UsageError:
+    return UsageError(message)
+
+
+# -- ctx: handlers ----------------------------------------------------------------------------
+async def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
+    from engine.workspace import Workspace
+
+    return await Workspace.open(args.workspace, create=create, watch=False)
+
+
+async def _ctx_create(args: argparse.Namespace) -> None:
+    async with await _open(args, create=True) as ws:
+        await ws.create_context(args.name, actor=args.actor)
+    _emit(args, {"created": args.name}, f"created context {args.name!r} in {args.workspace}")
+
+
+async def _ctx_list(args: argparse.Namespace) -> None:
+    async with await _open(args) as ws:
+        infos = ws.contexts()
+    rows = [
+        {
+            "name": i.name,
+            "episode": i.episode,
+            "items": i.items,
+            "depth": i.depth,
+            "snapshots": i.snapshots,
+        }
+        for i in infos
+    ]
+    lines = [f"{'name':<24} {'episode':>7} {'items':>8} {'depth':>6} {'snapshots':>9}"] + [
+        f"{r['name']:<24} {r['episode']:>7} {r['items']:>8} {r['depth']:>6} {r['snapshots']:>9}"
+        for r in rows
+    ]
+    _emit(args, rows, "\n".join(lines) if rows else "no contexts yet")
+
+
+async def _run(args: argparse.Namespace, command: dict[str, Any]) -> dict[str, Any]:
+    async with await _open(args) as ws:
+        result: dict[str, Any] = await ws.run(args.name, command, actor=args.actor)
+    return result
+
+
+def _placed_text(verb: str, result: dict[str, Any]) -> str:
+    coords = ",".join(str(c) for c in result["coordinates"])
+    return f"{verb} {result['id']} at ({coords})"
+
+
+async def _ctx_insert(args: argparse.Namespace) -> None:
+    command = {"op": "insert", "selector": args.selector, "component": _component(args)}
+    result = await _run(args, command)
+    _emit(args, result, _placed_text("inserted", result))
+
+
+async def _ctx_update(args: argparse.Namespace) -> None:
+    command = {
+        "op": "update",
+        "selector": args.selector,
+        "component": _component(args),
+        "mode": args.mode,
+    }
+    result = await _run(args, command)
+    _emit(args, result, _placed_text("replaced" if args.mode == "replace" else "appended", result))
+
+
+async def _ctx_delete(args: argparse.Namespace) -> None:
+    if (args.selector is None) == (args.key is None):
+        raise _usage("delete takes a SELECTOR or --key KEY (one of them)")
+    command: dict[str, Any] = {"op": "delete"}
+    if args.selector is not None:
+        command["selector"] = args.selector
+    else:
+        command["key"] = args.key
+    result = await _run(args, command)
+    _emit(args, result, f"deleted {len(result['deleted'])}: {' '.join(result['deleted'])}")
+
+
+def _message_handler(role: str) -> Handler:
+    async def handler(args: argparse.Namespace) -> None:
+        result = await _run(args, {"op": "message", "role": role, "text": args.text})
+        _emit(args, result, _placed_text(f"{role} message", result))
+
+    return handler
+
+
+async def _ctx_advance(args: argparse.Namespace) -> None:
+    if args.steps < 1:
+        raise _usage(f"--steps must be at least 1, got {args.steps}")
+    results = []
+    async with await _open(args) as ws:
+        for _ in range(args.steps):
+            results.append(await ws.run(args.name, {"op": "advance"}, actor=args.actor))
+    last = results[-1]
+    _emit(
+        args,
+        results if args.steps > 1 else last,
+        f"episode {last['episode']} (snapshot {last['snapshot']})",
+    )
+
+
+async def _ctx_seal(args: argparse.Namespace) -> None:
+    result = await _run(args, {"op": "seal", "trigger": args.trigger})
+    _emit(args, result, f"sealed {args.trigger!r} as snapshot {result['snapshot']}")
+
+
+async def _ctx_select(args: argparse.Namespace) -> None:
+    async with await _open(args) as ws:
+        nodes = await ws.select(args.name, args.selector)
+    text = "\n".join(_node_line(n) for n in nodes) if nodes else "no match"
+    _emit(args, [n.model_dump() for n in nodes], text)
+
+
+async def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
+    if args.episode is not None:
+        entry = ws.snapshot_of_episode(args.name, args.episode)
+        return str(entry.id)
+    return args.at  # type: ignore[no-any-return]
+
+
+async def _ctx_print(args: argparse.Namespace) -> None:
+    async with await _open(args) as ws:
+        at = await _resolve_at(ws, args)
+        if args.json:
+            view = await ws.view(args.name, at)
+            data = view.render_provider() if args.mode == "provider" else view.model_dump()
+            _emit(args, data, "")
+        else:
+            print(await ws.render(args.name, args.mode, at))
+
+
+def _snapshot_ref(ws: Any, name: str, ref: str) -> str | None:
+    """``now``, a snapshot id, ``eN`` (episode N) or ``-N`` (N-th newest)."""
+    if ref == "now":
+        return None
+    if ref.startswith("e") and ref[1:].isdigit():
+        return str(ws.snapshot_of_episode(name, int(ref[1:])).id)
+    if ref.startswith("-") and ref[1:].isdigit():
+        snapshots = ws.snapshots(name)
+        steps = int(ref[1:])
+        if not 1 <= steps <= len(snapshots):
+            raise _usage(f"{ref}: context {name!r} has {len(snapshots)} snapshot(s)")
+        return str(snapshots[-steps].id)
+    ws.snapshot(name, ref)  # raises UNKNOWN_SNAPSHOT
+    return ref
+
+
+async def _ctx_diff(args: argparse.Namespace) -> None:
+    async with await _open(args) as ws:
+        older = _snapshot_ref(ws, args.name, args.older)
+        newer = _snapshot_ref(ws, args.name, args.newer)
+        diff = await ws.diff(args.name, older, newer)
+    lines = [f"+ {i}" for i in diff["added"]] + [f"- {i}" for i in diff["removed"]]
+    for change in diff["changed"]:
+        moved = {k: v for k, v in change.items() if k.endswith("_changed")}
+        detail = ", ".join(change["fields"] + [f"{k[:-8]} {a}→{b}" for k, (a, b) in moved.items()])
+        lines.append(f"~ {change['id']}: {detail}")
+    _emit(args, diff, "\n".join(lines) if lines else "no changes")
+
+
+async def _ctx_snapshots(args: argparse.Namespace) -> None:
+    async with await _open(args) as ws:
+        entries = ws.snapshots(args.name)
+    rows = [
+        {"index": e.index, "id": e.id, "episode": e.episode, "trigger": e.trigger, "seq": e.seq}
+        for e in entries
+    ]
+    text = "\n".join(
+        f"{r['index']:>5}  {r['id']:<10} episode {r['episode']:<6} {r['trigger']}" for r in rows
+    )
+    _emit(args, rows, text or "no snapshots yet")
+
+
+async def _verify(args: argparse.Namespace) -> None:
+    from engine.store import SqliteEventStore
+
+    async with await SqliteEventStore.open(args.workspace, watch=False) as store:
+        result = await store.verify()
+    data = {
+        "ok": result.ok,
+        "checked": result.checked,
+        "broken_seq": result.broken_seq,
+        "problem": str(result.problem) if result.problem else None,
+        "detail": result.detail,
+    }
+    if not result.ok:
+        raise CommandFailed(f"CHAIN_BROKEN: {result}", data)
+    _emit(args, data, str(result))
+
+
+# -- the demo (the app arrives with the next issue) -------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
     from engine.context import Context, ContextExplorer, SequentialIds, SteppingClock
     from engine.context.scenario import demo_steps
@@ -27,27 +320,124 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- the parser -------------------------------------------------------------------------------
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pact-tui",
         description="Inspect live agent context trees and multi-agent documents.",
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
     demo = commands.add_parser("demo", help="walk a scripted agent conversation")
     demo.add_argument(
         "--verbose", "-v", action="store_true", help="print the tree after every step"
     )
-    demo.set_defaults(run=_demo)
+    demo.set_defaults(sync=_demo)
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print JSON for scripts")
+    in_context = argparse.ArgumentParser(add_help=False, parents=[common])
+    in_context.add_argument("workspace", help="the workspace file")
+    in_context.add_argument("name", help="the context's name")
+    in_context.add_argument("--actor", default="cli", help="who is acting (recorded in the log)")
+
+    verify = commands.add_parser("verify", parents=[common], help="walk the workspace's hash chain")
+    verify.add_argument("workspace", help="the workspace file")
+    verify.set_defaults(handler=_verify)
+
+    ctx = commands.add_parser("ctx", help="drive a context from outside the app")
+    sub = ctx.add_subparsers(dest="ctx_command", required=True, metavar="SUBCOMMAND")
+
+    def add(name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
+        parser = sub.add_parser(name, parents=[in_context], help=help, description=help)
+        parser.set_defaults(handler=handler)
+        return parser
+
+    add("create", _ctx_create, "create a context (and the workspace file if missing)")
+    listing = sub.add_parser("list", parents=[common], help="list the workspace's contexts")
+    listing.add_argument("workspace", help="the workspace file")
+    listing.set_defaults(handler=_ctx_list)
+
+    def component_options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("text", nargs="?", help="the component's text")
+        parser.add_argument("--key", help="a key to find it by (#key)")
+        parser.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
+        parser.add_argument("--ttl", type=_int, help="episodes it lives (default: permanent)")
+        parser.add_argument("--cad", "--cadence", type=_int, help="rehydrate every N episodes")
+        parser.add_argument("--priority", type=_int)
+        parser.add_argument(
+            "--stage",
+            action="append",
+            default=[],
+            help="a render-lifecycle stage 'd0, 0, 1:2' (coordinates:ttl; repeatable)",
+        )
+        parser.add_argument("--cycle", help="after the last stage: false, true or N passes")
+        parser.add_argument("--component", help="the whole component as a JSON object")
+
+    insert = add("insert", _ctx_insert, "insert a component at coordinates")
+    insert.add_argument("selector", help="coordinates, e.g. 'd0, 1, 0'")
+    component_options(insert)
+    update = add("update", _ctx_update, "replace the item at coordinates, or append to a slot")
+    update.add_argument("selector", help="'d0, 1, 0' to replace, 'd0, 1' with --mode append")
+    update.add_argument("--mode", choices=("replace", "append"), default="replace")
+    component_options(update)
+    delete = add("delete", _ctx_delete, "delete by coordinates, query or key")
+    delete.add_argument("selector", nargs="?")
+    delete.add_argument("--key")
+    for role in ("user", "assistant"):
+        message = add(role, _message_handler(role), f"add a {role} message (a new turn)")
+        message.add_argument("text")
+    advance = add("advance", _ctx_advance, "start the next episode")
+    advance.add_argument("--steps", type=_int, default=1)
+    seal = add("seal", _ctx_seal, "record a named snapshot")
+    seal.add_argument("trigger", nargs="?", default="checkpoint")
+    select = add("select", _ctx_select, "list the nodes a selector matches")
+    select.add_argument("selector")
+    printing = add("print", _ctx_print, "print the tree, the provider rendering or the export")
+    printing.add_argument("--mode", choices=("tree", "provider", "json"), default="tree")
+    when = printing.add_mutually_exclusive_group()
+    when.add_argument("--at", help="a snapshot id: print the context as it was then")
+    when.add_argument("--episode", type=_int, help="print the context at episode N")
+    diff = add("diff", _ctx_diff, "what changed between two snapshots")
+    diff.add_argument("older", help="a snapshot id, eN (episode N), -N (N-th newest) or now")
+    diff.add_argument("newer", nargs="?", default="now")
+    add("snapshots", _ctx_snapshots, "list a context's snapshots")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if hasattr(args, "sync"):
+        return int(args.sync(args))
     try:
-        return int(args.run(args))
-    except ContextError as error:
-        print(f"pact-tui: {error}", file=sys.stderr)
-        return 2
+        asyncio.run(args.handler(args))
+        return 0
+    except (ContextError, StoreError) as error:
+        _fail(args, str(error), error.to_dict())
+    except CommandFailed as error:
+        _fail(args, str(error), error.payload)
+    except KeyboardInterrupt:
+        _fail(args, "interrupted", {"code": "INTERRUPTED"})
+    except Exception as error:
+        if os.environ.get("PACT_TUI_DEBUG"):
+            raise
+        message = f"INTERNAL: {type(error).__name__}: {error} (PACT_TUI_DEBUG=1 shows where)"
+        _fail(args, message, {"code": "INTERNAL", "message": str(error)})
+    return EXIT_FAILED
+
+
+def _fail(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps({"error": payload}, ensure_ascii=False, default=str), file=sys.stderr)
+    else:
+        print(f"pact-tui: {' '.join(message.split())}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ the same operations produces byte-identical exports.
 
 from __future__ import annotations
 
-import itertools
 import time
 import uuid
 from typing import Protocol
@@ -33,15 +32,27 @@ class SequentialIds:
 
     def __init__(self, prefix: str = "n", start: int = 1) -> None:
         self.prefix = prefix
-        self._counter = itertools.count(start)
+        self.next = start
 
     def __call__(self) -> str:
-        return f"{self.prefix}{next(self._counter)}"
+        value = self.next
+        self.next += 1
+        return f"{self.prefix}{value}"
 
 
 class SystemClock:
     def now_ns(self) -> int:
         return time.time_ns()
+
+
+class FixedClock:
+    """Reads whatever ``now`` was last set to: replay sets it to each event's recorded time."""
+
+    def __init__(self, now: int = 0) -> None:
+        self.now = now
+
+    def now_ns(self) -> int:
+        return self.now
 
 
 class SteppingClock:

@@ -1,0 +1,556 @@
+"""The workspace: one event-store file that holds every agent's context (and, later, documents).
+
+Every context operation is a command. It is validated against the in-memory projection and
+appended as one event inside the store's write transaction, after catching up with whatever
+other processes appended, so the projection and the log never disagree. Events store the
+command and its result; replay re-runs the command with the recorded time and the context's own
+sequential ids, and checks it gets the recorded result.
+
+Opening loads the latest ``workspace`` checkpoint and replays only the events after it. Past
+states come from the snapshots kept in memory, or are rebuilt from the nearest per-context
+archive checkpoint (written every ``ARCHIVE_EVERY`` events of a context) plus a short replay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from engine.context import Context, ContextError, ContextView
+from engine.context.clock import FixedClock, SequentialIds
+from engine.context.commands import InvalidCommand, apply_command
+from engine.context.errors import UnknownSnapshot
+from engine.context.explorer import render_tree
+from engine.context.nodes import canonical_json
+from engine.context.selector_ast import Selector
+from engine.context.selectors import parse_selector
+from engine.context.view import Node
+from engine.store import EventStore, NewEvent, SqliteEventStore, StoredEvent, VerifyResult
+
+CONTEXT_PREFIX = "ctx:"
+CHECKPOINT = "workspace"
+CHECKPOINT_EVERY = 5_000  # events applied since the last checkpoint, while running
+CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint
+ARCHIVE_EVERY = 1_000  # events of one context between its archive checkpoints
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+PrintMode = Literal["tree", "provider", "json"]
+
+
+class WorkspaceError(ContextError):
+    code = "WORKSPACE_ERROR"
+
+
+class UnknownContext(WorkspaceError):
+    code = "UNKNOWN_CONTEXT"
+
+
+class ContextExists(WorkspaceError):
+    code = "CONTEXT_EXISTS"
+
+
+class InvalidName(WorkspaceError):
+    code = "INVALID_NAME"
+
+
+class ReplayDiverged(WorkspaceError):
+    """Replaying an event gave another result than the one recorded: the log or code changed."""
+
+    code = "REPLAY_DIVERGED"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextInfo:
+    name: str
+    episode: int
+    items: int
+    depth: int
+    snapshots: int
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotEntry:
+    """One snapshot of a context, as the workspace indexes it (``seq``: the event recording it)."""
+
+    id: str
+    index: int
+    episode: int
+    trigger: str
+    created_at_ns: int
+    seq: int
+    stream_seq: int
+
+    def dump(self) -> list[Any]:
+        return [self.id, self.episode, self.trigger, self.created_at_ns, self.seq, self.stream_seq]
+
+    @classmethod
+    def load(cls, index: int, row: list[Any]) -> SnapshotEntry:
+        id_, episode, trigger, created_at_ns, seq, stream_seq = row
+        return cls(id_, index, episode, trigger, created_at_ns, seq, stream_seq)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A batch of events the workspace has applied, and which contexts they touched."""
+
+    events: tuple[StoredEvent, ...]
+    contexts: frozenset[str]
+
+    @property
+    def seq(self) -> int:
+        return self.events[-1].seq
+
+
+class ContextProjection:
+    """One context folded from its stream: its own id sequence, and a clock replay can set."""
+
+    def __init__(self, context: Context, ids: SequentialIds, clock: FixedClock) -> None:
+        self.context = context
+        self.ids = ids
+        self.clock = clock
+        self.seq = 0  # the last event of its stream applied (global seq) ...
+        self.stream_seq = 0  # ... and its place in the stream
+        self.snapshots: list[SnapshotEntry] = []
+
+    @classmethod
+    def fresh(cls) -> ContextProjection:
+        ids, clock = SequentialIds(), FixedClock()
+        return cls(Context(ids=ids, clock=clock), ids, clock)
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> ContextProjection:
+        ids, clock = SequentialIds(start=data["next_id"]), FixedClock()
+        projection = cls(Context.load(data["export"], ids=ids, clock=clock), ids, clock)
+        projection.seq, projection.stream_seq = data["seq"], data["stream_seq"]
+        rows = data.get("snapshots", [])
+        projection.snapshots = [SnapshotEntry.load(i, row) for i, row in enumerate(rows)]
+        return projection
+
+    def dump(self, *, with_snapshots: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "export": self.context.model_dump(),
+            "next_id": self.ids.next,
+            "seq": self.seq,
+            "stream_seq": self.stream_seq,
+        }
+        if with_snapshots:
+            data["snapshots"] = [entry.dump() for entry in self.snapshots]
+        return data
+
+    def apply(self, command: dict[str, Any], time_ns: int) -> dict[str, Any]:
+        """Run a command at ``time_ns``; a refused command changes nothing, ids included."""
+        self.clock.now = time_ns
+        next_id = self.ids.next
+        try:
+            return apply_command(self.context, command)
+        except BaseException:
+            self.ids.next = next_id
+            raise
+
+    def committed(self, seq: int, stream_seq: int, result: dict[str, Any]) -> None:
+        """Note that the last applied command was stored as event ``seq``."""
+        self.seq, self.stream_seq = seq, stream_seq
+        snapshot_id = result.get("snapshot")
+        if snapshot_id is not None:
+            snapshot = self.context.history.get(snapshot_id)
+            self.snapshots.append(
+                SnapshotEntry(
+                    snapshot.id,
+                    len(self.snapshots),
+                    snapshot.episode,
+                    snapshot.trigger,
+                    snapshot.created_at_ns,
+                    seq,
+                    stream_seq,
+                )
+            )
+
+    def replay(self, event: StoredEvent) -> None:
+        """Apply one stored event of this context's stream."""
+        if event.type != "context.created":
+            command = dict(event.payload["command"])
+            result = self.apply(command, event.time_ns)
+            recorded = event.payload.get("result")
+            if recorded is not None and result != recorded:
+                raise ReplayDiverged(
+                    f"event {event.seq} ({event.type}) replayed to {result}, "
+                    f"but the log recorded {recorded}",
+                    seq=event.seq,
+                )
+            self.committed(event.seq, event.stream_seq, result)
+        else:
+            self.seq, self.stream_seq = event.seq, event.stream_seq
+
+
+class Workspace:
+    """Open with ``await Workspace.open(path, create=True)``; close with ``await ws.close()``."""
+
+    def __init__(self, store: EventStore, path: Path, clock: Callable[[], int]) -> None:
+        self.store = store
+        self.path = path
+        self._clock = clock
+        self._contexts: dict[str, ContextProjection] = {}
+        self._applied = 0  # the global seq the projections reflect
+        self._checkpointed = 0
+        self._rebuilt: dict[str, ContextProjection] = {}  # past states being scrubbed through
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        create: bool = False,
+        clock: Callable[[], int] = time.time_ns,
+        watch: bool = True,
+    ) -> Workspace:
+        """Open (or with ``create``, make) the workspace file at ``path``.
+
+        A bad file raises a ``StoreError`` and is left untouched. ``watch=False`` follows this
+        process's own commands only (no file watcher).
+        """
+        path = Path(path)
+        store = await SqliteEventStore.open(path, create=create, clock=clock, watch=watch)
+        workspace = cls(store, path, clock)
+        try:
+            await workspace._load()
+        except BaseException:
+            await store.close()
+            raise
+        return workspace
+
+    async def _load(self) -> None:
+        self._contexts.clear()
+        self._rebuilt.clear()
+        self._applied = self._checkpointed = 0
+        checkpoint = await self.store.load_checkpoint(CHECKPOINT)
+        if checkpoint is not None:
+            data = json.loads(checkpoint.data)
+            for name, state in data["contexts"].items():
+                self._contexts[name] = ContextProjection.restore(state)
+            self._applied = self._checkpointed = checkpoint.seq
+        async for batch in self.store.scan(self._applied):
+            for event in batch:
+                self._apply(event)
+        self.store.cursor = self._applied
+
+    async def close(self) -> None:
+        if self._applied - self._checkpointed >= CHECKPOINT_ON_CLOSE:
+            await self.checkpoint()
+        await self.store.close()
+
+    async def __aenter__(self) -> Workspace:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def checkpoint(self) -> None:
+        """Save every projection, so the next open replays only what comes after."""
+        data = {"contexts": {name: p.dump() for name, p in sorted(self._contexts.items())}}
+        payload = json.dumps(data, separators=(",", ":")).encode()
+        await self.store.save_checkpoint(CHECKPOINT, self._applied, payload)
+        self._checkpointed = self._applied
+
+    @property
+    def head(self) -> int:
+        """The last event the projections reflect."""
+        return self._applied
+
+    # -- projection ----------------------------------------------------------------------------
+    def _apply(self, event: StoredEvent) -> None:
+        """Fold one event in; events already folded in (our own commands) are skipped."""
+        if event.seq <= self._applied:
+            return
+        if event.stream.startswith(CONTEXT_PREFIX):
+            name = event.stream[len(CONTEXT_PREFIX) :]
+            if event.type == "context.created":
+                self._contexts[name] = ContextProjection.fresh()
+            self._contexts[name].replay(event)
+        self._applied = event.seq
+
+    async def refresh(self) -> list[StoredEvent]:
+        """Apply what other processes appended since we last looked."""
+        events = await self.store.read(self._applied)
+        for event in events:
+            self._apply(event)
+        self.store.cursor = max(self.store.cursor, self._applied)
+        return events
+
+    async def changes(self, after: int | None = None) -> AsyncIterator[Change]:
+        """Follow the change feed: batches of events, each applied before it is yielded.
+
+        Every event after ``after`` (default: now) comes exactly once and in order, whichever
+        process appended it, this one's own commands included. Events that arrive together come
+        as one batch, so a burst costs one repaint.
+        """
+        queue: asyncio.Queue[StoredEvent | BaseException | None] = asyncio.Queue()
+        start = self._applied if after is None else after
+
+        async def pump() -> None:
+            try:
+                async with self.store.subscribe(start) as subscription:
+                    async for event in subscription:
+                        queue.put_nowait(event)
+                queue.put_nowait(None)
+            except BaseException as error:  # handed to the reader, who raises it
+                queue.put_nowait(error)
+
+        task = asyncio.get_running_loop().create_task(pump(), name="workspace-changes")
+        try:
+            while True:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                events: list[StoredEvent] = []
+                for item in batch:
+                    if item is None:
+                        if events:
+                            yield self._changed(events)
+                        return
+                    if isinstance(item, BaseException):
+                        raise item
+                    self._apply(item)
+                    events.append(item)
+                self.store.cursor = max(self.store.cursor, self._applied)
+                yield self._changed(events)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    @staticmethod
+    def _changed(events: list[StoredEvent]) -> Change:
+        names = frozenset(
+            e.stream[len(CONTEXT_PREFIX) :] for e in events if e.stream.startswith(CONTEXT_PREFIX)
+        )
+        return Change(tuple(events), names)
+
+    # -- contexts ----------------------------------------------------------------------------
+    def contexts(self) -> list[ContextInfo]:
+        return [
+            ContextInfo(
+                name,
+                p.context.current_episode,
+                p.context.item_count(),
+                p.context.history_depth,
+                len(p.snapshots),
+            )
+            for name, p in sorted(self._contexts.items())
+        ]
+
+    def context(self, name: str) -> Context:
+        """The live projection of a context. Read it; change it only through commands."""
+        return self._projection(name).context
+
+    def _projection(self, name: str) -> ContextProjection:
+        try:
+            return self._contexts[name]
+        except KeyError:
+            known = ", ".join(sorted(self._contexts)) or "none yet"
+            raise UnknownContext(
+                f"no context named {name!r} in {self.path} (contexts: {known})", name=name
+            ) from None
+
+    async def create_context(self, name: str, *, actor: str = "") -> None:
+        if not isinstance(name, str) or not NAME.match(name):
+            raise InvalidName(
+                f"context name {name!r}: use 1-64 letters, digits, '_', '.', '-', "
+                "starting with a letter or digit",
+                name=name,
+            )
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            for event in others:
+                self._apply(event)
+            if name in self._contexts:
+                raise ContextExists(f"context {name!r} already exists", name=name)
+            return [NewEvent(CONTEXT_PREFIX + name, "context.created", {"name": name}, actor)]
+
+        stored = await self._execute(decide)
+        for event in stored:
+            self._apply(event)
+
+    async def run(self, name: str, command: dict[str, Any], *, actor: str = "") -> dict[str, Any]:
+        """Validate and apply one context command, and append it as one event.
+
+        A refused command raises a ``ContextError`` and leaves the workspace as it was.
+        """
+        try:
+            canonical_json(command)
+        except (TypeError, ValueError) as error:
+            raise InvalidCommand(f"a command must be JSON: {error}") from None
+        now = self._clock()
+        result: dict[str, Any] = {}
+        projection: ContextProjection | None = None
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            nonlocal projection
+            for event in others:
+                self._apply(event)
+            projection = self._projection(name)
+            result.update(projection.apply(command, now))
+            payload = {"command": command, "result": result}
+            op = command.get("op")
+            return [NewEvent(CONTEXT_PREFIX + name, f"context.{op}", payload, actor, now)]
+
+        [event] = await self._execute(decide)
+        assert projection is not None
+        projection.committed(event.seq, event.stream_seq, result)
+        self._applied = event.seq
+        if event.stream_seq % ARCHIVE_EVERY == 0:
+            await self._archive(name, projection)
+        if self._applied - self._checkpointed >= CHECKPOINT_EVERY:
+            await self.checkpoint()
+        return result
+
+    async def _execute(self, decide: Callable[[Sequence[StoredEvent]], list[NewEvent]]) -> Any:
+        try:
+            return await self.store.execute(decide)
+        except ContextError:
+            raise  # refused by the engine before anything changed
+        except BaseException:
+            # The projection may be ahead of a transaction that did not commit: rebuild it.
+            await self._load()
+            raise
+
+    # -- convenience commands ----------------------------------------------------------------
+    async def insert(self, name: str, selector: str, component: dict[str, Any]) -> dict[str, Any]:
+        return await self.run(name, {"op": "insert", "selector": selector, "component": component})
+
+    async def add_message(self, name: str, role: str, text: str) -> dict[str, Any]:
+        return await self.run(name, {"op": "message", "role": role, "text": text})
+
+    async def advance(self, name: str) -> dict[str, Any]:
+        return await self.run(name, {"op": "advance"})
+
+    async def seal(self, name: str, trigger: str = "checkpoint") -> dict[str, Any]:
+        return await self.run(name, {"op": "seal", "trigger": trigger})
+
+    # -- the past ------------------------------------------------------------------------------
+    def snapshots(self, name: str) -> list[SnapshotEntry]:
+        """Every snapshot of a context, oldest first (including those before the checkpoint)."""
+        return list(self._projection(name).snapshots)
+
+    def snapshot(self, name: str, snapshot_id: str) -> SnapshotEntry:
+        for entry in self._projection(name).snapshots:
+            if entry.id == snapshot_id:
+                return entry
+        raise UnknownSnapshot(
+            f"context {name!r} has no snapshot {snapshot_id!r}", snapshot=snapshot_id
+        )
+
+    def snapshot_of_episode(self, name: str, episode: int) -> SnapshotEntry:
+        """``@eN``: the snapshot recorded when episode N began, else the first taken during it."""
+        during = [e for e in self._projection(name).snapshots if e.episode == episode]
+        if not during:
+            raise UnknownSnapshot(
+                f"context {name!r} has no snapshot of episode {episode}", episode=episode
+            )
+        return next((e for e in during if e.trigger == "episode"), during[0])
+
+    async def at_snapshot(self, name: str, snapshot_id: str) -> ContextView:
+        """The read-only context as it was at a snapshot, however long ago."""
+        entry = self.snapshot(name, snapshot_id)
+        live = self._projection(name).context
+        try:
+            return live.history.at_snapshot(snapshot_id)
+        except UnknownSnapshot:
+            pass  # taken before this process loaded its checkpoint: rebuild it
+        rebuilt = await self._rebuild(name, entry)
+        return rebuilt.context.history.at_snapshot(snapshot_id)
+
+    async def at_episode(self, name: str, episode: int) -> ContextView:
+        return await self.at_snapshot(name, self.snapshot_of_episode(name, episode).id)
+
+    async def _rebuild(self, name: str, entry: SnapshotEntry) -> ContextProjection:
+        """A projection replayed up to ``entry``, from the nearest archive or the last rebuild."""
+        projection = self._rebuilt.get(name)
+        nearest = entry.stream_seq - entry.stream_seq % ARCHIVE_EVERY
+        if projection is None or not nearest <= projection.stream_seq <= entry.stream_seq:
+            projection = await self._nearest_archive(name, entry.stream_seq)
+        self._rebuilt[name] = projection
+        stream = CONTEXT_PREFIX + name
+        while projection.stream_seq < entry.stream_seq:
+            wanted = entry.stream_seq - projection.stream_seq
+            events = await self.store.read(projection.seq, limit=min(wanted, 10_000), stream=stream)
+            if not events:
+                raise UnknownSnapshot(f"snapshot {entry.id!r} is past the end of {stream!r}")
+            for event in events:
+                projection.replay(event)
+        return projection
+
+    async def _nearest_archive(self, name: str, stream_seq: int) -> ContextProjection:
+        mark = stream_seq - stream_seq % ARCHIVE_EVERY
+        while mark > 0:
+            checkpoint = await self.store.load_checkpoint(_archive_name(name, mark))
+            if checkpoint is not None:
+                return ContextProjection.restore(json.loads(checkpoint.data))
+            mark -= ARCHIVE_EVERY
+        return ContextProjection.fresh()
+
+    async def _archive(self, name: str, projection: ContextProjection) -> None:
+        data = json.dumps(projection.dump(with_snapshots=False), separators=(",", ":"))
+        await self.store.save_checkpoint(
+            _archive_name(name, projection.stream_seq), projection.seq, data.encode()
+        )
+
+    # -- queries -------------------------------------------------------------------------------
+    async def view(self, name: str, at: str | None = None) -> ContextView:
+        """The context now (``at=None``) or at snapshot ``at``."""
+        return self.context(name) if at is None else await self.at_snapshot(name, at)
+
+    async def select(self, name: str, selector: str) -> list[Node]:
+        """``select`` with the whole history reachable: ``@t-N``, ``@eN``, ``@snap:<id>``."""
+        parsed = parse_selector(selector)
+        if not parsed.is_time_qualified:
+            return self.context(name).select(parsed)
+        view = await self.at_snapshot(name, self._resolve_time(name, parsed).id)
+        return view.select(dataclasses.replace(parsed, time=None))
+
+    def _resolve_time(self, name: str, selector: Selector) -> SnapshotEntry:
+        time_ = selector.time
+        assert time_ is not None
+        snapshots = self._projection(name).snapshots
+        if time_.kind == "back":
+            assert isinstance(time_.value, int)
+            if not 1 <= time_.value <= len(snapshots):
+                raise UnknownSnapshot(
+                    f"@t-{time_.value}: context {name!r} has {len(snapshots)} snapshot(s)",
+                    steps=time_.value,
+                )
+            return snapshots[-time_.value]
+        if time_.kind == "episode":
+            assert isinstance(time_.value, int)
+            return self.snapshot_of_episode(name, time_.value)
+        assert isinstance(time_.value, str)
+        return self.snapshot(name, time_.value)
+
+    async def render(self, name: str, mode: PrintMode = "tree", at: str | None = None) -> str:
+        view = await self.view(name, at)
+        if mode == "tree":
+            return render_tree(view)
+        if mode == "provider":
+            return json.dumps(view.render_provider(), indent=2, ensure_ascii=False)
+        if mode == "json":
+            return json.dumps(view.model_dump(), indent=2, sort_keys=True)
+        raise InvalidCommand(f"unknown print mode {mode!r}; use tree, provider or json", mode=mode)
+
+    async def diff(self, name: str, a: str | None, b: str | None = None) -> dict[str, Any]:
+        """Changes from snapshot ``a`` to snapshot ``b`` (``None`` = now)."""
+        from engine.context.history import diff_views
+
+        return diff_views(await self.view(name, a), await self.view(name, b))
+
+    async def verify(self) -> VerifyResult:
+        return await self.store.verify()
+
+
+def _archive_name(name: str, stream_seq: int) -> str:
+    return f"archive:{CONTEXT_PREFIX}{name}:{stream_seq}"
