@@ -7,6 +7,7 @@ the cadence templates). Depth is derived from a turn's place in ``turns``; nothi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from json.encoder import encode_basestring_ascii as encode_string
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,8 @@ from pyrsistent import PVector
 
 from .errors import InvalidCoordinate
 from .nodes import Item, Slot, Template, Turn, canonical_json
-from .selector_ast import Coord, Exact, Part, Selector, Span, Star
+from .selector_ast import Complex, Compound, Coord, Exact, Part, Selector, Span, Star
+from .selectors import parse_selector
 
 if TYPE_CHECKING:
     from .history import History
@@ -240,6 +242,16 @@ def dump_item(
     return out
 
 
+def _slot_means_core(selector: Selector) -> Selector:
+    """Indexing by two coordinates names the slot's core in either spelling, so the string form
+    is narrowed to offset 0 rather than taking the slot's first item in canonical order."""
+    coord = selector.single_coord
+    if coord is None or coord.arity != 2:
+        return selector
+    core = Compound(coord=replace(coord, offset=Exact(0)), terms=())
+    return replace(selector, alternatives=(Complex(parts=(core,), combinators=()),))
+
+
 def part_values(part: Part | None, available: list[int]) -> list[int]:
     """The values of ``available`` (already in canonical order) that a coordinate part admits."""
     if part is None or isinstance(part, Star):
@@ -333,22 +345,25 @@ class ContextView:
 
     # -- addressing ----------------------------------------------------------------------------
     def __getitem__(self, address: str | tuple[int, ...]) -> Node | None:
-        """``context["d0, 1, 0"]``, ``context[0, 1, 0]`` or ``context[0, 1]`` (the slot's core)."""
-        if isinstance(address, tuple):
-            if len(address) not in (2, 3) or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in address
-            ):
-                raise InvalidCoordinate(
-                    f"index with 2 or 3 integers (depth, position[, offset]), got {address!r}",
-                    value=repr(address),
-                )
-            depth, position = address[0], address[1]
-            offset = address[2] if len(address) == 3 else 0
-            return self.node_at(depth, position, offset)
-        from .query import select_nodes
+        """``context["d0, 1, 0"]``, ``context[0, 1, 0]``; a slot (``context[0, 1]`` or
+        ``context["d0, 1"]``) gives its core."""
+        if isinstance(address, str):
+            from .query import select_nodes
 
-        matches = select_nodes(self, address)
-        return matches[0] if matches else None
+            matches = select_nodes(self, _slot_means_core(parse_selector(address)))
+            return matches[0] if matches else None
+        if (
+            not isinstance(address, tuple)
+            or len(address) not in (2, 3)
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in address)
+        ):
+            raise InvalidCoordinate(
+                f"index with 2 or 3 integers (depth, position[, offset]), got {address!r}",
+                value=repr(address),
+            )
+        depth, position = address[0], address[1]
+        offset = address[2] if len(address) == 3 else 0
+        return self.node_at(depth, position, offset)
 
     def node_at(self, depth: int, position: int, offset: int) -> Node | None:
         turn = self.turn_at(depth)

@@ -523,11 +523,6 @@ def test_delete_by_empty_query_is_not_an_error() -> None:
     assert ctx.model_dump_json() == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: context[0] (a single integer index) raises a bare TypeError instead of "
-    "InvalidCoordinate like context[0, 1, 0, 0] and context[0, 'x'] do",
-)
 def test_single_integer_index_is_a_typed_error() -> None:
     ctx = populated()
     with pytest.raises(InvalidCoordinate):

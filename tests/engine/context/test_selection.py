@@ -254,14 +254,13 @@ def test_timer_fields_filter(tree: Context) -> None:
     assert picked(tree, "[expires_at_episode<=2]") == ["st", "cy"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: context['d0, 1'] returns the slot's lowest-offset item, while context[0, 1] "
-    "returns its core (offset 0): the two spellings of one two-coordinate index disagree",
-)
 def test_two_coordinate_string_index_is_the_core_like_the_tuple_form() -> None:
     ctx = new_context()
     ctx.pact_insert("d0, 1, 0", TextContent("core"))
     ctx.pact_insert("d0, 1, -1", TextContent("before"))
     assert ctx[0, 1].content == "core"  # type: ignore[union-attr]
     assert ctx["d0, 1"].content == "core"  # type: ignore[union-attr]
+    ctx.seal()
+    ctx.pact_insert("d0, 1, -1", TextContent("later"))
+    assert ctx["@t-1 d0, 1"].content == "core"  # type: ignore[union-attr]
+    assert ctx["(d0, 1)"].content == "core"  # type: ignore[union-attr]
