@@ -315,7 +315,7 @@ class Context(ContextView):
         seq = self._seq_at(depth)
         self._attach(item, seq, position, offset)
         if item.cad is not None:
-            self._start_schedule(item, seq, depth, position)
+            self._start_schedule(item, seq, position)
         return self._node_of(item)
 
     def _new_item(self, component: ContextComponent, **overrides: Any) -> Item:
@@ -344,6 +344,8 @@ class Context(ContextView):
         return Item(**fields)
 
     def _replace(self, old: Item, component: ContextComponent) -> Node:
+        """Same id and coordinates, new content. The replacement is a fresh lease: it is born
+        now, so its ttl (or its first render stage) counts from this episode."""
         lifecycle = component.lifecycle
         new = old.evolve(
             node_type=component.node_type,
@@ -354,6 +356,7 @@ class Context(ContextView):
             cad=component.cad,
             priority=component.priority,
             role=component.role or old.role,
+            born_episode=self._episode,
             data=component.data_fields() or None,
             lifecycle=lifecycle,
             stage=0,
@@ -368,12 +371,17 @@ class Context(ContextView):
             new = new.evolve(template_id=template.id if template is not None else new.id)
         self._swap(old, new)
         if template is not None and new.cad is not None:
-            # The schedule carries the new content from now on (the seeds' status example).
-            updated = template.evolve(prototype=new, cad=new.cad)
+            # The schedule carries the new content from now on (the seeds' status example) and
+            # is anchored as its new lifecycle says, or it would not rehydrate where the
+            # instance now lives.
+            anchor_seq, anchor_depth = self._anchor(new, seq)
+            updated = template.evolve(
+                prototype=new, cad=new.cad, anchor_seq=anchor_seq, anchor_depth=anchor_depth
+            )
             self._put_template(updated)
             self._push_schedule(updated, self._episode)
         elif template is None and new.cad is not None:
-            self._start_schedule(new, seq, self._depth_of_seq(seq), position)
+            self._start_schedule(new, seq, position)
         return self._node_of(new)
 
     # =====================================================================================
@@ -514,14 +522,15 @@ class Context(ContextView):
         entry = (template.next_after(after), template.prototype.creation_index, template.id)
         heapq.heappush(self._schedule, entry)
 
-    def _start_schedule(self, item: Item, seq: int, depth: int, position: int) -> None:
+    def _start_schedule(self, item: Item, seq: int, position: int) -> None:
         slot = self._slot_of(item)
         assert item.template_id is not None
+        anchor_seq, anchor_depth = self._anchor(item, seq)
         template = Template(
             id=item.template_id,
             prototype=item,
-            anchor_seq=seq if item.follows or seq == SYSTEM_SEQ else None,
-            anchor_depth=None if item.follows or seq == SYSTEM_SEQ else depth,
+            anchor_seq=anchor_seq,
+            anchor_depth=anchor_depth,
             position=position,
             offset=slot.offset_of(item),
             born=self._episode,
@@ -530,6 +539,14 @@ class Context(ContextView):
         )
         self._put_template(template)
         self._push_schedule(template, self._episode)
+
+    def _anchor(self, item: Item, seq: int) -> tuple[int | None, int | None]:
+        """``(anchor_seq, anchor_depth)`` of a schedule whose instance sits in turn ``seq``:
+        sticky and permanent schedules follow their message, cyclic ones keep their depth (the
+        system region never moves, so there the turn is the depth)."""
+        if item.follows or seq == SYSTEM_SEQ:
+            return seq, None
+        return None, self._depth_of_seq(seq)
 
     def _set_live(self, template_id: str, live_id: str | None) -> None:
         template = self._templates.get(template_id)

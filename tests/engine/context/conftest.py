@@ -110,15 +110,14 @@ def raises_unchanged(
     return info.value
 
 
-def check_structure(context: Any, orphans_ok: frozenset[str] | set[str] = frozenset()) -> None:
+def check_structure(context: Any) -> None:
     """The shape rules of spec §1-2 that must hold after any operation, checked on the export
     and through the public read side:
 
     - every slot is non-empty, its offsets are dense and include the core 0;
     - every exported item's coordinates agree with where it is exported and with indexing;
     - never two live instances of one template; every instance's template exists and a
-      template's ``live_id`` names its live instance (``orphans_ok``: schedule ids that a known
-      bug may have dropped while an instance lives on, see test_lifecycle.py).
+      template's ``live_id`` names its live instance.
     """
     dump = context.model_dump()
     turns = [dump["system"], *dump["turns"]]
@@ -147,8 +146,7 @@ def check_structure(context: Any, orphans_ok: frozenset[str] | set[str] = frozen
         assert len(ids) == 1, f"template {template_id} has live instances {ids}"
     templates = {t["id"]: t for t in dump["templates"]}
     for template_id in items_by_template:
-        if template_id not in orphans_ok:
-            assert template_id in templates, f"instance of a dropped template {template_id}"
+        assert template_id in templates, f"instance of a dropped template {template_id}"
     for template in templates.values():
         live = template["live_id"]
         if live is not None:

@@ -168,8 +168,11 @@ def test_snapshot_nodes_report_the_snapshot_episode(
     ctx, ids = timeline
     (node,) = ctx.select(f"@snap:{ids['start']} #v")
     assert node.age == 0 and node.born_episode == 0
+    # "v1b" replaced "v1" during episode 1 (a replacement is born when it is made)
+    (then,) = ctx.select(f"@snap:{ids['e2']} #v")
+    assert (then.content, then.born_episode, then.age) == ("v1b", 1, 1)
     (now,) = ctx.select("#v")
-    assert now.age == 2
+    assert (now.content, now.born_episode, now.age) == ("v2", 2, 0)
 
 
 @pytest.mark.parametrize(

@@ -271,11 +271,6 @@ def test_render_lifecycle_item_exports_its_stage(ctx: Context) -> None:
     assert dumped["ttl"] == 1 and dumped["born_episode"] == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: pact_update(replace) keeps the old born_episode, so a replacement with a ttl "
-    "is live with age >= ttl (negative remaining), against spec §3's liveness rule",
-)
 def test_replacement_with_a_ttl_is_never_live_past_its_ttl() -> None:
     ctx = new_context()
     ctx.pact_insert("d0, 1, 0", TextContent("permanent"))
@@ -289,12 +284,6 @@ def test_replacement_with_a_ttl_is_never_live_past_its_ttl() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: replacing a permanent schedule's instance (ttl=None, cad=2) with a cyclic one "
-    "(ttl=1, cad=2) keeps the schedule anchored to the original turn; when that turn is "
-    "removed the schedule is dropped although its instance lives on, so it never comes back",
-)
 def test_schedule_turned_cyclic_by_replace_survives_its_first_turn() -> None:
     ctx = new_context()
     ctx.add_user("a")
@@ -310,11 +299,6 @@ def test_schedule_turned_cyclic_by_replace_survives_its_first_turn() -> None:
     assert seen == {1: [], 2: [(0, 1, 0)], 3: [], 4: [(0, 1, 0)]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: replacing a cyclic instance with a sticky one keeps the schedule anchored to "
-    "a depth; the sticky follows its message under ODI but is rehydrated at the old depth",
-)
 def test_schedule_turned_sticky_by_replace_follows_its_message() -> None:
     ctx = new_context()
     ctx.add_user("a")
@@ -323,4 +307,58 @@ def test_schedule_turned_sticky_by_replace_follows_its_message() -> None:
     ctx.add_user("b")
     assert [n.coordinates for n in ctx.select("#s")] == [(1, 1, 0)]  # followed a
     ctx.advance()
-    assert [n.coordinates for n in ctx.select("#s")] == [(1, 1, 0)]  # actual: (0, 1, 0)
+    assert [n.coordinates for n in ctx.select("#s")] == [(1, 1, 0)]
+
+
+def test_replacement_is_a_fresh_lease() -> None:
+    """docs/context-tree.md: a replacement is born when it is made; its ttl counts from then."""
+    ctx = new_context()
+    node = ctx.pact_insert("d0, 1, 0", TextContent("first", ttl=3, key="r"))
+    advance_to(ctx, 2)
+    renewed = ctx.pact_update("d0, 1, 0", TextContent("second", ttl=3, key="r"))
+    assert renewed.id == node.id
+    assert (renewed.born_episode, renewed.age, renewed.remaining) == (2, 0, 3)
+    assert renewed.expires_at_episode == 5
+    assert live_by_episode(ctx, "r", 6) == {2: [node.id], 3: [node.id], 4: [node.id], 5: [], 6: []}
+
+
+def test_replacement_with_a_render_lifecycle_starts_its_first_stage_now() -> None:
+    ctx = new_context()
+    node = ctx.pact_insert("d0, 1, 0", TextContent("plain"))
+    advance_to(ctx, 4)
+    ctx.pact_update(
+        "d0, 1, 0",
+        TextContent("staged").render_lifecycle([Pos("d0, 1, 0", ttl=2), Pos("d0, 2, 0")]),
+    )
+    ctx.advance()
+    assert coords(ctx, node.id) == (0, 1, 0)
+    ctx.advance()
+    assert coords(ctx, node.id) == (0, 2, 0)
+
+
+def test_replacing_a_schedule_instance_keeps_the_schedule_phase() -> None:
+    """The instance is a fresh lease, the schedule keeps its cadence: cyclic ttl=2, cad=5 from
+    episode 0 still renews at 5 and 10 when its instance is replaced at episode 1."""
+    ctx = new_context()
+    first = ctx.pact_insert("d0, 1, 0", TextContent("v1", ttl=2, cadence=5, key="c"))
+    ctx.advance()
+    replaced = ctx.pact_update("d0, 1, 0", TextContent("v2", ttl=2, cadence=5, key="c"))
+    assert (replaced.id, replaced.born_episode) == (first.id, 1)
+    assert (replaced.expires_at_episode, replaced.next_rehydration_episode) == (3, 5)
+    seen = {}
+    while ctx.current_episode < 11:
+        ctx.advance()
+        seen[ctx.current_episode] = [n.content for n in ctx.select("#c")]
+    assert seen == {
+        2: ["v2"],
+        3: [],
+        4: [],
+        5: ["v2"],
+        6: ["v2"],
+        7: [],
+        8: [],
+        9: [],
+        10: ["v2"],
+        11: ["v2"],
+    }
+    check_structure(ctx)

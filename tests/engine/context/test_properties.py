@@ -257,8 +257,6 @@ class ContextMachine(RuleBasedStateMachine):
         self.ctx = new_context()
         self.ops: list[tuple[Op, bool]] = []  # (operation, succeeded)
         self.counter = 0
-        self.replaced: set[str] = set()  # ids whose born_episode a replace kept (a known bug)
-        self.replaced_templates: set[str] = set()
         self.snapshot_dumps: list[tuple[str, str]] = []
         self.placed_before: dict[str, tuple[str, int, int, int, str, Any]] = {}
 
@@ -429,10 +427,7 @@ class ContextMachine(RuleBasedStateMachine):
                 assert fresh["born_episode"] == episode
                 assert template["live_id"] == fresh["id"]
                 previous = instances_before.get(template["id"])
-                if (
-                    template["id"] in self.replaced_templates
-                    or self.ctx.history_depth != depth_before
-                ):
+                if self.ctx.history_depth != depth_before:
                     continue
                 if template["anchor_depth"] is not None:
                     # cyclic: at the schedule's depth (clamped to the history) and position
@@ -462,9 +457,6 @@ class ContextMachine(RuleBasedStateMachine):
         node = self.run(("update", f"d{d}, {p}, {o}", spec, "replace"))
         assert node.id == target.id
         assert node.content == spec[0]
-        self.replaced.add(node.id)
-        # the schedule it belongs to (or now starts) keeps the old anchoring (a known bug)
-        self.replaced_templates.add(target.template_id or node.id)
         after = snapshot_nodes(self.ctx)
         assert {i: c for i, (c, _) in after.items()} == {i: c for i, (c, _) in before.items()}
 
@@ -606,17 +598,12 @@ class ContextMachine(RuleBasedStateMachine):
     # -- invariants ------------------------------------------------------------------------
     @invariant()
     def structure(self) -> None:
-        # BUG: a replace that turns a schedule's instance from following its message into
-        # keeping its coordinates (or back) keeps the schedule's anchoring; the schedule can
-        # then be dropped with an unrelated turn (see test_lifecycle.py)
-        check_structure(self.ctx, orphans_ok=self.replaced_templates)
+        check_structure(self.ctx)
 
     @invariant()
     def ttl_liveness(self) -> None:
         episode = self.ctx.current_episode
         for node in self.ctx.select("[ttl!=null]"):
-            if node.id in self.replaced:
-                continue  # BUG: a replace keeps born_episode (see test_lifecycle.py)
             assert node.born_episode <= episode
             alive = node.age < node.ttl or (node.ttl == 0 and node.age == 0)
             assert alive, (node, node.born_episode, node.ttl, episode)
