@@ -399,9 +399,12 @@ class Context(ContextView):
             self._turn_index[turn.seq] = len(self._turns)
             self._turns = self._turns.append(turn)
 
-        self._keeping_fixed_coordinates(append_turn)
+        # A history turn that held only temporary or cyclic items is left empty: they keep
+        # their depth, so they move to the newer turn that now sits there.
+        self._prune_empty_turns(self._keeping_fixed_coordinates(append_turn))
 
-    def _remove_turns(self, seqs: Iterable[int]) -> None:
+    def _remove_turns(self, seqs: Iterable[int]) -> set[int]:
+        """Remove these (empty) turns; returns the turns that re-seating may have emptied."""
         doomed = {self._turn_index[s] for s in seqs}
 
         def delete_turns() -> None:
@@ -413,22 +416,25 @@ class Context(ContextView):
                 if anchor not in (None, SYSTEM_SEQ) and anchor not in self._turn_index:
                     self._drop_template(template.id)
 
-        self._keeping_fixed_coordinates(delete_turns)
+        return self._keeping_fixed_coordinates(delete_turns)
 
-    def _keeping_fixed_coordinates(self, reshape: Callable[[], None]) -> None:
+    def _keeping_fixed_coordinates(self, reshape: Callable[[], None]) -> set[int]:
         """Change which turn sits at which depth; temporary and cyclic items keep their depth.
 
         They are lifted out (the slots they leave close up), the turns are reshaped, and they
         are placed back at the same coordinates by the ordinary placement rules: core first,
         then the post side outward, then the pre side outward, which reproduces their offsets
-        in a slot that holds nothing else.
+        in a slot that holds nothing else. Returns the turns they were lifted from, which may
+        now be empty.
         """
         lifted: list[tuple[int, int, int, Item]] = []
+        sources: set[int] = set()
         for item_id in self._fixed:
             item = self._items[item_id]
             seq, position = self._where[item_id]
             offset = self._slot_of(item).offset_of(item)
             lifted.append((self._depth_of_seq(seq), position, offset, item))
+            sources.add(seq)
         for _depth, _position, _offset, item in lifted:
             self._unplace(item)
         reshape()
@@ -437,6 +443,7 @@ class Context(ContextView):
         for depth, position, offset, item in lifted:
             seq = self._seq_at(min(depth, deepest))
             self._place(item, seq, position, offset)
+        return sources
 
     def _prune_empty_turns(self, seqs: Iterable[int]) -> None:
         """A history turn with no message and no components disappears; older turns move up."""
@@ -444,7 +451,7 @@ class Context(ContextView):
         while True:
             empty = [
                 s
-                for s in seqs
+                for s in set(seqs)
                 if s != SYSTEM_SEQ
                 and s != active_seq
                 and s in self._turn_index
@@ -452,8 +459,7 @@ class Context(ContextView):
             ]
             if not empty:
                 return
-            self._remove_turns(empty)
-            seqs = list(self._turn_index)  # re-seating may have emptied others
+            seqs = self._remove_turns(empty)
 
     # =====================================================================================
     # episodes: expiry, render lifecycles, cadence

@@ -114,6 +114,7 @@ def check_structure(context: Any) -> None:
     """The shape rules of spec §1-2 that must hold after any operation, checked on the export
     and through the public read side:
 
+    - no history turn is empty (the system and the active turn always exist);
     - every slot is non-empty, its offsets are dense and include the core 0;
     - every exported item's coordinates agree with where it is exported and with indexing;
     - never two live instances of one template; every instance's template exists and a
@@ -125,6 +126,7 @@ def check_structure(context: Any) -> None:
     items_by_template: dict[str, list[str]] = defaultdict(list)
     all_items: dict[str, dict[str, Any]] = {}
     for turn in turns:
+        assert turn["slots"] or turn["depth"] <= 0, f"empty history turn at d{turn['depth']}"
         positions = [s["position"] for s in turn["slots"]]
         assert positions == sorted(set(positions))
         for slot in turn["slots"]:

@@ -423,11 +423,6 @@ def test_active_turn_is_never_removed(ctx: Context) -> None:
     assert layout(ctx) == [((1, 0, 0), "a"), ((0, 0, 0), "c")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: ODI leaves a history turn with no items when it held only temporary items "
-    "(they stay at their depth); spec §2 says such a turn is removed",
-)
 def test_odi_does_not_leave_an_empty_history_turn() -> None:
     ctx = new_context()
     ctx.add_user("a")
@@ -437,3 +432,18 @@ def test_odi_does_not_leave_an_empty_history_turn() -> None:
     ctx.add_user("c")  # temp keeps depth 1 (moves onto b); a, at depth 2, holds nothing
     assert empty_history_depths(ctx) == []
     assert ctx.history_depth == 1
+    assert layout(ctx) == [((1, 0, 0), "b"), ((1, 1, 0), "temp"), ((0, 0, 0), "c")]
+    check_structure(ctx)
+
+
+def test_odi_past_a_temporary_message_removes_the_turn_it_leaves() -> None:
+    """A temporary message keeps (0, 0, 0): a new message takes its turn's core and pushes it
+    to +1, and the turn it came from, left with nothing, does not linger in the history."""
+    ctx = new_context()
+    ctx.add_user("a")
+    ctx.pact_insert("d0, 0, 0", TextContent("flash", ttl=1))  # message slot full: a new turn
+    assert layout(ctx) == [((1, 0, 0), "a"), ((0, 0, 0), "flash")]
+    ctx.add_user("b")
+    assert layout(ctx) == [((1, 0, 0), "a"), ((0, 0, 0), "b"), ((0, 0, 1), "flash")]
+    assert ctx.history_depth == 1
+    check_structure(ctx)

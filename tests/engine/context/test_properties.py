@@ -325,7 +325,26 @@ class ContextMachine(RuleBasedStateMachine):
             for item_id, (coords, _) in before.items():
                 assert after[item_id][0] == coords
             return
-        assert self.ctx.history_depth == depth_before + 1
+        # A history turn that held only temporary/cyclic items is left empty when they move to
+        # the newer turn at their depth; it is removed (spec §2) and older turns move back up.
+        turn_depths = {turn: depth for turn, depth, *_ in self.placed_before.values()}
+        still_there = {turn for turn, *_ in placements(self.ctx).values()}
+        emptied = {turn for turn, depth in turn_depths.items() if depth >= 0} - still_there
+        for item_id, (turn, *_where, kind, _stage) in self.placed_before.items():
+            assert turn not in emptied or kind in FIXED, ("removed with a follower", item_id)
+        assert self.ctx.history_depth == depth_before + 1 - len(emptied)
+        if emptied:
+            deepest = self.ctx.history_depth
+            for item_id, ((d, p, o), kind) in before.items():
+                new = after[item_id][0]
+                if d == -1:
+                    assert new == (d, p, o), "the system never moves"
+                elif kind in FOLLOWERS:
+                    newer_removed = sum(1 for t in emptied if turn_depths[t] < d)
+                    assert new[:2] == (d + 1 - newer_removed, p), (item_id, (d, p, o), new)
+                else:
+                    assert new[:2] == (min(d, deepest), p), (item_id, (d, p, o), new)
+            return
         fixed_slots: dict[tuple[int, int], int] = {}
         follower_slots: set[tuple[int, int]] = set()
         slot_sizes: dict[tuple[int, int], int] = {}
