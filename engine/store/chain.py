@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -31,14 +31,34 @@ CHAIN_COLUMNS = "seq, stream, stream_seq, type, time_ns, actor, payload, prev_ha
 
 # The C string encoder behind json.dumps(..., ensure_ascii=True), without its per-call setup.
 _quote = encode_basestring_ascii
-_canonical_encoder = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-)
+
+
+def _not_json(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# json.dumps builds a C encoder for every call, which costs as much as encoding a small payload:
+# on CPython the same encoder is built once here. It keeps no table of the containers it is in
+# (json's check for circular references), so a circular value ends in RecursionError, which
+# canonical_json turns into the ValueError json.dumps raises.
+_encode_chunks: Callable[[object, int], Iterable[str]]
+try:
+    from _json import make_encoder
+except ImportError:  # not CPython: json's own encoder
+    _json_encoder = json.JSONEncoder(
+        sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
+    _encode_chunks = lambda value, _indent_level: (_json_encoder.encode(value),)  # noqa: E731
+else:
+    _encode_chunks = make_encoder(None, _not_json, _quote, None, ":", ",", True, False, False)
 
 
 def canonical_json(value: Mapping[str, Any]) -> str:
     """Raises ``TypeError`` or ``ValueError`` for values JSON cannot represent (NaN included)."""
-    return _canonical_encoder.encode(value)
+    try:
+        return "".join(_encode_chunks(value, 0))
+    except RecursionError as error:
+        raise ValueError("Circular reference detected (or nesting too deep)") from error
 
 
 def event_hash(
@@ -82,78 +102,84 @@ class ChainHead:
             self.stream_lengths[event.stream] = event.stream_seq
 
     def link(
-        self, events: Sequence[NewEvent], now_ns: int, where: str | None = None
+        self, events: Sequence[NewEvent], payloads: Sequence[str], now_ns: int
     ) -> tuple[list[StoredEvent], list[ChainRow]]:
         """Give ``events`` their positions, times and hashes after this head, left unchanged.
 
-        Returns the stored events and the same as rows to insert. The length of every stream
-        in ``events`` must be known.
+        ``payloads`` are the events' payloads from :func:`encode_payloads`. Returns the stored
+        events and the same as rows to insert. The length of every stream in ``events`` must be
+        known.
         """
         stored: list[StoredEvent] = []
         rows: list[ChainRow] = []
+        known_lengths = self.stream_lengths
         appended_lengths: dict[str, int] = {}
         seq, prev_hash = self.seq, self.hash
-        for index, event in enumerate(events):
-            payload_json = _payload_json(index, event, where)
+        for event, payload_json in zip(events, payloads, strict=True):
             seq += 1
-            stream = event.stream
-            stream_seq = appended_lengths.get(stream, self.stream_lengths[stream]) + 1
+            stream, type_, actor = event.stream, event.type, event.actor
+            stream_seq = appended_lengths.get(stream, known_lengths[stream]) + 1
             appended_lengths[stream] = stream_seq
             time_ns = now_ns if event.time_ns is None else event.time_ns
             hash_ = event_hash(
-                seq, stream, stream_seq, event.type, time_ns, event.actor, payload_json, prev_hash
+                seq, stream, stream_seq, type_, time_ns, actor, payload_json, prev_hash
             )
             # The payload object is shared, not decoded again from payload_json: for JSON-native
             # payloads (the only kind canonical_json accepts unchanged) the two are equal.
             stored.append(
-                StoredEvent(
-                    seq,
-                    stream,
-                    stream_seq,
-                    event.type,
-                    time_ns,
-                    event.actor,
-                    event.payload,
-                    prev_hash,
-                    hash_,
+                _stored_event(
+                    (
+                        seq,
+                        stream,
+                        stream_seq,
+                        type_,
+                        time_ns,
+                        actor,
+                        event.payload,
+                        prev_hash,
+                        hash_,
+                    )
                 )
             )
             rows.append(
-                (
-                    seq,
-                    stream,
-                    stream_seq,
-                    event.type,
-                    time_ns,
-                    event.actor,
-                    payload_json,
-                    prev_hash,
-                    hash_,
-                )
+                (seq, stream, stream_seq, type_, time_ns, actor, payload_json, prev_hash, hash_)
             )
             prev_hash = hash_
         return stored, rows
 
 
-def _payload_json(index: int, event: object, where: str | None) -> str:
-    if not isinstance(event, NewEvent):
-        raise InvalidEvent(
-            f"event {index}: commands must return NewEvent objects, not {type(event).__name__}",
-            path=where,
-            index=index,
-        )
-    if not event.stream or not event.type:
-        raise InvalidEvent(
-            f"event {index}: stream and type must be non-empty", path=where, index=index
-        )
-    try:
-        return canonical_json(event.payload)
-    except (TypeError, ValueError) as error:
-        raise InvalidEvent(
-            f"event {index} ({event.type!r}): the payload is not JSON: {error}",
-            path=where,
-            index=index,
-        ) from error
+def _stored_event(fields: tuple[Any, ...]) -> StoredEvent:
+    """StoredEvent(*fields) without the NamedTuple's Python-level __new__: half the cost."""
+    return tuple.__new__(StoredEvent, fields)
+
+
+def encode_payloads(events: Sequence[object], where: str | None = None) -> list[str]:
+    """Check that ``events`` can be stored and return their payloads as canonical JSON.
+
+    This part of linking does not depend on where the events land in the log, so it can run
+    before the write lock is taken. Raises :class:`InvalidEvent` naming the first bad event.
+    """
+    payloads: list[str] = []
+    for index, event in enumerate(events):
+        if not isinstance(event, NewEvent):
+            raise InvalidEvent(
+                f"event {index}: commands must return NewEvent objects, not {type(event).__name__}",
+                path=where,
+                index=index,
+            )
+        if not event.stream or not event.type:
+            raise InvalidEvent(
+                f"event {index}: stream and type must be non-empty", path=where, index=index
+            )
+        try:
+            payloads.append(canonical_json(event.payload))
+        except (TypeError, ValueError) as error:
+            raise InvalidEvent(
+                f"event {index} ({event.type!r}): the payload is not JSON: {error}",
+                path=where,
+                index=index,
+            ) from error
+    return payloads
 
 
 def verify_rows(rows: Iterable[ChainRow]) -> VerifyResult:

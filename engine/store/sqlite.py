@@ -5,12 +5,19 @@ leaves the last committed state. Each open store holds two connections: a writer
 and checkpoints, and a reader, for queries and the change feed (its ``data_version`` moves only
 when another connection commits). Verification streams over a third, short-lived, read-only
 connection in a worker thread, so hashing a million events never stalls the event loop.
+
+The writer lives in a thread of its own (:class:`~engine.store.writer_thread.WriterThread`) and
+each step of a command runs there whole: :meth:`SqliteEventStore.append` is one trip to that
+thread (take the lock, catch the chain head up, link, hash, insert, commit), and
+:meth:`SqliteEventStore.execute` two (take the lock and read what others appended; then, once
+``decide`` has run here, link, hash, insert and commit).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -18,9 +25,9 @@ import random
 import secrets
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import aiosqlite
 
@@ -34,7 +41,7 @@ from engine.store.base import (
     Subscription,
     VerifyResult,
 )
-from engine.store.chain import CHAIN_COLUMNS, ChainHead, ChainRow, verify_rows
+from engine.store.chain import CHAIN_COLUMNS, ChainHead, ChainRow, encode_payloads, verify_rows
 from engine.store.errors import (
     CorruptCheckpoint,
     ForeignDatabase,
@@ -47,6 +54,9 @@ from engine.store.feed import ChangeFeed
 from engine.store.file_check import inspect_workspace_file
 from engine.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from engine.store.sqlite_errors import is_busy, translate_sqlite_error
+from engine.store.writer_thread import WriterThread
+
+T = TypeVar("T")
 
 # Checkpoint blobs are written in pieces of this size, one short transaction each, so that
 # commands from this and other processes get the write lock in between.
@@ -67,7 +77,7 @@ class SqliteEventStore(EventStore):
     def __init__(
         self,
         path: Path,
-        writer: aiosqlite.Connection,
+        writer: WriterThread,
         reader: aiosqlite.Connection,
         *,
         head: int,
@@ -82,7 +92,8 @@ class SqliteEventStore(EventStore):
         self._clock = clock
         self._busy_timeout = busy_timeout
         self._cursor = head
-        self._chain_head: ChainHead | None = None  # read at the first command
+        # Read at the first command, then kept current under the write lock.
+        self._chain_head: ChainHead | None = None
         self._write_lock = asyncio.Lock()  # one transaction at a time on the writer connection
         self._closed = False
         self._feed = ChangeFeed(
@@ -117,16 +128,11 @@ class SqliteEventStore(EventStore):
         path = Path(path)
         where = str(path)
         await asyncio.to_thread(inspect_workspace_file, path, create=create)
-        connections: list[aiosqlite.Connection] = []
+        connections: list[WriterThread | aiosqlite.Connection] = []
         try:
-            writer = await _connect(path, busy_timeout)
+            writer = await WriterThread.connect(path, busy_timeout)
             connections.append(writer)
-            # WAL first, outside any transaction (SQLite requires it), then the schema.
-            await _enable_wal(writer, where)
-            await writer.execute(f"PRAGMA synchronous = {synchronous}")
-            await _migrate(writer, where)
-            # From here on the store waits for the write lock itself: see _begin_immediate.
-            await writer.execute("PRAGMA busy_timeout = 0")
+            await writer.run(_set_up_writer, where, synchronous)
             reader = await _connect(path, busy_timeout)
             connections.append(reader)
             await reader.execute("PRAGMA query_only = ON")
@@ -154,105 +160,94 @@ class SqliteEventStore(EventStore):
         self._cursor = seq
 
     async def execute(self, decide: Decide) -> list[StoredEvent]:
-        return await self._run_command(decide, catch_up=True)
-
-    async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        to_append = list(events)
-        return await self._run_command(lambda _others: to_append, catch_up=False)
-
-    async def _run_command(self, decide: Decide, *, catch_up: bool) -> list[StoredEvent]:
         self._check_open()
         async with self._write_lock:
+            self._check_open()  # close() may have run while we waited for _write_lock
+            cached, cursor = self._chain_head, self._cursor
             try:
-                # IMMEDIATE: the write lock is taken before reading, so whatever decide() sees is
-                # still the latest state when its events are appended.
-                async with self._write_transaction():
-                    stored, unseen = await self._append_in_transaction(decide, catch_up)
-            except sqlite3.Error as error:
-                if isinstance(error, sqlite3.IntegrityError):
-                    self._chain_head = None  # the cache disagreed with the file: re-read it
-                raise translate_sqlite_error(error, self._where) from error
-            head = self._chain_head
-            if head is not None:
-                head.record(stored)
-                if catch_up:
+                async with self._rolled_back_on_error():
+                    # IMMEDIATE: the write lock is taken before reading, so whatever decide()
+                    # sees is still the latest state when its events are appended.
+                    head, unseen, caught_up = await self._locked(
+                        lambda connection: _catch_up(connection, cached, cursor)
+                    )
+                    self._chain_head = head
+                    # Shown to the owner: they count as seen even if decide() then refuses.
                     self._cursor = max(self._cursor, head.seq)
+                    new_events = decide(caught_up)
+                    payloads = encode_payloads(new_events, self._where)
+                    stored = await self._writer.run(
+                        _insert_and_commit, head, new_events, payloads, self._clock
+                    )
+            except sqlite3.Error as error:
+                raise self._storage_error(error) from error
+            head.record(stored)
+            self._cursor = max(self._cursor, head.seq)
         # Local subscribers hear about this commit now, not after a file-watch round trip.
         self._feed.publish([*unseen, *stored])
         return stored
 
+    async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        self._check_open()
+        to_append = list(events)
+        # Where the events land does not change their payloads: encoded before taking the lock.
+        payloads = encode_payloads(to_append, self._where)
+        async with self._write_lock:
+            self._check_open()
+            cached, clock = self._chain_head, self._clock
+            try:
+                async with self._rolled_back_on_error():
+                    head, unseen, stored = await self._locked(
+                        lambda connection: _append(connection, cached, to_append, payloads, clock)
+                    )
+            except sqlite3.Error as error:
+                raise self._storage_error(error) from error
+            head.record(stored)
+            self._chain_head = head
+        self._feed.publish([*unseen, *stored])
+        return stored
+
     @contextlib.asynccontextmanager
-    async def _write_transaction(self) -> AsyncIterator[None]:
-        """BEGIN IMMEDIATE … COMMIT on the writer, or ROLLBACK. The caller holds _write_lock."""
-        self._check_open()  # close() may have run while the caller waited for _write_lock
-        await self._begin_immediate()
+    async def _rolled_back_on_error(self) -> AsyncIterator[None]:
+        """On any error, end the command's transaction before the error goes on.
+
+        Also when the caller is cancelled halfway: the writer finishes the trip it started, and
+        the ROLLBACK queued after it waits for that, so a cancelled command is whole or absent
+        and leaves the write lock free when it returns.
+        """
         try:
             yield
-            await self._writer.execute("COMMIT")
         except BaseException:
-            await _rollback(self._writer)
+            with contextlib.suppress(sqlite3.Error):
+                await self._writer.run(_roll_back)
             raise
 
-    async def _begin_immediate(self) -> None:
-        """Take the write lock, waiting up to the busy timeout while another process holds it.
+    def _storage_error(self, error: sqlite3.Error) -> Exception:
+        if isinstance(error, sqlite3.IntegrityError):
+            self._chain_head = None  # the cache disagreed with the file: re-read it
+        return translate_sqlite_error(error, self._where)
 
-        The store waits here rather than in SQLite's busy handler: that one backs off to 100 ms
-        between attempts, so a process committing back to back keeps the others out for its
-        whole burst. Trying again every millisecond or so gives each process its turn.
+    async def _locked(self, step: Callable[[sqlite3.Connection], T]) -> T:
+        """Take the write lock with BEGIN IMMEDIATE and run ``step`` in the same trip.
+
+        ``step`` commits, or leaves the transaction open for the caller; if it raises, the
+        transaction is rolled back. The caller holds ``_write_lock``.
+
+        The store waits for another process's lock here rather than in SQLite's busy handler:
+        that one backs off to 100 ms between attempts, so a process committing back to back
+        keeps the others out for its whole burst. Trying again every millisecond or so gives
+        each process its turn.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._busy_timeout
         while True:
             try:
-                await self._writer.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as error:
-                if not is_busy(error) or loop.time() >= deadline:
-                    raise
+                return await self._writer.run(_begin_then, step)
+            except _LockBusy as busy:
+                if loop.time() >= deadline:
+                    raise busy.error from None
             # Jittered, so that two waiting processes do not retry in lockstep.
             await asyncio.sleep(random.uniform(0.0005, 0.002))
-
-    async def _append_in_transaction(
-        self, decide: Decide, catch_up: bool
-    ) -> tuple[list[StoredEvent], list[StoredEvent]]:
-        """Returns the appended events, and the events others appended since we last looked."""
-        head, unseen = await self._current_chain_head()
-        caught_up: list[StoredEvent] = []
-        if catch_up and self._cursor < head.seq:
-            if unseen and unseen[0].seq <= self._cursor + 1:
-                caught_up = [event for event in unseen if event.seq > self._cursor]
-            else:  # the owner is further behind (it used append(), or moved its cursor back)
-                caught_up = await self._select_events(self._writer, self._cursor)
-        if catch_up:
-            # Shown to the owner: they count as seen even if decide() then refuses the command.
-            self._cursor = max(self._cursor, head.seq)
-        new_events = decide(caught_up)
-        if not new_events:
-            return [], unseen
-        unknown = {event.stream for event in new_events} - head.stream_lengths.keys()
-        if unknown:
-            head.stream_lengths.update(await _stream_lengths(self._writer, unknown))
-        stored, rows = head.link(new_events, self._clock(), self._where)
-        await self._writer.executemany(_INSERT_EVENT, rows)
-        return stored, unseen
-
-    async def _current_chain_head(self) -> tuple[ChainHead, list[StoredEvent]]:
-        """The chain head as of now (inside the write transaction), and the events it moved past.
-
-        The cached head and stream lengths stay exact by reading every event appended after
-        them. After a long quiet spell that may be many events, so past a limit it is cheaper to
-        read the head afresh and look stream lengths up again as commands need them.
-        """
-        head = self._chain_head
-        if head is not None:
-            unseen = await self._select_events(
-                self._writer, head.seq, limit=CACHED_HEAD_CATCH_UP_LIMIT + 1
-            )
-            if len(unseen) <= CACHED_HEAD_CATCH_UP_LIMIT:
-                head.record(unseen)
-                return head, unseen
-        self._chain_head = await _read_chain_head(self._writer)
-        return self._chain_head, []
 
     # Queries
 
@@ -293,15 +288,6 @@ class SqliteEventStore(EventStore):
         except sqlite3.Error as error:
             raise translate_sqlite_error(error, self._where) from error
 
-    async def _select_events(
-        self, connection: aiosqlite.Connection, after_seq: int, limit: int = -1
-    ) -> list[StoredEvent]:
-        rows = await connection.execute_fetchall(
-            f"SELECT {CHAIN_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-            (after_seq, limit),
-        )
-        return [_event_from_row(row) for row in rows]
-
     async def _read_after(self, after_seq: int, limit: int) -> list[StoredEvent]:
         return await self.read(after_seq, limit)
 
@@ -333,47 +319,37 @@ class SqliteEventStore(EventStore):
         generation = secrets.token_hex(8)
         try:
             for chunk, offset in enumerate(range(0, len(data), CHECKPOINT_CHUNK_BYTES)):
-                async with self._write_lock, self._write_transaction():
-                    await self._writer.execute(
-                        "INSERT INTO checkpoint_chunks (name, generation, chunk, data)"
-                        " VALUES (?, ?, ?, ?)",
-                        (name, generation, chunk, data[offset : offset + CHECKPOINT_CHUNK_BYTES]),
+                piece = data[offset : offset + CHECKPOINT_CHUNK_BYTES]
+                await self._write(
+                    functools.partial(
+                        _insert_checkpoint_chunk,
+                        name=name,
+                        generation=generation,
+                        chunk=chunk,
+                        data=piece,
                     )
-            async with self._write_lock, self._write_transaction():
-                await self._publish_checkpoint(name, seq, generation, data)
+                )
+            digest = hashlib.sha256(data).hexdigest()
+            saved_ns = self._clock()
+            await self._write(
+                lambda connection: _publish_checkpoint(
+                    connection, name, seq, generation, len(data), digest, saved_ns
+                )
+            )
         except BaseException as error:
             # Best effort: pieces of a checkpoint that was never published are dead weight.
             async with self._write_lock:
-                with contextlib.suppress(sqlite3.Error, ValueError):
-                    await self._writer.execute(
-                        "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?",
-                        (name, generation),
-                    )
+                with contextlib.suppress(sqlite3.Error):
+                    await self._writer.run(_delete_checkpoint_chunks, name, generation)
             if isinstance(error, sqlite3.Error):
                 raise translate_sqlite_error(error, self._where) from error
             raise
 
-    async def _publish_checkpoint(self, name: str, seq: int, generation: str, data: bytes) -> None:
-        rows = await self._writer.execute_fetchall(
-            "SELECT seq, generation FROM checkpoints WHERE name = ?", (name,)
-        )
-        current = next(iter(rows), None)
-        superseded: str | None
-        if current is not None and current[0] > seq:
-            # Another process saved a later state meanwhile: keep it, drop ours.
-            superseded = generation
-        else:
-            await self._writer.execute(
-                "INSERT OR REPLACE INTO checkpoints"
-                " (name, seq, generation, size, sha256, saved_ns) VALUES (?, ?, ?, ?, ?, ?)",
-                (name, seq, generation, len(data), hashlib.sha256(data).hexdigest(), self._clock()),
-            )
-            superseded = current[1] if current is not None else None
-        if superseded is not None:
-            await self._writer.execute(
-                "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?",
-                (name, superseded),
-            )
+    async def _write(self, step: Callable[[sqlite3.Connection], None]) -> None:
+        """One write transaction of its own: ``step`` runs after BEGIN IMMEDIATE and commits."""
+        async with self._write_lock:
+            self._check_open()  # close() may have run while we waited for _write_lock
+            await self._locked(step)
 
     async def load_checkpoint(self, name: str) -> Checkpoint | None:
         self._check_open()
@@ -434,21 +410,219 @@ def verify_file(path: Path) -> VerifyResult:
         connection.close()
 
 
+# The reader (aiosqlite)
+
+
 async def _connect(path: Path, busy_timeout: float) -> aiosqlite.Connection:
-    # isolation_level=None: no implicit BEGINs; the store issues BEGIN IMMEDIATE itself.
+    # isolation_level=None: no implicit BEGINs.
     # timeout= is SQLite's busy timeout: how long to wait for another connection's lock.
     return await aiosqlite.connect(path, isolation_level=None, timeout=busy_timeout)
 
 
-async def _migrate(writer: aiosqlite.Connection, where: str) -> None:
+async def _head(connection: aiosqlite.Connection) -> int:
+    rows = await connection.execute_fetchall("SELECT COALESCE(MAX(seq), 0) FROM events")
+    return int(next(iter(rows))[0])
+
+
+def _event_from_row(row: Any) -> StoredEvent:
+    seq, stream, stream_seq, type_, time_ns, actor, payload, prev_hash, hash_ = row
+    return StoredEvent(
+        seq, stream, stream_seq, type_, time_ns, actor, json.loads(payload), prev_hash, hash_
+    )
+
+
+# The writer: everything below runs in the writer's thread (WriterThread.run).
+
+
+class _LockBusy(Exception):
+    """Another connection holds the write lock: BEGIN IMMEDIATE did nothing; try again."""
+
+    def __init__(self, error: sqlite3.OperationalError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _begin_then(connection: sqlite3.Connection, step: Callable[[sqlite3.Connection], T]) -> T:
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as error:
+        if is_busy(error):
+            raise _LockBusy(error) from None
+        raise
+    try:
+        return step(connection)
+    except BaseException:
+        _roll_back(connection)
+        raise
+
+
+def _roll_back(connection: sqlite3.Connection) -> None:
+    # Fails when the error already ended the transaction, or closed the connection.
+    with contextlib.suppress(sqlite3.Error):
+        connection.execute("ROLLBACK")
+
+
+def _catch_up(
+    connection: sqlite3.Connection, cached: ChainHead | None, cursor: int
+) -> tuple[ChainHead, list[StoredEvent], list[StoredEvent]]:
+    """The chain head, the events it moved past, and the events after ``cursor`` (for decide)."""
+    head, unseen = _current_chain_head(connection, cached)
+    if cursor >= head.seq:
+        return head, unseen, []
+    if unseen and unseen[0].seq <= cursor + 1:
+        return head, unseen, [event for event in unseen if event.seq > cursor]
+    # The owner is further behind (it used append(), or moved its cursor back).
+    return head, unseen, _select_events(connection, cursor)
+
+
+def _append(
+    connection: sqlite3.Connection,
+    cached: ChainHead | None,
+    events: Sequence[NewEvent],
+    payloads: Sequence[str],
+    clock: Clock,
+) -> tuple[ChainHead, list[StoredEvent], list[StoredEvent]]:
+    """The chain head, the events it moved past, and ``events`` as appended and committed."""
+    head, unseen = _current_chain_head(connection, cached)
+    return head, unseen, _insert_and_commit(connection, head, events, payloads, clock)
+
+
+def _current_chain_head(
+    connection: sqlite3.Connection, cached: ChainHead | None
+) -> tuple[ChainHead, list[StoredEvent]]:
+    """The chain head as of now (inside the write transaction), and the events it moved past.
+
+    The cached head and stream lengths stay exact by reading every event appended after them.
+    After a long quiet spell that may be many events, so past a limit it is cheaper to read the
+    head afresh and look stream lengths up again as commands need them.
+    """
+    if cached is not None:
+        unseen = _select_events(connection, cached.seq, limit=CACHED_HEAD_CATCH_UP_LIMIT + 1)
+        if len(unseen) <= CACHED_HEAD_CATCH_UP_LIMIT:
+            cached.record(unseen)
+            return cached, unseen
+    row = connection.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    if row is None:
+        return ChainHead(), []
+    return ChainHead(seq=int(row[0]), hash=str(row[1])), []
+
+
+def _insert_and_commit(
+    connection: sqlite3.Connection,
+    head: ChainHead,
+    events: Sequence[NewEvent],
+    payloads: Sequence[str],
+    clock: Clock,
+) -> list[StoredEvent]:
+    """Link ``events`` after ``head`` (left unchanged), insert them and commit."""
+    stored: list[StoredEvent] = []
+    if events:
+        unknown = {event.stream for event in events} - head.stream_lengths.keys()
+        if unknown:
+            head.stream_lengths.update(_stream_lengths(connection, unknown))
+        stored, rows = head.link(events, payloads, clock())
+        connection.executemany(_INSERT_EVENT, rows)
+    connection.execute("COMMIT")
+    return stored
+
+
+def _select_events(
+    connection: sqlite3.Connection, after_seq: int, limit: int = -1
+) -> list[StoredEvent]:
+    rows = connection.execute(
+        f"SELECT {CHAIN_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+        (after_seq, limit),
+    )
+    return [_event_from_row(row) for row in rows]
+
+
+def _stream_lengths(connection: sqlite3.Connection, streams: set[str]) -> dict[str, int]:
+    """The length of each of ``streams``; 0 for a stream with no events yet."""
+    names = sorted(streams)
+    placeholders = ", ".join("?" * len(names))
+    rows = connection.execute(
+        "SELECT stream, MAX(stream_seq) FROM events"
+        f" WHERE stream IN ({placeholders}) GROUP BY stream",
+        names,
+    )
+    lengths = dict.fromkeys(names, 0)
+    lengths.update((stream, length) for stream, length in rows)
+    return lengths
+
+
+def _insert_checkpoint_chunk(
+    connection: sqlite3.Connection, name: str, generation: str, chunk: int, data: bytes
+) -> None:
+    connection.execute(
+        "INSERT INTO checkpoint_chunks (name, generation, chunk, data) VALUES (?, ?, ?, ?)",
+        (name, generation, chunk, data),
+    )
+    connection.execute("COMMIT")
+
+
+def _publish_checkpoint(
+    connection: sqlite3.Connection,
+    name: str,
+    seq: int,
+    generation: str,
+    size: int,
+    digest: str,
+    saved_ns: int,
+) -> None:
+    current = connection.execute(
+        "SELECT seq, generation FROM checkpoints WHERE name = ?", (name,)
+    ).fetchone()
+    superseded: str | None
+    if current is not None and current[0] > seq:
+        # Another process saved a later state meanwhile: keep it, drop ours.
+        superseded = generation
+    else:
+        connection.execute(
+            "INSERT OR REPLACE INTO checkpoints"
+            " (name, seq, generation, size, sha256, saved_ns) VALUES (?, ?, ?, ?, ?, ?)",
+            (name, seq, generation, size, digest, saved_ns),
+        )
+        superseded = current[1] if current is not None else None
+    if superseded is not None:
+        _delete_checkpoint_chunks(connection, name, superseded)
+    connection.execute("COMMIT")
+
+
+def _delete_checkpoint_chunks(connection: sqlite3.Connection, name: str, generation: str) -> None:
+    connection.execute(
+        "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?", (name, generation)
+    )
+
+
+def _set_up_writer(connection: sqlite3.Connection, where: str, synchronous: str) -> None:
+    # WAL first, outside any transaction (SQLite requires it), then the schema.
+    _enable_wal(connection, where)
+    connection.execute(f"PRAGMA synchronous = {synchronous}")
+    _migrate(connection, where)
+    # From here on the store waits for the write lock itself: see SqliteEventStore._locked.
+    connection.execute("PRAGMA busy_timeout = 0")
+
+
+def _enable_wal(connection: sqlite3.Connection, where: str) -> None:
+    [mode] = connection.execute("PRAGMA journal_mode = WAL").fetchone()
+    if str(mode).lower() != "wal":
+        # Without WAL, readers and the writer block each other and the change feed has no log
+        # file to watch: better to refuse than to half-work.
+        raise StorageFailure(
+            f"cannot switch the workspace to WAL mode (journal_mode is {str(mode).lower()!r})",
+            path=where,
+        )
+
+
+def _migrate(connection: sqlite3.Connection, where: str) -> None:
     """Bring the schema to SCHEMA_VERSION; a file already there is left untouched."""
-    application_id, version, _ = await _identity(writer)
+    application_id, version, _ = _identity(connection)
     if application_id == APPLICATION_ID and version == SCHEMA_VERSION:
         return
-    await writer.execute("BEGIN IMMEDIATE")
+    connection.execute("BEGIN IMMEDIATE")
     try:
         # Read again under the lock: another process may have migrated meanwhile.
-        application_id, version, schema_objects = await _identity(writer)
+        application_id, version, schema_objects = _identity(connection)
         blank = application_id == 0 and schema_objects == 0
         if application_id != APPLICATION_ID and not blank:
             raise ForeignDatabase(
@@ -466,75 +640,18 @@ async def _migrate(writer: aiosqlite.Connection, where: str) -> None:
             )
         for step in range(version + 1, SCHEMA_VERSION + 1):
             for statement in MIGRATIONS[step]:
-                await writer.execute(statement)
-        await writer.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        await writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        await writer.execute("COMMIT")
+                connection.execute(statement)
+        connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
     except BaseException:
-        await _rollback(writer)
+        _roll_back(connection)
         raise
 
 
-async def _rollback(connection: aiosqlite.Connection) -> None:
-    # Fails when the error already ended the transaction, or closed the connection.
-    with contextlib.suppress(sqlite3.Error, ValueError):
-        await connection.execute("ROLLBACK")
-
-
-async def _enable_wal(writer: aiosqlite.Connection, where: str) -> None:
-    rows = await writer.execute_fetchall("PRAGMA journal_mode = WAL")
-    mode = str(next(iter(rows))[0]).lower()
-    if mode != "wal":
-        # Without WAL, readers and the writer block each other and the change feed has no log
-        # file to watch: better to refuse than to half-work.
-        raise StorageFailure(
-            f"cannot switch the workspace to WAL mode (journal_mode is {mode!r})", path=where
-        )
-
-
-async def _identity(connection: aiosqlite.Connection) -> tuple[int, int, int]:
+def _identity(connection: sqlite3.Connection) -> tuple[int, int, int]:
     """The application_id, the schema version, and how many tables and indexes there are."""
-    values = []
-    for query in (
-        "PRAGMA application_id",
-        "PRAGMA user_version",
-        "SELECT COUNT(*) FROM sqlite_master",
-    ):
-        rows = await connection.execute_fetchall(query)
-        values.append(int(next(iter(rows))[0]))
-    return values[0], values[1], values[2]
-
-
-async def _head(connection: aiosqlite.Connection) -> int:
-    rows = await connection.execute_fetchall("SELECT COALESCE(MAX(seq), 0) FROM events")
-    return int(next(iter(rows))[0])
-
-
-async def _read_chain_head(connection: aiosqlite.Connection) -> ChainHead:
-    rows = list(
-        await connection.execute_fetchall("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")
-    )
-    if not rows:
-        return ChainHead()
-    return ChainHead(seq=int(rows[0][0]), hash=str(rows[0][1]))
-
-
-async def _stream_lengths(connection: aiosqlite.Connection, streams: set[str]) -> dict[str, int]:
-    """The length of each of ``streams``; 0 for a stream with no events yet."""
-    names = sorted(streams)
-    placeholders = ", ".join("?" * len(names))
-    rows = await connection.execute_fetchall(
-        "SELECT stream, MAX(stream_seq) FROM events"
-        f" WHERE stream IN ({placeholders}) GROUP BY stream",
-        names,
-    )
-    lengths = dict.fromkeys(names, 0)
-    lengths.update((stream, length) for stream, length in rows)
-    return lengths
-
-
-def _event_from_row(row: Any) -> StoredEvent:
-    seq, stream, stream_seq, type_, time_ns, actor, payload, prev_hash, hash_ = row
-    return StoredEvent(
-        seq, stream, stream_seq, type_, time_ns, actor, json.loads(payload), prev_hash, hash_
-    )
+    [application_id] = connection.execute("PRAGMA application_id").fetchone()
+    [version] = connection.execute("PRAGMA user_version").fetchone()
+    [schema_objects] = connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    return int(application_id), int(version), int(schema_objects)

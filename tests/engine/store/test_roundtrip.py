@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -209,3 +212,29 @@ async def test_a_store_quiet_while_others_append_a_lot_continues_the_chain(
         assert shown == [4202]
         assert (appended.seq, appended.stream_seq) == (4203, 2703)
         assert (await quiet.verify()).ok
+
+
+async def test_a_cancelled_command_is_whole_or_absent_and_frees_the_lock(
+    store: SqliteEventStore, workspace: Path
+) -> None:
+    await store.append(events("ctx:a", 1))
+    # Cancelled at different points: waiting for the writer, catching up, deciding, inserting.
+    for delay in (0, 0, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01):
+        for command in (
+            lambda: store.execute(lambda _others: events("ctx:a", 300)),
+            lambda: store.append(events("ctx:a", 300)),
+        ):
+            task = asyncio.create_task(command())
+            await asyncio.sleep(delay)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            # No transaction left open: another connection takes the write lock at once.
+            with contextlib.closing(sqlite3.connect(workspace, timeout=0)) as other:
+                other.execute("BEGIN IMMEDIATE")
+                other.execute("ROLLBACK")
+
+    [last] = await store.append(events("ctx:a", 1))
+    assert (last.stream_seq - 2) % 300 == 0  # only whole commands before it
+    assert [e.seq for e in await store.read()] == list(range(1, last.seq + 1))
+    assert (await store.verify()).ok
