@@ -301,8 +301,66 @@ async def _verify(args: argparse.Namespace) -> None:
     _emit(args, data, str(result))
 
 
-# -- the demo (the app arrives with the next issue) -------------------------------------------
+# -- the app and the demo ----------------------------------------------------------------------
+def _open_app(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .app import make_app
+
+    path = Path(args.workspace)
+    if not path.exists():
+        print(
+            f"pact-tui: no workspace at {path} (create one with: pact-tui ctx create {path} NAME)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    app = make_app(path, theme=args.theme, context=args.context)
+    return app.run() or 0
+
+
 def _demo(args: argparse.Namespace) -> int:
+    if args.print:
+        return _print_demo(args)
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from .app import make_app
+    from .demo import create_demo, create_scaled_demo
+
+    folder = Path(tempfile.mkdtemp(prefix="pact-demo-"))
+    path = folder / "demo.pact"
+    if args.items:
+        asyncio.run(create_scaled_demo(path, args.items))
+    else:
+        asyncio.run(create_demo(path))
+    driver = None
+    if args.live:
+        driver = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pact_tui.demo",
+                "drive",
+                str(path),
+                "--interval",
+                str(args.interval),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    try:
+        code = make_app(path, theme=args.theme, context="researcher").run() or 0
+    finally:
+        if driver is not None:
+            driver.terminate()
+            driver.wait(timeout=5)
+    print(f"The demo workspace is kept at {path}; reopen it with: pact-tui {path}")
+    return code
+
+
+def _print_demo(args: argparse.Namespace) -> int:
+    """The scripted conversation without the app: the explorer's printouts."""
     from engine.context import Context, ContextExplorer, SequentialIds, SteppingClock
     from engine.context.scenario import demo_steps
 
@@ -335,9 +393,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = commands.add_parser("demo", help="walk a scripted agent conversation")
+    opening = commands.add_parser("open", help="open a workspace in the inspector (the default)")
+    opening.add_argument("workspace", help="the workspace file")
+    opening.add_argument("--context", help="the context to show first")
+    opening.add_argument("--theme", help="a theme name (see themes/)")
+    opening.set_defaults(sync=_open_app)
+
+    demo = commands.add_parser("demo", help="open the inspector on a fresh demo workspace")
+    demo.add_argument("--live", action="store_true", help="keep the demo agents working")
+    demo.add_argument("--interval", type=float, default=1.0, help="seconds between live steps")
+    demo.add_argument("--items", type=_int, help="scale the researcher context to N items")
+    demo.add_argument("--theme", help="a theme name (see themes/)")
+    demo.add_argument("--print", action="store_true", help="print the scripted walk instead")
     demo.add_argument(
-        "--verbose", "-v", action="store_true", help="print the tree after every step"
+        "--verbose", "-v", action="store_true", help="with --print: the tree after every step"
     )
     demo.set_defaults(sync=_demo)
 
@@ -412,7 +481,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+COMMANDS = ("open", "demo", "ctx", "verify")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        argv.insert(0, "open")  # pact-tui WORKSPACE
     args = build_parser().parse_args(argv)
     if hasattr(args, "sync"):
         return int(args.sync(args))

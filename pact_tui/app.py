@@ -1,0 +1,272 @@
+"""The pact-tui application: opens a workspace, follows its change feed, and shows its views.
+
+``make_app(path, clock=None, watch=True)`` builds it with injectable parts: tests pass a
+simulated clock and ``watch=False`` (no file watchers), like posting's ``make_posting``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.command import Hit, Hits, Provider
+from textual.screen import Screen
+from textual.widgets import Static
+
+from engine.context import ContextError
+from engine.store import StoreError
+from engine.workspace import Workspace
+
+from .messages import WorkspaceChanged
+from .screens.context import ContextScreen
+from .screens.help import HelpScreen
+from .themes import (
+    DEFAULT_THEME,
+    ThemeFileError,
+    bundled_themes_dir,
+    configured_theme,
+    load_theme_file,
+    load_themes,
+    user_themes_dir,
+)
+
+MIN_WIDTH, MIN_HEIGHT = 80, 20
+
+# Variables our CSS uses beyond Textual's own, so a theme file may leave them out.
+THEME_VARIABLE_DEFAULTS = {
+    "permanent": "#5fa8ff",
+    "temporary": "#ebcb8b",
+    "sticky": "#8fd18f",
+    "cyclic": "#c792ea",
+}
+
+
+class TooSmall(Static):
+    """Covers the screen while the terminal is smaller than the layout needs."""
+
+
+class InspectorCommands(Provider):
+    """Rarer actions, in the command palette (Ctrl+P)."""
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        app = self.app
+        screen = app.screen if isinstance(app.screen, ContextScreen) else None
+        if not isinstance(app, PactApp) or screen is None:
+            return []
+        commands: list[tuple[str, str, Callable[[], Any]]] = [
+            (
+                "Fold all history turns",
+                "keep system and active open",
+                screen.fold_history,
+            ),
+            ("Unfold everything", "show every turn and slot", screen.unfold_all),
+            ("Toggle provider view", "what the model would be sent", screen.action_toggle_provider),
+            ("Return to live", "leave the past", screen.action_live),
+            ("Diff: mark or clear the base", "compare two snapshots", screen.action_diff),
+            ("Seal a snapshot…", "record a named snapshot", screen.action_seal),
+            ("Play / pause", "step automatically", screen.action_play),
+            ("First snapshot", "jump to the oldest snapshot", screen.first_snapshot),
+        ]
+        if app.workspace is not None:
+            for info in app.workspace.contexts():
+                commands.append(
+                    (
+                        f"Switch to context {info.name}",
+                        f"episode {info.episode}, {info.items} items",
+                        partial(screen.switch_context, info.name),
+                    )
+                )
+        return commands
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            yield Hit(1.0, title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)
+
+
+class PactApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "pact-tui"
+    COMMANDS = App.COMMANDS | {InspectorCommands}
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {"context": ContextScreen}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("1", "switch_mode('context')", "Context view", show=False),
+    ]
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], int] | None = None,
+        watch: bool = True,
+        theme: str | None = None,
+        theme_dirs: list[Path] | None = None,
+        context: str | None = None,
+        create: bool = False,
+    ) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.clock = clock or time.time_ns
+        self.live_updates = watch
+        self.create = create
+        self.initial_context = context
+        self.workspace: Workspace | None = None
+        self.theme_dirs = theme_dirs if theme_dirs is not None else default_theme_dirs()
+        self._good_themes: dict[Path, str] = {}  # theme file → the theme name it last defined
+        self._load_themes(theme or configured_theme())
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return {**super().get_theme_variable_defaults(), **THEME_VARIABLE_DEFAULTS}
+
+    # -- themes ---------------------------------------------------------------------------------
+    def _load_themes(self, wanted: str | None) -> None:
+        loaded, errors = load_themes(self.theme_dirs)
+        for theme_file in loaded:
+            self.register_theme(theme_file.theme)
+            self._good_themes[theme_file.path] = theme_file.theme.name
+        self._startup_problems = [str(error) for error in errors]
+        name = wanted or DEFAULT_THEME
+        if name in self.available_themes:
+            self.theme = name
+        else:
+            if wanted is not None:
+                self._startup_problems.append(f"theme {wanted!r} not found; using the default")
+            if DEFAULT_THEME in self.available_themes:
+                self.theme = DEFAULT_THEME
+
+    def reload_theme_file(self, path: Path) -> None:
+        """A theme file changed on disk: re-register it; if broken, say so and fall back."""
+        try:
+            theme_file = load_theme_file(path)
+        except ThemeFileError as error:
+            previous = self._good_themes.get(path)
+            if previous == self.theme:
+                self.theme = DEFAULT_THEME if previous != DEFAULT_THEME else "textual-dark"
+            self.notify(
+                f"{error.problem}. Using {self.theme} until it is fixed.",
+                title=f"Theme file {path.name}",
+                severity="error",
+                timeout=8,
+            )
+            return
+        theme = theme_file.theme
+        self.register_theme(theme)
+        self._good_themes[path] = theme.name
+        if theme.name == self.theme:
+            self.refresh_css(animate=False)
+            self.refresh(layout=True)
+            for screen in self.screen_stack:
+                screen.refresh(layout=True)
+                for widget in screen.walk_children():
+                    widget.refresh()
+        self.notify(f"theme {theme.name!r} reloaded", timeout=3)
+
+    @work(exclusive=True, group="themes")
+    async def watch_themes(self) -> None:
+        from watchfiles import awatch
+
+        directories = [str(d) for d in self.theme_dirs if d.is_dir()]
+        if not directories:
+            return
+        async for changes in awatch(*directories, debounce=100, step=20):
+            for path in sorted({Path(p) for _change, p in changes if p.endswith(".toml")}):
+                if path.exists():
+                    self.reload_theme_file(path)
+
+    # -- the workspace --------------------------------------------------------------------------
+    async def on_mount(self) -> None:
+        for problem in self._startup_problems:
+            self.notify(problem, title="Theme", severity="error", timeout=8)
+        try:
+            self.workspace = await Workspace.open(
+                self.path, create=self.create, clock=self.clock, watch=self.live_updates
+            )
+        except (StoreError, ContextError) as error:
+            self.exit(return_code=1, message=f"pact-tui: {error}")
+            return
+        await self.switch_mode("context")
+        if self.live_updates:
+            self.follow_workspace()
+            self.watch_themes()
+        self._check_size()
+
+    async def on_unmount(self) -> None:
+        if self.workspace is not None:
+            await self.workspace.close()
+
+    @work(exclusive=True, group="feed")
+    async def follow_workspace(self) -> None:
+        """Apply every change from any process and tell the screens (coalesced per batch)."""
+        assert self.workspace is not None
+        try:
+            async for change in self.workspace.changes():
+                for screen in self._inspectors():
+                    screen.post_message(WorkspaceChanged(change))
+        except (StoreError, ContextError) as error:
+            self.notify(f"live updates stopped: {error}", severity="error", timeout=15)
+
+    def _inspectors(self) -> Iterable[ContextScreen]:
+        for stack in self._screen_stacks.values():
+            for screen in stack:
+                if isinstance(screen, ContextScreen):
+                    yield screen
+
+    # -- small things -----------------------------------------------------------------------------
+    def action_help(self) -> None:
+        groups = [("Inspector", list(ContextScreen.BINDINGS))]
+        from .widgets.context_tree import ContextTree, LinePane
+
+        groups.append(("Tree", [*LinePane.BINDINGS, *ContextTree.BINDINGS]))
+        groups.append(("Everywhere", list(self.BINDINGS)))
+        self.push_screen(HelpScreen(groups))
+
+    def on_resize(self) -> None:
+        self._check_size()
+
+    def _check_size(self) -> None:
+        width, height = self.size
+        small = width < MIN_WIDTH or height < MIN_HEIGHT
+        screen = self.screen
+        existing = screen.query(TooSmall)
+        if small and not existing:
+            screen.mount(
+                TooSmall(
+                    f"The terminal is {width}x{height}; pact-tui needs at least "
+                    f"{MIN_WIDTH}x{MIN_HEIGHT}. Make the window larger.",
+                    id="too-small",
+                )
+            )
+        elif not small:
+            existing.remove()
+
+
+def default_theme_dirs() -> list[Path]:
+    return [bundled_themes_dir(), user_themes_dir()]
+
+
+def make_app(
+    path: str | Path,
+    *,
+    clock: Callable[[], int] | None = None,
+    watch: bool = True,
+    theme: str | None = None,
+    theme_dirs: list[Path] | None = None,
+    context: str | None = None,
+) -> PactApp:
+    return PactApp(
+        path, clock=clock, watch=watch, theme=theme, theme_dirs=theme_dirs, context=context
+    )

@@ -1,0 +1,228 @@
+"""The demo workspace: two agents whose contexts use every lifecycle type, keys and tags.
+
+``create_demo(path)`` writes it through ordinary workspace commands; ``drive(path)`` keeps the
+agents talking (``pact-tui demo --live`` runs it in a separate process, so the app follows
+another process live); ``create_scaled_demo(path, items)`` repeats the researcher's
+conversation until the context holds ``items`` items, for the benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from engine.store import NewEvent
+from engine.workspace import CONTEXT_PREFIX, ContextProjection, Workspace
+
+Command = dict[str, Any]
+
+
+def text(content: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "text", "content": content, **fields}
+
+
+def insert(selector: str, component: dict[str, Any]) -> Command:
+    return {"op": "insert", "selector": selector, "component": component}
+
+
+def user(message: str) -> Command:
+    return {"op": "message", "role": "user", "text": message}
+
+
+def assistant(message: str) -> Command:
+    return {"op": "message", "role": "assistant", "text": message}
+
+
+ADVANCE: Command = {"op": "advance"}
+
+RESEARCHER: list[Command] = [
+    insert("d-1, 0, 0", text("You are a careful research assistant.", key="system_prompt")),
+    insert("d-1, 1, 0", text("Always be concise", key="concise_instruction", tags=["style"])),
+    user("Find me recent papers on context compaction for LLM agents."),
+    insert(
+        "d0, 1, 0",
+        text("User prefers formal tone", key="user_prefs", tags=["user", "preferences"]),
+    ),
+    insert("d0, 2, 0", text("Ask about the time range in 3 turns", key="reminder", ttl=3)),
+    insert("d0, 3, 0", text("Current mode: research", key="current_mode", ttl=1, cad=1)),
+    insert("d0, -1, 0", text("Check if the user needs help", key="checkin", ttl=2, cad=5)),
+    assistant("Here are three surveys on context compaction, with summaries."),
+    ADVANCE,
+    insert(
+        "d0, 0, 1",
+        text(
+            "Important: sources older than 2023 may be outdated",
+            key="alert",
+            tags=["alert"],
+            render_lifecycle={
+                "stages": [
+                    {"selector": "d0, 0, 1", "ttl": 2},
+                    {"selector": "d0, 0, -1", "ttl": 3},
+                    {"selector": "d0, 0, -2", "ttl": None},
+                ],
+                "cycle": False,
+            },
+        ),
+    ),
+    user("Summarise the second one."),
+    ADVANCE,
+    assistant("The second survey compares summarisation and retrieval-based compaction."),
+    insert(
+        "d0, 1, 0", text("Survey #2: Master log + byte-range refs", key="finding", tags=["notes"])
+    ),
+    {"op": "seal", "trigger": "after-summary"},
+    ADVANCE,
+    user("Which approach keeps the early goals?"),
+    insert("d0, 2, 0", text("Cite the master-context post", key="todo_cite", ttl=2, tags=["todo"])),
+    ADVANCE,
+    assistant("The append-only master log: compaction can always be undone by reading it."),
+    ADVANCE,
+    ADVANCE,
+]
+
+WRITER: list[Command] = [
+    insert("d-1, 0, 0", text("You write clear technical prose.", key="system_prompt")),
+    user("Draft an outline for the compaction report."),
+    insert("d0, 1, 0", text("Audience: agent developers", key="audience", tags=["brief"])),
+    insert("d0, 2, 0", text("Draft due in 4 episodes", key="deadline", ttl=4)),
+    assistant("1. Context rot  2. Master log  3. Byte-range references  4. Recovery"),
+    ADVANCE,
+    insert("d0, 1, 0", text("Status: outlining", key="status", ttl=1, cad=1)),
+    user("Expand section 2."),
+    ADVANCE,
+]
+
+CONTEXTS: dict[str, list[Command]] = {"researcher": RESEARCHER, "writer": WRITER}
+
+
+async def create_demo(path: Path, clock: Callable[[], int] | None = None) -> None:
+    """A fresh workspace at ``path`` holding the demo contexts."""
+    kwargs: dict[str, Any] = {"create": True, "watch": False}
+    if clock is not None:
+        kwargs["clock"] = clock
+    async with await Workspace.open(path, **kwargs) as workspace:
+        for name, commands in CONTEXTS.items():
+            await workspace.create_context(name, actor="demo")
+            for command in commands:
+                await workspace.run(name, command, actor=name)
+
+
+def live_script() -> Iterator[tuple[str, Command]]:
+    """What the live demo's agents keep doing, forever: one command a step."""
+    for round_ in itertools.count(1):
+        yield "researcher", user(f"Next question, round {round_}: what else should I read?")
+        yield (
+            "researcher",
+            insert(
+                "d0, 2, 0", text(f"Follow up on round {round_}", key=f"followup_{round_}", ttl=2)
+            ),
+        )
+        yield (
+            "researcher",
+            insert("d0, 1, 0", text(f"Note from round {round_}", tags=["notes", f"r{round_}"])),
+        )
+        yield "researcher", assistant(f"Round {round_}: two more papers, summarised.")
+        yield "researcher", ADVANCE
+        if round_ % 3 == 0:
+            yield "researcher", {"op": "seal", "trigger": f"round-{round_}"}
+        if round_ % 2 == 0:
+            yield "writer", user(f"Revise section {round_ % 4 + 1}.")
+            yield "writer", ADVANCE
+
+
+async def drive(path: Path, interval: float, steps: int | None = None) -> None:
+    """Keep the demo agents working on ``path`` until stopped (or for ``steps`` commands)."""
+    parent = os.getppid()
+    async with await Workspace.open(path, watch=False) as workspace:
+        for count, (name, command) in enumerate(live_script()):
+            if steps is not None and count >= steps:
+                return
+            if os.getppid() != parent:
+                return  # the app that started us is gone
+            await workspace.run(name, command, actor=f"{name}-live")
+            await asyncio.sleep(interval)
+
+
+ITEMS_PER_ROUND = 6  # what a round of scaled_commands leaves behind for good
+
+
+def scaled_commands(rounds: int) -> Iterator[Command]:
+    """The researcher's conversation repeated: six items a round stay, a reminder expires."""
+    yield from RESEARCHER[:2]
+    for round_ in range(rounds):
+        yield user(f"Question {round_}: what does the literature say about topic {round_}?")
+        yield insert("d0, 1, 0", text(f"Finding {round_}", key=f"finding_{round_}", tags=["notes"]))
+        yield insert("d0, 1, 1", text(f"Source for finding {round_}", tags=["source"]))
+        yield insert("d0, 2, 0", text(f"Reminder {round_}", ttl=3))
+        yield assistant(f"Answer {round_}: a summary of three papers on topic {round_}.")
+        yield insert("d0, 1, 0", text(f"Quote {round_}", tags=["quote"]))
+        yield insert("d0, -1, 0", text(f"Plan step {round_}", key=f"plan_{round_}"))
+        if round_ % 4 == 0:
+            yield ADVANCE
+
+
+async def create_scaled_demo(
+    path: Path, items: int, clock: Callable[[], int] | None = None
+) -> None:
+    """A workspace whose ``researcher`` context holds about ``items`` items, written fast.
+
+    The commands are decided in-process (as the workspace would) and appended in large batches,
+    then checkpointed, which is what a long-lived workspace looks like when it is opened.
+    """
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        await workspace.create_context("researcher", actor="demo")
+        projection = ContextProjection.fresh()
+        now = itertools.count(1_800_000_000_000_000_000, 1_000_000)
+        tick = clock or (lambda: next(now))
+        stream = CONTEXT_PREFIX + "researcher"
+        batch: list[NewEvent] = []
+        for command in scaled_commands(rounds=max(1, items // ITEMS_PER_ROUND)):
+            time_ns = tick()
+            result = projection.apply(command, time_ns)
+            payload = {"command": command, "result": result}
+            batch.append(NewEvent(stream, f"context.{command['op']}", payload, "demo", time_ns))
+            if len(batch) >= 5_000:
+                await workspace.store.append(batch)
+                batch = []
+        if batch:
+            await workspace.store.append(batch)
+    # Reopen: the workspace replays what was appended and saves a checkpoint on close.
+    async with await Workspace.open(path, watch=False) as workspace:
+        await workspace.checkpoint()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pact_tui.demo")
+    sub = parser.add_subparsers(dest="command", required=True)
+    driving = sub.add_parser("drive", help="keep the demo agents working on a workspace")
+    driving.add_argument("workspace", type=Path)
+    driving.add_argument("--interval", type=float, default=1.0)
+    driving.add_argument("--steps", type=int)
+    create = sub.add_parser("create", help="write the demo workspace")
+    create.add_argument("workspace", type=Path)
+    create.add_argument("--items", type=int, help="scale the researcher to this many items")
+    args = parser.parse_args(argv)
+    if args.command == "drive":
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(drive(args.workspace, args.interval, args.steps))
+        return 0
+    if args.items:
+        asyncio.run(create_scaled_demo(args.workspace, args.items))
+    else:
+        asyncio.run(create_demo(args.workspace))
+    print(json.dumps({"created": str(args.workspace)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

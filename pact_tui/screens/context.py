@@ -1,0 +1,545 @@
+"""The context inspector: the tree, the detail, the provider view, step control, time travel,
+diffs and the selector bar, for one context of the workspace at a time.
+
+Widgets are given views and post messages; this screen is what talks to the workspace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on, work
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import ContentSwitcher, Footer, OptionList
+
+from engine.context import ContextError, ContextView, InvalidSelector
+from engine.context.selectors import parse_selector
+from engine.context.view import Node
+from engine.store import StoreError
+from engine.workspace import Change, SnapshotEntry, Workspace
+
+from ..messages import WorkspaceChanged
+from ..widgets.context_list import ContextList
+from ..widgets.context_tree import ContextTree, LinePane, Mark, ProviderList
+from ..widgets.detail import NodeDetail, describe
+from ..widgets.scrubber import Scrubber
+from ..widgets.selector_bar import SelectorBar
+from ..widgets.status import Status, StatusBar
+from .prompt import PromptScreen
+
+if TYPE_CHECKING:
+    from ..app import PactApp
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
+SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated
+
+
+@dataclass(frozen=True, slots=True)
+class DiffBase:
+    """One end of a diff: a snapshot (its index in the context's list), or now (None)."""
+
+    snapshot_id: str | None
+    index: int | None
+
+
+class ContextScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("u", "message('user')", "User msg", tooltip="add a user message (a new turn)"),
+        Binding("a", "message('assistant')", "Asst msg", tooltip="add an assistant message"),
+        Binding(
+            "full_stop", "advance", "Advance", tooltip="advance one episode (expire, rehydrate)"
+        ),
+        Binding("s", "seal", "Seal", tooltip="seal a named snapshot"),
+        Binding("left_square_bracket", "step(-1)", "◀ Snap", tooltip="step back one snapshot"),
+        Binding("right_square_bracket", "step(1)", "Snap ▶", tooltip="step forward (to live)"),
+        Binding("L", "live", "Live", tooltip="return to the live context"),
+        Binding("p", "play", "Play", tooltip="play/pause automatic stepping"),
+        Binding("plus", "speed(-1)", "Faster", show=False, tooltip="play faster"),
+        Binding("minus", "speed(1)", "Slower", show=False, tooltip="play slower"),
+        Binding("d", "diff", "Diff", tooltip="mark this state as the diff base, or clear the diff"),
+        Binding("slash", "search", "Select", tooltip="type a selector; matches highlight"),
+        Binding("n", "next_match(1)", "Next match", show=False, tooltip="next selector match"),
+        Binding("N", "next_match(-1)", "Prev match", show=False, tooltip="previous match"),
+        Binding("v", "toggle_provider", "Provider", tooltip="tree ↔ what the model is sent"),
+        Binding("z", "fold_all(1)", "Fold history", show=False, tooltip="fold every history turn"),
+        Binding("Z", "fold_all(0)", "Unfold all", show=False, tooltip="unfold everything"),
+        Binding(
+            "left_curly_bracket", "edge(0)", "First snap", show=False, tooltip="oldest snapshot"
+        ),
+        Binding(
+            "right_curly_bracket", "edge(1)", "Last snap", show=False, tooltip="newest snapshot"
+        ),
+        Binding("c", "focus_contexts", "Contexts", show=False, tooltip="focus the context list"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.context_name: str | None = None
+        self.position: int | None = None  # index of the snapshot shown; None = live
+        self.view: ContextView | None = None
+        self.pending = 0
+        self.diff_base: DiffBase | None = None
+        self.diff: dict[str, Any] | None = None
+        self.selector = ""
+        self.matches: list[Node] = []
+        self.match_index = -1
+        self.play_speed: float | None = None
+        self._play_timer: Timer | None = None
+        self._select_timer: Timer | None = None
+        self._refresh_queued = False
+
+    # -- layout -----------------------------------------------------------------------------------
+    def compose(self) -> Any:
+        yield StatusBar(id="status")
+        with Horizontal(id="body"):
+            yield ContextList(id="contexts")
+            with Vertical(id="main"):
+                with ContentSwitcher(initial="tree", id="panes"):
+                    yield ContextTree(id="tree")
+                    yield ProviderList(id="provider")
+                yield Scrubber(id="scrubber")
+                yield SelectorBar(id="selector")
+            yield NodeDetail(id="detail")
+        yield Footer()
+
+    @property
+    def workspace(self) -> Workspace:
+        app: PactApp = self.app  # type: ignore[assignment]
+        assert app.workspace is not None
+        return app.workspace
+
+    @property
+    def context_tree(self) -> ContextTree:
+        return self.query_one(ContextTree)
+
+    @property
+    def provider(self) -> ProviderList:
+        return self.query_one(ProviderList)
+
+    @property
+    def active_pane(self) -> LinePane:
+        switcher = self.query_one(ContentSwitcher)
+        return self.provider if switcher.current == "provider" else self.context_tree
+
+    async def on_mount(self) -> None:
+        app: PactApp = self.app  # type: ignore[assignment]
+        names = [info.name for info in self.workspace.contexts()]
+        wanted = app.initial_context
+        if wanted is not None and wanted not in names:
+            self.notify(f"no context named {wanted!r}; showing the first", severity="warning")
+        self.context_name = wanted if wanted in names else (names[0] if names else None)
+        self.context_tree.focus()
+        await self.show_current()
+
+    # -- drawing the current state --------------------------------------------------------------
+    async def show_current(self) -> None:
+        """Bring every pane up to date with the workspace and this screen's state."""
+        self._refresh_queued = False
+        ws, name = self.workspace, self.context_name
+        self.query_one(ContextList).show(ws.contexts(), name)
+        if name is None:
+            self.view = None
+            self.query_one(StatusBar).show(Status(None, None, True))
+            return
+        snapshots = ws.snapshots(name)
+        if self.position is not None and self.position >= len(snapshots):
+            self.position = None
+        if self.position is None:
+            self.view = ws.context(name)
+        else:
+            self.view = await ws.at_snapshot(name, snapshots[self.position].id)
+        if self.selector:
+            self._evaluate_selector()
+        if self.diff_base is not None:
+            await self._compute_diff()
+        marks = self._marks()
+        pane = self.active_pane
+        pane.show(self.view, marks)
+        entry = self._entry()
+        self.set_class(entry is not None, "-past")
+        kind = "provider rendering" if pane is self.provider else "context tree"
+        if entry is None:
+            pane.border_title = f"{kind} · live"
+        else:
+            pane.border_title = (
+                f"{kind} · PAST · snapshot {entry.id} · episode {entry.episode} · read-only"
+            )
+        base = self.diff_base.index if self.diff_base is not None else None
+        self.query_one(Scrubber).show(snapshots, self.position, base)
+        self._show_status()
+        self._show_detail()
+
+    def _show_status(self) -> None:
+        entry = self._entry()
+        matches = None
+        if self.selector:
+            where = f"{self.match_index + 1}/" if self.match_index >= 0 else ""
+            matches = f"{where}{len(self.matches)} match{'es' if len(self.matches) != 1 else ''}"
+        diff = None
+        if self.diff_base is not None:
+            diff = f"{self.diff_base.snapshot_id or 'now'} ↔ {entry.id if entry else 'now'}"
+            if self.diff is not None:
+                counts = {k: len(self.diff[k]) for k in ("added", "removed", "changed")}
+                diff += f"  +{counts['added']} -{counts['removed']} ~{counts['changed']}"
+        status = Status(
+            context=self.context_name,
+            episode=self.view.current_episode if self.view is not None else None,
+            live=self.position is None,
+            snapshot=entry.id if entry is not None else None,
+            trigger=entry.trigger if entry is not None else None,
+            pending=self.pending,
+            diff=diff,
+            playing=self.play_speed,
+            matches=matches,
+        )
+        self.query_one(StatusBar).show(status)
+
+    def _entry(self) -> SnapshotEntry | None:
+        if self.position is None or self.context_name is None:
+            return None
+        return self.workspace.snapshots(self.context_name)[self.position]
+
+    def _show_detail(self) -> None:
+        detail = self.query_one(NodeDetail)
+        row = self.active_pane.current_row
+        if row is None or self.view is None or self.context_name is None:
+            return
+        change = None
+        if self.diff is not None and row.item is not None:
+            change = next((c for c in self.diff["changed"] if c["id"] == row.item.id), None)
+        history = self.workspace.context(self.context_name).history
+        detail.show(describe(self.view, history, row, change))
+
+    def _marks(self) -> dict[str, Mark]:
+        marks: dict[str, Mark] = {}
+        if self.diff is not None:
+            shown_is_newer = self._diff_order()[1] == self.position
+            for item_id in self.diff["added" if shown_is_newer else "removed"]:
+                marks[item_id] = "added" if shown_is_newer else "removed"
+            for change in self.diff["changed"]:
+                marks[change["id"]] = "changed"
+        for node in self.matches:
+            marks[node.id] = "match"
+        return marks
+
+    @on(LinePane.Selected)
+    def _on_selected(self, event: LinePane.Selected) -> None:
+        if event.pane is self.active_pane:
+            self._show_detail()
+
+    def request_refresh(self) -> None:
+        """Coalesce bursts: many changes before the next frame cost one repaint."""
+        if not self._refresh_queued:
+            self._refresh_queued = True
+            self.call_later(self.show_current)
+
+    # -- live changes ---------------------------------------------------------------------------
+    async def on_workspace_changed(self, message: WorkspaceChanged) -> None:
+        change: Change = message.change
+        if self.context_name is None:
+            names = [info.name for info in self.workspace.contexts()]
+            self.context_name = names[0] if names else None
+        if self.context_name in change.contexts and self.position is not None:
+            stream = "ctx:" + self.context_name
+            self.pending += sum(1 for event in change.events if event.stream == stream)
+            self._show_status()
+            self.query_one(ContextList).show(self.workspace.contexts(), self.context_name)
+            return
+        self.request_refresh()
+
+    # -- step control -----------------------------------------------------------------------------
+    def _writable(self) -> bool:
+        if self.context_name is None:
+            self.notify("no context selected", severity="warning")
+            return False
+        if self.position is not None:
+            self.notify(
+                "You are looking at the past, which is read-only. Press L to return to live.",
+                severity="warning",
+                title="Read-only",
+            )
+            return False
+        return True
+
+    @work(group="commands")
+    async def run_command(self, command: dict[str, Any]) -> dict[str, Any] | None:
+        """Run one context command; a refusal is a notification, never a crash."""
+        assert self.context_name is not None
+        try:
+            result: dict[str, Any] = await self.workspace.run(
+                self.context_name, command, actor="tui"
+            )
+        except (ContextError, StoreError) as error:
+            self.notify(str(error), severity="error", title="Refused")
+            return None
+        await self.show_current()
+        return result
+
+    def action_message(self, role: str) -> None:
+        if not self._writable():
+            return
+
+        def send(text: str | None) -> None:
+            if text:
+                self.run_command({"op": "message", "role": role, "text": text})
+
+        self.app.push_screen(PromptScreen(f"{role.capitalize()} message"), send)
+
+    def action_advance(self) -> None:
+        if self._writable():
+            self.run_command({"op": "advance"})
+
+    def action_seal(self) -> None:
+        if not self._writable():
+            return
+
+        def seal(trigger: str | None) -> None:
+            if trigger:
+                self.run_command({"op": "seal", "trigger": trigger.strip()})
+
+        self.app.push_screen(PromptScreen("Seal a snapshot named", value="checkpoint"), seal)
+
+    # -- time travel ----------------------------------------------------------------------------
+    async def go_to(self, position: int | None) -> None:
+        """Show snapshot ``position`` (read-only), or live (None)."""
+        if self.context_name is None:
+            return
+        count = len(self.workspace.snapshots(self.context_name))
+        if position is not None:
+            if count == 0:
+                self.notify("this context has no snapshots yet: advance or seal first")
+                return
+            position = max(0, min(position, count - 1))
+        self.position = position
+        if position is None:
+            self.pending = 0
+        await self.show_current()
+
+    async def action_step(self, direction: int) -> None:
+        if self.context_name is None:
+            return
+        count = len(self.workspace.snapshots(self.context_name))
+        if self.position is None:
+            if direction < 0 and count:
+                await self.go_to(count - 1)
+            return
+        target = self.position + direction
+        await self.go_to(None if target >= count else target)
+
+    async def action_edge(self, end: int) -> None:
+        if self.context_name is None:
+            return
+        count = len(self.workspace.snapshots(self.context_name))
+        await self.go_to(count - 1 if end else 0)
+
+    async def action_live(self) -> None:
+        await self.go_to(None)
+
+    @on(Scrubber.Jump)
+    async def _on_jump(self, event: Scrubber.Jump) -> None:
+        await self.go_to(event.index)
+
+    def action_play(self) -> None:
+        if self.play_speed is not None:
+            self._stop_playing()
+        else:
+            self.play_speed = 1.0
+            self._start_timer()
+        self._show_status()
+
+    def action_speed(self, direction: int) -> None:
+        if self.play_speed is None:
+            return
+        index = SPEEDS.index(self.play_speed) + direction
+        self.play_speed = SPEEDS[max(0, min(index, len(SPEEDS) - 1))]
+        self._start_timer()
+        self._show_status()
+
+    def _start_timer(self) -> None:
+        if self._play_timer is not None:
+            self._play_timer.stop()
+        assert self.play_speed is not None
+        self._play_timer = self.set_interval(self.play_speed, self.play_step)
+
+    def _stop_playing(self) -> None:
+        if self._play_timer is not None:
+            self._play_timer.stop()
+        self._play_timer = None
+        self.play_speed = None
+
+    async def play_step(self) -> None:
+        """One automatic step: forward through the past, or advance the live context."""
+        if self.position is not None:
+            await self.action_step(1)
+            if self.position is None:  # caught up with now: stop rather than write anything
+                self._stop_playing()
+                self._show_status()
+        elif self.context_name is not None:
+            self.run_command({"op": "advance"})
+
+    # -- diff -----------------------------------------------------------------------------------
+    async def action_diff(self) -> None:
+        if self.context_name is None:
+            return
+        if self.diff_base is not None:
+            self.diff_base, self.diff = None, None
+            self.notify("diff cleared")
+        else:
+            entry = self._entry()
+            self.diff_base = DiffBase(entry.id if entry else None, self.position)
+            self.notify(
+                f"diff base set to {entry.id if entry else 'now'}: move with [ ] to compare",
+                title="Diff",
+            )
+        await self.show_current()
+
+    def _diff_order(self) -> tuple[int | None, int | None]:
+        """(older, newer) positions of the diff's two ends (None = now, the newest)."""
+        assert self.diff_base is not None
+        a, b = self.diff_base.index, self.position
+        a_key = float("inf") if a is None else a
+        b_key = float("inf") if b is None else b
+        return (a, b) if a_key <= b_key else (b, a)
+
+    async def _compute_diff(self) -> None:
+        assert self.diff_base is not None and self.context_name is not None
+        snapshots = self.workspace.snapshots(self.context_name)
+        older, newer = self._diff_order()
+        older_id = None if older is None else snapshots[older].id
+        newer_id = None if newer is None else snapshots[newer].id
+        self.diff = await self.workspace.diff(self.context_name, older_id, newer_id)
+
+    # -- the selector bar -----------------------------------------------------------------------
+    def action_search(self) -> None:
+        self.query_one(SelectorBar).open(self.selector)
+
+    @on(SelectorBar.Changed)
+    def _on_selector_changed(self, event: SelectorBar.Changed) -> None:
+        self.selector = event.text.strip()
+        if self._select_timer is not None:
+            self._select_timer.stop()
+        self._select_timer = self.set_timer(SELECT_DELAY, self._evaluate_and_show)
+
+    async def _evaluate_and_show(self) -> None:
+        await self._apply_selector(jump=True)
+
+    @on(SelectorBar.Closed)
+    async def _on_selector_closed(self, event: SelectorBar.Closed) -> None:
+        if self._select_timer is not None:
+            self._select_timer.stop()
+        if not event.keep:
+            self.selector, self.matches, self.match_index = "", [], -1
+            self.query_one(SelectorBar).clear_feedback()
+        else:
+            await self._apply_selector(jump=False)
+        self.active_pane.focus()
+        await self.show_current()
+
+    def _evaluate_selector(self) -> None:
+        """Re-evaluate the current selector against the view (after a change or a move)."""
+        if not self.selector or self.view is None:
+            self.matches = []
+            return
+        try:
+            parsed = parse_selector(self.selector)
+            if parsed.is_time_qualified:
+                return  # it names its own snapshot; evaluated when typed
+            self.matches = self.view.select(parsed)
+        except ContextError:
+            self.matches = []
+
+    async def _apply_selector(self, *, jump: bool) -> None:
+        bar = self.query_one(SelectorBar)
+        text, name = self.selector, self.context_name
+        if not text or name is None:
+            self.matches, self.match_index = [], -1
+            bar.clear_feedback()
+            await self.show_current()
+            return
+        try:
+            parsed = parse_selector(text)
+            if parsed.is_time_qualified:
+                entry = self.workspace.resolve_time(name, parsed)
+                position = self.workspace.snapshots(name).index(entry)
+                if position != self.position:
+                    self.position = position
+                    await self.show_current()
+                assert self.view is not None
+                self.matches = self.view.select(dataclasses.replace(parsed, time=None))
+            elif self.view is not None:
+                self.matches = self.view.select(parsed)
+        except InvalidSelector as error:
+            self.matches, self.match_index = [], -1
+            bar.show_error(error.position, error.reason)
+            await self.show_current()
+            return
+        except ContextError as error:
+            self.matches, self.match_index = [], -1
+            bar.show_error(0, error.message)
+            await self.show_current()
+            return
+        bar.show_matches(len(self.matches))
+        self.match_index = -1
+        await self.show_current()
+        if jump and self.matches:
+            self.action_next_match(1)
+
+    def action_next_match(self, direction: int) -> None:
+        if not self.matches:
+            if self.selector:
+                self.notify("no matches", severity="warning")
+            return
+        self.match_index = (self.match_index + direction) % len(self.matches)
+        node = self.matches[self.match_index]
+        pane = self.active_pane
+        layout = pane.layout_model
+        if node.depth is None or node.position is None:
+            line = layout.line_of_turn(node.depth if node.depth is not None else 0)
+        else:
+            layout.reveal(node.depth, node.position)
+            if self.view is not None:
+                pane.show(self.view)
+            line = layout.line_of(node.depth, node.position, node.offset)
+        if line is not None:
+            pane.jump_to(line)
+        self._show_status()
+
+    # -- panes and contexts ---------------------------------------------------------------------
+    async def action_toggle_provider(self) -> None:
+        switcher = self.query_one(ContentSwitcher)
+        switcher.current = "provider" if switcher.current == "tree" else "tree"
+        self.active_pane.focus()
+        await self.show_current()
+
+    def action_fold_all(self, folded: int) -> None:
+        self.context_tree.fold_all(bool(folded))
+
+    def fold_history(self) -> None:
+        self.action_fold_all(1)
+
+    def unfold_all(self) -> None:
+        self.action_fold_all(0)
+
+    async def first_snapshot(self) -> None:
+        await self.action_edge(0)
+
+    def action_focus_contexts(self) -> None:
+        self.query_one(ContextList).focus()
+
+    @on(OptionList.OptionSelected, "#contexts")
+    async def _on_context_picked(self, event: OptionList.OptionSelected) -> None:
+        await self.switch_context(str(event.option.id))
+
+    async def switch_context(self, name: str) -> None:
+        if name == self.context_name:
+            return
+        self.context_name = name
+        self.position, self.pending = None, 0
+        self.diff_base, self.diff = None, None
+        await self.show_current()
+        self.context_tree.focus()

@@ -1,0 +1,51 @@
+"""A one-line question in a modal: the text of a message, the name of a seal."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """Dismisses with the text typed (Enter) or None (Escape). Empty text is not accepted."""
+
+    DEFAULT_CSS = """
+    PromptScreen { align: center middle; }
+    PromptScreen > Vertical {
+        width: 70%; max-width: 100; height: auto;
+        border: round $accent; background: $surface; padding: 1 2;
+    }
+    PromptScreen Label { margin-bottom: 1; }
+    PromptScreen #prompt-hint { color: $text-muted; margin: 1 0 0 0; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, question: str, value: str = "", placeholder: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.value = value
+        self.placeholder = placeholder
+
+    def compose(self) -> Any:
+        with Vertical():
+            yield Label(self.question)
+            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Label("Enter to confirm · Esc to cancel", id="prompt-hint")
+
+    def on_mount(self) -> None:
+        field = self.query_one(Input)
+        field.cursor_blink = False
+        field.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if event.value.strip():
+            self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,139 @@
+"""Theme files: TOML in ``themes/`` (and the user's config folder), loaded and reloaded live.
+
+A theme file names a Textual theme's colours (``primary``, ``background``, … and ``dark``) and
+may add ``[variables]``. A broken file is reported with its path and what is wrong; it never
+takes the app down.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+DEFAULT_THEME = "pact-midnight"
+COLOUR_FIELDS = (
+    "primary",
+    "secondary",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+    "success",
+    "warning",
+    "error",
+)
+ALLOWED = {"name", "dark", "variables", *COLOUR_FIELDS}
+
+
+class ThemeFileError(Exception):
+    """A theme file that cannot be used: ``path`` and what is wrong with it."""
+
+    code = "INVALID_THEME"
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+@dataclass(frozen=True, slots=True)
+class ThemeFile:
+    path: Path
+    theme: Theme
+
+
+def bundled_themes_dir() -> Path:
+    """``themes/`` at the top of the checkout this package runs from."""
+    return Path(__file__).resolve().parent.parent / "themes"
+
+
+def user_themes_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "pact-tui" / "themes"
+
+
+def config_file() -> Path:
+    return user_themes_dir().parent / "config.toml"
+
+
+def load_theme_file(path: Path) -> ThemeFile:
+    """Parse one theme file; raises :class:`ThemeFileError` naming the file and the problem."""
+    try:
+        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ThemeFileError(path, f"cannot be read ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise ThemeFileError(path, "is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ThemeFileError(path, f"is not valid TOML: {error}") from None
+    unknown = sorted(set(data) - ALLOWED)
+    if unknown:
+        raise ThemeFileError(path, f"unknown field(s) {', '.join(unknown)}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ThemeFileError(path, 'needs a `name = "…"`')
+    if "primary" not in data:
+        raise ThemeFileError(path, "needs at least a `primary` colour")
+    colours: dict[str, str] = {}
+    for field in COLOUR_FIELDS:
+        if field in data:
+            colours[field] = _colour(path, field, data[field])
+    dark = data.get("dark", True)
+    if not isinstance(dark, bool):
+        raise ThemeFileError(path, "`dark` must be true or false")
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in variables.items()
+    ):
+        raise ThemeFileError(path, "[variables] must map names to strings")
+    theme = Theme(name=name.strip(), dark=dark, variables=dict(variables), **colours)  # type: ignore[arg-type]
+    return ThemeFile(path, theme)
+
+
+def _colour(path: Path, field: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ThemeFileError(path, f"`{field}` must be a colour string, got {value!r}")
+    try:
+        Color.parse(value)
+    except ColorParseError:
+        raise ThemeFileError(path, f"`{field}` = {value!r} is not a colour") from None
+    return value
+
+
+def theme_files(directories: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for directory in directories:
+        if directory.is_dir():
+            files.extend(sorted(directory.glob("*.toml")))
+    return files
+
+
+def load_themes(directories: list[Path]) -> tuple[list[ThemeFile], list[ThemeFileError]]:
+    """Every theme in ``directories``; broken files are returned as errors, not raised."""
+    loaded: list[ThemeFile] = []
+    errors: list[ThemeFileError] = []
+    for path in theme_files(directories):
+        try:
+            loaded.append(load_theme_file(path))
+        except ThemeFileError as error:
+            errors.append(error)
+    return loaded, errors
+
+
+def configured_theme() -> str | None:
+    """``theme = "…"`` from the user's config file, if there is one that says so."""
+    path = config_file()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    theme = data.get("theme")
+    return theme if isinstance(theme, str) else None

@@ -1,0 +1,242 @@
+"""What each line of the tree pane shows: a layout of a context view, kept up to date cheaply.
+
+The pane draws only the lines on screen, so it needs two answers fast at any size: how many lines
+the tree has, and what line ``y`` is. Turns are laid out as blocks (a header, then per slot a
+header and its items) whose heights live in a :class:`LineIndex`. When the live context changes,
+its journal names the turns that were written, and only those blocks are measured again: an
+advance at 100,000 items costs what it costs at 1,000.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from engine.context import Context, ContextView
+from engine.context.nodes import Item, Slot, Turn
+
+from .line_index import LineIndex
+
+SYSTEM_SEQ = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the tree: a turn (or the system region), a slot, or an item."""
+
+    kind: str  # "system" | "turn" | "slot" | "item"
+    depth: int
+    turn: Turn
+    slot: Slot | None = None
+    item: Item | None = None
+    offset: int | None = None
+    collapsed: bool = False
+
+    @property
+    def node_id(self) -> str:
+        if self.item is not None:
+            return self.item.id
+        if self.slot is not None:
+            return self.slot.id
+        return self.turn.id
+
+
+class _Block:
+    """The lines of one turn: its header, then each slot's header and items (with headers), or
+    just its items in canonical order (without)."""
+
+    __slots__ = ("collapsed_slots", "folded", "slots", "starts", "turn")
+
+    def __init__(self, turn: Turn, collapsed: set[str], headers: bool) -> None:
+        self.turn = turn
+        self.folded = headers and turn.id in collapsed
+        self.slots: list[Slot] = [] if self.folded else turn.sorted_slots()
+        self.starts: list[int] = []
+        self.collapsed_slots: set[str] = set()
+        header = 1 if headers else 0
+        line = header
+        for slot in self.slots:
+            self.starts.append(line)
+            if headers and slot.id in collapsed:
+                self.collapsed_slots.add(slot.id)
+                line += 1
+            else:
+                line += header + len(slot.items)
+        self.starts.append(line)  # one past the end: the block's height
+
+    @property
+    def height(self) -> int:
+        return self.starts[-1]
+
+
+class TreeLayout:
+    """The line layout of one context view; ``sync`` it to the view before reading rows.
+
+    With ``headers=False`` the layout is the provider rendering: one line per item, in the
+    order the model reads them.
+    """
+
+    def __init__(self, *, headers: bool = True) -> None:
+        self.headers = headers
+        self.collapsed: set[str] = set()  # ids of folded turns and slots
+        self._view: ContextView | None = None
+        self._token = 0
+        self._blocks: list[_Block] = []
+        self._lines = LineIndex()
+        self._last_seq = SYSTEM_SEQ
+
+    # -- keeping up with the view ---------------------------------------------------------------
+    def sync(self, view: ContextView) -> None:
+        """Bring the layout up to date with ``view`` (the same live context, or another view)."""
+        if view is self._view and isinstance(view, Context):
+            changed = view.turns_changed_since(self._token)
+            if changed is not None:
+                self._token = view.journal_token
+                self._apply_changes(view, changed)
+                return
+        self._rebuild(view)
+
+    def _rebuild(self, view: ContextView) -> None:
+        self._view = view
+        self._token = view.journal_token if isinstance(view, Context) else 0
+        self._blocks = [
+            _Block(turn, self.collapsed, self.headers) for _depth, turn in view.iter_turns()
+        ]
+        self._lines = LineIndex(block.height for block in self._blocks)
+        self._last_seq = self._blocks[-1].turn.seq if len(self._blocks) > 1 else SYSTEM_SEQ
+
+    def _apply_changes(self, view: ContextView, seqs: set[int]) -> None:
+        turns = list(_new_turns(view, self._last_seq))
+        for seq in seqs:
+            if seq > self._last_seq:
+                continue  # a turn appended since: measured below
+            index = self._index_of_seq(seq)
+            if index is not None:
+                # Depth from the view: turns appended since have pushed the others deeper.
+                depth = -1 if index == 0 else view.history_depth + 1 - index
+                self._remeasure(index, view.turn_at(depth))
+        for turn in turns:
+            block = _Block(turn, self.collapsed, self.headers)
+            self._blocks.append(block)
+            self._lines.append(block.height)
+            self._last_seq = turn.seq
+
+    def _remeasure(self, index: int, turn: Turn | None) -> None:
+        assert turn is not None
+        block = _Block(turn, self.collapsed, self.headers)
+        self._blocks[index] = block
+        self._lines.set(index, block.height)
+
+    def _index_of_seq(self, seq: int) -> int | None:
+        if seq == SYSTEM_SEQ:
+            return 0
+        # Turns are kept oldest first and seqs only grow, so blocks 1.. are sorted by seq.
+        index = bisect_right(self._blocks, seq, lo=1, key=lambda b: b.turn.seq) - 1
+        if index >= 1 and self._blocks[index].turn.seq == seq:
+            return index
+        return None
+
+    def _depth_of(self, index: int) -> int:
+        return -1 if index == 0 else len(self._blocks) - 1 - index
+
+    # -- folding ----------------------------------------------------------------------------------
+    def toggle(self, row: Row) -> None:
+        """Fold or unfold the turn or slot of a header row (items do not fold)."""
+        if row.kind == "item":
+            return
+        node_id = row.node_id
+        if node_id in self.collapsed:
+            self.collapsed.discard(node_id)
+        else:
+            self.collapsed.add(node_id)
+        index = self._index_of_seq(row.turn.seq)
+        if index is not None:
+            self._remeasure(index, self._blocks[index].turn)
+
+    def reveal(self, depth: int, position: int | None) -> None:
+        """Unfold the turn at ``depth`` (and its slot at ``position``) so a node there shows."""
+        index = 0 if depth == -1 else len(self._blocks) - 1 - depth
+        if not 0 <= index < len(self._blocks):
+            return
+        turn = self._blocks[index].turn
+        self.collapsed.discard(turn.id)
+        slot = turn.slots.get(position) if position is not None else None
+        if slot is not None:
+            self.collapsed.discard(slot.id)
+        self._remeasure(index, turn)
+
+    def set_all(self, folded: bool) -> None:
+        """Fold every history turn (keeping the system region and the active turn open), or
+        unfold everything."""
+        self.collapsed.clear()
+        if folded:
+            self.collapsed.update(block.turn.id for block in self._blocks[1:-1])
+        if self._view is not None:
+            self._rebuild(self._view)
+
+    # -- reading ----------------------------------------------------------------------------------
+    @property
+    def line_count(self) -> int:
+        return self._lines.total
+
+    def row(self, line: int) -> Row:
+        index, local = self._lines.find(line)
+        block = self._blocks[index]
+        depth = self._depth_of(index)
+        turn = block.turn
+        if self.headers and local == 0:
+            kind = "system" if index == 0 else "turn"
+            return Row(kind, depth, turn, collapsed=block.folded)
+        k = bisect_right(block.starts, local) - 1
+        slot = block.slots[k]
+        within = local - block.starts[k]
+        if self.headers:
+            if within == 0:
+                return Row("slot", depth, turn, slot, collapsed=slot.id in block.collapsed_slots)
+            within -= 1
+        position = within
+        item = slot.items[position]
+        return Row("item", depth, turn, slot, item, position - slot.core)
+
+    def rows(self, start: int, count: int) -> Iterator[Row]:
+        for line in range(max(start, 0), min(start + count, self.line_count)):
+            yield self.row(line)
+
+    def line_of_turn(self, depth: int) -> int | None:
+        index = 0 if depth == -1 else len(self._blocks) - 1 - depth
+        if not 0 <= index < len(self._blocks):
+            return None
+        return self._lines.start(index)
+
+    def line_of(self, depth: int, position: int, offset: int | None = None) -> int | None:
+        """The line of a slot header (``offset=None``) or of an item, if it is laid out."""
+        start = self.line_of_turn(depth)
+        if start is None:
+            return None
+        index = 0 if depth == -1 else len(self._blocks) - 1 - depth
+        block = self._blocks[index]
+        for k, slot in enumerate(block.slots):
+            if slot.position != position:
+                continue
+            line = start + block.starts[k]
+            if offset is None:
+                return line if self.headers else None
+            if slot.id in block.collapsed_slots:
+                return None
+            within = slot.core + offset + (1 if self.headers else 0)
+            return line + within if 0 <= slot.core + offset < len(slot.items) else None
+        return None
+
+
+def _new_turns(view: ContextView, last_seq: int) -> Iterator[Turn]:
+    """Turns appended after ``last_seq`` (they are at the young end), oldest first."""
+    young: list[Turn] = []
+    depth = 0
+    while True:
+        turn = view.turn_at(depth)
+        if turn is None or turn.seq <= last_seq:
+            break
+        young.append(turn)
+        depth += 1
+    return reversed(young)

@@ -1,0 +1,164 @@
+"""The detail pane: every field of the selected node, its full content and its story."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from engine.context import ContextView, History
+from engine.context.timeline import item_timeline
+
+from ..tree_layout import Row
+
+
+def _fields_table(rows: list[tuple[str, Any]]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for name, value in rows:
+        table.add_row(name, value if isinstance(value, Text) else Text(str(value)))
+    return table
+
+
+def _dash(value: Any) -> str:
+    return "—" if value is None or value == [] else str(value)
+
+
+def describe(
+    view: ContextView, history: History | None, row: Row, change: dict[str, Any] | None
+) -> RenderableType:
+    """A renderable describing ``row``'s node as it is in ``view``."""
+    if row.kind in ("system", "turn"):
+        turn = row.turn
+        title = "system region" if row.kind == "system" else f"turn at depth {row.depth}"
+        return Group(
+            Text(title, style="bold"),
+            _fields_table(
+                [
+                    ("id", turn.id),
+                    ("depth", row.depth),
+                    ("role", _dash(turn.role)),
+                    ("slots", ", ".join(str(p) for p in sorted(turn.slots)) or "none"),
+                    ("items", turn.item_count()),
+                    ("created", f"#{turn.creation_index} at {turn.created_at_ns} ns"),
+                ]
+            ),
+        )
+    if row.kind == "slot":
+        slot = row.slot
+        assert slot is not None
+        return Group(
+            Text(f"slot ({row.depth},{slot.position})", style="bold"),
+            _fields_table(
+                [
+                    ("id", slot.id),
+                    ("parent", row.turn.id),
+                    ("items", len(slot.items)),
+                    ("offsets", f"{-slot.core} … {len(slot.items) - slot.core - 1}"),
+                    ("created", f"#{slot.creation_index} at {slot.created_at_ns} ns"),
+                ]
+            ),
+        )
+    return _describe_item(view, history, row, change)
+
+
+def _describe_item(
+    view: ContextView, history: History | None, row: Row, change: dict[str, Any] | None
+) -> RenderableType:
+    item = row.item
+    assert item is not None and row.slot is not None
+    node = view.make_node(item, row.slot, row.depth, row.offset or 0)
+    coords = ",".join(str(c) for c in node.coordinates)
+    timers: list[tuple[str, Any]] = []
+    if item.ttl is not None:
+        timers.append(
+            (
+                "ttl",
+                f"{item.ttl}  ·  age {node.age}  ·  remaining {node.remaining}"
+                f"  ·  expires at episode {node.expires_at_episode}",
+            )
+        )
+    else:
+        timers.append(("ttl", f"permanent  ·  age {node.age}"))
+    if node.template is not None:
+        timers.append(
+            (
+                "cadence",
+                f"every {item.cad}  ·  next rehydration at episode "
+                f"{node.next_rehydration_episode}  ·  schedule {node.template.id}",
+            )
+        )
+    if item.lifecycle is not None:
+        stages = item.lifecycle.stages
+        nxt = stages[item.stage + 1].selector if item.stage + 1 < len(stages) else "end"
+        cycle = item.lifecycle.cycle
+        timers.append(
+            (
+                "render",
+                f"stage {item.stage + 1} of {len(stages)}  ·  pass {item.passes + 1}"
+                f"  ·  then {nxt}  ·  cycle={cycle}",
+            )
+        )
+    parts: list[RenderableType] = [
+        Text.assemble((f"{item.node_type} ", "bold"), (item.id, "bold"), f"   ({coords})  "),
+        Text(node.lifecycle or "", style="italic"),
+        _fields_table(
+            [
+                ("key", _dash(item.key)),
+                ("tags", _dash(", ".join(item.tags) or None)),
+                ("role", _dash(item.role)),
+                ("priority", item.priority),
+                *timers,
+                ("born", f"episode {item.born_episode}  ·  creation #{item.creation_index}"),
+                ("created_at_ns", item.created_at_ns),
+                ("parent", row.slot.id),
+                ("content hash", item.content_hash),
+                *([("data", json.dumps(item.data, ensure_ascii=False))] if item.data else []),
+            ]
+        ),
+    ]
+    if change is not None:
+        moved = [
+            f"{name[:-8]} {a} → {b}"
+            for name, (a, b) in change.items()
+            if name.endswith("_changed") and isinstance(change[name], list)
+        ]
+        parts += [
+            Text("\nchanged in this diff", style="bold"),
+            Text(", ".join([*change.get("fields", []), *moved]) or "—"),
+        ]
+    parts += [Text("\ncontent", style="bold"), Text(item.text())]
+    if history is not None:
+        story = item_timeline(view, history, item.id)
+        if story:
+            parts.append(Text("\nhistory", style="bold"))
+            table = Table.grid(padding=(0, 2))
+            table.add_column(justify="right", style="dim")
+            table.add_column(style="bold")
+            table.add_column(overflow="fold")
+            now = view.current_episode
+            for event in story:
+                when = f"ep {event.episode}" + (" (due)" if event.episode > now else "")
+                table.add_row(when, event.what, event.detail)
+            parts.append(table)
+    return Group(*parts)
+
+
+class NodeDetail(VerticalScroll):
+    """Shows :func:`describe` of the selected node."""
+
+    DEFAULT_CSS = """
+    NodeDetail > Static { width: 1fr; height: auto; }
+    """
+
+    def compose(self) -> Any:
+        yield Static(Text("Select a node to see its fields.", style="dim"), id="detail-body")
+
+    def show(self, renderable: RenderableType) -> None:
+        self.query_one("#detail-body", Static).update(renderable)
