@@ -13,38 +13,46 @@ command still happens, after whatever that command had already started.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import queue
 import sqlite3
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+_Call = tuple["asyncio.Future[Any]", Callable[[], Any]]
 
 
 class WriterThread:
     """Open with ``await WriterThread.connect(path, timeout)``; close with ``await close()``."""
 
-    def __init__(self, executor: ThreadPoolExecutor, connection: sqlite3.Connection) -> None:
-        self._executor = executor
-        self._connection = connection
-        self._closed = False
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
+        self._connection: sqlite3.Connection | None = None
+        # A daemon: a process that exits without closing its store is not held up by it
+        # (SQLite treats that like a crash: the last committed state stays).
+        self._thread = threading.Thread(target=self._serve, name="event-store-writer", daemon=True)
+        self._thread.start()
 
     @classmethod
     async def connect(cls, path: Path, timeout: float) -> WriterThread:
         """``timeout`` is SQLite's busy timeout: how long to wait for another connection's lock."""
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="event-store-writer")
-        # Made in the thread that uses it, as sqlite3 requires. isolation_level=None: no
-        # implicit BEGINs; the store issues BEGIN IMMEDIATE itself.
-        connect = functools.partial(sqlite3.connect, path, isolation_level=None, timeout=timeout)
+        writer = cls()
         try:
-            connection = await asyncio.get_running_loop().run_in_executor(executor, connect)
+            # Made in the thread that uses it, as sqlite3 requires. isolation_level=None: no
+            # implicit BEGINs; the store issues BEGIN IMMEDIATE itself.
+            writer._connection = await writer._call(
+                functools.partial(sqlite3.connect, path, isolation_level=None, timeout=timeout)
+            )
         except BaseException:
-            executor.shutdown(wait=False)
+            writer._calls.put(None)
             raise
-        return cls(executor, connection)
+        return writer
 
     async def run(
         self,
@@ -53,19 +61,42 @@ class WriterThread:
         **kwargs: P.kwargs,
     ) -> T:
         """``function(connection, *args, **kwargs)``, called in the connection's thread."""
-        if self._closed:
+        if self._connection is None:
             raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
-        call = functools.partial(function, self._connection, *args, **kwargs)
-        # Shielded: cancelling the caller must not take back a call that is queued.
-        return await asyncio.shield(
-            asyncio.get_running_loop().run_in_executor(self._executor, call)
-        )
+        return await self._call(functools.partial(function, self._connection, *args, **kwargs))
 
     async def close(self) -> None:
-        if self._closed:
+        connection, self._connection = self._connection, None
+        if connection is None:
             return
-        self._closed = True
         try:
-            await asyncio.get_running_loop().run_in_executor(self._executor, self._connection.close)
+            await self._call(connection.close)
         finally:
-            self._executor.shutdown(wait=False)
+            self._calls.put(None)  # the thread ends once the calls before this are done
+
+    def _call(self, call: Callable[[], T]) -> asyncio.Future[T]:
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._calls.put((future, call))
+        return future
+
+    def _serve(self) -> None:
+        while (item := self._calls.get()) is not None:
+            future, call = item
+            settle: Callable[[], None]
+            try:
+                settle = functools.partial(_set_result, future, call())
+            except BaseException as error:
+                settle = functools.partial(_set_exception, future, error)
+            # The loop may be gone: a cancelled caller's loop can stop before the call ends.
+            with contextlib.suppress(RuntimeError):
+                future.get_loop().call_soon_threadsafe(settle)
+
+
+def _set_result(future: asyncio.Future[Any], result: Any) -> None:
+    if not future.done():  # a cancelled caller no longer waits for it
+        future.set_result(result)
+
+
+def _set_exception(future: asyncio.Future[Any], error: BaseException) -> None:
+    if not future.done():
+        future.set_exception(error)
