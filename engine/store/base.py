@@ -21,7 +21,11 @@ from types import TracebackType
 from typing import Any, NamedTuple, Self
 
 Clock = Callable[[], int]
-"""Returns "now" in integer nanoseconds since the epoch (``time.time_ns`` live)."""
+"""Returns "now" in integer nanoseconds since the epoch (``time.time_ns`` live).
+
+The store reads it once per command, inside the write transaction (the SQLite store: in its
+writer thread), for the events that carry no time of their own.
+"""
 
 
 @dataclass(frozen=True, slots=True)
