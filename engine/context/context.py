@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pyrsistent import pvector
 
 from .clock import Clock, IdFactory, RandomIds, SystemClock
-from .components import ContextComponent, RenderLifecycle, Role, TextContent
+from .components import ContextComponent, Role, TextContent
 from .coords import write_coord
 from .errors import (
     InvalidCoordinate,
@@ -26,7 +26,15 @@ from .errors import (
     UnknownKey,
 )
 from .history import History, diff_views
-from .nodes import Item, Slot, Template, Turn, follows_message
+from .nodes import (
+    Item,
+    Slot,
+    Template,
+    Turn,
+    check_render_lifecycle,
+    check_timers,
+    follows_message,
+)
 from .selector_ast import Exact
 from .selectors import parse_selector
 from .view import SYSTEM_SEQ, ContextView, Node, TreeState
@@ -169,9 +177,8 @@ class Context(ContextView):
     def restore(
         self, model: Any, system: Turn, turns: list[Turn], templates: dict[str, Template]
     ) -> None:
-        """Replace this (fresh) context's state with loaded parts and rebuild the indexes."""
-        from .errors import InvalidExport
-
+        """Replace this (fresh) context's state with loaded, checked parts (``export``) and
+        rebuild the indexes."""
         self._root_id = model.root.id
         self._episode = model.episode
         self._system = system
@@ -192,8 +199,6 @@ class Context(ContextView):
             for slot in turn.slots.values():
                 highest = max(highest, slot.creation_index)
                 for item in slot.items:
-                    if item.id in self._items:
-                        raise InvalidExport(f"item id {item.id!r} appears twice")
                     highest = max(highest, item.creation_index)
                     self._where[item.id] = (turn.seq, slot.position)
                     self._index(item, turn.seq)
@@ -271,13 +276,15 @@ class Context(ContextView):
             raise InvalidCoordinate(
                 f"expected a component such as TextContent(...), got {type(component).__name__}"
             )
-        ttl, cad, lifecycle = component.ttl, component.cad, component.lifecycle
-        if ttl is not None and ttl < 0:
-            raise InvalidLifecycle(f"ttl must be >= 0, got ttl={ttl}", field="ttl", value=ttl)
-        if cad is not None and cad <= 0:
-            raise InvalidLifecycle(f"cadence must be >= 1, got cad={cad}", field="cad", value=cad)
+        lifecycle = component.lifecycle
+        check_timers(component.ttl, component.cad)
         if lifecycle is not None:
-            _check_render_lifecycle(lifecycle, component)
+            check_render_lifecycle(lifecycle, component.cad)
+            if component.ttl is not None:
+                raise InvalidLifecycle(
+                    "with a render lifecycle the stages carry the ttl; leave the component's "
+                    "ttl unset"
+                )
 
     def _check_depth(self, depth: int, selector: str) -> None:
         if depth < -1:
@@ -750,33 +757,3 @@ def _exact2(*parts: object) -> tuple[int, int]:
     first, second = parts[0], parts[1]
     assert isinstance(first, Exact) and isinstance(second, Exact)
     return first.value, second.value
-
-
-def _check_render_lifecycle(lifecycle: RenderLifecycle, component: ContextComponent) -> None:
-    stages = lifecycle.stages
-    if not stages:
-        raise InvalidLifecycle("a render lifecycle needs at least one Pos(...) stage")
-    if component.cad is not None:
-        raise InvalidLifecycle("an item cannot have both a cadence and a render lifecycle")
-    if component.ttl is not None:
-        raise InvalidLifecycle(
-            "with a render lifecycle the stages carry the ttl; leave the component's ttl unset"
-        )
-    for index, stage in enumerate(stages):
-        if stage.ttl is None and index != len(stages) - 1:
-            raise InvalidLifecycle(
-                f"stage {index} ({stage.selector!r}) has no ttl but is not the last stage",
-                stage=index,
-            )
-        if stage.ttl is not None and stage.ttl < 0:
-            raise InvalidLifecycle(
-                f"stage {index} ({stage.selector!r}) has ttl={stage.ttl}; it must be >= 0",
-                stage=index,
-            )
-        if stage.depth < -1:
-            raise InvalidLifecycle(f"stage {index} ({stage.selector!r}) has depth < -1")
-    cycle = lifecycle.cycle
-    if type(cycle) is int and cycle < 1:
-        raise InvalidLifecycle(f"cycle must be True, False or a number >= 1, got {cycle}")
-    if not isinstance(cycle, (bool, int)):
-        raise InvalidLifecycle(f"cycle must be True, False or a number >= 1, got {cycle!r}")

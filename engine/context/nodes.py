@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from .components import RenderLifecycle
+from .errors import InvalidLifecycle
 
 PERMANENT = "permanent"
 TEMPORARY = "temporary"
@@ -24,9 +25,13 @@ STICKY = "sticky"
 CYCLIC = "cyclic"
 
 
+# json.dumps with options builds a new encoder per call; this runs once per item on load.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, no spaces, ASCII: identical values give identical bytes."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return _CANONICAL.encode(value)
 
 
 def lifecycle_of(ttl: int | None, cad: int | None) -> str:
@@ -42,6 +47,41 @@ def lifecycle_of(ttl: int | None, cad: int | None) -> str:
 def follows_message(ttl: int | None, cad: int | None) -> bool:
     """Permanent and sticky items move with their message (ODI); the others keep coordinates."""
     return ttl is None or (ttl == 1 and cad == 1)
+
+
+def check_timers(ttl: int | None, cad: int | None) -> None:
+    """Spec §3: ``ttl < 0`` and ``cad <= 0`` are refused (at insert and at load alike)."""
+    if ttl is not None and ttl < 0:
+        raise InvalidLifecycle(f"ttl must be >= 0, got ttl={ttl}", field="ttl", value=ttl)
+    if cad is not None and cad <= 0:
+        raise InvalidLifecycle(f"cadence must be >= 1, got cad={cad}", field="cad", value=cad)
+
+
+def check_render_lifecycle(lifecycle: RenderLifecycle, cad: int | None) -> None:
+    """The stages must be able to run (spec §5); a cadence cannot be combined with them."""
+    stages = lifecycle.stages
+    if not stages:
+        raise InvalidLifecycle("a render lifecycle needs at least one Pos(...) stage")
+    if cad is not None:
+        raise InvalidLifecycle("an item cannot have both a cadence and a render lifecycle")
+    for index, stage in enumerate(stages):
+        if stage.ttl is None and index != len(stages) - 1:
+            raise InvalidLifecycle(
+                f"stage {index} ({stage.selector!r}) has no ttl but is not the last stage",
+                stage=index,
+            )
+        if stage.ttl is not None and stage.ttl < 0:
+            raise InvalidLifecycle(
+                f"stage {index} ({stage.selector!r}) has ttl={stage.ttl}; it must be >= 0",
+                stage=index,
+            )
+        if stage.depth < -1:
+            raise InvalidLifecycle(f"stage {index} ({stage.selector!r}) has depth < -1")
+    cycle = lifecycle.cycle
+    if type(cycle) is int and cycle < 1:
+        raise InvalidLifecycle(f"cycle must be True, False or a number >= 1, got {cycle}")
+    if not isinstance(cycle, (bool, int)):
+        raise InvalidLifecycle(f"cycle must be True, False or a number >= 1, got {cycle!r}")
 
 
 class Item:

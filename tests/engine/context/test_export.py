@@ -218,11 +218,6 @@ def test_non_export_is_refused(value: Any) -> None:
         pytest.param(lambda d: d["turns"][0].update(seq=-1), id="system-seq"),
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Context.load accepts two turns with the same seq (or a turn with the system's "
-    "seq -1); deleting an item of that turn then raises a bare LookupError",
-)
 def test_export_with_clashing_turn_seq_is_refused(damage: Damage) -> None:
     dump = base_export()
     damage(dump)
@@ -234,11 +229,6 @@ def test_export_with_clashing_turn_seq_is_refused(damage: Damage) -> None:
     raise AssertionError("a clashing turn seq was accepted")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a render-lifecycle stage selector that is not exact coordinates raises "
-    "InvalidCoordinate from Context.load instead of InvalidExport",
-)
 def test_export_with_bad_stage_selector_is_invalid_export() -> None:
     ctx = new_context()
     ctx.pact_insert("d0, 1, 0", TextContent("x").render_lifecycle([Pos("d0, 1, 0", ttl=2)]))
@@ -249,28 +239,160 @@ def test_export_with_bad_stage_selector_is_invalid_export() -> None:
     assert info.value.code == "INVALID_EXPORT"
 
 
+def sticky_id(dump: dict[str, Any]) -> str:
+    return item(dump)["id"]  # type: ignore[no-any-return]
+
+
+# (damage, what the message must name, whose id it must name)
+INCONSISTENT: list[tuple[str, Damage, str, Callable[[dict[str, Any]], str]]] = [
+    ("content_hash", lambda d: item(d).update(content_hash="0" * 64), "content_hash", sticky_id),
+    ("coordinates", lambda d: item(d).update(coordinates=[9, 9, 9]), "coordinates", sticky_id),
+    (
+        "turn-depth",
+        lambda d: d["turns"][0].update(depth=7),
+        "depth field says 7",
+        lambda d: d["turns"][0]["id"],
+    ),
+    ("parent_id", lambda d: item(d).update(parent_id="elsewhere"), "'elsewhere'", sticky_id),
+    ("negative-ttl", lambda d: item(d).update(ttl=-5), "ttl=-5", sticky_id),
+    ("zero-cad", lambda d: item(d).update(cad=0), "cad=0", sticky_id),
+]
+
+
 @pytest.mark.parametrize(
-    "damage",
-    [
-        pytest.param(lambda d: item(d).update(content_hash="0" * 64), id="content_hash"),
-        pytest.param(lambda d: item(d).update(coordinates=[9, 9, 9]), id="coordinates"),
-        pytest.param(lambda d: d["turns"][0].update(depth=7), id="turn-depth"),
-        pytest.param(lambda d: item(d).update(parent_id="elsewhere"), id="parent_id"),
-        pytest.param(lambda d: item(d).update(ttl=-5), id="negative-ttl"),
-        pytest.param(lambda d: item(d).update(cad=0), id="zero-cad"),
-    ],
+    ("damage", "named", "whose"),
+    [(d, n, w) for _, d, n, w in INCONSISTENT],
+    ids=[case[0] for case in INCONSISTENT],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Context.load accepts an export whose redundant fields contradict the tree "
-    "(hash, coordinates, depth, parent) or whose lifecycle a pact_insert would refuse "
-    "(ttl<0, cad 0); export.py promises a hand-edited export is refused",
-)
-def test_inconsistent_export_is_refused(damage: Damage) -> None:
+def test_inconsistent_export_is_refused(
+    damage: Damage, named: str, whose: Callable[[dict[str, Any]], str]
+) -> None:
     dump = base_export()
     damage(dump)
-    with pytest.raises(InvalidExport):
+    with pytest.raises(InvalidExport) as info:
         Context.load(dump)
+    assert named in info.value.message
+    assert repr(whose(dump)) in info.value.message
+    if whose is sticky_id:
+        assert "(1, 2, 0)" in info.value.message  # where it sits
+
+
+def lifecycle_export() -> dict[str, Any]:
+    """One render-lifecycle item at d0,1,0 (turns[0], slots[0], items[0]), stage 0 of 2,
+    ``cycle=2``."""
+    ctx = new_context()
+    stages = [Pos("d0, 1, 0", ttl=2), Pos("d0, 1, 1", ttl=1)]
+    ctx.pact_insert("d0, 1, 0", TextContent("x").render_lifecycle(stages, cycle=2))
+    return ctx.model_dump()
+
+
+def staged(dump: dict[str, Any]) -> dict[str, Any]:
+    return item(dump, turn=0, slot=0)["render_lifecycle"]  # type: ignore[no-any-return]
+
+
+def template(dump: dict[str, Any]) -> dict[str, Any]:
+    return dump["templates"][0]  # type: ignore[no-any-return]
+
+
+# Everything else an export repeats, or that no operation could have produced.
+CONTRADICTIONS: list[tuple[str, Callable[[], dict[str, Any]], Damage, str]] = [
+    ("root-type", base_export, lambda d: d["root"].update(node_type="turn"), "not 'root'"),
+    ("negative-episode", base_export, lambda d: d.update(episode=-1), "episode -1"),
+    ("system-seq", base_export, lambda d: d["system"].update(seq=3), "the system's is -1"),
+    ("negative-seq", base_export, lambda d: d["turns"][0].update(seq=-4), "count from 0"),
+    ("turn-type", base_export, lambda d: d["turns"][0].update(node_type="slot"), "'slot'"),
+    ("turn-parent", base_export, lambda d: d["turns"][0].update(parent_id="x"), "not the root"),
+    (
+        "slot-parent",
+        base_export,
+        lambda d: d["turns"][0]["slots"][0].update(parent_id="x"),
+        "is not its turn",
+    ),
+    (
+        "slot-id-twice",
+        base_export,
+        lambda d: d["turns"][0]["slots"][1].update(id=d["turns"][0]["slots"][0]["id"]),
+        "appears twice",
+    ),
+    ("role", base_export, lambda d: item(d, slot=0).update(role="robot"), "role"),
+    ("past-ttl", base_export, lambda d: item(d, 1, 1).update(born_episode=-5), "is over"),
+    ("born-later", base_export, lambda d: item(d, 1, 1).update(born_episode=2), "after"),
+    (
+        "next-seq",
+        base_export,
+        lambda d: d["counters"].update(next_turn_seq=1),
+        "would repeat turn seq 1",
+    ),
+    ("creation-index", base_export, lambda d: d["counters"].update(creation_index=2), "below"),
+    ("no-template", base_export, lambda d: d.update(templates=[]), "does not have"),
+    ("live-id", base_export, lambda d: template(d).update(live_id=None), "live_id None"),
+    ("template-cad", base_export, lambda d: template(d).update(cad=0), "cad 0"),
+    (
+        "prototype-cad",
+        base_export,
+        lambda d: (template(d).update(cad=0), template(d)["prototype"].update(cad=0)),
+        "cad=0",
+    ),
+    (
+        "prototype-template",
+        base_export,
+        lambda d: template(d)["prototype"].update(template_id="x"),
+        "names template 'x'",
+    ),
+    ("anchor-missing", base_export, lambda d: template(d).update(anchor_seq=99), "seq 99"),
+    (
+        "anchor-both",
+        base_export,
+        lambda d: template(d).update(anchor_depth=1),
+        "exactly one of",
+    ),
+    (
+        "sticky-keeps-depth",
+        base_export,
+        lambda d: template(d).update(anchor_seq=None, anchor_depth=1),
+        "cannot keep depth 1",
+    ),
+    (
+        "instance-elsewhere",
+        base_export,
+        lambda d: template(d).update(anchor_seq=d["turns"][1]["seq"]),
+        "not where the schedule is anchored",
+    ),
+    ("stage-index", lifecycle_export, lambda d: staged(d).update(stage=5), "stage 5"),
+    ("stage-ttl", lifecycle_export, lambda d: item(d, 0, 0).update(ttl=9), "stage 0 has ttl 2"),
+    ("passes", lifecycle_export, lambda d: staged(d).update(passes=2), "passes 2"),
+    (
+        "stage-untimed",
+        lifecycle_export,
+        lambda d: staged(d)["stages"][0].update(ttl=None),
+        "not the last stage",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("build", "damage", "named"),
+    [(b, d, n) for _, b, d, n in CONTRADICTIONS],
+    ids=[case[0] for case in CONTRADICTIONS],
+)
+def test_contradictory_export_is_refused(
+    build: Callable[[], dict[str, Any]], damage: Damage, named: str
+) -> None:
+    dump = build()
+    assert Context.load(copy.deepcopy(dump)).model_dump() == dump  # undamaged, it loads
+    damage(dump)
+    with pytest.raises(InvalidExport) as info:
+        Context.load(dump)
+    assert named in info.value.message, info.value.message
+
+
+def test_export_refusal_names_the_bad_stage_selector() -> None:
+    dump = lifecycle_export()
+    staged(dump)["stages"][1]["selector"] = "d0, 1, "
+    with pytest.raises(InvalidExport) as info:
+        Context.load(dump)
+    assert repr(item(dump, 0, 0)["id"]) in info.value.message
+    assert "'d0, 1, '" in info.value.message
 
 
 # ------------------------------------------------------------------------------------------
