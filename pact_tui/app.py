@@ -47,10 +47,6 @@ THEME_VARIABLE_DEFAULTS = {
 }
 
 
-class TooSmall(Static):
-    """Covers the screen while the terminal is smaller than the layout needs."""
-
-
 class InspectorCommands(Provider):
     """Rarer actions, in the command palette (Ctrl+P)."""
 
@@ -238,20 +234,35 @@ class PactApp(App[int]):
         self._check_size()
 
     def _check_size(self) -> None:
+        """Cover everything with a plain message while the terminal is too small."""
         width, height = self.size
         small = width < MIN_WIDTH or height < MIN_HEIGHT
-        screen = self.screen
-        existing = screen.query(TooSmall)
-        if small and not existing:
-            screen.mount(
-                TooSmall(
-                    f"The terminal is {width}x{height}; pact-tui needs at least "
-                    f"{MIN_WIDTH}x{MIN_HEIGHT}. Make the window larger.",
-                    id="too-small",
-                )
-            )
-        elif not small:
-            existing.remove()
+        covered = isinstance(self.screen, TooSmallScreen)
+        if small and not covered:
+            self.push_screen(TooSmallScreen())
+        elif covered:
+            if small:
+                self.screen.query_one(Static).update(_too_small_message(width, height))
+            else:
+                self.pop_screen()
+
+
+def _too_small_message(width: int, height: int) -> str:
+    return (
+        f"The terminal is {width}x{height}; pact-tui needs at least {MIN_WIDTH}x{MIN_HEIGHT}.\n"
+        "Make the window larger (q quits)."
+    )
+
+
+class TooSmallScreen(Screen[None]):
+    DEFAULT_CSS = """
+    TooSmallScreen { align: center middle; }
+    TooSmallScreen > Static { width: 100%; text-align: center; text-style: bold; }
+    """
+
+    def compose(self) -> Any:
+        width, height = self.app.size
+        yield Static(_too_small_message(width, height))
 
 
 def default_theme_dirs() -> list[Path]:

@@ -93,6 +93,11 @@ class LinePane(ScrollView, can_focus=True):
         self.view: ContextView | None = None
         self.marks: dict[str, Mark] = {}
         self._anchor: Anchor | None = None
+        self._base_style: Style | None = None  # rich_style walks the DOM: once per CSS change
+
+    def notify_style_update(self) -> None:
+        self._base_style = None
+        super().notify_style_update()
 
     # -- data in ----------------------------------------------------------------------------
     def show(self, view: ContextView, marks: dict[str, Mark] | None = None) -> None:
@@ -177,7 +182,9 @@ class LinePane(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         line = y + int(self.scroll_offset.y)
         width = self.size.width
-        base = self.rich_style
+        if self._base_style is None:
+            self._base_style = self.rich_style
+        base = self._base_style
         if not 0 <= line < self.layout_model.line_count:
             return Strip.blank(width, base)
         row = self.layout_model.row(line)

@@ -1,0 +1,256 @@
+"""Inspector app benchmarks (issue 4). Run: ``python -m bench app``.
+
+Every figure is measured in this run next to its anchor:
+
+1. cold start to the first full paint of the demo scaled to 100,000 items ÷ the cold start of a
+   minimal Textual app that shows one label: ≤ 2.5. Both are fresh headless processes; the time
+   runs from spawning the process to the first frame composed with the tree on screen (the
+   child reads CLOCK_MONOTONIC, one clock for every process). Median of 5 each.
+2. the "advance" key to the repainted screen, at 100,000 items (median ≤ 50 ms) and at
+   100,000 ÷ at 1,000 (≤ 2). In-process and headless: the key is simulated, and the time runs
+   to the first frame composed showing the new episode (the terminal write is not included).
+3. a commit in another process to the change on screen: p95 ≤ 250 ms. A writer process
+   advances the context every 150 ms and prints when each commit returned; the app (following
+   the change feed, as it does live) notes when each episode is first composed on screen.
+
+The module is also the child processes: ``python -m bench.bench_app minimal|pact|writer …``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.common import fmt, report_limit, report_ratio
+
+SMALL, LARGE = 1_000, 100_000
+STARTS = 5
+ADVANCES = 30
+COMMITS = 40
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def monotonic_ns() -> int:
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def on_paint(app: Any, callback: Callable[[], None]) -> None:
+    """Call ``callback`` after every frame the app composes (headless: not written out)."""
+    display = app._display
+
+    def display_and_note(screen: Any, renderable: Any) -> None:
+        display(screen, renderable)
+        if renderable is not None:
+            callback()
+
+    app._display = display_and_note
+
+
+# -- child processes ------------------------------------------------------------------------------
+def child_minimal() -> None:
+    from textual.app import App
+    from textual.widgets import Label
+
+    class Minimal(App[None]):
+        def compose(self) -> Any:
+            yield Label("hello")
+
+    app = Minimal()
+    on_paint(app, lambda: (print(monotonic_ns(), flush=True), app.exit()))
+    app.run(headless=True)
+
+
+def child_pact(path: str) -> None:
+    from pact_tui.app import make_app
+    from pact_tui.screens.context import ContextScreen
+
+    app = make_app(path, watch=False, context="researcher")
+    done = False
+
+    def painted() -> None:
+        nonlocal done
+        screen = app.screen
+        if not done and isinstance(screen, ContextScreen) and screen.view is not None:
+            done = True
+            print(monotonic_ns(), flush=True)
+            app.exit()
+
+    on_paint(app, painted)
+    app.run(headless=True)
+
+
+def child_writer(path: str, commits: int, interval: float) -> None:
+    from engine.workspace import Workspace
+
+    async def write() -> None:
+        async with await Workspace.open(path, watch=False) as workspace:
+            for _ in range(commits):
+                await asyncio.sleep(interval)
+                result = await workspace.run("researcher", {"op": "advance"})
+                print(result["episode"], monotonic_ns(), flush=True)
+
+    asyncio.run(write())
+
+
+# -- 1. cold start ----------------------------------------------------------------------------------
+def cold_start(args: list[str]) -> float:
+    start = monotonic_ns()
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_app", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "TEXTUAL_ANIMATIONS": "none"},
+    )
+    painted = int(done.stdout.split()[-1])
+    return (painted - start) / 1e9
+
+
+def bench_cold_start(large: Path) -> None:
+    print(f"1. cold start to the first full paint ({STARTS} runs each, median)")
+    cold_start(["minimal"])  # warm the file cache for both
+    cold_start(["pact", str(large)])
+    minimal = statistics.median(cold_start(["minimal"]) for _ in range(STARTS))
+    pact = statistics.median(cold_start(["pact", str(large)]) for _ in range(STARTS))
+    report_ratio(
+        "cold start at 100k items ÷ minimal Textual app", pact, minimal, 2.5, anchor_label="minimal"
+    )
+
+
+# -- 2. advance to repaint ------------------------------------------------------------------------
+async def advance_latencies(path: Path) -> list[float]:
+    from pact_tui.app import make_app
+    from pact_tui.screens.context import ContextScreen
+
+    app = make_app(path, watch=False, context="researcher")
+    samples: list[float] = []
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ContextScreen) and screen.view is not None
+        shown = asyncio.Event()
+        wanted = -1
+
+        def painted() -> None:
+            view = screen.view
+            if view is not None and view.current_episode >= wanted:
+                shown.set()
+
+        on_paint(app, painted)
+        for _ in range(ADVANCES + 3):
+            wanted = screen.view.current_episode + 1
+            shown.clear()
+            start = time.perf_counter()
+            app.simulate_key("full_stop")
+            await asyncio.wait_for(shown.wait(), timeout=10)
+            samples.append(time.perf_counter() - start)
+            await pilot.pause()
+    return samples[3:]  # the first few warm caches up
+
+
+def bench_advance(small: Path, large: Path) -> None:
+    print(f"2. the advance key to the repainted screen ({ADVANCES} advances, median)")
+    at_small = statistics.median(asyncio.run(advance_latencies(small)))
+    at_large = statistics.median(asyncio.run(advance_latencies(large)))
+    print(f"  at 1k items: {fmt(at_small)}   at 100k items: {fmt(at_large)}")
+    report_limit(
+        "advance → repaint at 100k, median", at_large * 1e3, 50, "ms", anchor_text="headless"
+    )
+    report_ratio("advance → repaint, 100k ÷ 1k", at_large, at_small, 2, anchor_label="at 1k")
+
+
+# -- 3. another process's commit to the screen ----------------------------------------------------
+async def live_latencies(path: Path) -> list[float]:
+    from pact_tui.app import make_app
+    from pact_tui.screens.context import ContextScreen
+
+    app = make_app(path, watch=True, context="researcher")
+    first_seen: dict[int, int] = {}
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ContextScreen)
+
+        def painted() -> None:
+            view = screen.view
+            if view is not None:
+                first_seen.setdefault(view.current_episode, monotonic_ns())
+
+        on_paint(app, painted)
+        writer = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bench.bench_app",
+            "writer",
+            str(path),
+            str(COMMITS),
+            "0.15",
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+        )
+        output, _ = await writer.communicate()
+        committed = {
+            int(e): int(t)
+            for e, t in (line.split() for line in output.decode().split("\n") if line)
+        }
+        last = max(committed)
+        deadline = time.monotonic() + 5
+        while last not in first_seen and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+    return [(first_seen[e] - t) / 1e9 for e, t in committed.items() if e in first_seen]
+
+
+def bench_live(path: Path) -> None:
+    print(f"3. a commit in another process to the screen ({COMMITS} commits)")
+    samples = asyncio.run(live_latencies(path))
+    print(
+        f"  seen {len(samples)} of {COMMITS}: median {fmt(statistics.median(samples))}, "
+        f"p95 {fmt(percentile(samples, 0.95))}, max {fmt(max(samples))}"
+    )
+    report_limit("commit elsewhere → on screen, p95", percentile(samples, 0.95) * 1e3, 250, "ms")
+
+
+def build(directory: Path, items: int) -> Path:
+    from pact_tui.demo import create_scaled_demo
+
+    path = directory / f"demo-{items}.pact"
+    start = time.perf_counter()
+    asyncio.run(create_scaled_demo(path, items))
+    print(f"  built the demo at {items:,} items in {fmt(time.perf_counter() - start)}")
+    return path
+
+
+def main() -> None:
+    print("Inspector app (pact_tui)")
+    with tempfile.TemporaryDirectory(prefix="bench-app-") as scratch:
+        directory = Path(scratch)
+        small, large = build(directory, SMALL), build(directory, LARGE)
+        bench_cold_start(large)
+        bench_advance(small, large)
+        bench_live(large)
+
+
+if __name__ == "__main__":
+    role = sys.argv[1] if len(sys.argv) > 1 else ""
+    if role == "minimal":
+        child_minimal()
+    elif role == "pact":
+        child_pact(sys.argv[2])
+    elif role == "writer":
+        child_writer(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    else:
+        main()

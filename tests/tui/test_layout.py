@@ -1,0 +1,122 @@
+"""The tree pane's layout: the Fenwick line index, and incremental relayout equal to a rebuild."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.context import Context, ContextError, SequentialIds, SteppingClock, TextContent
+from pact_tui.line_index import LineIndex
+from pact_tui.tree_layout import TreeLayout
+
+
+@given(st.lists(st.integers(0, 6), max_size=60), st.data())
+def test_line_index_matches_a_plain_prefix_sum(sizes: list[int], data: st.DataObject) -> None:
+    index = LineIndex(sizes[: len(sizes) // 2])
+    for size in sizes[len(sizes) // 2 :]:
+        index.append(size)
+    for _ in range(data.draw(st.integers(0, 10))):
+        if sizes:
+            i = data.draw(st.integers(0, len(sizes) - 1))
+            sizes[i] = data.draw(st.integers(0, 6))
+            index.set(i, sizes[i])
+    starts = list(itertools.accumulate([0, *sizes]))
+    assert index.total == sum(sizes)
+    assert [index.start(i) for i in range(len(sizes) + 1)] == starts
+    expected = [(i, line) for i, size in enumerate(sizes) for line in range(size)]
+    assert [index.find(y) for y in range(index.total)] == expected
+    with pytest.raises(IndexError):
+        index.find(index.total)
+
+
+def _rows(layout: TreeLayout) -> list[tuple[str, int, str]]:
+    return [(r.kind, r.depth, r.node_id) for r in layout.rows(0, layout.line_count)]
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("user"), st.text("ab", max_size=2)),
+        st.tuples(st.just("assistant"), st.text("ab", max_size=2)),
+        st.tuples(
+            st.just("insert"),
+            st.integers(0, 3),
+            st.integers(-2, 2),
+            st.integers(-1, 1),
+            st.sampled_from([None, 1, 2]),
+            st.sampled_from([None, 1, 3]),
+        ),
+        st.tuples(st.just("delete"), st.integers(0, 3), st.integers(-2, 2)),
+        st.tuples(st.just("advance")),
+        st.tuples(st.just("seal")),
+        st.tuples(st.just("fold"), st.integers(0, 40)),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPS, st.booleans())
+def test_incremental_layout_equals_a_fresh_one(ops: list[tuple], headers: bool) -> None:
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    live = TreeLayout(headers=headers)
+    live.sync(context)
+    for op in ops:
+        try:
+            if op[0] in ("user", "assistant"):
+                context.add_message(op[0], op[1] or "m")
+            elif op[0] == "insert":
+                _, depth, position, offset, ttl, cad = op
+                context.pact_insert(
+                    f"d{depth}, {position}, {offset}", TextContent("x", ttl=ttl, cadence=cad)
+                )
+            elif op[0] == "delete":
+                context.pact_delete(f"d{op[1]}, {op[2]}, *")
+            elif op[0] == "advance":
+                context.advance()
+            elif op[0] == "seal":
+                context.seal()
+            elif op[0] == "fold" and live.line_count:
+                live.toggle(live.row(op[1] % live.line_count))
+        except ContextError:
+            pass
+        live.sync(context)
+        fresh = TreeLayout(headers=headers)
+        fresh.collapsed = set(live.collapsed)
+        fresh.sync(context)
+        assert live.line_count == fresh.line_count
+        assert _rows(live) == _rows(fresh)
+
+
+def test_provider_layout_lists_items_in_provider_order() -> None:
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    context.pact_insert("d-1, 0, 0", TextContent("system"))
+    context.add_user("hello")
+    context.pact_insert("d0, 1, 0", TextContent("note"))
+    context.pact_insert("d0, -1, 0", TextContent("before"))
+    context.add_assistant("hi")
+    layout = TreeLayout(headers=False)
+    layout.sync(context)
+    texts = [row.item.content for row in layout.rows(0, layout.line_count) if row.item]
+    assert texts == [entry["content"] for entry in context.render_provider()]
+    assert texts == ["system", "before", "hello", "note", "hi"]
+
+
+def test_line_of_finds_items_and_folded_items_are_not_laid_out() -> None:
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    context.add_user("hello")
+    note = context.pact_insert("d0, 1, 0", TextContent("note"))
+    context.add_user("again")
+    layout = TreeLayout()
+    layout.sync(context)
+    line = layout.line_of(1, 1, 0)
+    assert line is not None and layout.row(line).node_id == note.id
+    turn_line = layout.line_of_turn(1)
+    assert turn_line is not None
+    layout.toggle(layout.row(turn_line))
+    assert layout.line_of(1, 1, 0) is None
+    assert layout.row(turn_line).collapsed
+    layout.reveal(1, 1)
+    assert layout.line_of(1, 1, 0) == line
