@@ -105,7 +105,7 @@ def child_writer(path: str, commits: int, interval: float) -> None:
     asyncio.run(write())
 
 
-# -- 1. cold start ----------------------------------------------------------------------------------
+# -- 1. cold start ---------------------------------------------------------------------------
 def cold_start(args: list[str]) -> float:
     start = monotonic_ns()
     done = subprocess.run(
