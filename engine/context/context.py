@@ -40,6 +40,8 @@ from .selectors import parse_selector
 from .view import SYSTEM_SEQ, ContextView, Node, TreeState
 
 Where = tuple[int, int]  # (turn seq, position); seq -1 is the system region
+TURNS_REMOVED = -2  # journal entry: turns were removed, so depths shifted
+JOURNAL_LIMIT = 8192
 
 
 class Context(ContextView):
@@ -71,6 +73,11 @@ class Context(ContextView):
         self._fixed: dict[str, None] = {}
         self._expiry: list[tuple[int, int, str]] = []
         self._schedule: list[tuple[int, int, str]] = []
+        # Which turns were written, for observers that redraw only what changed (see
+        # turns_changed_since). Bounded: an observer too far behind re-reads everything.
+        self._journal: list[list[int]] = []  # [turn seq, stamp of its latest write]
+        self._journal_floor = 0  # entries older than this stamp were dropped
+        self._stamp = 0
 
     # =====================================================================================
     # public: placement
@@ -179,6 +186,8 @@ class Context(ContextView):
     ) -> None:
         """Replace this (fresh) context's state with loaded, checked parts (``export``) and
         rebuild the indexes."""
+        self._note(TURNS_REMOVED)  # everything was replaced: observers re-read the tree
+
         self._root_id = model.root.id
         self._episode = model.episode
         self._system = system
@@ -256,6 +265,30 @@ class Context(ContextView):
         older: ContextView = self if a is None else self._history.at_snapshot(a)
         newer: ContextView = self if b is None else self._history.at_snapshot(b)
         return diff_views(older, newer)
+
+    # -- observing changes -------------------------------------------------------------------
+    @property
+    def journal_token(self) -> int:
+        """Where the record of written turns is now; see :meth:`turns_changed_since`."""
+        return self._stamp
+
+    def turns_changed_since(self, token: int) -> set[int] | None:
+        """The seqs of turns written or added since ``token`` (-1 is the system region).
+
+        ``None`` when turns were removed since (depths shifted) or the record no longer reaches
+        back to ``token``: the caller should re-read the whole tree.
+        """
+        if token < self._journal_floor or token > self._stamp:
+            return None
+        changed: set[int] = set()
+        for seq, stamp in reversed(self._journal):
+            if stamp <= token:
+                break
+            changed.add(seq)
+        return None if TURNS_REMOVED in changed else changed
+
+    def item_count(self) -> int:
+        return len(self._items)
 
     # -- indexes the read side uses --------------------------------------------------------
     def key_candidates(self, key: str) -> list[Node]:
@@ -403,6 +436,7 @@ class Context(ContextView):
 
         def append_turn() -> None:
             turn = self._new_turn(self._take_turn_seq())
+            self._note(turn.seq)
             self._turn_index[turn.seq] = len(self._turns)
             self._turns = self._turns.append(turn)
 
@@ -415,6 +449,7 @@ class Context(ContextView):
         doomed = {self._turn_index[s] for s in seqs}
 
         def delete_turns() -> None:
+            self._note(TURNS_REMOVED)
             kept = [t for i, t in enumerate(self._turns) if i not in doomed]
             self._turns = pvector(kept)
             self._turn_index = {t.seq: i for i, t in enumerate(kept)}
@@ -639,7 +674,19 @@ class Context(ContextView):
     def _turn_of_seq(self, seq: int) -> Turn:
         return self._system if seq == SYSTEM_SEQ else self._turns[self._turn_index[seq]]
 
+    def _note(self, seq: int) -> None:
+        self._stamp += 1
+        journal = self._journal
+        if journal and journal[-1][0] == seq:
+            journal[-1][1] = self._stamp  # the same turn again: one entry, newest stamp
+            return
+        journal.append([seq, self._stamp])
+        if len(journal) > JOURNAL_LIMIT:
+            del journal[: len(journal) - JOURNAL_LIMIT // 2]
+            self._journal_floor = journal[0][1] - 1
+
     def _writable_turn(self, seq: int) -> Turn:
+        self._note(seq)
         if seq == SYSTEM_SEQ:
             if self._system.gen != self._gen:
                 self._system = self._system.copy(self._gen)
