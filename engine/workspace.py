@@ -126,8 +126,11 @@ class ContextProjection:
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> ContextProjection:
-        ids, clock = SequentialIds(start=data["next_id"]), FixedClock()
+        ids, clock = SequentialIds(), FixedClock()
         projection = cls(Context.load(data["export"], ids=ids, clock=clock), ids, clock)
+        # Context.load builds (and discards) a fresh root and turns first, spending ids: continue
+        # exactly where the saved context stopped, as a replay from the first event would.
+        ids.next = data["next_id"]
         projection.seq, projection.stream_seq = data["seq"], data["stream_seq"]
         rows = data.get("snapshots", [])
         projection.snapshots = [SnapshotEntry.load(i, row) for i, row in enumerate(rows)]
@@ -472,9 +475,19 @@ class Workspace:
     async def _rebuild(self, name: str, entry: SnapshotEntry) -> ContextProjection:
         """A projection replayed up to ``entry``, from the nearest archive or the last rebuild."""
         projection = self._rebuilt.get(name)
-        nearest = entry.stream_seq - entry.stream_seq % ARCHIVE_EVERY
-        if projection is None or not nearest <= projection.stream_seq <= entry.stream_seq:
-            projection = await self._nearest_archive(name, entry.stream_seq)
+        # Event ``entry.stream_seq`` records the snapshot, and archives hold no history: start
+        # from a state before that event, or from a rebuild that replayed it.
+        before = entry.stream_seq - 1
+        nearest = before - before % ARCHIVE_EVERY
+        reusable = projection is not None and (
+            nearest <= projection.stream_seq <= before
+            or (
+                projection.stream_seq == entry.stream_seq
+                and [e.id for e in projection.snapshots[-1:]] == [entry.id]
+            )
+        )
+        if projection is None or not reusable:
+            projection = await self._nearest_archive(name, before)
         self._rebuilt[name] = projection
         stream = CONTEXT_PREFIX + name
         while projection.stream_seq < entry.stream_seq:
