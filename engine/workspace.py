@@ -26,16 +26,25 @@ from typing import Any, Literal
 from engine.context import Context, ContextError, ContextView
 from engine.context.clock import FixedClock, SequentialIds
 from engine.context.commands import InvalidCommand, apply_command
+from engine.context.compact import dump_compact, load_compact
 from engine.context.errors import UnknownSnapshot
 from engine.context.explorer import render_tree
-from engine.context.nodes import canonical_json
 from engine.context.selector_ast import Selector
 from engine.context.selectors import parse_selector
 from engine.context.view import Node
-from engine.store import EventStore, NewEvent, SqliteEventStore, StoredEvent, VerifyResult
+from engine.store import (
+    EventStore,
+    InvalidCheckpoint,
+    NewEvent,
+    SqliteEventStore,
+    StoredEvent,
+    StoreError,
+    VerifyResult,
+)
 
 CONTEXT_PREFIX = "ctx:"
 CHECKPOINT = "workspace"
+CHECKPOINT_VERSION = 2  # 2: contexts in the compact form (engine/context/compact.py)
 CHECKPOINT_EVERY = 5_000  # events applied since the last checkpoint, while running
 CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint
 ARCHIVE_EVERY = 1_000  # events of one context between its archive checkpoints
@@ -126,9 +135,10 @@ class ContextProjection:
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> ContextProjection:
+        """From ``dump()`` output; raises ``ContextError`` (or KeyError, TypeError) if malformed."""
         ids, clock = SequentialIds(), FixedClock()
-        projection = cls(Context.load(data["export"], ids=ids, clock=clock), ids, clock)
-        # Context.load builds (and discards) a fresh root and turns first, spending ids: continue
+        projection = cls(load_compact(data["context"], ids=ids, clock=clock), ids, clock)
+        # Loading builds (and discards) a fresh root and turns first, spending ids: continue
         # exactly where the saved context stopped, as a replay from the first event would.
         ids.next = data["next_id"]
         projection.seq, projection.stream_seq = data["seq"], data["stream_seq"]
@@ -138,7 +148,7 @@ class ContextProjection:
 
     def dump(self, *, with_snapshots: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "export": self.context.model_dump(),
+            "context": dump_compact(self.context),
             "next_id": self.ids.next,
             "seq": self.seq,
             "stream_seq": self.stream_seq,
@@ -203,6 +213,7 @@ class Workspace:
         self._applied = 0  # the global seq the projections reflect
         self._checkpointed = 0
         self._rebuilt: dict[str, ContextProjection] = {}  # past states being scrubbed through
+        self.checkpoint_problem: str | None = None  # why opening replayed the log instead
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -233,12 +244,22 @@ class Workspace:
         self._contexts.clear()
         self._rebuilt.clear()
         self._applied = self._checkpointed = 0
-        checkpoint = await self.store.load_checkpoint(CHECKPOINT)
-        if checkpoint is not None:
-            data = json.loads(checkpoint.data)
-            for name, state in data["contexts"].items():
-                self._contexts[name] = ContextProjection.restore(state)
-            self._applied = self._checkpointed = checkpoint.seq
+        try:
+            checkpoint = await self.store.load_checkpoint(CHECKPOINT)
+            if checkpoint is not None:
+                data = json.loads(checkpoint.data)
+                if data.get("version") != CHECKPOINT_VERSION:
+                    raise InvalidCheckpoint(f"checkpoint version {data.get('version')!r}")
+                for name, state in data["contexts"].items():
+                    self._contexts[name] = ContextProjection.restore(state)
+                self._applied = self._checkpointed = checkpoint.seq
+        except (StoreError, ContextError, ValueError, KeyError, TypeError) as error:
+            # A checkpoint is only a cache: without it, the log is replayed from the start.
+            self.checkpoint_problem = (
+                f"the checkpoint could not be used ({error}); replayed the log"
+            )
+            self._contexts.clear()
+            self._applied = self._checkpointed = 0
         async for batch in self.store.scan(self._applied):
             for event in batch:
                 self._apply(event)
@@ -257,7 +278,10 @@ class Workspace:
 
     async def checkpoint(self) -> None:
         """Save every projection, so the next open replays only what comes after."""
-        data = {"contexts": {name: p.dump() for name, p in sorted(self._contexts.items())}}
+        data = {
+            "version": CHECKPOINT_VERSION,
+            "contexts": {name: p.dump() for name, p in sorted(self._contexts.items())},
+        }
         payload = json.dumps(data, separators=(",", ":")).encode()
         await self.store.save_checkpoint(CHECKPOINT, self._applied, payload)
         self._checkpointed = self._applied
@@ -386,7 +410,9 @@ class Workspace:
         A refused command raises a ``ContextError`` and leaves the workspace as it was.
         """
         try:
-            canonical_json(command)
+            # Run the command as it will be stored and replayed (string keys, lists, no NaN),
+            # so the live projection never differs from a replay of the log.
+            command = json.loads(json.dumps(command, sort_keys=True, allow_nan=False))
         except (TypeError, ValueError) as error:
             raise InvalidCommand(f"a command must be JSON: {error}") from None
         now = self._clock()
@@ -502,9 +528,12 @@ class Workspace:
     async def _nearest_archive(self, name: str, stream_seq: int) -> ContextProjection:
         mark = stream_seq - stream_seq % ARCHIVE_EVERY
         while mark > 0:
-            checkpoint = await self.store.load_checkpoint(_archive_name(name, mark))
-            if checkpoint is not None:
-                return ContextProjection.restore(json.loads(checkpoint.data))
+            try:
+                checkpoint = await self.store.load_checkpoint(_archive_name(name, mark))
+                if checkpoint is not None:
+                    return ContextProjection.restore(json.loads(checkpoint.data))
+            except (StoreError, ContextError, ValueError, KeyError, TypeError):
+                pass  # an archive is only a cache: try the one before
             mark -= ARCHIVE_EVERY
         return ContextProjection.fresh()
 
@@ -524,10 +553,11 @@ class Workspace:
         parsed = parse_selector(selector)
         if not parsed.is_time_qualified:
             return self.context(name).select(parsed)
-        view = await self.at_snapshot(name, self._resolve_time(name, parsed).id)
+        view = await self.at_snapshot(name, self.resolve_time(name, parsed).id)
         return view.select(dataclasses.replace(parsed, time=None))
 
-    def _resolve_time(self, name: str, selector: Selector) -> SnapshotEntry:
+    def resolve_time(self, name: str, selector: Selector) -> SnapshotEntry:
+        """The snapshot a time-qualified selector (``@t-N``, ``@eN``, ``@snap:<id>``) reads."""
         time_ = selector.time
         assert time_ is not None
         snapshots = self._projection(name).snapshots

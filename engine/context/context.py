@@ -182,14 +182,21 @@ class Context(ContextView):
         return context
 
     def restore(
-        self, model: Any, system: Turn, turns: list[Turn], templates: dict[str, Template]
+        self,
+        *,
+        root_id: str,
+        episode: int,
+        system: Turn,
+        turns: list[Turn],
+        templates: dict[str, Template],
+        counters: tuple[int, int] | None,
     ) -> None:
-        """Replace this (fresh) context's state with loaded, checked parts (``export``) and
-        rebuild the indexes."""
+        """Replace this (fresh) context's state with loaded, checked parts (``export``,
+        ``compact``) and rebuild the indexes. ``counters``: (creation_index, next_turn_seq)."""
         self._note(TURNS_REMOVED)  # everything was replaced: observers re-read the tree
 
-        self._root_id = model.root.id
-        self._episode = model.episode
+        self._root_id = root_id
+        self._episode = episode
         self._system = system
         self._turns = pvector(turns)
         self._turn_index = {t.seq: i for i, t in enumerate(turns)}
@@ -213,9 +220,8 @@ class Context(ContextView):
                     self._index(item, turn.seq)
         for template in templates.values():
             self._push_schedule(template, self._episode)
-        if model.counters is not None:
-            self._creation_index = model.counters.creation_index
-            self._next_turn_seq = model.counters.next_turn_seq
+        if counters is not None:
+            self._creation_index, self._next_turn_seq = counters
         else:
             self._creation_index = highest
             self._next_turn_seq = max(t.seq for t in turns) + 1

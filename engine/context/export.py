@@ -517,4 +517,13 @@ def build_parts(model: ExportModel, gen: int) -> tuple[Turn, list[Turn], dict[st
 def load_context(data: Any, context: Context) -> None:
     """Fill a fresh ``Context`` from an export (used by ``Context.load``)."""
     model = parse_export(data)
-    context.restore(model, *build_parts(model, gen=0))
+    system, turns, templates = build_parts(model, gen=0)
+    counters = model.counters
+    context.restore(
+        root_id=model.root.id,
+        episode=model.episode,
+        system=system,
+        turns=turns,
+        templates=templates,
+        counters=(counters.creation_index, counters.next_turn_seq) if counters else None,
+    )
