@@ -5,6 +5,7 @@ from .components import ContextComponent, Pos, RenderLifecycle, TextContent
 from .context import Context
 from .errors import (
     ContextError,
+    InvalidComponent,
     InvalidCoordinate,
     InvalidExport,
     InvalidLifecycle,
@@ -29,6 +30,7 @@ __all__ = [
     "ContextView",
     "History",
     "IdFactory",
+    "InvalidComponent",
     "InvalidCoordinate",
     "InvalidExport",
     "InvalidLifecycle",

@@ -11,12 +11,14 @@ import heapq
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
+from pydantic import ValidationError
 from pyrsistent import pvector
 
 from .clock import Clock, IdFactory, RandomIds, SystemClock
 from .components import ContextComponent, Role, TextContent
 from .coords import write_coord
 from .errors import (
+    InvalidComponent,
     InvalidCoordinate,
     InvalidLifecycle,
     InvalidUpdateMode,
@@ -345,7 +347,18 @@ class Context(ContextView):
     # building items
     # =====================================================================================
     def _add_message(self, role: Role, text: str, fields: dict[str, Any]) -> Node:
-        component = TextContent(content=text, role=role, **fields)
+        if not isinstance(text, str):
+            raise InvalidComponent(
+                f"a {role} message must be text, not {type(text).__name__}", field="text"
+            )
+        if "role" in fields or "content" in fields:
+            raise InvalidComponent("a message's role and text are given by the call", field="role")
+        try:
+            component = TextContent(content=text, role=role, **fields)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "message"
+            raise InvalidComponent(f"message field {where}: {first['msg']}", field=where) from None
         self._check_component(component, "d0, 0, 0")
         active = self._active
         if active.slots.get(0) or any(

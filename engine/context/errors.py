@@ -67,6 +67,12 @@ class UnknownKey(ContextError):
     code = "UNKNOWN_KEY"
 
 
+class InvalidComponent(ContextError):
+    """A component or message whose fields have the wrong types (``ttl="x"``, text not a str)."""
+
+    code = "INVALID_COMPONENT"
+
+
 class InvalidLifecycle(ContextError):
     """``ttl < 0``, ``cad <= 0``, or a render lifecycle that cannot run."""
 

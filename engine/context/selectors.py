@@ -567,16 +567,27 @@ class _Parser:
 
 
 def parse_selector_uncached(text: str) -> Selector:
-    """Parse ``text``; raises ``InvalidSelector`` (and nothing else) for any string."""
+    """Parse ``text``; raises ``InvalidSelector`` (and nothing else) for anything."""
     if not isinstance(text, str):
-        raise TypeError(f"a selector must be a str, not {type(text).__name__}")
+        raise InvalidSelector(
+            f"a selector must be a string, not {type(text).__name__}",
+            selector=repr(text),
+            position=0,
+            token=type(text).__name__,
+        )
     return _Parser(text).parse()
 
 
-@lru_cache(maxsize=4096)
 def parse_selector(text: str) -> Selector:
     """Cached ``parse_selector_uncached``: the AST is frozen, so sharing it is safe.
 
     Failures are not cached (``lru_cache`` does not store exceptions).
     """
+    if type(text) is not str:
+        return parse_selector_uncached(text)  # raises; and a list cannot be a cache key
+    return _parse_cached(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(text: str) -> Selector:
     return parse_selector_uncached(text)

@@ -12,6 +12,7 @@ import pytest
 from engine.context import (
     Context,
     ContextError,
+    InvalidComponent,
     InvalidCoordinate,
     InvalidLifecycle,
     InvalidSelector,
@@ -527,3 +528,41 @@ def test_single_integer_index_is_a_typed_error() -> None:
     ctx = populated()
     with pytest.raises(InvalidCoordinate):
         ctx[0]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("text", "fields", "field"),
+    [
+        (123, {}, "text"),
+        (None, {}, "text"),
+        ("hi", {"ttl": "x"}, "ttl"),
+        ("hi", {"cadence": [1]}, "cadence"),
+        ("hi", {"role": "system"}, "role"),
+        ("hi", {"tags": "not-a-list"}, "tags"),
+    ],
+)
+def test_bad_message_fields_are_a_typed_error_and_change_nothing(
+    text: object, fields: dict[str, object], field: str
+) -> None:
+    ctx = new_context()
+    ctx.add_user("hello")
+    before = ctx.model_dump_json()
+    with pytest.raises(InvalidComponent) as caught:
+        ctx.add_user(text, **fields)  # type: ignore[arg-type]
+    assert caught.value.code == "INVALID_COMPONENT"
+    assert caught.value.details["field"] == field
+    assert ctx.model_dump_json() == before
+
+
+@pytest.mark.parametrize("selector", [123, None, ["d0, 0, 0"], b"d0, 0, 0"])
+def test_a_selector_that_is_not_a_string_is_refused_everywhere(selector: object) -> None:
+    ctx = new_context()
+    ctx.add_user("hello")
+    before = ctx.model_dump_json()
+    with pytest.raises(InvalidSelector):
+        ctx.select(selector)  # type: ignore[arg-type]
+    with pytest.raises(InvalidSelector):
+        ctx.pact_insert(selector, TextContent("x"))  # type: ignore[arg-type]
+    with pytest.raises(ContextError):  # None means "no selector": the other typed error
+        ctx.pact_delete(selector)  # type: ignore[arg-type]
+    assert ctx.model_dump_json() == before

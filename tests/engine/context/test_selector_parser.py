@@ -339,9 +339,13 @@ def test_parse_is_cached_and_the_uncached_parser_agrees() -> None:
     assert parse_selector_uncached("d1-3, 1, *") is not parse_selector_uncached("d1-3, 1, *")
 
 
-def test_non_string_is_a_type_error() -> None:
-    with pytest.raises(TypeError):
-        parse_selector_uncached(b"d0")  # type: ignore[arg-type]
+@pytest.mark.parametrize("value", [b"d0", 0, None, ["d0"], ("d0",)])
+def test_a_selector_that_is_not_a_string_is_an_invalid_selector(value: object) -> None:
+    for parse in (parse_selector, parse_selector_uncached):
+        with pytest.raises(InvalidSelector) as caught:
+            parse(value)  # type: ignore[arg-type]
+        assert caught.value.position == 0
+        assert caught.value.token == type(value).__name__
 
 
 # -- errors ---------------------------------------------------------------------------------------
