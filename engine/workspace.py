@@ -8,7 +8,9 @@ sequential ids, and checks it gets the recorded result.
 
 Opening loads the latest ``workspace`` checkpoint and replays only the events after it. Past
 states come from the snapshots kept in memory, or are rebuilt from the nearest per-context
-archive checkpoint (written every ``ARCHIVE_EVERY`` events of a context) plus a short replay.
+archive checkpoint plus a short replay. Archives are named by marks every ``ARCHIVE_EVERY`` events
+of a context, but one is only written when the context has moved on by half its size since the
+last: a big context archived every thousand events would fill the disk with copies of itself.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ CHECKPOINT = "workspace"
 CHECKPOINT_VERSION = 2  # 2: contexts in the compact form (engine/context/compact.py)
 CHECKPOINT_EVERY = 5_000  # events applied since the last checkpoint, while running
 CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint
-ARCHIVE_EVERY = 1_000  # events of one context between its archive checkpoints
+ARCHIVE_EVERY = 1_000  # events of one context between archive marks
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 PrintMode = Literal["tree", "provider", "json"]
@@ -126,6 +128,7 @@ class ContextProjection:
         self.clock = clock
         self.seq = 0  # the last event of its stream applied (global seq) ...
         self.stream_seq = 0  # ... and its place in the stream
+        self.archived = 0  # the stream_seq of its last archive
         self.snapshots: list[SnapshotEntry] = []
 
     @classmethod
@@ -142,6 +145,7 @@ class ContextProjection:
         # exactly where the saved context stopped, as a replay from the first event would.
         ids.next = data["next_id"]
         projection.seq, projection.stream_seq = data["seq"], data["stream_seq"]
+        projection.archived = data.get("archived", 0)
         rows = data.get("snapshots", [])
         projection.snapshots = [SnapshotEntry.load(i, row) for i, row in enumerate(rows)]
         return projection
@@ -152,6 +156,7 @@ class ContextProjection:
             "next_id": self.ids.next,
             "seq": self.seq,
             "stream_seq": self.stream_seq,
+            "archived": self.archived,
         }
         if with_snapshots:
             data["snapshots"] = [entry.dump() for entry in self.snapshots]
@@ -409,35 +414,61 @@ class Workspace:
 
         A refused command raises a ``ContextError`` and leaves the workspace as it was.
         """
+        [result] = await self.run_many(name, [command], actor=actor)
+        return result
+
+    async def run_many(
+        self, name: str, commands: Sequence[dict[str, Any]], *, actor: str = ""
+    ) -> list[dict[str, Any]]:
+        """Several commands in one transaction, one event each: all are appended, or none.
+
+        The first refusal raises its ``ContextError``; the workspace is then as it was.
+        """
         try:
-            # Run the command as it will be stored and replayed (string keys, lists, no NaN),
+            # Run each command as it will be stored and replayed (string keys, lists, no NaN),
             # so the live projection never differs from a replay of the log.
-            command = json.loads(json.dumps(command, sort_keys=True, allow_nan=False))
+            commands = [
+                json.loads(json.dumps(c, sort_keys=True, allow_nan=False)) for c in commands
+            ]
         except (TypeError, ValueError) as error:
             raise InvalidCommand(f"a command must be JSON: {error}") from None
         now = self._clock()
-        result: dict[str, Any] = {}
+        results: list[dict[str, Any]] = []
         projection: ContextProjection | None = None
+        stream = CONTEXT_PREFIX + name
 
         def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
             nonlocal projection
             for event in others:
                 self._apply(event)
             projection = self._projection(name)
-            result.update(projection.apply(command, now))
-            payload = {"command": command, "result": result}
-            op = command.get("op")
-            return [NewEvent(CONTEXT_PREFIX + name, f"context.{op}", payload, actor, now)]
+            events = []
+            for command in commands:
+                result = projection.apply(command, now)
+                results.append(result)
+                payload = {"command": command, "result": result}
+                op = command.get("op")
+                events.append(NewEvent(stream, f"context.{op}", payload, actor, now))
+            return events
 
-        [event] = await self._execute(decide)
+        try:
+            stored = await self._execute(decide)
+        except ContextError:
+            if results:  # refused after others in the batch were applied: undo them by reloading
+                await self._load()
+            raise
         assert projection is not None
-        projection.committed(event.seq, event.stream_seq, result)
-        self._applied = event.seq
-        if event.stream_seq % ARCHIVE_EVERY == 0:
-            await self._archive(name, projection)
+        first = projection.stream_seq
+        for event, result in zip(stored, results, strict=True):
+            projection.committed(event.seq, event.stream_seq, result)
+        self._applied = stored[-1].seq
+        mark = projection.stream_seq - projection.stream_seq % ARCHIVE_EVERY
+        spacing = max(ARCHIVE_EVERY, projection.context.item_count() // 2)
+        if mark > first and projection.stream_seq - projection.archived >= spacing:
+            await self._archive(name, projection, mark)
         if self._applied - self._checkpointed >= CHECKPOINT_EVERY:
             await self.checkpoint()
-        return result
+        return results
 
     async def _execute(self, decide: Callable[[Sequence[StoredEvent]], list[NewEvent]]) -> Any:
         try:
@@ -531,17 +562,21 @@ class Workspace:
             try:
                 checkpoint = await self.store.load_checkpoint(_archive_name(name, mark))
                 if checkpoint is not None:
-                    return ContextProjection.restore(json.loads(checkpoint.data))
+                    archived = ContextProjection.restore(json.loads(checkpoint.data))
+                    # A batch of commands may have carried the archive past its mark.
+                    if archived.stream_seq <= stream_seq:
+                        return archived
             except (StoreError, ContextError, ValueError, KeyError, TypeError):
                 pass  # an archive is only a cache: try the one before
             mark -= ARCHIVE_EVERY
         return ContextProjection.fresh()
 
-    async def _archive(self, name: str, projection: ContextProjection) -> None:
+    async def _archive(self, name: str, projection: ContextProjection, mark: int) -> None:
+        """Save the projection as the archive for ``mark`` (its stream_seq is ``mark`` or, after
+        a batch of commands, a little past it)."""
+        projection.archived = projection.stream_seq
         data = json.dumps(projection.dump(with_snapshots=False), separators=(",", ":"))
-        await self.store.save_checkpoint(
-            _archive_name(name, projection.stream_seq), projection.seq, data.encode()
-        )
+        await self.store.save_checkpoint(_archive_name(name, mark), projection.seq, data.encode())
 
     # -- queries -------------------------------------------------------------------------------
     async def view(self, name: str, at: str | None = None) -> ContextView:

@@ -20,8 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from engine.store import NewEvent
-from engine.workspace import CONTEXT_PREFIX, ContextProjection, Workspace
+from engine.workspace import Workspace
 
 Command = dict[str, Any]
 
@@ -173,30 +172,16 @@ def scaled_commands(rounds: int) -> Iterator[Command]:
 async def create_scaled_demo(
     path: Path, items: int, clock: Callable[[], int] | None = None
 ) -> None:
-    """A workspace whose ``researcher`` context holds about ``items`` items, written fast.
-
-    The commands are decided in-process (as the workspace would) and appended in large batches,
-    then checkpointed, which is what a long-lived workspace looks like when it is opened.
-    """
-    async with await Workspace.open(path, create=True, watch=False) as workspace:
+    """A workspace whose ``researcher`` context holds about ``items`` items, written in batches
+    of commands (one transaction each) and checkpointed, as a long-lived workspace would be."""
+    kwargs: dict[str, Any] = {"create": True, "watch": False}
+    if clock is not None:
+        kwargs["clock"] = clock
+    async with await Workspace.open(path, **kwargs) as workspace:
         await workspace.create_context("researcher", actor="demo")
-        projection = ContextProjection.fresh()
-        now = itertools.count(1_800_000_000_000_000_000, 1_000_000)
-        tick = clock or (lambda: next(now))
-        stream = CONTEXT_PREFIX + "researcher"
-        batch: list[NewEvent] = []
-        for command in scaled_commands(rounds=max(1, items // ITEMS_PER_ROUND)):
-            time_ns = tick()
-            result = projection.apply(command, time_ns)
-            payload = {"command": command, "result": result}
-            batch.append(NewEvent(stream, f"context.{command['op']}", payload, "demo", time_ns))
-            if len(batch) >= 5_000:
-                await workspace.store.append(batch)
-                batch = []
-        if batch:
-            await workspace.store.append(batch)
-    # Reopen: the workspace replays what was appended and saves a checkpoint on close.
-    async with await Workspace.open(path, watch=False) as workspace:
+        commands = list(scaled_commands(rounds=max(1, items // ITEMS_PER_ROUND)))
+        for start in range(0, len(commands), 2_000):
+            await workspace.run_many("researcher", commands[start : start + 2_000], actor="demo")
         await workspace.checkpoint()
 
 

@@ -96,49 +96,62 @@ def dump_compact(context: Context) -> dict[str, Any]:
     }
 
 
-def _load_item(row: list[Any]) -> Item:
+def _load_item(row: list[Any], new: Any = object.__new__) -> Item:
+    # Filled slot by slot rather than through Item(...): keyword calls cost twice as much, and
+    # this runs once per item on every open. ITEM_FIELDS is checked against Item's slots.
+    item: Item = new(Item)
     (
-        id_,
-        node_type,
-        content,
-        key,
+        item.id,
+        item.node_type,
+        item.content,
+        item.key,
         tags,
-        ttl,
-        cad,
-        priority,
-        role,
-        created_at_ns,
-        creation_index,
-        born_episode,
-        data,
-        template_id,
+        item.ttl,
+        item.cad,
+        item.priority,
+        item.role,
+        item.created_at_ns,
+        item.creation_index,
+        item.born_episode,
+        item.data,
+        item.template_id,
         lifecycle,
-        stage,
-        passes,
+        item.stage,
+        item.passes,
     ) = row
-    render = None
-    if lifecycle is not None:
+    item.tags = tuple(tags)
+    item._hash = None
+    if lifecycle is None:
+        item.lifecycle = None
+    else:
         stages, cycle = lifecycle
-        render = RenderLifecycle([Pos(selector, ttl=t) for selector, t in stages], cycle)
-    return Item(
-        id=id_,
-        node_type=node_type,
-        content=content,
-        key=key,
-        tags=tuple(tags),
-        ttl=ttl,
-        cad=cad,
-        priority=priority,
-        role=role,
-        created_at_ns=created_at_ns,
-        creation_index=creation_index,
-        born_episode=born_episode,
-        data=data,
-        template_id=template_id,
-        lifecycle=render,
-        stage=stage,
-        passes=passes,
-    )
+        item.lifecycle = RenderLifecycle([Pos(selector, ttl=t) for selector, t in stages], cycle)
+    return item
+
+
+# Every slot _load_item fills (a test keeps this equal to Item.__slots__).
+ITEM_FIELDS = frozenset(
+    {
+        "id",
+        "node_type",
+        "content",
+        "key",
+        "tags",
+        "ttl",
+        "cad",
+        "priority",
+        "role",
+        "created_at_ns",
+        "creation_index",
+        "born_episode",
+        "data",
+        "template_id",
+        "lifecycle",
+        "stage",
+        "passes",
+        "_hash",
+    }
+)
 
 
 def _load_turn(row: list[Any]) -> Turn:

@@ -18,7 +18,8 @@ from engine.context import (
     SteppingClock,
     TextContent,
 )
-from engine.context.compact import dump_compact, load_compact
+from engine.context.compact import ITEM_FIELDS, dump_compact, load_compact
+from engine.context.nodes import Item
 from engine.context.errors import ContextError
 
 from .conftest import new_context
@@ -133,3 +134,7 @@ def test_malformed_data_is_refused_with_a_typed_error(path: list[Any], value: An
 def test_things_that_are_not_a_document_are_refused(data: Any) -> None:
     with pytest.raises(ContextError):
         load_compact(data)
+
+
+def test_the_fast_item_loader_fills_every_field_an_item_has() -> None:
+    assert frozenset(Item.__slots__) == ITEM_FIELDS
