@@ -19,8 +19,8 @@ from engine.context import (
     TextContent,
 )
 from engine.context.compact import ITEM_FIELDS, dump_compact, load_compact
-from engine.context.nodes import Item
 from engine.context.errors import ContextError
+from engine.context.nodes import Item
 
 from .conftest import new_context
 
