@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from .components import ContextComponent, Pos, TextContent
 from .context import Context
 from .errors import ContextError
@@ -63,7 +65,11 @@ def component_from_dict(data: Any) -> ContextComponent:
             component.render_lifecycle(stages, cycle=lifecycle.get("cycle", False))
     except ContextError:
         raise
-    except Exception as error:  # pydantic's ValidationError, a missing stage field, …
+    except ValidationError as error:  # name the field: "ttl: Input should be a valid integer"
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "component"
+        raise InvalidCommand(f"invalid component: {where}: {first['msg']}", field=where) from None
+    except Exception as error:  # a missing stage field, …
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise InvalidCommand(f"invalid component: {first_line}", field="component") from None
     return component
