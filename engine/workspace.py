@@ -391,12 +391,7 @@ class Workspace:
             ) from None
 
     async def create_context(self, name: str, *, actor: str = "") -> None:
-        if not isinstance(name, str) or not NAME.match(name):
-            raise InvalidName(
-                f"context name {name!r}: use 1-64 letters, digits, '_', '.', '-', "
-                "starting with a letter or digit",
-                name=name,
-            )
+        check_context_name(name)
 
         def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
             for event in others:
@@ -628,6 +623,16 @@ class Workspace:
 
     async def verify(self) -> VerifyResult:
         return await self.store.verify()
+
+
+def check_context_name(name: object) -> None:
+    """Raise ``InvalidName`` unless ``name`` can name a context."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):  # fullmatch: no trailing newline
+        raise InvalidName(
+            f"context name {name!r}: use 1-64 letters, digits, '_', '.', '-', "
+            "starting with a letter or digit",
+            name=name,
+        )
 
 
 def _archive_name(name: str, stream_seq: int) -> str:

@@ -124,6 +124,9 @@ async def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
 
 
 async def _ctx_create(args: argparse.Namespace) -> None:
+    from engine.workspace import check_context_name
+
+    check_context_name(args.name)  # before the workspace file is made
     async with await _open(args, create=True) as ws:
         await ws.create_context(args.name, actor=args.actor)
     _emit(args, {"created": args.name}, f"created context {args.name!r} in {args.workspace}")

@@ -164,7 +164,18 @@ async def test_an_unknown_context(ws: Workspace) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["", "bad name", "-leading-dash", "a" * 65, "ctx/../x", "naïve", "a\nb", "agent\x00"]
+    "name",
+    [
+        "",
+        "bad name",
+        "-leading-dash",
+        "a" * 65,
+        "ctx/../x",
+        "naïve",
+        "a\nb",
+        "agent\x00",
+        "agent\n",
+    ],
 )
 async def test_an_invalid_context_name(ws: Workspace, name: str) -> None:
     error = await refused(ws, lambda: ws.create_context(name), "INVALID_NAME")

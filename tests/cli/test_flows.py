@@ -1,0 +1,341 @@
+"""Every ``pact-tui ctx`` subcommand and ``pact-tui verify``: what the human output and the
+``--json`` output say, checked against what the workspace holds afterwards."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.workspace import Workspace
+from pact_tui.cli import build_parser
+
+from .conftest import cli, events, failed, ok, read_state
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+PLACED = re.compile(r"^(?P<verb>.+) (?P<id>n\d+) at \((?P<coords>-?\d+,-?\d+,-?\d+)\)$")
+
+
+def placed(ran_out: str, verb: str) -> tuple[str, list[int]]:
+    """The id and coordinates of an ``inserted n4 at (0,1,0)`` line."""
+    match = PLACED.match(ran_out.rstrip("\n"))
+    assert match is not None and match["verb"] == verb, ran_out
+    return match["id"], [int(c) for c in match["coords"].split(",")]
+
+
+def select(path: Path, selector: str, name: str = "agent") -> list[dict[str, Any]]:
+    nodes: list[dict[str, Any]] = ok("ctx", "select", path, name, selector, "--json").data
+    return nodes
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    path = tmp_path / "agents.pact"
+    ok("ctx", "create", path, "agent")
+    return path
+
+
+def test_create_and_list(tmp_path: Path) -> None:
+    path = tmp_path / "new.pact"
+    failed("ctx", "list", path, code="WORKSPACE_NOT_FOUND")
+    assert not path.exists()
+
+    assert ok("ctx", "create", path, "agent").out == f"created context 'agent' in {path}\n"
+    assert ok("ctx", "create", path, "helper", "--json", "--actor", "me").data == {
+        "created": "helper"
+    }
+    failed("ctx", "create", path, "agent", code="CONTEXT_EXISTS")
+    ok("ctx", "user", path, "helper", "hello")
+
+    rows = [line.split() for line in ok("ctx", "list", path).out.splitlines()]
+    assert rows == [
+        ["name", "episode", "items", "depth", "snapshots"],
+        ["agent", "0", "0", "0", "0"],
+        ["helper", "0", "1", "0", "0"],
+    ]
+    assert ok("ctx", "list", path, "--json").data == [
+        {"name": "agent", "episode": 0, "items": 0, "depth": 0, "snapshots": 0},
+        {"name": "helper", "episode": 0, "items": 1, "depth": 0, "snapshots": 0},
+    ]
+    # Each command is recorded under its actor (default "cli").
+    assert [(e.stream, e.type, e.actor) for e in events(path)] == [
+        ("ctx:agent", "context.created", "cli"),
+        ("ctx:helper", "context.created", "me"),
+        ("ctx:helper", "context.message", "cli"),
+    ]
+
+
+def test_list_of_a_workspace_without_contexts(tmp_path: Path) -> None:
+    path = tmp_path / "empty.pact"
+
+    async def make() -> None:
+        async with await Workspace.open(path, create=True, watch=False):
+            pass
+
+    asyncio.run(make())
+    assert ok("ctx", "list", path).out == "no contexts yet\n"
+    assert ok("ctx", "list", path, "--json").data == []
+
+
+def test_insert_with_every_option(path: Path) -> None:
+    ran = ok("ctx", "insert", path, "agent", "d0, 1, 0", "prefs", "--key", "prefs",
+             "--tag", "a,b", "--tag", "c", "--priority", "2")  # fmt: skip
+    prefs, coords = placed(ran.out, "inserted")
+    assert coords == [0, 1, 0]
+    [node] = select(path, "#prefs")
+    assert (node["id"], node["content"], node["tags"], node["priority"]) == (
+        prefs, "prefs", ["a", "b", "c"], 2
+    )  # fmt: skip
+
+    ran = ok("ctx", "insert", path, "agent", "d0, 2, 0", "soon gone", "--ttl", "3", "--json")
+    [node] = select(path, "d0, 2, 0")
+    assert ran.data == {"id": node["id"], "coordinates": [0, 2, 0]}
+    assert (node["content"], node["ttl"], node["cad"]) == ("soon gone", 3, None)
+
+    sticky, _ = placed(
+        ok("ctx", "insert", path, "agent", "d0, 3, 0", "mode", "--ttl", "1", "--cadence", "1").out,
+        "inserted",
+    )
+    [node] = select(path, "d0, 3, 0")
+    assert (node["id"], node["ttl"], node["cad"]) == (sticky, 1, 1)
+
+    ok("ctx", "insert", path, "agent", "d0, 4, 0", "draft",
+       "--stage", "d0, 4, 0:1", "--stage", "d0, 5, 0", "--cycle", "2")  # fmt: skip
+    [node] = select(path, "d0, 4, 0")
+    assert node["render_lifecycle"]["stages"] == [
+        {"selector": "d0, 4, 0", "ttl": 1},
+        {"selector": "d0, 5, 0", "ttl": None},
+    ]
+    assert node["render_lifecycle"]["cycle"] == 2
+
+    component = {"type": "component", "content": {"tool": "search"}, "key": "tool"}
+    ran = ok("ctx", "insert", path, "agent", "d-1, 1, 0", "--component", json.dumps(component))
+    tool, coords = placed(ran.out, "inserted")
+    assert coords == [-1, 1, 0]
+    [node] = select(path, "#tool")
+    assert (node["id"], node["node_type"], node["content"]) == (
+        tool,
+        "component",
+        {"tool": "search"},
+    )
+
+    # The human listing shows all of it, one line per item in canonical order.
+    lines = ok("ctx", "select", path, "agent", "*").out.splitlines()
+    assert lines == [
+        f'(-1,1,0)  component  {tool}  #tool  permanent  "{{\\"tool\\":\\"search\\"}}"',
+        f'(0,1,0)  text  {prefs}  #prefs  +a  +b  +c  permanent  "prefs"',
+        f'(0,2,0)  text  {select(path, "d0, 2, 0")[0]["id"]}  temporary  "soon gone"',
+        f'(0,3,0)  text  {sticky}  sticky  "mode"',
+        f'(0,4,0)  text  {select(path, "d0, 4, 0")[0]["id"]}  temporary  "draft"',
+    ]
+
+
+def test_update_and_delete(path: Path) -> None:
+    prefs, _ = placed(
+        ok("ctx", "insert", path, "agent", "d0, 1, 0", "formal", "--key", "prefs").out, "inserted"
+    )
+    ran = ok("ctx", "update", path, "agent", "d0, 1, 0", "formal, brief", "--key", "prefs")
+    assert placed(ran.out, "replaced") == (prefs, [0, 1, 0])  # same id, same place
+    ran = ok("ctx", "update", path, "agent", "d0, 1", "metric", "--mode", "append", "--json")
+    appended = ran.data["id"]
+    assert ran.data == {"id": appended, "coordinates": [0, 1, 1]}
+    assert [(n["id"], n["content"]) for n in select(path, "d0, 1, *")] == [
+        (prefs, "formal, brief"),
+        (appended, "metric"),
+    ]
+
+    assert ok("ctx", "delete", path, "agent", "d0, 1, 1").out == f"deleted 1: {appended}\n"
+    assert ok("ctx", "delete", path, "agent", "--key", "prefs", "--json").data == {
+        "deleted": [prefs]
+    }
+    assert select(path, "*") == []
+    ok("ctx", "insert", path, "agent", "d0, 1, 0", "x", "--tag", "t")
+    ok("ctx", "insert", path, "agent", "d0, 2, 0", "y", "--tag", "t")
+    ran = ok("ctx", "delete", path, "agent", "+t")
+    assert re.fullmatch(r"deleted 2: n\d+ n\d+\n", ran.out)
+    assert ok("ctx", "delete", path, "agent", "+t").out == "deleted 0: \n"
+
+    failed("ctx", "delete", path, "agent", code="USAGE")
+    failed("ctx", "delete", path, "agent", "d0, 1, 0", "--key", "k", code="USAGE")
+
+
+def test_messages_advance_seal_and_snapshots(path: Path) -> None:
+    user, coords = placed(ok("ctx", "user", path, "agent", "Hello").out, "user message")
+    assert coords == [0, 0, 0]
+    ran = ok("ctx", "assistant", path, "agent", "Hi there", "--json")
+    assert ran.data["coordinates"] == [0, 0, 0]
+    assert [(n["id"], n["coordinates"], n["role"]) for n in select(path, "d*, 0, 0")] == [
+        (user, [1, 0, 0], "user"),
+        (ran.data["id"], [0, 0, 0], "assistant"),
+    ]
+
+    episode_one = ok("ctx", "advance", path, "agent").out
+    match = re.fullmatch(r"episode 1 \(snapshot (n\d+)\)\n", episode_one)
+    assert match is not None
+    first = match[1]
+    ran = ok("ctx", "advance", path, "agent", "--steps", "2", "--json")
+    assert [step["episode"] for step in ran.data] == [2, 3]
+    sealed = ok("ctx", "seal", path, "agent", "review").out
+    match = re.fullmatch(r"sealed 'review' as snapshot (n\d+)\n", sealed)
+    assert match is not None
+    review = match[1]
+    last = ok("ctx", "seal", path, "agent", "--json").data["snapshot"]
+    failed("ctx", "advance", path, "agent", "--steps", "0", code="USAGE")
+
+    ids = [first, ran.data[0]["snapshot"], ran.data[1]["snapshot"], review, last]
+    rows = [line.split() for line in ok("ctx", "snapshots", path, "agent").out.splitlines()]
+    assert rows == [
+        ["0", first, "episode", "1", "episode"],
+        ["1", ids[1], "episode", "2", "episode"],
+        ["2", ids[2], "episode", "3", "episode"],
+        ["3", review, "episode", "3", "review"],
+        ["4", last, "episode", "3", "checkpoint"],
+    ]
+    listed = ok("ctx", "snapshots", path, "agent", "--json").data
+    assert [(r["index"], r["id"], r["episode"], r["trigger"]) for r in listed] == [
+        (int(row[0]), row[1], int(row[3]), row[4]) for row in rows
+    ]
+    assert [r["seq"] for r in listed] == [4, 5, 6, 7, 8]  # the events that recorded them
+    assert ok("ctx", "list", path, "--json").data[0] == {
+        "name": "agent", "episode": 3, "items": 2, "depth": 1, "snapshots": 5
+    }  # fmt: skip
+    assert read_state(path)[2] == {"agent": ids}
+
+
+def test_no_snapshots_yet(path: Path) -> None:
+    assert ok("ctx", "snapshots", path, "agent").out == "no snapshots yet\n"
+    assert ok("ctx", "snapshots", path, "agent", "--json").data == []
+
+
+@pytest.fixture
+def history(path: Path) -> dict[str, str]:
+    """Episode 1 with a note and a temporary item; episode 2 with the note changed and the
+    temporary gone; the ids of what the tests look for."""
+    ok("ctx", "insert", path, "agent", "d-1, 0, 0", "You are careful.")
+    ok("ctx", "user", path, "agent", "Hello")
+    note = ok("ctx", "insert", path, "agent", "d0, 1, 0", "note", "--key", "note", "--json")
+    temp = ok("ctx", "insert", path, "agent", "d0, 2, 0", "temp", "--ttl", "2", "--json")
+    one = ok("ctx", "advance", path, "agent", "--json").data["snapshot"]
+    ok("ctx", "update", path, "agent", "d0, 1, 0", "note, revised", "--key", "note")
+    added = ok("ctx", "insert", path, "agent", "d0, 3, 0", "added", "--json")
+    two = ok("ctx", "advance", path, "agent", "--json").data["snapshot"]
+    return {
+        "note": note.data["id"],
+        "temp": temp.data["id"],
+        "added": added.data["id"],
+        "one": one,
+        "two": two,
+    }
+
+
+def test_select_now_and_in_the_past(path: Path, history: dict[str, str]) -> None:
+    assert [n["content"] for n in select(path, ".text")] == [
+        "You are careful.", "Hello", "note, revised", "added"
+    ]  # fmt: skip
+    assert [n["content"] for n in select(path, "@t-2 .text")] == [
+        "You are careful.", "Hello", "note", "temp"
+    ]  # fmt: skip
+    assert select(path, "@e1 .text") == select(path, "@t-2 .text")
+    assert select(path, f"@snap:{history['one']} #note")[0]["content"] == "note"
+    assert ok("ctx", "select", path, "agent", "#missing").out == "no match\n"
+    assert select(path, "#missing") == []
+    failed("ctx", "select", path, "agent", "@t-9 *", code="UNKNOWN_SNAPSHOT")
+
+
+def test_print_modes_now_and_in_the_past(path: Path, history: dict[str, str]) -> None:
+    tree = ok("ctx", "print", path, "agent").out
+    assert tree.startswith("context n1  episode 2\n")
+    assert "├─ system (d-1)" in tree and "turn d0 [active]" in tree
+    assert '"note, revised"' in tree and '"temp"' not in tree
+    past = ok("ctx", "print", path, "agent", "--at", history["one"]).out
+    assert past.startswith("context n1  episode 1\n")
+    assert '"note"' in past and '"temp"' in past and '"added"' not in past
+    assert ok("ctx", "print", path, "agent", "--episode", "1").out == past
+
+    provider = ok("ctx", "print", path, "agent", "--mode", "provider").out
+    assert json.loads(provider) == [
+        {"content": "You are careful.", "role": "system"},
+        {"content": "Hello", "role": "user"},
+        {"content": "note, revised", "role": "user"},
+        {"content": "added", "role": "user"},
+    ]
+    assert ok("ctx", "print", path, "agent", "--mode", "provider", "--json").data == json.loads(
+        provider
+    )
+
+    export = json.loads(ok("ctx", "print", path, "agent", "--mode", "json").out)
+    assert json.dumps(export, sort_keys=True) == json.dumps(
+        json.loads(read_state(path)[1]["agent"]), sort_keys=True
+    )
+    assert ok("ctx", "print", path, "agent", "--json").data == export
+    assert ok("ctx", "print", path, "agent", "--json", "--at", history["one"]).data["episode"] == 1
+    failed("ctx", "print", path, "agent", "--at", "n999", code="UNKNOWN_SNAPSHOT")
+    failed("ctx", "print", path, "agent", "--episode", "7", code="UNKNOWN_SNAPSHOT")
+
+
+def test_diff(path: Path, history: dict[str, str]) -> None:
+    expected = {
+        "added": [history["added"]],
+        "removed": [history["temp"]],
+        "changed": [history["note"]],
+    }
+    for older, newer in [("e1", "now"), (history["one"], history["two"]), ("-2", "-1")]:
+        data = ok("ctx", "diff", path, "agent", older, newer, "--json").data
+        assert {
+            "added": data["added"],
+            "removed": data["removed"],
+            "changed": [change["id"] for change in data["changed"]],
+        } == expected
+    [change] = ok("ctx", "diff", path, "agent", "e1", "--json").data["changed"]
+    assert "content" in change["fields"]
+    lines = ok("ctx", "diff", path, "agent", "e1").out.splitlines()
+    assert lines[:2] == [f"+ {history['added']}", f"- {history['temp']}"]
+    assert lines[2].startswith(f"~ {history['note']}: ") and "content" in lines[2]
+    assert len(lines) == 3
+    assert ok("ctx", "diff", path, "agent", "-1").out == "no changes\n"
+    assert ok("ctx", "diff", path, "agent", "e2", "now", "--json").data == {
+        "added": [], "removed": [], "changed": []
+    }  # fmt: skip
+    failed("ctx", "diff", path, "agent", "-3", code="USAGE")
+    failed("ctx", "diff", path, "agent", "n999", code="UNKNOWN_SNAPSHOT")
+    failed("ctx", "diff", path, "agent", "e9", code="UNKNOWN_SNAPSHOT")
+
+
+def test_verify(path: Path, history: dict[str, str]) -> None:
+    head = read_state(path)[0]
+    assert ok("verify", path).out == f"ok: {head} events, chain intact\n"
+    assert ok("verify", path, "--json").data == {
+        "ok": True, "checked": head, "broken_seq": None, "problem": None, "detail": ""
+    }  # fmt: skip
+
+
+def test_every_subcommand_is_covered_here() -> None:
+    """A new subcommand must come with its tests in this file."""
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    [ctx] = [
+        a for a in commands.choices["ctx"]._actions if isinstance(a, argparse._SubParsersAction)
+    ]
+    source = Path(__file__).read_text()
+    for name in ctx.choices:
+        assert f'ok("ctx", "{name}"' in source, name
+    assert 'ok("verify"' in source
+    assert set(ctx.choices) == {
+        "create", "list", "insert", "update", "delete", "user", "assistant",
+        "advance", "seal", "select", "print", "diff", "snapshots",
+    }  # fmt: skip
+
+
+def test_help_lists_every_subcommand() -> None:
+    ran = cli("ctx", "--help")
+    assert ran.code == 0
+    for name in ("create", "insert", "update", "delete", "advance", "seal", "diff", "snapshots"):
+        assert name in ran.out
+    usage = cli("ctx", "insert")
+    assert usage.code == 2 and "the following arguments are required" in usage.err
