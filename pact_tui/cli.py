@@ -318,7 +318,8 @@ def _open_app(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     app = make_app(path, theme=args.theme, context=args.context)
-    return app.run() or 0
+    app.run()
+    return app.return_code or 0
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -353,7 +354,9 @@ def _demo(args: argparse.Namespace) -> int:
             stderr=subprocess.DEVNULL,
         )
     try:
-        code = make_app(path, theme=args.theme, context="researcher").run() or 0
+        app = make_app(path, theme=args.theme, context="researcher")
+        app.run()
+        code = app.return_code or 0
     finally:
         if driver is not None:
             driver.terminate()

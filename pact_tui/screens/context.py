@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.console import Group
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -26,7 +27,7 @@ from engine.workspace import Change, SnapshotEntry, Workspace
 from ..messages import WorkspaceChanged
 from ..widgets.context_list import ContextList
 from ..widgets.context_tree import ContextTree, LinePane, Mark, ProviderList
-from ..widgets.detail import NodeDetail, describe
+from ..widgets.detail import NodeDetail, describe, diff_summary
 from ..widgets.scrubber import Scrubber
 from ..widgets.selector_bar import SelectorBar
 from ..widgets.status import Status, StatusBar
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
 SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated
+MAX_REMOVED_SHOWN = 12  # removed items listed in the detail pane during a diff
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +51,14 @@ class DiffBase:
 
 class ContextScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("u", "message('user')", "User msg", tooltip="add a user message (a new turn)"),
-        Binding("a", "message('assistant')", "Asst msg", tooltip="add an assistant message"),
+        Binding("u", "message('user')", "User", tooltip="add a user message (a new turn)"),
+        Binding("a", "message('assistant')", "Assistant", tooltip="add an assistant message"),
         Binding(
             "full_stop", "advance", "Advance", tooltip="advance one episode (expire, rehydrate)"
         ),
         Binding("s", "seal", "Seal", tooltip="seal a named snapshot"),
-        Binding("left_square_bracket", "step(-1)", "◀ Snap", tooltip="step back one snapshot"),
-        Binding("right_square_bracket", "step(1)", "Snap ▶", tooltip="step forward (to live)"),
+        Binding("left_square_bracket", "step(-1)", "◀", tooltip="step back one snapshot"),
+        Binding("right_square_bracket", "step(1)", "▶", tooltip="step forward (to live)"),
         Binding("L", "live", "Live", tooltip="return to the live context"),
         Binding("p", "play", "Play", tooltip="play/pause automatic stepping"),
         Binding("plus", "speed(-1)", "Faster", show=False, tooltip="play faster"),
@@ -85,6 +87,7 @@ class ContextScreen(Screen[None]):
         self.pending = 0
         self.diff_base: DiffBase | None = None
         self.diff: dict[str, Any] | None = None
+        self.removed: list[tuple[str, str, str]] = []  # (id, coordinates, text) of removed items
         self.selector = ""
         self.matches: list[Node] = []
         self.match_index = -1
@@ -213,7 +216,18 @@ class ContextScreen(Screen[None]):
         if self.diff is not None and row.item is not None:
             change = next((c for c in self.diff["changed"] if c["id"] == row.item.id), None)
         history = self.workspace.context(self.context_name).history
-        detail.show(describe(self.view, history, row, change))
+        body = describe(self.view, history, row, change)
+        if self.diff is not None:
+            body = Group(diff_summary(self.diff, self.removed, self._diff_label()), body)
+        detail.show(body)
+
+    def _diff_label(self) -> str:
+        assert self.diff_base is not None
+        entry = self._entry()
+        older, newer = self.diff_base.snapshot_id or "now", entry.id if entry else "now"
+        if self._diff_order()[0] == self.position:
+            older, newer = newer, older
+        return f"{older} → {newer}"
 
     def _marks(self) -> dict[str, Mark]:
         marks: dict[str, Mark] = {}
@@ -387,7 +401,7 @@ class ContextScreen(Screen[None]):
         if self.context_name is None:
             return
         if self.diff_base is not None:
-            self.diff_base, self.diff = None, None
+            self.diff_base, self.diff, self.removed = None, None, []
             self.notify("diff cleared")
         else:
             entry = self._entry()
@@ -412,7 +426,14 @@ class ContextScreen(Screen[None]):
         older, newer = self._diff_order()
         older_id = None if older is None else snapshots[older].id
         newer_id = None if newer is None else snapshots[newer].id
-        self.diff = await self.workspace.diff(self.context_name, older_id, newer_id)
+        self.diff = diff = await self.workspace.diff(self.context_name, older_id, newer_id)
+        gone = set(diff["removed"][:MAX_REMOVED_SHOWN])
+        older_view = await self.workspace.view(self.context_name, older_id)
+        self.removed = [
+            (item.id, f"({depth},{slot.position},{offset})", item.text())
+            for item, depth, slot, offset in older_view.iter_items()
+            if item.id in gone
+        ]
 
     # -- the selector bar -----------------------------------------------------------------------
     def action_search(self) -> None:
@@ -540,6 +561,6 @@ class ContextScreen(Screen[None]):
             return
         self.context_name = name
         self.position, self.pending = None, 0
-        self.diff_base, self.diff = None, None
+        self.diff_base, self.diff, self.removed = None, None, []
         await self.show_current()
         self.context_tree.focus()

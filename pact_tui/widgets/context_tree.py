@@ -188,21 +188,29 @@ class LinePane(ScrollView, can_focus=True):
         if not 0 <= line < self.layout_model.line_count:
             return Strip.blank(width, base)
         row = self.layout_model.row(line)
-        segments = self.render_row(row)
+        # The row's own colours sit on the pane's background; a mark (diff, match) and the
+        # cursor are laid over them, across the whole width.
+        over = Style()
         mark = self.marks.get(row.node_id)
         if mark is not None:
-            segments = [Segment(s.text, self.style_of(f"tree--{mark}") + s.style) for s in segments]
-        strip = Strip(segments).apply_style(base).crop_extend(0, width, base)
+            over += self.background_of(f"tree--{mark}")
         if line == self.cursor:
-            cursor = "tree--cursor" if self.has_focus else "tree--cursor-blurred"
-            strip = strip.apply_style(self.style_of(cursor))
-        return strip.simplify()
+            over += self.background_of("tree--cursor" if self.has_focus else "tree--cursor-blurred")
+        segments = Segment.apply_style(self.render_row(row), base, over or None)
+        return Strip(segments).crop_extend(0, width, base + over).simplify()
 
     def render_row(self, row: Row) -> list[Segment]:
         raise NotImplementedError  # each pane draws its own rows
 
     def style_of(self, component: str) -> Style:
         return self.get_component_rich_style(component, partial=True)
+
+    def background_of(self, component: str) -> Style:
+        """Only the background (blended over the pane's) and the text style of a component:
+        laid over a row, it must not repaint the row's own colours."""
+        full = self.get_component_rich_style(component)
+        partial = self.style_of(component)
+        return Style(bgcolor=full.bgcolor, bold=partial.bold, italic=partial.italic)
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, self.layout_model.line_count)

@@ -150,6 +150,32 @@ def _describe_item(
     return Group(*parts)
 
 
+def diff_summary(
+    diff: dict[str, Any], removed: list[tuple[str, str, str]], label: str
+) -> RenderableType:
+    """What a diff found, above the selected node: counts, then the removed items (which the
+    newer tree no longer shows)."""
+    counts = Text.assemble(
+        ("diff ", "bold"),
+        (label, "bold"),
+        "   ",
+        (f"+{len(diff['added'])} added", "green"),
+        "  ",
+        (f"-{len(diff['removed'])} removed", "red"),
+        "  ",
+        (f"~{len(diff['changed'])} changed", "yellow"),
+    )
+    parts: list[RenderableType] = [counts]
+    for item_id, coords, text in removed:
+        short = text if len(text) <= 40 else text[:39] + "…"
+        parts.append(Text.assemble(("  - ", "red"), f"{item_id} {coords} ", (short, "dim")))
+    more = len(diff["removed"]) - len(removed)
+    if more > 0:
+        parts.append(Text(f"  … and {more} more removed", style="dim"))
+    parts.append(Text(""))
+    return Group(*parts)
+
+
 class NodeDetail(VerticalScroll):
     """Shows :func:`describe` of the selected node."""
 

@@ -1,0 +1,48 @@
+"""Export the README's screenshot, drawn by the app itself: ``python -m pact_tui.screenshot``.
+
+The demo workspace is built with a fixed clock, the app runs headless at a fixed size, steps a
+little (as a user would), and saves an SVG of the screen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+import tempfile
+from functools import partial
+from pathlib import Path
+
+from .app import make_app
+from .demo import create_demo
+
+SIZE = (132, 36)
+
+
+def fixed_clock(start: int = 1_795_000_000_000_000_000) -> partial[int]:
+    """A clock that moves one second a reading: the same run draws the same screen."""
+    return partial(next, itertools.count(start, 1_000_000_000))
+
+
+async def screenshot(out: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="pact-shot-") as scratch:
+        path = Path(scratch) / "demo.pact"
+        await create_demo(path, clock=fixed_clock())
+        app = make_app(path, clock=fixed_clock(), watch=False, context="researcher", theme=None)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("end", "up", "up", "up")  # onto the render-lifecycle alert
+            await pilot.pause()
+            out.parent.mkdir(parents=True, exist_ok=True)
+            app.save_screenshot(filename=out.name, path=str(out.parent))
+
+
+def main() -> int:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshot.svg")
+    asyncio.run(screenshot(out))
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
