@@ -1,7 +1,12 @@
-"""The Positioned Adaptive Context Tree (see ``../shared/spec/context-tree.md``)."""
+"""The Positioned Adaptive Context Tree (see ``../shared/spec/context-tree.md``).
+
+``ContextComponent`` and ``TextContent`` are pydantic models, imported on first use: a process
+that only reads contexts (opening a workspace, drawing it) never pays for loading pydantic.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from .clock import Clock, IdFactory, RandomIds, SequentialIds, SteppingClock, SystemClock
-from .components import ContextComponent, Pos, RenderLifecycle, TextContent
 from .context import Context
 from .errors import (
     ContextError,
@@ -19,7 +24,22 @@ from .errors import (
 )
 from .explorer import ContextExplorer
 from .history import History, Snapshot, SnapshotContext
+from .stages import Pos, RenderLifecycle
 from .view import ContextView, Node
+
+if TYPE_CHECKING:
+    from .components import ContextComponent, TextContent
+
+_LAZY = {"ContextComponent", "TextContent"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import components
+
+        return getattr(components, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Clock",

@@ -9,14 +9,15 @@ the recorded one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from .components import ContextComponent, Pos, TextContent
 from .context import Context
 from .errors import ContextError
+from .stages import Pos
 from .view import Node
+
+if TYPE_CHECKING:
+    from .components import ContextComponent
 
 OPS = ("insert", "update", "delete", "message", "advance", "seal")
 
@@ -45,6 +46,10 @@ def component_to_dict(component: ContextComponent) -> dict[str, Any]:
 
 def component_from_dict(data: Any) -> ContextComponent:
     """A component from its JSON form; anything malformed is an ``InvalidCommand``."""
+    from pydantic import ValidationError
+
+    from .components import ContextComponent, TextContent
+
     if not isinstance(data, dict):
         raise InvalidCommand(
             f"a component must be a JSON object, got {type(data).__name__}", field="component"

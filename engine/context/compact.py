@@ -17,10 +17,10 @@ from itertools import pairwise
 from typing import Any
 
 from .clock import Clock, IdFactory
-from .components import Pos, RenderLifecycle
 from .context import Context
 from .errors import ContextError, InvalidExport
 from .nodes import Item, Slot, Template, Turn
+from .stages import Pos, RenderLifecycle
 
 FORMAT = "pact-context-compact"
 VERSION = 1

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
 from pyrsistent import pvector
 
 from .clock import Clock, IdFactory, RandomIds, SystemClock
-from .components import ContextComponent, Role, TextContent
 from .coords import write_coord
 from .errors import (
     InvalidComponent,
@@ -39,7 +37,11 @@ from .nodes import (
 )
 from .selector_ast import Exact
 from .selectors import parse_selector
+from .stages import Role
 from .view import SYSTEM_SEQ, ContextView, Node, TreeState
+
+if TYPE_CHECKING:
+    from .components import ContextComponent
 
 Where = tuple[int, int]  # (turn seq, position); seq -1 is the system region
 TURNS_REMOVED = -2  # journal entry: turns were removed, so depths shifted
@@ -313,6 +315,8 @@ class Context(ContextView):
     # validation (nothing below mutates until validation is over)
     # =====================================================================================
     def _check_component(self, component: ContextComponent, selector: str) -> None:
+        from .components import ContextComponent  # pydantic loads on the first component
+
         if not isinstance(component, ContextComponent):
             raise InvalidCoordinate(
                 f"expected a component such as TextContent(...), got {type(component).__name__}"
@@ -353,6 +357,10 @@ class Context(ContextView):
             )
         if "role" in fields or "content" in fields:
             raise InvalidComponent("a message's role and text are given by the call", field="role")
+        from pydantic import ValidationError
+
+        from .components import TextContent
+
         try:
             component = TextContent(content=text, role=role, **fields)
         except ValidationError as error:

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .components import Pos, RenderLifecycle, Role
 from .errors import ContextError, InvalidExport, InvalidLifecycle
 from .nodes import Item, Slot, Template, Turn, check_render_lifecycle, check_timers
+from .stages import Pos, RenderLifecycle, Role
 from .view import SYSTEM_SEQ, ContextView, dump_item
 
 if TYPE_CHECKING:

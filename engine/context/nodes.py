@@ -16,8 +16,8 @@ import hashlib
 import json
 from typing import Any
 
-from .components import RenderLifecycle
 from .errors import InvalidLifecycle
+from .stages import RenderLifecycle
 
 PERMANENT = "permanent"
 TEMPORARY = "temporary"
