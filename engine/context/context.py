@@ -213,20 +213,35 @@ class Context(ContextView):
         self._fixed.clear()
         self._expiry.clear()
         self._schedule.clear()
-        highest = 0
+        # The indexes _index keeps, filled in one pass (this runs for every item on every
+        # open of a workspace, so the expiry heap is built once rather than pushed to).
+        items, where, fixed, expiry = self._items, self._where, self._fixed, self._expiry
+        by_key, by_tag = self._by_key, self._by_tag
         for _depth, turn in self.iter_turns():
-            highest = max(highest, turn.creation_index)
-            for slot in turn.slots.values():
-                highest = max(highest, slot.creation_index)
+            seq = turn.seq
+            for position, slot in turn.slots.items():
                 for item in slot.items:
-                    highest = max(highest, item.creation_index)
-                    self._where[item.id] = (turn.seq, slot.position)
-                    self._index(item, turn.seq)
+                    item_id = item.id
+                    items[item_id] = item
+                    where[item_id] = (seq, position)
+                    if item.key is not None:
+                        by_key.setdefault(item.key, {})[item_id] = None
+                    for tag in item.tags:
+                        by_tag.setdefault(tag, {})[item_id] = None
+                    if item.ttl is not None:
+                        expiry.append((item.born_episode + item.ttl, item.creation_index, item_id))
+                        if seq != SYSTEM_SEQ and not follows_message(item.ttl, item.cad):
+                            fixed[item_id] = None
+        heapq.heapify(expiry)
         for template in templates.values():
             self._push_schedule(template, self._episode)
         if counters is not None:
             self._creation_index, self._next_turn_seq = counters
         else:
+            highest = max((item.creation_index for item in items.values()), default=0)
+            for _depth, turn in self.iter_turns():
+                slots = (slot.creation_index for slot in turn.slots.values())
+                highest = max(highest, turn.creation_index, *slots)
             self._creation_index = highest
             self._next_turn_seq = max(t.seq for t in turns) + 1
 
