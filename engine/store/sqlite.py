@@ -20,6 +20,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import operator
 import os
 import random
 import secrets
@@ -41,7 +42,7 @@ from engine.store.base import (
     Subscription,
     VerifyResult,
 )
-from engine.store.chain import CHAIN_COLUMNS, ChainHead, ChainRow, encode_payloads, verify_rows
+from engine.store.chain import CHAIN_COLUMNS, ChainHead, ChainRow, encode_events, verify_rows
 from engine.store.errors import (
     CorruptCheckpoint,
     ForeignDatabase,
@@ -69,6 +70,7 @@ _INSERT_EVENT = (
     "INSERT INTO events (seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_stream_of = operator.attrgetter("stream")
 
 
 class SqliteEventStore(EventStore):
@@ -174,8 +176,7 @@ class SqliteEventStore(EventStore):
                     self._chain_head = head
                     # Shown to the owner: they count as seen even if decide() then refuses.
                     self._cursor = max(self._cursor, head.seq)
-                    new_events = decide(caught_up)
-                    payloads = encode_payloads(new_events, self._where)
+                    new_events, payloads = encode_events(decide(caught_up), self._where)
                     stored = await self._writer.run(
                         _insert_and_commit, head, new_events, payloads, self._clock
                     )
@@ -189,9 +190,8 @@ class SqliteEventStore(EventStore):
 
     async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         self._check_open()
-        to_append = list(events)
         # Where the events land does not change their payloads: encoded before taking the lock.
-        payloads = encode_payloads(to_append, self._where)
+        to_append, payloads = encode_events(events, self._where)
         async with self._write_lock:
             self._check_open()
             cached, clock = self._chain_head, self._clock
@@ -517,7 +517,7 @@ def _insert_and_commit(
     """Link ``events`` after ``head`` (left unchanged), insert them and commit."""
     stored: list[StoredEvent] = []
     if events:
-        unknown = {event.stream for event in events} - head.stream_lengths.keys()
+        unknown = set(map(_stream_of, events)) - head.stream_lengths.keys()
         if unknown:
             head.stream_lengths.update(_stream_lengths(connection, unknown))
         stored, rows = head.link(events, payloads, clock())
