@@ -218,6 +218,7 @@ class Workspace:
         self._applied = 0  # the global seq the projections reflect
         self._checkpointed = 0
         self._rebuilt: dict[str, ContextProjection] = {}  # past states being scrubbed through
+        self._closed = False
         self.checkpoint_problem: str | None = None  # why opening replayed the log instead
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -271,8 +272,11 @@ class Workspace:
         self.store.cursor = self._applied
 
     async def close(self) -> None:
+        if self._closed:
+            return
         if self._applied - self._checkpointed >= CHECKPOINT_ON_CLOSE:
             await self.checkpoint()
+        self._closed = True
         await self.store.close()
 
     async def __aenter__(self) -> Workspace:

@@ -295,3 +295,14 @@ async def test_changes_from_another_workspace_are_applied_before_they_are_yielde
         assert reader.context("agent").model_dump_json() == final
         assert exports_seen[-1] == (len(EVERY_OPERATION) + 1, final)
         assert reader.head == writer.head
+
+
+async def test_closing_twice_is_harmless(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    small_checkpoints(monkeypatch, every=1_000, archive_every=1_000, on_close=0)
+    path = tmp_path / "twice.pact"
+    async with await Workspace.open(path, create=True, watch=False) as ws:
+        await run_every_operation(ws)
+        await ws.close()  # and again on leaving the block, with a checkpoint due
+    async with await Workspace.open(path, watch=False) as reopened:
+        checkpoint = await reopened.store.load_checkpoint(CHECKPOINT)
+        assert checkpoint is not None and checkpoint.seq == reopened.head
