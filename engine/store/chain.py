@@ -113,6 +113,27 @@ def _exact_builtins(value: Any) -> bool:
     return True
 
 
+def _orjson_text(value: object, read_back: object) -> str | None:
+    """orjson's JSON text of ``value``, or None where json may write it otherwise.
+
+    ``value`` must pass :func:`_exact_builtins`; ``read_back`` is what the text reads back as
+    when it is right. The text may still need :func:`_escaped_like_json`.
+    """
+    try:
+        text = orjson.dumps(value, option=_ORJSON_OPTIONS).decode()
+    except orjson.JSONEncodeError:
+        return None
+    # Each pattern is looked for after one of its characters, which is quicker to scan for.
+    if (("-" in text and "e-" in text) or ("." in text and "0.0000" in text)) and (
+        _ORJSON_ONLY_FLOAT.search(text)
+    ):
+        return None
+    # null stands for None, or for NaN or an infinity: only None reads back equal.
+    if "null" in text and orjson.loads(text) != read_back:
+        return None
+    return text
+
+
 def _escaped_like_json(text: str) -> str:
     """orjson's ``text`` with what json escapes escaped: past ASCII, and DEL.
 
@@ -126,50 +147,48 @@ def _escaped_like_json(text: str) -> str:
 
 
 def canonical_json_fast(value: object) -> str:
-    """Exactly :func:`canonical_json`, and the same errors, several times faster."""
-    texts = canonical_json_batch([value])
-    return canonical_json(value) if texts is None else texts[0]
+    """Exactly :func:`canonical_json`, and the same errors; faster, and more so in batches."""
+    text = _by_orjson(value)
+    return canonical_json(value) if text is None else text
+
+
+def _by_orjson(value: object) -> str | None:
+    """The canonical JSON of ``value`` by orjson, or None where it may differ from json's."""
+    if not _exact_builtins(value):
+        return None
+    text = _orjson_text(value, value)
+    return None if text is None else _escaped_like_json(text)
 
 
 # Between the values of a batch: orjson writes a Fragment as given, and never writes a raw
 # newline itself (not even in strings), so the batch's text splits exactly at ",\n0,". The 0
-# keeps the text JSON, for the check of nulls.
+# keeps the text JSON: the separators read back as 0.
 _BATCH_SEPARATOR = orjson.Fragment(b"\n0")
 
 
 def canonical_json_batch(values: Iterable[object]) -> list[str] | None:
-    """The canonical JSON of each of ``values``, by one call of marshal and one of orjson.
+    """:func:`canonical_json_fast` of each of ``values``, by one call of marshal and of orjson.
 
     Returns None when some value needs more care (json's encoder, or an error): encode them one
-    by one with :func:`canonical_json_fast` then. Batching saves most of the cost per call, a
-    third of the whole for small payloads.
+    by one then. Batching saves most of the cost per call: a quarter of it, for small payloads.
     """
     values = list(values)
-    if not values:
-        return []
+    if len(values) < 2:  # nothing to share
+        texts = [text for text in map(_by_orjson, values) if text is not None]
+        return texts if len(texts) == len(values) else None
     if not _exact_builtins(values):
         return None
     items: list[object] = [_BATCH_SEPARATOR] * (2 * len(values) - 1)
     items[::2] = values
-    try:
-        text = orjson.dumps(items, option=_ORJSON_OPTIONS).decode()
-    except orjson.JSONEncodeError:
+    read_back: list[object] = [0] * len(items)
+    read_back[::2] = values
+    text = _orjson_text(items, read_back)
+    if text is None:
         return None
-    # Each pattern is looked for after one of its characters, which is quicker to scan for.
-    if (("-" in text and "e-" in text) or ("." in text and "0.0000" in text)) and (
-        _ORJSON_ONLY_FLOAT.search(text)
-    ):
-        return None
-    # null stands for None, or for NaN or an infinity: only None reads back equal.
-    if "null" in text:
-        expected: list[object] = [0] * len(items)  # the separators read back as 0
-        expected[::2] = values
-        if orjson.loads(text) != expected:
-            return None
     texts = text[1:-1].split(",\n0,")
     if text.isascii() and "\x7f" not in text:
         return texts
-    return [_escaped_like_json(text) for text in texts]
+    return [_escaped_like_json(part) for part in texts]
 
 
 def event_hash(
