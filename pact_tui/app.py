@@ -6,7 +6,6 @@ simulated clock and ``watch=False`` (no file watchers), like posting's ``make_po
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -195,9 +194,6 @@ class PactApp(App[int]):
         except (StoreError, ContextError) as error:
             self.exit(return_code=1, message=f"pact-tui: {error}")
             return
-        # The loaded contexts live as long as the app: keep the collector from walking them
-        # (100,000 items) on every full collection while the user works.
-        gc.freeze()
         await self.switch_mode("context")
         if self.live_updates:
             self.follow_workspace()

@@ -18,6 +18,7 @@ from .coords import write_coord
 from .errors import (
     InvalidComponent,
     InvalidCoordinate,
+    InvalidExport,
     InvalidLifecycle,
     InvalidUpdateMode,
     NoSuchDepth,
@@ -217,9 +218,11 @@ class Context(ContextView):
         # open of a workspace, so the expiry heap is built once rather than pushed to).
         items, where, fixed, expiry = self._items, self._where, self._fixed, self._expiry
         by_key, by_tag = self._by_key, self._by_tag
+        count = 0
         for _depth, turn in self.iter_turns():
             seq = turn.seq
             for position, slot in turn.slots.items():
+                count += len(slot.items)
                 for item in slot.items:
                     item_id = item.id
                     items[item_id] = item
@@ -232,6 +235,8 @@ class Context(ContextView):
                         expiry.append((item.born_episode + item.ttl, item.creation_index, item_id))
                         if seq != SYSTEM_SEQ and not follows_message(item.ttl, item.cad):
                             fixed[item_id] = None
+        if len(items) != count:
+            raise InvalidExport(f"{count - len(items)} item id(s) appear more than once")
         heapq.heapify(expiry)
         for template in templates.values():
             self._push_schedule(template, self._episode)
