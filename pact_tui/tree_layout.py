@@ -70,6 +70,19 @@ class _Block:
         return self.starts[-1]
 
 
+def _height(turn: Turn, collapsed: set[str], headers: bool) -> int:
+    """What ``_Block(turn, …).height`` would be, without building the block (opening a
+    100,000-item context measures every turn, but draws only a screenful of them)."""
+    slots = turn.slots.values()
+    if not headers:
+        return sum([len(slot.items) for slot in slots])
+    if not collapsed:
+        return 1 + len(slots) + sum([len(slot.items) for slot in slots])
+    if turn.id in collapsed:
+        return 1
+    return 1 + sum([1 if slot.id in collapsed else 1 + len(slot.items) for slot in slots])
+
+
 class TreeLayout:
     """The line layout of one context view; ``sync`` it to the view before reading rows.
 
@@ -82,7 +95,8 @@ class TreeLayout:
         self.collapsed: set[str] = set()  # ids of folded turns and slots
         self._view: ContextView | None = None
         self._token = 0
-        self._blocks: list[_Block] = []
+        self._turns: list[Turn] = []  # the system region, then the turns oldest first
+        self._blocks: dict[int, _Block] = {}  # built when one of their lines is read
         self._lines = LineIndex()
         self._last_seq = SYSTEM_SEQ
 
@@ -100,11 +114,11 @@ class TreeLayout:
     def _rebuild(self, view: ContextView) -> None:
         self._view = view
         self._token = view.journal_token if isinstance(view, Context) else 0
-        self._blocks = [
-            _Block(turn, self.collapsed, self.headers) for _depth, turn in view.iter_turns()
-        ]
-        self._lines = LineIndex(block.height for block in self._blocks)
-        self._last_seq = self._blocks[-1].turn.seq if len(self._blocks) > 1 else SYSTEM_SEQ
+        self._turns = [turn for _depth, turn in view.iter_turns()]
+        self._blocks = {}
+        collapsed, headers = self.collapsed, self.headers
+        self._lines = LineIndex([_height(turn, collapsed, headers) for turn in self._turns])
+        self._last_seq = self._turns[-1].seq if len(self._turns) > 1 else SYSTEM_SEQ
 
     def _apply_changes(self, view: ContextView, seqs: set[int]) -> None:
         turns = list(_new_turns(view, self._last_seq))
@@ -117,28 +131,33 @@ class TreeLayout:
                 depth = -1 if index == 0 else view.history_depth + 1 - index
                 self._remeasure(index, view.turn_at(depth))
         for turn in turns:
-            block = _Block(turn, self.collapsed, self.headers)
-            self._blocks.append(block)
-            self._lines.append(block.height)
+            self._turns.append(turn)
+            self._lines.append(_height(turn, self.collapsed, self.headers))
             self._last_seq = turn.seq
 
     def _remeasure(self, index: int, turn: Turn | None) -> None:
         assert turn is not None
-        block = _Block(turn, self.collapsed, self.headers)
-        self._blocks[index] = block
-        self._lines.set(index, block.height)
+        self._turns[index] = turn
+        self._blocks.pop(index, None)
+        self._lines.set(index, _height(turn, self.collapsed, self.headers))
+
+    def _block(self, index: int) -> _Block:
+        block = self._blocks.get(index)
+        if block is None:
+            block = self._blocks[index] = _Block(self._turns[index], self.collapsed, self.headers)
+        return block
 
     def _index_of_seq(self, seq: int) -> int | None:
         if seq == SYSTEM_SEQ:
             return 0
-        # Turns are kept oldest first and seqs only grow, so blocks 1.. are sorted by seq.
-        index = bisect_right(self._blocks, seq, lo=1, key=lambda b: b.turn.seq) - 1
-        if index >= 1 and self._blocks[index].turn.seq == seq:
+        # Turns are kept oldest first and seqs only grow, so entries 1.. are sorted by seq.
+        index = bisect_right(self._turns, seq, lo=1, key=lambda turn: turn.seq) - 1
+        if index >= 1 and self._turns[index].seq == seq:
             return index
         return None
 
     def _depth_of(self, index: int) -> int:
-        return -1 if index == 0 else len(self._blocks) - 1 - index
+        return -1 if index == 0 else len(self._turns) - 1 - index
 
     # -- folding ----------------------------------------------------------------------------------
     def toggle(self, row: Row) -> None:
@@ -152,14 +171,14 @@ class TreeLayout:
             self.collapsed.add(node_id)
         index = self._index_of_seq(row.turn.seq)
         if index is not None:
-            self._remeasure(index, self._blocks[index].turn)
+            self._remeasure(index, self._turns[index])
 
     def reveal(self, depth: int, position: int | None) -> None:
         """Unfold the turn at ``depth`` (and its slot at ``position``) so a node there shows."""
-        index = 0 if depth == -1 else len(self._blocks) - 1 - depth
-        if not 0 <= index < len(self._blocks):
+        index = self._index_of_depth(depth)
+        if index is None:
             return
-        turn = self._blocks[index].turn
+        turn = self._turns[index]
         self.collapsed.discard(turn.id)
         slot = turn.slots.get(position) if position is not None else None
         if slot is not None:
@@ -171,7 +190,7 @@ class TreeLayout:
         unfold everything."""
         self.collapsed.clear()
         if folded:
-            self.collapsed.update(block.turn.id for block in self._blocks[1:-1])
+            self.collapsed.update(turn.id for turn in self._turns[1:-1])
         if self._view is not None:
             self._rebuild(self._view)
 
@@ -182,7 +201,7 @@ class TreeLayout:
 
     def row(self, line: int) -> Row:
         index, local = self._lines.find(line)
-        block = self._blocks[index]
+        block = self._block(index)
         depth = self._depth_of(index)
         turn = block.turn
         if self.headers and local == 0:
@@ -203,19 +222,21 @@ class TreeLayout:
         for line in range(max(start, 0), min(start + count, self.line_count)):
             yield self.row(line)
 
+    def _index_of_depth(self, depth: int) -> int | None:
+        index = 0 if depth == -1 else len(self._turns) - 1 - depth
+        return index if 0 <= index < len(self._turns) else None
+
     def line_of_turn(self, depth: int) -> int | None:
-        index = 0 if depth == -1 else len(self._blocks) - 1 - depth
-        if not 0 <= index < len(self._blocks):
-            return None
-        return self._lines.start(index)
+        index = self._index_of_depth(depth)
+        return None if index is None else self._lines.start(index)
 
     def line_of(self, depth: int, position: int, offset: int | None = None) -> int | None:
         """The line of a slot header (``offset=None``) or of an item, if it is laid out."""
-        start = self.line_of_turn(depth)
-        if start is None:
+        index = self._index_of_depth(depth)
+        if index is None:
             return None
-        index = 0 if depth == -1 else len(self._blocks) - 1 - depth
-        block = self._blocks[index]
+        start = self._lines.start(index)
+        block = self._block(index)
         for k, slot in enumerate(block.slots):
             if slot.position != position:
                 continue

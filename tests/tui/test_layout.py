@@ -120,3 +120,33 @@ def test_line_of_finds_items_and_folded_items_are_not_laid_out() -> None:
     assert layout.row(turn_line).collapsed
     layout.reveal(1, 1)
     assert layout.line_of(1, 1, 0) == line
+
+
+@settings(max_examples=60, deadline=None)
+@given(OPS)
+def test_measured_heights_match_the_blocks_drawn(ops: list[tuple]) -> None:
+    from pact_tui.tree_layout import _Block, _height
+
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    layout = TreeLayout()
+    for op in ops:
+        try:
+            if op[0] in ("user", "assistant"):
+                context.add_message(op[0], "m")
+            elif op[0] == "insert":
+                _, depth, position, offset, ttl, cad = op
+                context.pact_insert(
+                    f"d{depth}, {position}, {offset}", TextContent("x", ttl=ttl, cadence=cad)
+                )
+            elif op[0] == "advance":
+                context.advance()
+        except ContextError:
+            pass
+    layout.sync(context)
+    for n, row in enumerate(list(layout.rows(0, layout.line_count))):
+        if n % 3 == 0 and row.kind in ("turn", "slot"):
+            layout.toggle(row)  # fold some turns and slots
+    for headers in (True, False):
+        for _depth, turn in context.iter_turns():
+            block = _Block(turn, layout.collapsed, headers)
+            assert _height(turn, layout.collapsed, headers) == block.height
