@@ -290,6 +290,10 @@ class ChainHead:
         return stored, rows
 
 
+# Payloads are encoded in batches of this many: enough to share the cost of each call, small
+# enough that one odd payload slows only its own batch, and that the batch's text stays small
+# (larger texts were slower to allocate, not faster).
+_PAYLOADS_PER_BATCH = 1024
 # SQLite's INTEGER range, for times given with an event.
 _MIN_INT64, _MAX_INT64 = -(2**63), 2**63 - 1
 
@@ -317,19 +321,25 @@ def encode_events(
         ):
             event = _checked_event(index, event, where)
         checked.append(event)
-    payloads = canonical_json_batch([event.payload for event in checked])
-    if payloads is None:  # some payload needs json's encoder, or is not JSON
-        payloads = []
-        for index, event in enumerate(checked):
-            try:
-                payloads.append(canonical_json_fast(event.payload))
-            except (TypeError, ValueError) as error:
-                raise InvalidEvent(
-                    f"event {index} ({event.type!r}): the payload is not JSON: {error}",
-                    path=where,
-                    index=index,
-                ) from error
+    payloads: list[str] = []
+    for start in range(0, len(checked), _PAYLOADS_PER_BATCH):
+        batch = checked[start : start + _PAYLOADS_PER_BATCH]
+        texts = canonical_json_batch([event.payload for event in batch])
+        if texts is None:  # some payload needs json's encoder, or is not JSON
+            texts = [_payload_json(index, event, where) for index, event in enumerate(batch, start)]
+        payloads += texts
     return checked, payloads
+
+
+def _payload_json(index: int, event: NewEvent, where: str | None) -> str:
+    try:
+        return canonical_json_fast(event.payload)
+    except (TypeError, ValueError) as error:
+        raise InvalidEvent(
+            f"event {index} ({event.type!r}): the payload is not JSON: {error}",
+            path=where,
+            index=index,
+        ) from error
 
 
 def _is_int64(value: object) -> bool:
