@@ -281,6 +281,19 @@ def test_a_batch_with_one_value_json_refuses_is_left_to_the_one_by_one_path() ->
     assert invalid.value.details["index"] == 1
 
 
+def test_payloads_are_encoded_in_batches_and_an_odd_one_slows_only_its_own() -> None:
+    payloads: list[dict[str, Any]] = [{"n": n, "text": f"note {n} é"} for n in range(3000)]
+    payloads[1500]["tiny"] = 1e-7  # json writes 1e-07: its batch is encoded one by one
+    checked, texts = encode_events([NewEvent("s", "t", payload) for payload in payloads])
+    assert texts == [reference(payload) for payload in payloads]
+    assert [event.payload for event in checked] == payloads
+
+    payloads[2500]["bad"] = math.inf
+    with pytest.raises(InvalidEvent) as invalid:
+        encode_events([NewEvent("s", "t", payload) for payload in payloads])
+    assert invalid.value.details["index"] == 2500
+
+
 streams = st.text(
     st.one_of(st.sampled_from(TRICKY_CHARACTERS), st.characters(exclude_categories=("Cs",))),
     min_size=1,
