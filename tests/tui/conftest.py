@@ -1,0 +1,64 @@
+"""Fixtures of the app tests: the demo workspace (built once with a fixed clock, copied per
+test), a clean configuration folder, and SVG baselines kept in the top-level ``snapshots/``."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+import pytest_textual_snapshot
+from syrupy.location import PyTestLocation
+
+from pact_tui.demo import create_demo
+from pact_tui.screenshot import fixed_clock
+
+REPO = Path(__file__).resolve().parents[2]
+SNAPSHOTS = REPO / "snapshots"
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("demo-template")
+    asyncio.run(create_demo(folder / "demo.pact", clock=fixed_clock()))
+    return folder
+
+
+@pytest.fixture
+def demo(demo_template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the demo workspace (two contexts, researcher and writer), every byte the
+    same in every run."""
+    for part in demo_template.iterdir():  # the file, and its -wal/-shm if SQLite left any
+        shutil.copy(part, tmp_path / part.name)
+    return tmp_path / "demo.pact"
+
+
+@pytest.fixture(autouse=True)
+def _no_user_configuration(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    """The user's own theme folder and config file never leak into a test."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
+# -- snapshot baselines in snapshots/ ---------------------------------------------------------
+class TopLevelSVGExtension(pytest_textual_snapshot.SVGImageExtension):
+    """Baselines under ``snapshots/<test folder>/<test module>/``, not next to the tests."""
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        test_file = Path(test_location.filepath).resolve()
+        where = test_file.parent.relative_to(REPO / "tests")
+        return str(SNAPSHOTS / where / test_location.basename)
+
+
+@pytest.fixture
+def _baselines_in_snapshots_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The plugin's snap_compare calls snapshot.use_extension(SVGImageExtension), looking the
+    # class up in its module when the fixture runs, and syrupy 4.8 has no option for the folder.
+    monkeypatch.setattr(pytest_textual_snapshot, "SVGImageExtension", TopLevelSVGExtension)
+
+
+@pytest.fixture
+def snap_compare(_baselines_in_snapshots_folder: None, snap_compare):  # type: ignore[no-untyped-def]
+    """The plugin's fixture, built after the extension is swapped (arguments in order)."""
+    return snap_compare

@@ -1,0 +1,98 @@
+"""Driving and reading the inspector in tests: what is on screen, what was notified, and
+bounded waits on a condition (never a fixed sleep as synchronisation)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from pact_tui.app import PactApp, make_app
+from pact_tui.screens.context import ContextScreen
+from pact_tui.screenshot import fixed_clock
+from pact_tui.themes import bundled_themes_dir
+from pact_tui.widgets.context_tree import LinePane
+from pact_tui.widgets.detail import NodeDetail
+from pact_tui.widgets.status import StatusBar
+
+SIZE = (120, 40)
+WAIT = 20.0  # seconds a bounded wait may take before the test fails (a loaded machine is slow)
+
+
+def inspector(path: Path, **options: Any) -> PactApp:
+    """The app as the tests run it: a fixed clock, no file watchers, the bundled themes only,
+    the default theme (never the user's configuration)."""
+    settings: dict[str, Any] = {
+        "clock": fixed_clock(),
+        "watch": False,
+        "theme": "pact-midnight",
+        "theme_dirs": [bundled_themes_dir()],
+    }
+    settings.update(options)
+    return make_app(path, **settings)
+
+
+def copy_themes(into: Path) -> Path:
+    """The bundled theme files, copied where a test may edit them."""
+    into.mkdir(parents=True, exist_ok=True)
+    for theme_file in bundled_themes_dir().glob("*.toml"):
+        shutil.copy(theme_file, into / theme_file.name)
+    return into
+
+
+def screen_of(app: PactApp) -> ContextScreen:
+    """The inspector screen, under whatever modal is open over it."""
+    for screen in reversed(app.screen_stack):
+        if isinstance(screen, ContextScreen):
+            return screen
+    raise AssertionError(f"no context screen (the screen is {app.screen!r})")
+
+
+# -- reading what is drawn ----------------------------------------------------------------------
+def screen_text(app: PactApp) -> str:
+    """Every line of the screen as drawn, modal screens and toasts included."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def status_text(app: PactApp) -> str:
+    return str(screen_of(app).query_one(StatusBar).render()).strip()
+
+
+def pane_lines(pane: LinePane) -> list[str]:
+    """The visible lines of a tree or provider pane, as its line API draws them."""
+    return [pane.render_line(y).text.rstrip() for y in range(pane.scrollable_content_region.height)]
+
+
+def detail_text(app: PactApp) -> str:
+    """The detail pane's text, at the pane's width."""
+    detail = screen_of(app).query_one(NodeDetail)
+    body = detail.query_one("#detail-body")
+    return "\n".join(strip.text.rstrip() for strip in body.render_lines(body.region.reset_offset))
+
+
+def notifications(app: PactApp) -> list[str]:
+    """The messages of the notifications raised so far (titles included)."""
+    return [f"{n.title}: {n.message}" if n.title else n.message for n in app._notifications]
+
+
+# -- waiting ----------------------------------------------------------------------------------
+async def settle(pilot: Pilot[Any]) -> None:
+    """Let every command worker finish and the screen catch up with it."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def wait_until(
+    pilot: Pilot[Any], condition: Callable[[], bool], what: str, timeout: float = WAIT
+) -> None:
+    """Let the app run until ``condition()`` holds; fail, saying ``what``, after ``timeout``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up after {timeout:g} s waiting for {what}")
+        await pilot.pause(0.02)

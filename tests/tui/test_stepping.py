@@ -1,0 +1,138 @@
+"""Step control: messages through the prompt, advance, seal, and play/pause."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input
+
+from pact_tui.screens.prompt import PromptScreen
+
+from .inspector import SIZE, inspector, pane_lines, screen_of, settle, status_text
+
+
+def _active_turn(lines: list[str]) -> list[str]:
+    """The lines from the active turn's header down."""
+    start = next(i for i, line in enumerate(lines) if "· active" in line)
+    return lines[start:]
+
+
+async def test_a_user_message_typed_in_the_prompt_opens_a_new_turn(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        depth_before = screen.workspace.context("researcher").history_depth
+        await pilot.press("u")
+        assert isinstance(app.screen, PromptScreen)
+        assert "User message" in str(app.screen.query("Label").first().render())
+        await pilot.press(*"Any news?", "enter")
+        await settle(pilot)
+
+        assert not isinstance(app.screen, PromptScreen)
+        context = screen.workspace.context("researcher")
+        assert context.history_depth == depth_before + 1
+        active = context.turn_at(0)
+        assert active is not None and active.role == "user"
+        assert "EPISODE 6" in status_text(app)  # a message is not an episode
+        await pilot.press("end")
+        active = _active_turn(pane_lines(screen.context_tree))
+        assert active[0].startswith("▾ turn d0  user · active")
+        assert any('"Any news?"' in line for line in active)
+
+
+async def test_an_assistant_message_lands_in_the_active_turn(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", *"Done.", "enter")
+        await settle(pilot)
+        await pilot.press("end")
+        active = _active_turn(pane_lines(screen_of(app).context_tree))
+        assert active[0].startswith("▾ turn d0  assistant · active")
+        assert any('"Done."' in line for line in active)
+
+
+async def test_an_empty_or_cancelled_prompt_changes_nothing(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        head = screen.workspace.head
+        await pilot.press("u", "enter")  # empty text is not accepted: the prompt stays
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, PromptScreen)
+        assert screen.workspace.head == head
+
+
+async def test_advance_moves_the_episode_on_screen(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        snapshots = len(screen.workspace.snapshots("researcher"))
+        assert "EPISODE 6" in status_text(app)
+        await pilot.press("full_stop")
+        await settle(pilot)
+        assert "EPISODE 7" in status_text(app)
+        assert screen.view is not None and screen.view.current_episode == 7
+        assert len(screen.workspace.snapshots("researcher")) == snapshots + 1
+        # the context list says so too
+        assert "ep 7 · " in str(screen.query_one("#contexts").get_option_at_index(0).prompt)
+
+
+async def test_seal_records_a_snapshot_with_the_trigger_typed(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("s")
+        field = app.screen.query_one(Input)
+        assert field.value == "checkpoint"  # offered, and replaced by typing
+        await pilot.press(*"before-refactor", "enter")
+        await settle(pilot)
+        newest = screen.workspace.snapshots("researcher")[-1]
+        assert newest.trigger == "before-refactor"
+        assert "EPISODE 6" in status_text(app)  # sealing does not advance
+        # stepping back shows it by name
+        await pilot.press("left_square_bracket")
+        assert f"snapshot {newest.id} (before-refactor)" in status_text(app)
+
+
+async def test_play_steps_forward_through_the_past_and_stops_at_live(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        head = screen.workspace.head
+        await pilot.press("left_curly_bracket")  # the first snapshot
+        assert screen.position == 0
+        await pilot.press("p")
+        assert screen.play_speed == 1.0
+        assert "▶ playing every 1s" in status_text(app)
+        screen._play_timer.pause()  # the test drives the steps itself
+        count = len(screen.workspace.snapshots("researcher"))
+        for expected in range(1, count):
+            await screen.play_step()
+            assert screen.position == expected
+        await screen.play_step()  # caught up with now: stops, writes nothing
+        await settle(pilot)
+        assert screen.position is None and screen.play_speed is None
+        assert "playing" not in status_text(app) and "LIVE" in status_text(app)
+        assert screen.workspace.head == head
+
+
+async def test_play_at_live_advances_and_pause_stops(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("p")
+        screen._play_timer.pause()
+        await screen.play_step()
+        await settle(pilot)
+        await screen.play_step()
+        await settle(pilot)
+        assert "EPISODE 8" in status_text(app)
+        await pilot.press("plus")
+        assert screen.play_speed == 0.5 and "every 0.5s" in status_text(app)
+        await pilot.press("minus", "minus")
+        assert screen.play_speed == 2.0
+        await pilot.press("p")
+        assert screen.play_speed is None and screen._play_timer is None
+        assert "playing" not in status_text(app)
