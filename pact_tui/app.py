@@ -12,10 +12,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.command import Hit, Hits, Provider
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -52,7 +53,8 @@ class InspectorCommands(Provider):
 
     def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
         app = self.app
-        screen = app.screen if isinstance(app.screen, ContextScreen) else None
+        # self.screen is the screen the palette was opened over (app.screen is the palette).
+        screen = self.screen if isinstance(self.screen, ContextScreen) else None
         if not isinstance(app, PactApp) or screen is None:
             return []
         commands: list[tuple[str, str, Callable[[], Any]]] = [
@@ -230,16 +232,17 @@ class PactApp(App[int]):
         groups.append(("Everywhere", list(self.BINDINGS)))
         self.push_screen(HelpScreen(groups))
 
-    def on_resize(self) -> None:
-        self._check_size()
+    def on_resize(self, event: events.Resize) -> None:
+        # App's own handler, which updates self.size, runs after this one (subclass first).
+        self._check_size(event.size)
 
-    def _check_size(self) -> None:
+    def _check_size(self, size: Size | None = None) -> None:
         """Cover everything with a plain message while the terminal is too small."""
-        width, height = self.size
+        width, height = size or self.size
         small = width < MIN_WIDTH or height < MIN_HEIGHT
         covered = isinstance(self.screen, TooSmallScreen)
         if small and not covered:
-            self.push_screen(TooSmallScreen())
+            self.push_screen(TooSmallScreen(width, height))
         elif covered:
             if small:
                 self.screen.query_one(Static).update(_too_small_message(width, height))
@@ -260,9 +263,12 @@ class TooSmallScreen(Screen[None]):
     TooSmallScreen > Static { width: 100%; text-align: center; text-style: bold; }
     """
 
+    def __init__(self, width: int, height: int) -> None:
+        super().__init__()
+        self.message = _too_small_message(width, height)
+
     def compose(self) -> Any:
-        width, height = self.app.size
-        yield Static(_too_small_message(width, height))
+        yield Static(self.message)
 
 
 def default_theme_dirs() -> list[Path]:
