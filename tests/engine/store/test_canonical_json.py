@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from engine.store import NewEvent
+from engine.store import NewEvent, chain
 from engine.store.chain import (
     ChainHead,
     canonical_json,
@@ -292,6 +292,36 @@ def test_payloads_are_encoded_in_batches_and_an_odd_one_slows_only_its_own() -> 
     with pytest.raises(InvalidEvent) as invalid:
         encode_events([NewEvent("s", "t", payload) for payload in payloads])
     assert invalid.value.details["index"] == 2500
+
+
+def test_the_installed_orjson_keeps_to_the_checks() -> None:
+    # If this fails after an upgrade, the store still writes json's bytes (through json's own
+    # encoder, slowly): find what the new orjson writes otherwise and teach the checks.
+    assert chain._ORJSON_TRUSTED
+    assert chain._orjson_keeps_to_the_checks()
+
+
+def test_an_orjson_that_writes_numbers_otherwise_is_not_trusted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_dumps = orjson.dumps
+
+    def dumps_without_plus(value: Any, **options: Any) -> bytes:  # 1e+16 as 1e16
+        return real_dumps(value, **options).replace(b"e+", b"e")
+
+    monkeypatch.setattr(chain.orjson, "dumps", dumps_without_plus)
+    assert not chain._orjson_keeps_to_the_checks()
+
+
+def test_without_orjson_trusted_everything_goes_through_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(chain, "_ORJSON_TRUSTED", False)
+    payloads = [{"a": 1, "b": "é"}, {"c": [None, 1e16]}]
+    assert canonical_json_batch(payloads) is None
+    assert [canonical_json_fast(payload) for payload in payloads] == list(map(reference, payloads))
+    _, texts = encode_events([NewEvent("s", "t", payload) for payload in payloads])
+    assert texts == list(map(reference, payloads))
 
 
 streams = st.text(
