@@ -477,6 +477,7 @@ class ContextScreen(Screen[None]):
     async def _apply_selector(self, *, jump: bool) -> None:
         bar = self.query_one(SelectorBar)
         text, name = self.selector, self.context_name
+        shown = [node.id for node in self.matches]
         if not text or name is None:
             self.matches, self.match_index = [], -1
             bar.clear_feedback()
@@ -505,7 +506,8 @@ class ContextScreen(Screen[None]):
             await self.show_current()
             return
         bar.show_matches(len(self.matches))
-        self.match_index = -1
+        if jump or [n.id for n in self.matches] != shown:
+            self.match_index = -1  # Enter on what was already walked keeps the place
         await self.show_current()
         if jump and self.matches:
             self.action_next_match(1)

@@ -17,7 +17,7 @@ class SelectorBar(Vertical):
     DEFAULT_CSS = """
     SelectorBar { height: auto; display: none; }
     SelectorBar.-open { display: block; }
-    SelectorBar > Input { border: none; height: 1; padding: 0 1; }
+    SelectorBar > Input, SelectorBar > Input:focus { border: none; height: 1; padding: 0 1; }
     SelectorBar > #selector-feedback { height: auto; padding: 0 1; }
     """
 
