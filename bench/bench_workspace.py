@@ -1,0 +1,478 @@
+"""Workspace benchmarks (issue 3). Run: ``python -m bench workspace``.
+
+Each figure is printed next to an anchor measured in the same run on the same machine:
+
+1. reopening a workspace of 1,000,000 events with its checkpoint (load it, replay the tail) ÷
+   a full replay of the same workspace with checkpoint loading disabled: ≤ 0.1;
+2. one ``Workspace.run`` command's latency, median and p95, next to the raw store append of
+   one event of the same size (printed, no target);
+3. change-feed latency from a ``Workspace.run`` commit here to ``Workspace.changes()`` delivery
+   in another process: p95 ≤ 100 ms, next to the raw watchfiles latency for a plain file append.
+
+The workspace of benchmark 1 is what agents leave behind: eight contexts cycling through a user
+message, a retrieved document that lives two episodes, an assistant message and an episode
+advance, sealing a snapshot every tenth cycle, with a sticky status in the system region. Two
+agents keep their whole conversation; six keep a window of twenty exchanges (deleting the oldest
+turns as they go). It is built through ``Workspace.run_many`` in batches of a few hundred
+commands, one event each, so it is a real workspace that ``Workspace.open`` replays. Its last
+checkpoint is 2,500 events old: half the checkpoint interval, the average tail. Building it and
+each opening run in processes of their own, each with a clean heap as a user's process has.
+
+The module is also those processes, and the other process of benchmark 3:
+``python -m bench.bench_workspace build|open|follow|watch …``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import hashlib
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import engine.workspace as workspace_module
+from bench.common import fmt, report_limit, report_ratio
+from engine.context.nodes import canonical_json
+from engine.store import NewEvent, SqliteEventStore
+from engine.workspace import Workspace
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+NEVER = 10**12
+
+TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 2
+AGENTS, GROWING = 8, 2  # contexts, and how many of them keep their whole conversation
+CYCLES_PER_BATCH = 50
+TOTAL_EVENTS, TAIL = 1_000_000, 2_500
+
+
+def monotonic_ns() -> int:
+    # CLOCK_MONOTONIC is one clock for every process on a Linux machine: readings taken in two
+    # processes can be subtracted.
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+@contextmanager
+def checkpoints(**settings: Any) -> Iterator[None]:
+    """Override the workspace's checkpoint settings (CHECKPOINT, CHECKPOINT_EVERY, ...)."""
+    with mock.patch.multiple(workspace_module, **settings):
+        yield
+
+
+# 1. Reopening a large workspace
+
+
+def agent_setup() -> list[dict[str, Any]]:
+    return [
+        {"op": "insert", "selector": "d-1, 0, 0", "component": {"content": "You are an agent."}},
+        {
+            "op": "insert",
+            "selector": "d-1, 1, 0",
+            "component": {"content": "status: working", "key": "status", "ttl": 1, "cad": 1},
+        },
+    ]
+
+
+def agent_cycle(number: int, windowed: bool) -> list[dict[str, Any]]:
+    """One exchange: question, a retrieved document for two episodes, answer, next episode."""
+    commands: list[dict[str, Any]] = [
+        {"op": "message", "role": "user", "text": f"question {number}: {TEXT}"},
+        {
+            "op": "insert",
+            "selector": "d0, 1, 0",
+            "component": {"content": f"document {number}: {TEXT}", "ttl": 2, "tags": ["doc"]},
+        },
+        {"op": "message", "role": "assistant", "text": f"answer {number}: {TEXT}"},
+        {"op": "advance"},
+    ]
+    if number % 10 == 9:
+        commands.append({"op": "seal", "trigger": "checkpoint"})
+    if windowed:  # two turns an exchange: keep twenty exchanges
+        commands.append({"op": "delete", "selector": "d40-41, *, *"})
+    return commands
+
+
+def agent_batches(names: list[str]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Each agent in turn, a batch of its exchanges at a time, for ever."""
+    for first in itertools.count(0, CYCLES_PER_BATCH):
+        for index, name in enumerate(names):
+            cycles = range(first, first + CYCLES_PER_BATCH)
+            yield name, [c for n in cycles for c in agent_cycle(n, windowed=index >= GROWING)]
+
+
+async def build_large_workspace(path: Path, total: int, tail: int) -> None:
+    # The one checkpoint is taken by hand, ``tail`` events before the end.
+    with checkpoints(CHECKPOINT_EVERY=NEVER, CHECKPOINT_ON_CLOSE=NEVER):
+        async with await Workspace.open(path, create=True, watch=False) as ws:
+            names = [f"agent-{n}" for n in range(AGENTS)]
+            for name in names:
+                await ws.create_context(name)
+                await ws.run_many(name, agent_setup(), actor=name)
+            batches = agent_batches(names)
+            for until in (total - tail, total):
+                while ws.head < until:
+                    name, batch = next(batches)
+                    await ws.run_many(name, batch[: until - ws.head], actor=name)
+                if until < total:
+                    await ws.checkpoint()
+
+
+async def timed_open(path: str, mode: str) -> dict[str, Any]:
+    """How long ``Workspace.open`` takes (``mode``: "checkpoint" or "replay", with checkpoint
+    loading disabled), and what it arrives at."""
+    loading = {} if mode == "checkpoint" else {"CHECKPOINT": "bench:checkpoint-loading-disabled"}
+    with checkpoints(CHECKPOINT_ON_CLOSE=NEVER, **loading):  # every opening sees the same tail
+        start = time.perf_counter()
+        ws = await Workspace.open(path, watch=False)
+        seconds = time.perf_counter() - start
+        try:
+            infos = ws.contexts()
+            exports = [ws.context(info.name).model_dump_json() for info in infos]
+            checkpoint = await ws.store.load_checkpoint(workspace_module.CHECKPOINT)
+            return {
+                "seconds": seconds,
+                "head": ws.head,
+                "digest": hashlib.sha256("\n".join(exports).encode()).hexdigest(),
+                "contexts": len(infos),
+                "items": [info.items for info in infos],
+                "snapshots": sum(info.snapshots for info in infos),
+                "checkpoint": [len(checkpoint.data), checkpoint.seq] if checkpoint else None,
+            }
+        finally:
+            await ws.close()
+
+
+def in_a_fresh_process(*args: object) -> Any:
+    """Run a role of this module in a new process (a clean heap, as a user's process would
+    have) and return the JSON it prints last."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_workspace", *map(str, args)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def bench_reopen(directory: Path) -> Path:
+    total, tail = TOTAL_EVENTS, TAIL
+    print(
+        f"1. reopening a workspace of {total:,} events:"
+        f" checkpoint + {tail:,}-event tail vs full replay"
+    )
+    path = directory / "large.pact"
+    start = time.perf_counter()
+    in_a_fresh_process("build", path, total, tail)
+    print(
+        f"  (built through Workspace.run_many in {fmt(time.perf_counter() - start)};"
+        f" file {path.stat().st_size / 1e6:.0f} MB)"
+    )
+    # Each opening in a process of its own, the replay between the reopenings.
+    first = in_a_fresh_process("open", path, "checkpoint")
+    replay = in_a_fresh_process("open", path, "replay")
+    reopens = [first, in_a_fresh_process("open", path, "checkpoint")]
+    reopens.append(in_a_fresh_process("open", path, "checkpoint"))
+    assert replay["head"] == total
+    for run in reopens:  # the same state either way
+        assert (run["head"], run["digest"]) == (replay["head"], replay["digest"])
+    size, seq = first["checkpoint"]
+    print(
+        f"  {first['contexts']} contexts, {sum(first['items']):,} live items"
+        f" (largest {max(first['items']):,}), {first['snapshots']:,} snapshots;"
+        f" checkpoint {size / 1e6:.1f} MB at event {seq:,}"
+    )
+    reopen_s = statistics.median(run["seconds"] for run in reopens)
+    report_ratio(
+        "reopen with checkpoint vs full replay",
+        reopen_s,
+        replay["seconds"],
+        0.1,
+        anchor_label="full replay",
+    )
+    return path
+
+
+# 2. One command's latency
+
+
+def bench_run_latency(directory: Path, large: Path) -> None:
+    commands = 1_000
+    print(f"2. one Workspace.run command's latency ({commands:,} commands)")
+    run_samples, sizes = asyncio.run(_run_latencies(directory / "latency.pact", commands))
+    append_samples = asyncio.run(_append_latencies(directory / "append.pact", sizes))
+    on_large = f"context: on the {TOTAL_EVENTS:,}-event workspace"
+    rows = [
+        ("Workspace.run", run_samples),
+        ("raw store.append of one event of the same size (anchor)", append_samples),
+    ]
+    with checkpoints(CHECKPOINT_ON_CLOSE=NEVER):  # leave its checkpoint as it is
+        for name, kind in (("agent-0", "keeping everything"), (f"agent-{AGENTS - 1}", "windowed")):
+            samples, _ = asyncio.run(_run_latencies(large, 300, name=name, fresh=False))
+            rows.append((f"{on_large}, {name} ({kind})", samples))
+    for label, samples in rows:
+        print(
+            f"  {label}: median {fmt(statistics.median(samples))},"
+            f" p95 {fmt(percentile(samples, 0.95))}"
+        )
+    ratio = statistics.median(run_samples) / statistics.median(append_samples)
+    print(f"  Workspace.run ÷ raw append, ratio of medians {ratio:.1f} (printed, no target)")
+
+
+async def _run_latencies(
+    path: Path, commands: int, *, name: str = "agent-0", fresh: bool = True
+) -> tuple[list[float], list[int]]:
+    """Seconds of each ``Workspace.run`` of an agent's script, and each event's payload size."""
+    samples, sizes = [], []
+    async with await Workspace.open(path, create=fresh, watch=False) as ws:
+        if fresh:
+            await ws.create_context(name)
+            await ws.run_many(name, agent_setup())
+        windowed = fresh or int(name.removeprefix("agent-")) >= GROWING
+        script = (c for number in itertools.count() for c in agent_cycle(number, windowed))
+        for command in itertools.islice(script, commands):
+            start = time.perf_counter()
+            result = await ws.run(name, command)
+            samples.append(time.perf_counter() - start)
+            sizes.append(len(canonical_json({"command": command, "result": result})))
+    return samples, sizes
+
+
+async def _append_latencies(path: Path, sizes: list[int]) -> list[float]:
+    samples = []
+    async with await SqliteEventStore.open(path, create=True, watch=False) as store:
+        for size in sizes:
+            event = NewEvent("ctx:agent-0", "context.insert", {"text": "x" * size}, "agent-0")
+            start = time.perf_counter()
+            await store.append([event])
+            samples.append(time.perf_counter() - start)
+    return samples
+
+
+# 3. Change-feed latency across processes
+
+
+WARM_UP = 5  # rounds before measuring: the other process's watcher is surely in place by then
+
+
+def bench_feed_latency(directory: Path) -> None:
+    rounds, burst = 200, 500
+    print(
+        "3. change-feed latency, Workspace.run here to Workspace.changes() in another process"
+        f" ({rounds} commands)"
+    )
+    feed_ms = asyncio.run(_feed_round_trips(directory / "feed.pact", rounds))
+    burst_ms = asyncio.run(_feed_burst(directory / "burst.pact", burst))
+    watch_ms = asyncio.run(_raw_watch_round_trips(directory / "raw-watch", rounds))
+    for label, samples in (
+        ("Workspace.run to changes(), one command at a time", feed_ms),
+        ("raw watchfiles, one file append at a time (anchor)", watch_ms),
+        (f"Workspace.run to changes(), {burst} commands back to back", burst_ms),
+    ):
+        print(
+            f"  {label}: p50 {statistics.median(samples):.1f} ms,"
+            f" p95 {percentile(samples, 0.95):.1f} ms, max {max(samples):.1f} ms"
+        )
+    anchor = f"raw watchfiles p95 {percentile(watch_ms, 0.95):.1f} ms"
+    report_limit(
+        "workspace change-feed latency p95, one at a time",
+        percentile(feed_ms, 0.95),
+        100,
+        "ms",
+        anchor_text=anchor,
+    )
+    report_limit(
+        "workspace change-feed latency p95, burst",
+        percentile(burst_ms, 0.95),
+        100,
+        "ms",
+        anchor_text=anchor,
+    )
+
+
+async def _start_follower(*args: object) -> asyncio.subprocess.Process:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.bench_workspace",
+        *map(str, args),
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert (await process.stdout.readline()).strip() == b"ready"
+    return process
+
+
+async def _received_at(process: asyncio.subprocess.Process) -> tuple[int, int]:
+    """The next ``<seq> <CLOCK_MONOTONIC ns>`` line the follower prints."""
+    assert process.stdout is not None
+    async with asyncio.timeout(30):  # failure guard
+        seq, at = (await process.stdout.readline()).split()
+    return int(seq), int(at)
+
+
+async def _open_with_context(path: Path) -> tuple[Workspace, Iterator[dict[str, Any]]]:
+    ws = await Workspace.open(path, create=True, watch=False)
+    await ws.create_context("agent")
+    script = (c for number in itertools.count() for c in agent_cycle(number, windowed=True))
+    return ws, script
+
+
+async def _feed_round_trips(path: Path, rounds: int) -> list[float]:
+    ws, script = await _open_with_context(path)
+    try:
+        follower = await _start_follower("follow", path, WARM_UP + rounds)
+        latencies = []
+        for round_ in range(WARM_UP + rounds):
+            committing = monotonic_ns()  # taken before the command, so it includes it all
+            await ws.run("agent", next(script))
+            seq, delivered = await _received_at(follower)
+            assert seq == ws.head
+            if round_ >= WARM_UP:
+                latencies.append((delivered - committing) / 1e6)
+        await follower.wait()
+    finally:
+        await ws.close()
+    return latencies
+
+
+async def _feed_burst(path: Path, commands: int) -> list[float]:
+    ws, script = await _open_with_context(path)
+    try:
+        follower = await _start_follower("follow", path, WARM_UP + commands)
+        for _ in range(WARM_UP):
+            await ws.run("agent", next(script))
+            await _received_at(follower)
+        committing = {}
+        for _ in range(commands):
+            started = monotonic_ns()
+            await ws.run("agent", next(script))
+            committing[ws.head] = started
+        latencies = []
+        for _ in range(commands):
+            seq, delivered = await _received_at(follower)
+            latencies.append((delivered - committing[seq]) / 1e6)
+        await follower.wait()
+    finally:
+        await ws.close()
+    return latencies
+
+
+async def _raw_watch_round_trips(directory: Path, rounds: int) -> list[float]:
+    directory.mkdir()
+    target = directory / "log"
+    target.touch()
+    follower = await _start_follower("watch", target, WARM_UP + rounds)
+    latencies = []
+    for round_ in range(WARM_UP + rounds):
+        writing = monotonic_ns()
+        with target.open("a") as log:
+            log.write(f"{round_}\n")
+        _, delivered = await _received_at(follower)
+        if round_ >= WARM_UP:
+            latencies.append((delivered - writing) / 1e6)
+    await follower.wait()
+    return latencies
+
+
+async def follow(path: str, count: int) -> None:
+    """The other process of benchmark 3: each event's seq and arrival time, via changes()."""
+    async with await Workspace.open(path) as ws:
+        start = ws.head
+        print("ready", flush=True)
+        received = 0
+        async for change in ws.changes(after=start):
+            at = monotonic_ns()
+            for event in change.events:
+                print(event.seq, at, flush=True)
+            received += len(change.events)
+            if received >= count:
+                return
+
+
+async def watch(path: str, count: int) -> None:
+    """The anchor's other process: the change feed's watcher settings, on a plain file."""
+    from watchfiles import awatch
+
+    from engine.store.feed import WATCH_DEBOUNCE_MS, WATCH_STEP_MS
+
+    name = os.path.basename(path)
+    stop = asyncio.Event()
+    received = 0
+    ready = False
+    async for changes in awatch(
+        os.path.dirname(path),
+        watch_filter=lambda _change, changed: os.path.basename(changed) == name,
+        debounce=WATCH_DEBOUNCE_MS,
+        step=WATCH_STEP_MS,
+        stop_event=stop,
+        recursive=False,
+        rust_timeout=50,
+        yield_on_timeout=True,
+    ):
+        if not ready:  # the first (empty) yield: the watcher is in place
+            print("ready", flush=True)
+            ready = True
+        if not changes:
+            continue
+        received += 1
+        print(received, monotonic_ns(), flush=True)
+        if received == count:
+            stop.set()
+
+
+def main() -> None:
+    print("Workspace (engine/workspace.py)")
+    with tempfile.TemporaryDirectory(prefix="bench-workspace-") as scratch:
+        directory = Path(scratch)
+        start = time.perf_counter()
+        large = bench_reopen(directory)
+        print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
+        for benchmark in (lambda d: bench_run_latency(d, large), bench_feed_latency):
+            start = time.perf_counter()
+            benchmark(directory)
+            print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
+
+
+async def build(path: str, total: str, tail: str) -> None:
+    """The process that builds benchmark 1's workspace. Building is setup, not a figure: the
+    collector would only rescan the growing heap, so it is off."""
+    gc.disable()
+    await build_large_workspace(Path(path), int(total), int(tail))
+    print(json.dumps({"built": path}))
+
+
+async def open_role(path: str, mode: str) -> None:
+    print(json.dumps(await timed_open(path, mode)))
+
+
+ROLES: dict[str, Callable[..., Awaitable[None]]] = {
+    "follow": lambda path, count: follow(path, int(count)),
+    "watch": lambda path, count: watch(path, int(count)),
+    "build": build,
+    "open": open_role,
+}
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] in ROLES:
+        asyncio.run(ROLES[sys.argv[1]](*sys.argv[2:]))
+    else:
+        main()
