@@ -125,9 +125,9 @@ def _describe_item(
     ]
     if change is not None:
         moved = [
-            f"{name[:-8]} {a} → {b}"
-            for name, (a, b) in change.items()
-            if name.endswith("_changed") and isinstance(change[name], list)
+            f"{name[: -len('_changed')]} {value[0]} → {value[1]}"
+            for name, value in change.items()
+            if name.endswith("_changed") and isinstance(value, list)
         ]
         parts += [
             Text("\nchanged in this diff", style="bold"),

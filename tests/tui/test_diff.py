@@ -1,0 +1,112 @@
+"""Diffs: mark a base with d, move, see added and changed nodes marked in the tree and the
+changed fields in the detail pane; d again clears."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.style import Style
+
+from pact_tui.widgets.context_tree import LinePane
+from pact_tui.widgets.scrubber import Scrubber
+
+from .inspector import SIZE, detail_text, inspector, notifications, screen_of, status_text
+
+
+def _line_of(pane: LinePane, node_id: str) -> int:
+    layout = pane.layout_model
+    return next(y for y in range(layout.line_count) if layout.row(y).node_id == node_id)
+
+
+def _background(pane: LinePane, line: int) -> Style:
+    """The background a line is drawn with (the first cell's)."""
+    segment = pane.render_line(line - int(pane.scroll_offset.y)).__iter__().__next__()
+    assert segment.style is not None
+    return Style(bgcolor=segment.style.bgcolor)
+
+
+async def test_a_diff_marks_added_and_changed_nodes_and_lists_the_removed(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        snapshots = screen.workspace.snapshots("researcher")
+        base, shown = snapshots[0], snapshots[2]
+        expected = await screen.workspace.diff("researcher", base.id, shown.id)
+        assert expected["added"] and expected["removed"] and expected["changed"]
+
+        await pilot.press("left_curly_bracket", "d")
+        assert screen.diff_base is not None and screen.diff_base.snapshot_id == base.id
+        assert notifications(app)[-1].startswith(f"Diff: diff base set to {base.id}")
+        await pilot.press("right_square_bracket", "right_square_bracket")
+
+        assert screen.diff == expected
+        changed = {change["id"] for change in expected["changed"]}
+        tree = screen.context_tree
+        assert tree.marks == {
+            **dict.fromkeys(expected["added"], "added"),
+            **dict.fromkeys(changed, "changed"),
+        }
+        counts = f"+{len(expected['added'])} -{len(expected['removed'])} ~{len(changed)}"
+        assert f"diff {base.id} ↔ {shown.id}  {counts}" in status_text(app)
+        scrubber = screen.query_one(Scrubber).render_line(0).text
+        assert "A" in scrubber and scrubber.index("A") < scrubber.index("●")
+
+        # the marks are drawn: an added line, a changed line and a plain line differ
+        await pilot.press("home")  # the cursor, on top, is on none of them
+        added = _background(tree, _line_of(tree, expected["added"][0]))
+        moved = _background(tree, _line_of(tree, next(iter(changed))))
+        plain = _background(tree, _line_of(tree, "n4"))  # the system prompt, unchanged
+        assert len({added, moved, plain}) == 3
+
+        # removed items are gone from the newer tree: the detail lists them
+        detail = detail_text(app)
+        assert f"diff {base.id} → {shown.id}" in detail
+        for item_id in expected["removed"]:
+            assert f"- {item_id} (" in detail
+
+
+async def test_the_detail_names_what_changed_on_a_changed_node(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("left_curly_bracket", "d", "right_square_bracket", "right_square_bracket")
+        assert screen.diff is not None
+        change = screen.diff["changed"][0]
+        before, after = change["depth_changed"]
+        tree = screen.context_tree
+        await pilot.press("home", *["down"] * _line_of(tree, change["id"]))
+        assert tree.current_row is not None and tree.current_row.node_id == change["id"]
+        detail = detail_text(app)
+        assert "changed in this diff" in detail
+        assert f"depth {before} → {after}" in detail
+
+
+async def test_d_again_clears_the_diff(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("left_curly_bracket", "d", "right_square_bracket")
+        assert screen.context_tree.marks
+        await pilot.press("d")
+        assert screen.diff_base is None and screen.diff is None
+        assert screen.context_tree.marks == {}
+        assert "diff" not in status_text(app)
+        assert "diff" not in detail_text(app).split("\n")[0]
+        assert notifications(app)[-1] == "diff cleared"
+        assert "A" not in screen.query_one(Scrubber).render_line(0).text
+
+
+async def test_a_diff_against_now_follows_live_commands(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("d")  # the base is now, live
+        assert "diff now ↔ now  +0 -0 ~0" in status_text(app)
+        await pilot.press("left_square_bracket")  # the newest snapshot, the same state
+        newest = screen.workspace.snapshots("researcher")[-1]
+        assert f"diff now ↔ {newest.id}  +0 -0 ~0" in status_text(app)
+        await pilot.press("left_square_bracket")
+        assert screen.diff is not None and screen.diff["changed"]
+        # the newer end (now) is the base: the shown, older tree marks what it lost
+        shown_marks = set(screen.context_tree.marks.values())
+        assert shown_marks <= {"removed", "changed"} and "changed" in shown_marks
