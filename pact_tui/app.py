@@ -125,6 +125,7 @@ class PactApp(App[int]):
         self.workspace: Workspace | None = None
         self.theme_dirs = theme_dirs if theme_dirs is not None else default_theme_dirs()
         self._good_themes: dict[Path, str] = {}  # theme file → the theme name it last defined
+        self._fallback: tuple[str, str] | None = None  # (broken theme, the one shown instead)
         self._load_themes(theme or configured_theme())
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -152,8 +153,9 @@ class PactApp(App[int]):
             theme_file = load_theme_file(path)
         except ThemeFileError as error:
             previous = self._good_themes.get(path)
-            if previous == self.theme:
+            if previous is not None and previous == self.theme:
                 self.theme = DEFAULT_THEME if previous != DEFAULT_THEME else "textual-dark"
+                self._fallback = (previous, self.theme)
             self.notify(
                 f"{error.problem}. Using {self.theme} until it is fixed.",
                 title=f"Theme file {path.name}",
@@ -164,7 +166,10 @@ class PactApp(App[int]):
         theme = theme_file.theme
         self.register_theme(theme)
         self._good_themes[path] = theme.name
-        if theme.name == self.theme:
+        if self._fallback == (theme.name, self.theme):  # fixed: back to it, as promised
+            self._fallback = None
+            self.theme = theme.name
+        elif theme.name == self.theme:
             self.refresh_css(animate=False)
             self.refresh(layout=True)
             for screen in self.screen_stack:

@@ -86,13 +86,20 @@ async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
-async def wait_until(
-    pilot: Pilot[Any], condition: Callable[[], bool], what: str, timeout: float = WAIT
-) -> None:
-    """Let the app run until ``condition()`` holds; fail, saying ``what``, after ``timeout``."""
+async def holds_within(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float) -> bool:
+    """Let the app run until ``condition()`` holds (True) or ``timeout`` passes (False)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
         if loop.time() > deadline:
-            raise AssertionError(f"gave up after {timeout:g} s waiting for {what}")
+            return False
         await pilot.pause(0.02)
+    return True
+
+
+async def wait_until(
+    pilot: Pilot[Any], condition: Callable[[], bool], what: str, timeout: float = WAIT
+) -> None:
+    """Let the app run until ``condition()`` holds; fail, saying ``what``, after ``timeout``."""
+    if not await holds_within(pilot, condition, timeout):
+        raise AssertionError(f"gave up after {timeout:g} s waiting for {what}")
