@@ -73,7 +73,8 @@ class Scrubber(Widget):
         segments = [Segment(" ◷ ├", dim)]
         segments += [Segment(c, s) for c, s in zip(cells, styles, strict=True)]
         segments += [Segment("┤", dim), Segment(self._label(), accent)]
-        return Strip(segments).crop_extend(0, self.size.width, self.rich_style)
+        own = self.rich_style  # the bar's background and colour, under the parts' styles
+        return Strip(Segment.apply_style(segments, own)).crop_extend(0, self.size.width, own)
 
     COMPONENT_CLASSES = {"scrubber--marker", "scrubber--base"}
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.segment import Segment
 
 from pact_tui.app import PactApp
 from pact_tui.themes import bundled_themes_dir, load_theme_file
+from pact_tui.widgets.scrubber import Scrubber
 
 from .inspector import (
     SIZE,
@@ -221,3 +223,70 @@ async def test_fixing_a_theme_file_after_choosing_another_theme_keeps_the_choice
         app.reload_theme_file(themes / "ember.toml")
         await pilot.pause()
         assert app.theme == "pact-paper"
+
+
+# -- legibility: what is drawn, in each theme ----------------------------------------------------
+PANELS = {"pact-midnight": "#1f2a36", "pact-paper": "#e4dfd5", "pact-ember": "#33231e"}
+
+
+def _contrast(a: str, b: str) -> float:
+    """The WCAG contrast ratio of two colours (1 to 21; 3 is the floor for legible UI text)."""
+
+    def luminance(colour: str) -> float:
+        channels = [c / 255 for c in bytes.fromhex(colour.removeprefix("#"))]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _colours(segment: Segment) -> tuple[str, str]:
+    style = segment.style
+    assert style is not None and style.color is not None and style.bgcolor is not None
+    return style.color.get_truecolor().hex, style.bgcolor.get_truecolor().hex
+
+
+@pytest.mark.parametrize("theme", list(SURFACES))
+async def test_the_scrubber_is_drawn_on_its_own_background(demo: Path, theme: str) -> None:
+    app = inspector(demo, theme=theme)
+    async with app.run_test(size=SIZE):
+        line = screen_of(app).query_one(Scrubber).render_line(0)
+        assert {_colours(segment)[1] for segment in line} == {PANELS[theme]}
+
+
+LIGHT_MUTED = pytest.mark.xfail(
+    strict=True,
+    reason="BUG: $text-muted is 'auto 60%', which a partial component style draws as white: "
+    "the tree's counts and TTL figures vanish on the light theme's background",
+)
+
+
+@pytest.mark.parametrize(
+    "theme", ["pact-midnight", pytest.param("pact-paper", marks=LIGHT_MUTED), "pact-ember"]
+)
+async def test_muted_text_in_the_tree_is_legible(demo: Path, theme: str) -> None:
+    app = inspector(demo, theme=theme)
+    async with app.run_test(size=SIZE):
+        header = screen_of(app).context_tree.render_line(5)  # ▾ turn d5  user · history  3 items
+        (count,) = [segment for segment in header if "3 items" in segment.text]
+        assert _contrast(*_colours(count)) >= 3
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: a diff mark replaces a lifecycle badge's background but keeps its colour (the "
+    "theme's background): PERM/TEMP/STCK on a marked row are dark on dark, or light on light",
+)
+@pytest.mark.parametrize("theme", list(SURFACES))
+async def test_a_lifecycle_badge_on_a_marked_row_is_legible(demo: Path, theme: str) -> None:
+    app = inspector(demo, theme=theme)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("left_curly_bracket", "d", "right_square_bracket", "home")
+        tree = screen_of(app).context_tree
+        layout = tree.layout_model
+        marked = [y for y in range(layout.line_count) if layout.row(y).node_id in tree.marks]
+        assert marked
+        for line in marked:
+            (badge,) = [s for s in tree.render_line(line) if s.text in ("PERM", "TEMP", "STCK")]
+            assert _contrast(*_colours(badge)) >= 3, (theme, tree.render_line(line).text)
