@@ -1,0 +1,145 @@
+"""The real thing: ``pact-tui`` in a tmux pane of fixed size, keys sent with ``send-keys``, the
+screen read with ``capture-pane``. A private tmux server per test; every wait is a bounded
+poll of the screen (or of the pane's exit status), never a fixed sleep."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+TMUX = shutil.which("tmux")
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+
+DEADLINE = 60.0  # seconds; start-up on a loaded machine is slow
+EXITED = "pact-tui-test: exited with"
+
+
+class Terminal:
+    """One tmux server (its own socket) with one session running a command."""
+
+    def __init__(self, socket: str, env: dict[str, str]) -> None:
+        self.socket, self.env = socket, env
+
+    def tmux(self, *args: str) -> str:
+        assert TMUX is not None
+        done = subprocess.run(
+            [TMUX, "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=30,
+            check=True,
+        )
+        return done.stdout
+
+    def start(self, command: list[str], size: tuple[int, int] = (120, 40)) -> None:
+        """Run ``command`` in the pane; a shell around it prints its exit status when it ends
+        (tmux's own #{pane_dead_status} is not always filled in)."""
+        width, height = size
+        wrapped = f"{shlex.join(command)}; printf '\\n{EXITED} %s\\n' $?"
+        self.tmux(
+            "new-session", "-d", "-s", "app", "-x", str(width), "-y", str(height),
+            wrapped, ";", "set-option", "-t", "app", "remain-on-exit", "on",
+        )  # fmt: skip
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "app", *keys)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "app")
+
+    def everything(self) -> str:
+        """The screen and the lines scrolled off it (where a message printed on exit ends)."""
+        return self.tmux("capture-pane", "-p", "-S", "-", "-t", "app")
+
+    def exit_status(self) -> int | None:
+        """The command's exit status once it has ended, else None."""
+        found = re.search(rf"^{EXITED} (\d+)$", self.everything(), re.MULTILINE)
+        return int(found.group(1)) if found else None
+
+    def wait_for(self, condition: Callable[[str], bool], what: str) -> str:
+        """Poll the screen until ``condition(screen)`` holds; fail after the deadline."""
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            screen = self.screen()
+            if condition(screen):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"gave up waiting for {what}; the screen:\n{screen}")
+            time.sleep(0.05)  # between polls, not as synchronisation
+
+    def wait_for_exit(self) -> int:
+        deadline = time.monotonic() + DEADLINE
+        while (status := self.exit_status()) is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the app did not exit; the screen:\n{self.screen()}")
+            time.sleep(0.05)
+        return status
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"), "TERM": "xterm-256color"}
+    env.pop("TMUX", None)
+    terminal = Terminal(f"pact-tui-test-{os.getpid()}-{tmp_path.name}", env)
+    try:
+        yield terminal
+    finally:
+        subprocess.run(
+            [TMUX or "tmux", "-L", terminal.socket, "kill-server"], capture_output=True, env=env
+        )
+
+
+def _pact_tui() -> list[str]:
+    script = Path(sys.executable).parent / "pact-tui"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "pact_tui"]
+
+
+def test_the_app_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> None:
+    workspace = tmp_path / "demo.pact"
+    subprocess.run(
+        [sys.executable, "-m", "pact_tui.demo", "create", str(workspace)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    terminal.start([*_pact_tui(), str(workspace)])
+
+    screen = terminal.wait_for(lambda s: "EPISODE 6" in s, "the inspector")
+    assert "researcher   EPISODE 6   ● LIVE" in screen
+    assert "context tree · live" in screen
+    assert "turn d0  assistant · active" in screen
+
+    terminal.keys(".")
+    screen = terminal.wait_for(lambda s: "EPISODE 7" in s, "episode 7 after '.'")
+    assert "LIVE · 8 snapshots" in screen
+
+    terminal.keys("?")
+    screen = terminal.wait_for(lambda s: "pact-tui keys" in s, "the help screen")
+    assert "advance one episode (expire, rehydrate)" in screen
+    terminal.keys("Escape")
+    terminal.wait_for(lambda s: "pact-tui keys" not in s, "the help screen to close")
+
+    terminal.keys("q")
+    assert terminal.wait_for_exit() == 0
+
+
+def test_a_bad_workspace_in_a_real_terminal_says_why_and_exits_1(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.pact"
+    notes.write_text("not a workspace\n")
+    terminal.start([*_pact_tui(), str(notes)])
+    assert terminal.wait_for_exit() == 1
+    screen = " ".join(terminal.everything().split())
+    assert "pact-tui: NOT_A_DATABASE: the file does not start with the SQLite header" in screen
+    assert notes.read_text() == "not a workspace\n"
