@@ -54,7 +54,7 @@ def screen_of(app: PactApp) -> ContextScreen:
 
 # -- reading what is drawn ----------------------------------------------------------------------
 def screen_text(app: PactApp) -> str:
-    """Every line of the screen as drawn, modal screens and toasts included."""
+    """Every line of the top screen as drawn (its toasts too, if run_test shows them)."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
