@@ -136,8 +136,9 @@ class ContextProjection:
         self.snapshots: list[SnapshotEntry] = []
 
     @classmethod
-    def fresh(cls) -> ContextProjection:
-        ids, clock = SequentialIds(), FixedClock()
+    def fresh(cls, time_ns: int) -> ContextProjection:
+        """A new, empty context, created at ``time_ns`` (its ``context.created`` event's time)."""
+        ids, clock = SequentialIds(), FixedClock(time_ns)
         return cls(Context(ids=ids, clock=clock), ids, clock)
 
     @classmethod
@@ -315,7 +316,7 @@ class Workspace:
         if event.stream.startswith(CONTEXT_PREFIX):
             name = event.stream[len(CONTEXT_PREFIX) :]
             if event.type == "context.created":
-                self._contexts[name] = ContextProjection.fresh()
+                self._contexts[name] = ContextProjection.fresh(event.time_ns)
             self._contexts[name].replay(event)
         self._applied = event.seq
 
@@ -576,7 +577,8 @@ class Workspace:
             except (StoreError, ContextError, ValueError, KeyError, TypeError):
                 pass  # an archive is only a cache: try the one before
             mark -= ARCHIVE_EVERY
-        return ContextProjection.fresh()
+        [created] = await self.store.read(0, limit=1, stream=CONTEXT_PREFIX + name)
+        return ContextProjection.fresh(created.time_ns)
 
     async def _archive(self, name: str, projection: ContextProjection, mark: int) -> None:
         """Save the projection as the archive for ``mark`` (its stream_seq is ``mark`` or, after

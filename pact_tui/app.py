@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.color import Color
 from textual.command import Hit, Hits, Provider
 from textual.geometry import Size
 from textual.screen import Screen
@@ -41,6 +42,7 @@ MIN_WIDTH, MIN_HEIGHT = 80, 20
 
 # Variables our CSS uses beyond Textual's own, so a theme file may leave them out.
 THEME_VARIABLE_DEFAULTS = {
+    "muted": "#8a94a6",
     "permanent": "#5fa8ff",
     "temporary": "#ebcb8b",
     "sticky": "#8fd18f",
@@ -131,6 +133,16 @@ class PactApp(App[int]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return {**super().get_theme_variable_defaults(), **THEME_VARIABLE_DEFAULTS}
 
+    def get_css_variables(self) -> dict[str, str]:
+        variables = super().get_css_variables()
+        if "muted" not in self.current_theme.variables:
+            # Textual's $text-muted is "auto 60%", a contrast colour the line-drawn panes'
+            # partial styles cannot resolve (it came out white on the light theme): a real
+            # colour, 60% of the way from the background to the foreground, works everywhere.
+            background = Color.parse(variables["background"])
+            variables["muted"] = background.blend(Color.parse(variables["foreground"]), 0.6).hex
+        return variables
+
     # -- themes ---------------------------------------------------------------------------------
     def _load_themes(self, wanted: str | None) -> None:
         loaded, errors = load_themes(self.theme_dirs)
@@ -156,8 +168,13 @@ class PactApp(App[int]):
             if previous is not None and previous == self.theme:
                 self.theme = DEFAULT_THEME if previous != DEFAULT_THEME else "textual-dark"
                 self._fallback = (previous, self.theme)
+                consequence = f"Using {self.theme} until it is fixed."
+            elif previous is not None:
+                consequence = f"Keeping the last good version of {previous}."
+            else:
+                consequence = "Its theme is not available until it is fixed."
             self.notify(
-                f"{error.problem}. Using {self.theme} until it is fixed.",
+                f"{error.problem}. {consequence}",
                 title=f"Theme file {path.name}",
                 severity="error",
                 timeout=8,

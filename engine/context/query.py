@@ -164,6 +164,12 @@ def _walk(view: ContextView) -> Iterator[tuple[Node, list[Node]]]:
                 yield node, [node, slot_node, turn_node, root]
 
 
+def walk_nodes(view: ContextView) -> Iterator[Node]:
+    """Every node of ``view`` in canonical order (the system region, turns, slots, items)."""
+    for node, _chain in _walk(view):
+        yield node
+
+
 def _matches_any(alternatives: tuple[Complex, ...], chain: list[Node]) -> bool:
     return any(_matches_complex(c, chain) for c in alternatives)
 

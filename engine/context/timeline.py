@@ -92,7 +92,10 @@ def item_timeline(view: ContextView, history: History, item_id: str) -> list[Tim
             first_ever = snapshot is past[0] or len(past) <= MAX_SNAPSHOTS
             if first_ever and not events:
                 born = seen.item.born_episode
-                events.append(TimelineEvent(born, at, "born", _where(seen.coordinates)))
+                where = _where(seen.coordinates)
+                if episode != born:  # the first snapshot came later: it may have moved already
+                    where = f"at {where} by episode {episode}"
+                events.append(TimelineEvent(born, at, "born", where))
             else:
                 events.append(TimelineEvent(episode, at, "seen", _where(seen.coordinates)))
         else:

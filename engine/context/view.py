@@ -403,6 +403,12 @@ class ContextView:
                     out.append(self.make_node(slot.items[slot.core + offset], slot, depth, offset))
         return out
 
+    def locate(self, node_ids: set[str] | frozenset[str]) -> list[Node]:
+        """The nodes (turns, slots, items) with these ids, in canonical order: one walk."""
+        from .query import walk_nodes
+
+        return [node for node in walk_nodes(self) if node.id in node_ids]
+
     def find(self, item_id: str) -> Node | None:
         for item, depth, slot, offset in self.iter_items():
             if item.id == item_id:

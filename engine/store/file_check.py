@@ -69,7 +69,8 @@ def inspect_workspace_file(path: Path, *, create: bool) -> FileState:
         if create:
             return FileState.NEW
         raise WorkspaceNotFound(
-            "no workspace at this path (pass create=True to make one)", path=where
+            "no workspace at this path (pact-tui ctx create PATH NAME makes one)",
+            path=where,
         ) from None
     if not path.is_file():
         raise NotADatabase("not a regular file", path=where)
@@ -77,7 +78,8 @@ def inspect_workspace_file(path: Path, *, create: bool) -> FileState:
         if create:
             return FileState.NEW
         raise EmptyWorkspaceFile(
-            "the file is empty (pass create=True to make a workspace in it)", path=where
+            "the file is empty, not a workspace (pact-tui ctx create PATH NAME makes one in it)",
+            path=where,
         )
 
     with path.open("rb") as file:
@@ -164,7 +166,8 @@ def _check_identity(
         if create:
             return FileState.BLANK
         raise EmptyWorkspaceFile(
-            "an SQLite database with nothing in it (pass create=True to make a workspace in it)",
+            "an SQLite database with nothing in it, not a workspace "
+            "(pact-tui ctx create PATH NAME makes one in it)",
             path=where,
         )
     raise ForeignDatabase(

@@ -90,6 +90,8 @@ class ContextScreen(Screen[None]):
         self.removed: list[tuple[str, str, str]] = []  # (id, coordinates, text) of removed items
         self.selector = ""
         self.matches: list[Node] = []
+        self._pinned_matches: frozenset[str] = frozenset()  # a time-qualified selector's ids
+        self.selector_error = False
         self.match_index = -1
         self.play_speed: float | None = None
         self._play_timer: Timer | None = None
@@ -108,7 +110,7 @@ class ContextScreen(Screen[None]):
                 yield Scrubber(id="scrubber")
                 yield SelectorBar(id="selector")
             yield NodeDetail(id="detail")
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def workspace(self) -> Workspace:
@@ -180,7 +182,9 @@ class ContextScreen(Screen[None]):
     def _show_status(self) -> None:
         entry = self._entry()
         matches = None
-        if self.selector:
+        if self.selector and self.selector_error:
+            matches = "invalid selector"
+        elif self.selector:
             where = f"{self.match_index + 1}/" if self.match_index >= 0 else ""
             matches = f"{where}{len(self.matches)} match{'es' if len(self.matches) != 1 else ''}"
         diff = None
@@ -469,7 +473,11 @@ class ContextScreen(Screen[None]):
         try:
             parsed = parse_selector(self.selector)
             if parsed.is_time_qualified:
-                return  # it names its own snapshot; evaluated when typed
+                # It names its own snapshot: its matches are those nodes, wherever the view now
+                # is (a node that is not here has no place to be highlighted).
+                pinned = self._pinned_matches
+                self.matches = self.view.locate(pinned) if pinned else []
+                return
             self.matches = self.view.select(parsed)
         except ContextError:
             self.matches = []
@@ -479,7 +487,7 @@ class ContextScreen(Screen[None]):
         text, name = self.selector, self.context_name
         shown = [node.id for node in self.matches]
         if not text or name is None:
-            self.matches, self.match_index = [], -1
+            self.matches, self.match_index, self.selector_error = [], -1, False
             bar.clear_feedback()
             await self.show_current()
             return
@@ -493,18 +501,20 @@ class ContextScreen(Screen[None]):
                     await self.show_current()
                 assert self.view is not None
                 self.matches = self.view.select(dataclasses.replace(parsed, time=None))
+                self._pinned_matches = frozenset(node.id for node in self.matches)
             elif self.view is not None:
                 self.matches = self.view.select(parsed)
         except InvalidSelector as error:
-            self.matches, self.match_index = [], -1
+            self.matches, self.match_index, self.selector_error = [], -1, True
             bar.show_error(error.position, error.reason)
             await self.show_current()
             return
         except ContextError as error:
-            self.matches, self.match_index = [], -1
+            self.matches, self.match_index, self.selector_error = [], -1, True
             bar.show_error(0, error.message)
             await self.show_current()
             return
+        self.selector_error = False
         bar.show_matches(len(self.matches))
         if jump or [n.id for n in self.matches] != shown:
             self.match_index = -1  # Enter on what was already walked keeps the place

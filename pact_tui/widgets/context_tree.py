@@ -196,7 +196,15 @@ class LinePane(ScrollView, can_focus=True):
             over += self.background_of(f"tree--{mark}")
         if line == self.cursor:
             over += self.background_of("tree--cursor" if self.has_focus else "tree--cursor-blurred")
-        segments = Segment.apply_style(self.render_row(row), base, over or None)
+        segments = [
+            # A part with a background of its own (a lifecycle badge) keeps it under a mark.
+            Segment(
+                text,
+                base + style + over if style is None or style.bgcolor is None else base + style,
+                control,
+            )
+            for text, style, control in self.render_row(row)
+        ]
         return Strip(segments).crop_extend(0, width, base + over).simplify()
 
     def render_row(self, row: Row) -> list[Segment]:
@@ -226,8 +234,8 @@ class ContextTree(LinePane):
     rehydration and render stage per item; turns and slots fold."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "toggle_fold", "Fold", show=False),
-        Binding("left,h", "fold(1)", "Fold", show=False),
+        Binding("enter,space", "toggle_fold", "Fold or unfold", show=False),
+        Binding("left,h", "fold(1)", "Fold, or go to the slot", show=False),
         Binding("right,l", "fold(0)", "Unfold", show=False),
     ]
 
@@ -328,30 +336,27 @@ class ContextTree(LinePane):
         out = [
             Segment("    "),
             Segment(f"{coords:<11}", s("tree--coords")),
+            Segment(f"{item.node_type[:6]} ", s("tree--type")),
             Segment(badge, s(badge_style)),
             Segment(" "),
         ]
+        # Timers only where an item has them: most items are permanent, and the content is
+        # worth more than a column of blanks.
         episode = view.current_episode
         if item.ttl is not None:
             remaining = item.ttl - (episode - item.born_episode)
             out.append(Segment(ttl_bar(remaining, item.ttl), s("tree--bar")))
-            out.append(Segment(f"{remaining}/{item.ttl}".rjust(4) + " ", s("tree--dim")))
-        else:
-            out.append(Segment(" " * (BAR_WIDTH + 5)))
+            out.append(Segment(f" {remaining}/{item.ttl} ", s("tree--dim")))
         template = view.template_of(item)
         if template is not None:
-            out.append(Segment(f"↻{template.next_after(episode):<4} ", s("tree--cyclic")))
+            out.append(Segment(f"↻{template.next_after(episode)} ", s("tree--cyclic")))
         elif item.lifecycle is not None:
             stages = len(item.lifecycle.stages)
-            out.append(Segment(f"§{item.stage + 1}/{stages:<2} ", s("tree--stage")))
-        else:
-            out.append(Segment(" " * 6))
+            out.append(Segment(f"§{item.stage + 1}/{stages} ", s("tree--stage")))
         if item.key is not None:
             out.append(Segment(f"#{item.key} ", s("tree--key")))
         for tag in item.tags:
             out.append(Segment(f"+{tag} ", s("tree--tag")))
-        if item.node_type != "text":
-            out.append(Segment(f".{item.node_type} ", s("tree--type")))
         out.append(Segment(json.dumps(preview(item), ensure_ascii=False), s("tree--content")))
         return out
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -26,6 +27,12 @@ def _fields_table(rows: list[tuple[str, Any]]) -> Table:
     return table
 
 
+def timestamp(time_ns: int) -> str:
+    """A timestamp as people read it (UTC, to the millisecond)."""
+    moment = datetime.fromtimestamp(time_ns / 1e9, tz=UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
+
+
 def _dash(value: Any) -> str:
     return "—" if value is None or value == [] else str(value)
 
@@ -46,7 +53,7 @@ def describe(
                     ("role", _dash(turn.role)),
                     ("slots", ", ".join(str(p) for p in sorted(turn.slots)) or "none"),
                     ("items", turn.item_count()),
-                    ("created", f"#{turn.creation_index} at {turn.created_at_ns} ns"),
+                    ("created", f"#{turn.creation_index} · {timestamp(turn.created_at_ns)}"),
                 ]
             ),
         )
@@ -61,7 +68,7 @@ def describe(
                     ("parent", row.turn.id),
                     ("items", len(slot.items)),
                     ("offsets", f"{-slot.core} … {len(slot.items) - slot.core - 1}"),
-                    ("created", f"#{slot.creation_index} at {slot.created_at_ns} ns"),
+                    ("created", f"#{slot.creation_index} · {timestamp(slot.created_at_ns)}"),
                 ]
             ),
         )
@@ -116,7 +123,7 @@ def _describe_item(
                 ("priority", item.priority),
                 *timers,
                 ("born", f"episode {item.born_episode}  ·  creation #{item.creation_index}"),
-                ("created_at_ns", item.created_at_ns),
+                ("created", f"{timestamp(item.created_at_ns)} ({item.created_at_ns} ns)"),
                 ("parent", row.slot.id),
                 ("content hash", item.content_hash),
                 *([("data", json.dumps(item.data, ensure_ascii=False))] if item.data else []),

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -146,11 +145,6 @@ async def test_a_time_qualified_selector_past_the_history_is_an_error(demo: Path
         assert _feedback(screen).startswith("^")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a time-qualified selector's matches keep the coordinates of its snapshot; "
-    "after moving to another state n/N put the cursor on whatever sits at those coordinates",
-)
 async def test_after_leaving_a_time_qualified_selectors_snapshot_n_lands_only_on_matches(
     demo: Path,
 ) -> None:
@@ -163,3 +157,21 @@ async def test_after_leaving_a_time_qualified_selectors_snapshot_n_lands_only_on
             await pilot.press("n")
             landed.append((_row_id(screen), screen.matches[screen.match_index].id))
         assert all(row == match for row, match in landed), landed
+
+
+async def test_a_time_qualified_selectors_matches_follow_their_nodes_and_come_back(
+    demo: Path,
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _type_selector(pilot, "@e3 ^seq", "5 matches")
+        snapshot_position = screen.position
+        found = {node.id for node in screen.matches}
+        await pilot.press("enter", "L")
+        await wait_until(pilot, lambda: screen.position is None, "back to live")
+        live_ids = {node.id for node in screen.matches}
+        assert live_ids <= found  # only those nodes, wherever they are now
+        live = screen_of(app).workspace.context("researcher")
+        assert all(live.locate(frozenset({node_id})) for node_id in live_ids)
+        await screen.go_to(snapshot_position)
+        assert {node.id for node in screen.matches} == found  # none were forgotten

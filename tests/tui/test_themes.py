@@ -255,16 +255,7 @@ async def test_the_scrubber_is_drawn_on_its_own_background(demo: Path, theme: st
         assert {_colours(segment)[1] for segment in line} == {PANELS[theme]}
 
 
-LIGHT_MUTED = pytest.mark.xfail(
-    strict=True,
-    reason="BUG: $text-muted is 'auto 60%', which a partial component style draws as white: "
-    "the tree's counts and TTL figures vanish on the light theme's background",
-)
-
-
-@pytest.mark.parametrize(
-    "theme", ["pact-midnight", pytest.param("pact-paper", marks=LIGHT_MUTED), "pact-ember"]
-)
+@pytest.mark.parametrize("theme", ["pact-midnight", "pact-paper", "pact-ember"])
 async def test_muted_text_in_the_tree_is_legible(demo: Path, theme: str) -> None:
     app = inspector(demo, theme=theme)
     async with app.run_test(size=SIZE):
@@ -273,11 +264,6 @@ async def test_muted_text_in_the_tree_is_legible(demo: Path, theme: str) -> None
         assert _contrast(*_colours(count)) >= 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a diff mark replaces a lifecycle badge's background but keeps its colour (the "
-    "theme's background): PERM/TEMP/STCK on a marked row are dark on dark, or light on light",
-)
 @pytest.mark.parametrize("theme", list(SURFACES))
 async def test_a_lifecycle_badge_on_a_marked_row_is_legible(demo: Path, theme: str) -> None:
     app = inspector(demo, theme=theme)

@@ -47,7 +47,7 @@ async def test_z_folds_every_history_turn_and_Z_unfolds(demo: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         tree = screen_of(app).context_tree
         unfolded = pane_lines(tree)
-        assert "    (4,0,0)    PERM" in "\n".join(unfolded)
+        assert "    (4,0,0)    text PERM" in "\n".join(unfolded)
 
         await pilot.press("z")
         folded = [line for line in pane_lines(tree) if line]

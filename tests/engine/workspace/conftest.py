@@ -117,7 +117,7 @@ async def replay_from_scratch(path: Path) -> dict[str, ContextProjection]:
             for event in batch:
                 name = event.stream.removeprefix(CONTEXT_PREFIX)
                 if event.type == "context.created":
-                    projections[name] = ContextProjection.fresh()
+                    projections[name] = ContextProjection.fresh(event.time_ns)
                 projections[name].replay(event)
     return projections
 

@@ -136,7 +136,8 @@ intervals = st.tuples(st.integers(1, 12), st.integers(1, 8), st.integers(0, 10))
 # ------------------------------------------------------------------------------------------
 class Model:
     def __init__(self) -> None:
-        self.clock = FixedClock()
+        # The workspace creates each context at its context.created event's time.
+        self.clock = FixedClock(START_NS)
         self.contexts = {name: Context(ids=SequentialIds(), clock=self.clock) for name in NAMES}
 
     def run(self, name: str, command: dict[str, Any], now: int) -> dict[str, Any] | ContextError:
