@@ -23,8 +23,10 @@ import json
 import marshal
 import math
 import operator
+import os
 import re
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii
@@ -34,6 +36,28 @@ import orjson
 
 from engine.store.base import ChainProblem, NewEvent, StoredEvent, VerifyResult
 from engine.store.errors import InvalidEvent
+
+# The optional C extension (_chain_c.c), built by setup.py where a C compiler was at hand: the
+# link loop and marshal's type check, several times faster. The Python code here stays the
+# reference: each C function is used only once a check at import finds that it agrees.
+# PACT_STORE_PURE_PYTHON=1 leaves the extension unused.
+try:
+    from engine.store import _chain_c
+except ImportError:
+    _C_BUILT = False
+else:
+    _C_BUILT = True
+_USE_C = _C_BUILT and not os.environ.get("PACT_STORE_PURE_PYTHON")
+
+
+def _c_disagrees(function: str, problem: str) -> None:
+    """Say so: the C function is left unused, but a build that disagrees needs looking into."""
+    warnings.warn(
+        f"engine.store._chain_c.{function} disagrees with the Python code ({problem}): not used",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
 
 GENESIS_HASH = "0" * 64
 
@@ -102,7 +126,7 @@ _ORJSON_OPTIONS = (
 _ORJSON_ONLY_FLOAT = re.compile(r"e-[0-9](?![0-9])|0\.0000")
 
 
-def _exact_builtins(value: Any) -> bool:
+def _marshal_takes(value: Any) -> bool:
     """Whether ``value`` is made of builtin types only, subclasses excluded: marshal's rule.
 
     orjson writes some values json refuses (plain enums, UUIDs, its own Fragment) and writes
@@ -115,6 +139,28 @@ def _exact_builtins(value: Any) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _c_plain_json_types() -> Callable[[object], bool] | None:
+    """The C version of :func:`_marshal_takes`, if it is in use and agrees on a few values.
+
+    It takes exact dicts, lists, tuples, str, int, float, bool and None, as marshal does, and
+    refuses every other type and nesting past 256 levels: values orjson refuses too, so json's
+    encoder writes them either way. Marshal writes out the whole value to answer; this does not.
+    """
+    if not _USE_C:
+        return None
+    check = _chain_c.plain_json_types
+    plain: list[object] = [{"a": [1, -2.5, None, True, (2**70, "\u00e9\ud800")]}, [[[]]]]
+    not_plain: list[object] = [[re.RegexFlag.ASCII], {"a": [1, {2}]}, [b"bytes"]]
+    if all(map(check, plain)) and not any(map(check, not_plain)):
+        return check
+    _c_disagrees("plain_json_types", "on a few values")
+    return None
+
+
+# Whether orjson may be given a value at all (see _orjson_text).
+_exact_builtins: Callable[[object], bool] = _c_plain_json_types() or _marshal_takes
 
 
 def _orjson_text(value: object, read_back: object) -> str | None:
@@ -249,7 +295,7 @@ def event_hash(
     # Spelled out rather than canonical_json(a dict): the payload is already canonical text, and
     # encoding it again for every hash would cost as much as the rest of an append. The keys are
     # written in sorted order; a test checks this equals canonical_json of the whole envelope.
-    # ChainHead.link writes the same envelope inline.
+    # link_python and the C loop write the same envelope inline.
     envelope = (
         f'{{"actor":{_quote(actor)},"payload":{payload_json},"prev_hash":{_quote(prev_hash)},'
         f'"seq":{seq},"stream":{_quote(stream)},"stream_seq":{stream_seq},'
@@ -298,41 +344,99 @@ class ChainHead:
         """
         if type(now_ns) is not int:
             raise TypeError(f"the clock returned {now_ns!r}, not an int")
-        stored: list[StoredEvent] = []
-        rows: list[ChainRow] = []
-        known_lengths = self.stream_lengths
-        appended_lengths: dict[str, int] = {}
-        quoted = _Quoted()
-        sha256, new_tuple = hashlib.sha256, tuple.__new__
-        seq, prev_hash = self.seq, self.hash
-        quoted_prev = _quote(prev_hash)
-        for event, payload_json in zip(events, payloads, strict=True):
-            seq += 1
-            stream, type_, actor, payload = event.stream, event.type, event.actor, event.payload
-            time_ns = now_ns if event.time_ns is None else event.time_ns
-            stream_seq = appended_lengths[stream] = (
-                appended_lengths.get(stream) or known_lengths[stream]
-            ) + 1
-            # event_hash(), inlined: this loop is most of an append's own cost.
-            hash_ = sha256(
-                f'{{"actor":{quoted[actor]},"payload":{payload_json},"prev_hash":{quoted_prev},'
-                f'"seq":{seq},"stream":{quoted[stream]},"stream_seq":{stream_seq},'
-                f'"time_ns":{time_ns},"type":{quoted[type_]}}}'.encode()
-            ).hexdigest()
-            # The payload object is shared, not decoded again from payload_json: for JSON-native
-            # payloads (the only kind canonical JSON accepts unchanged) the two are equal.
-            # StoredEvent(...) without the NamedTuple's Python-level __new__: half the cost.
-            stored.append(
-                new_tuple(
-                    StoredEvent,
-                    (seq, stream, stream_seq, type_, time_ns, actor, payload, prev_hash, hash_),
-                )
+        return linker(events, payloads, self.seq, self.hash, now_ns, self.stream_lengths)
+
+
+Linker = Callable[
+    [Sequence[NewEvent], Sequence[str], int, str, int, dict[str, int]],
+    tuple[list[StoredEvent], list[ChainRow]],
+]
+
+
+def link_python(
+    events: Sequence[NewEvent],
+    payloads: Sequence[str],
+    seq: int,
+    prev_hash: str,
+    now_ns: int,
+    known_lengths: dict[str, int],
+) -> tuple[list[StoredEvent], list[ChainRow]]:
+    """:meth:`ChainHead.link` after a head at ``seq`` and ``prev_hash``: the reference.
+
+    The C loop in _chain_c.c does the same, several times faster; see :data:`linker`.
+    """
+    stored: list[StoredEvent] = []
+    rows: list[ChainRow] = []
+    appended_lengths: dict[str, int] = {}
+    quoted = _Quoted()
+    sha256, new_tuple = hashlib.sha256, tuple.__new__
+    quoted_prev = _quote(prev_hash)
+    for event, payload_json in zip(events, payloads, strict=True):
+        seq += 1
+        stream, type_, actor, payload = event.stream, event.type, event.actor, event.payload
+        time_ns = now_ns if event.time_ns is None else event.time_ns
+        stream_seq = appended_lengths[stream] = (
+            appended_lengths.get(stream) or known_lengths[stream]
+        ) + 1
+        # event_hash(), inlined: this loop is most of an append's own cost.
+        hash_ = sha256(
+            f'{{"actor":{quoted[actor]},"payload":{payload_json},"prev_hash":{quoted_prev},'
+            f'"seq":{seq},"stream":{quoted[stream]},"stream_seq":{stream_seq},'
+            f'"time_ns":{time_ns},"type":{quoted[type_]}}}'.encode()
+        ).hexdigest()
+        # The payload object is shared, not decoded again from payload_json: for JSON-native
+        # payloads (the only kind canonical JSON accepts unchanged) the two are equal.
+        # StoredEvent(...) without the NamedTuple's Python-level __new__: half the cost.
+        stored.append(
+            new_tuple(
+                StoredEvent,
+                (seq, stream, stream_seq, type_, time_ns, actor, payload, prev_hash, hash_),
             )
-            rows.append(
-                (seq, stream, stream_seq, type_, time_ns, actor, payload_json, prev_hash, hash_)
-            )
-            prev_hash, quoted_prev = hash_, f'"{hash_}"'  # hex digits need no escaping
-        return stored, rows
+        )
+        rows.append(
+            (seq, stream, stream_seq, type_, time_ns, actor, payload_json, prev_hash, hash_)
+        )
+        prev_hash, quoted_prev = hash_, f'"{hash_}"'  # hex digits need no escaping
+    return stored, rows
+
+
+def _c_link() -> Linker | None:
+    """The C version of :func:`link_python`, if it is built and links a few awkward events alike.
+
+    Tests compare the two on many more (tests/engine/store/test_chain_c.py).
+    """
+    if not _C_BUILT:
+        return None
+
+    def link_c(
+        events: Sequence[NewEvent],
+        payloads: Sequence[str],
+        seq: int,
+        prev_hash: str,
+        now_ns: int,
+        known_lengths: dict[str, int],
+    ) -> tuple[list[StoredEvent], list[ChainRow]]:
+        return _chain_c.link(events, payloads, seq, prev_hash, now_ns, known_lengths, StoredEvent)
+
+    events = [
+        NewEvent("ctx:\u00e9", 'type "\\\n"', {"text": "\u2603 \U0001f600" * 20}, "\x00\x7f"),
+        NewEvent("s", "t", {}, time_ns=-(2**63)),
+        NewEvent("ctx:\u00e9", "t", {"n": [1.5, None, True]}, time_ns=2**80),
+    ]
+    payloads = [canonical_json(event.payload) for event in events]
+    check = (events, payloads, 41, 'head "\u2028"', 7, {"ctx:\u00e9": 2, "s": 0})
+    try:
+        if link_c(*check) == link_python(*check):
+            return link_c
+        _c_disagrees("link", "different hashes or rows")
+    except Exception as error:
+        _c_disagrees("link", repr(error))
+    return None
+
+
+link_c = _c_link()
+# What ChainHead.link uses (tests may set it).
+linker: Linker = link_c if _USE_C and link_c else link_python
 
 
 # Payloads are encoded in batches of this many: enough to share the cost of each call, small
