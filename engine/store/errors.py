@@ -50,6 +50,12 @@ class NotADatabase(StoreError):
     code = "NOT_A_DATABASE"
 
 
+class CorruptEvent(StoreError):
+    """A stored event that cannot be read back (its payload is not JSON): edited by hand."""
+
+    code = "CORRUPT_EVENT"
+
+
 class CorruptDatabase(StoreError):
     """An SQLite file that SQLite itself cannot read consistently."""
 

@@ -426,9 +426,15 @@ async def _head(connection: aiosqlite.Connection) -> int:
 
 def _event_from_row(row: Any) -> StoredEvent:
     seq, stream, stream_seq, type_, time_ns, actor, payload, prev_hash, hash_ = row
-    return StoredEvent(
-        seq, stream, stream_seq, type_, time_ns, actor, json.loads(payload), prev_hash, hash_
-    )
+    try:
+        decoded = json.loads(payload)
+    except (TypeError, ValueError):
+        raise CorruptEvent(
+            f"event {seq}: its stored payload is not JSON; the log was changed outside the "
+            "store (verify names the first broken event)",
+            seq=seq,
+        ) from None
+    return StoredEvent(seq, stream, stream_seq, type_, time_ns, actor, decoded, prev_hash, hash_)
 
 
 # The writer: everything below runs in the writer's thread (WriterThread.run).

@@ -117,11 +117,6 @@ async def test_a_payload_byte_that_breaks_the_json_is_named_by_the_cli(tmp_path:
     assert line.startswith(f"pact-tui: CHAIN_BROKEN: event {HELLO}: hash_mismatch")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (engine/store): an event payload that is not JSON makes read() raise a bare "
-    "json.JSONDecodeError, so Workspace.open fails untyped and the CLI says INTERNAL",
-)
 async def test_a_payload_that_is_not_json_is_a_typed_error_naming_the_event(
     tmp_path: Path,
 ) -> None:
@@ -132,6 +127,10 @@ async def test_a_payload_that_is_not_json_is_a_typed_error_naming_the_event(
     with pytest.raises(StoreError) as refused:
         await Workspace.open(path, watch=False)
     assert str(HELLO) in str(refused.value)
+    assert refused.value.code == "CORRUPT_EVENT"
+    done = pact_tui("ctx", "list", path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("pact-tui: CORRUPT_EVENT: event ")
 
 
 async def test_a_forged_result_stops_the_replay_at_that_event(tmp_path: Path) -> None:
