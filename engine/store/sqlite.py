@@ -45,6 +45,7 @@ from engine.store.base import (
 from engine.store.chain import CHAIN_COLUMNS, ChainHead, ChainRow, encode_events, verify_rows
 from engine.store.errors import (
     CorruptCheckpoint,
+    CorruptEvent,
     ForeignDatabase,
     InvalidCheckpoint,
     SchemaTooNew,
