@@ -8,7 +8,8 @@ Each figure is printed next to an anchor measured in the same run on the same ma
    hash chain, insert, commit), against the rows that append wrote, already built, inserted by
    plain sqlite3 on a fresh file with the same schema and pragmas. Printed beside it without
    targets: batches of 1,000, commands of 100 through ``store.execute`` (per-command overhead),
-   and a bare script that makes the rows itself (the least any writer of this format pays);
+   and a bare script that makes the rows itself (the least any writer of this format pays).
+   After one untimed warm-up round of each, the medians of nine interleaved runs;
 2. one command's append latency, median and p95, next to a raw sqlite3 single-row
    INSERT + COMMIT with the same pragmas;
 3. reopening a 1,000,000-event store with a checkpoint (load it, replay the tail) ÷ a full
@@ -99,7 +100,7 @@ def sample_events(count: int) -> list[NewEvent]:
 
 
 def bench_batched_appends(directory: Path) -> None:
-    total, small_batch, per_command, repeat = 10_000, 1_000, 100, 5
+    total, small_batch, per_command, repeat = 10_000, 1_000, 100, 9
     print(
         f"1. batched appends: {total:,} events as one batch (one store.append, one transaction)"
         " vs raw sqlite3 executemany of the same rows, one transaction"
@@ -110,6 +111,11 @@ def bench_batched_appends(directory: Path) -> None:
     def measure(label: str, run: Callable[..., float], *args: Any) -> None:
         gc.collect()  # untimed: every run starts from the same heap, whatever ran before it
         times.setdefault(label, []).append(run(*args))
+
+    # One untimed round first, for both sides: the first store of a process starts its writer
+    # thread and loads the C extension, the first file warms the page cache, and either cold
+    # start would otherwise land in the figures.
+    _warm_up(directory, events, total)
 
     def in_store(write: Callable[..., Awaitable[float]], *args: Any) -> float:
         return asyncio.run(write(*args))
@@ -180,6 +186,14 @@ def bench_batched_appends(directory: Path) -> None:
         f" in one transaction: {fmt(built_s)} (ratio to raw {raw_s / built_s:.2f};"
         f" store ratio to it {built_s / store_s:.2f})"
     )
+
+
+def _warm_up(directory: Path, events: list[NewEvent], total: int) -> None:
+    path = directory / "warm-up.pact"
+    asyncio.run(_append_with_store(path, events, total))
+    with closing(sqlite3.connect(path)) as source:
+        rows = source.execute(f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq").fetchall()
+    _insert_raw(directory / "warm-up.db", rows, total)
 
 
 async def _append_with_store(path: Path, events: list[NewEvent], per_batch: int) -> float:
