@@ -154,30 +154,28 @@ ITEM_FIELDS = frozenset(
 )
 
 
-def _load_turn(row: list[Any]) -> Turn:
-    id_, seq, created_at_ns, creation_index, slot_rows = row
-    slots: dict[int, Slot] = {}
-    for slot_id, position, slot_created, slot_index, core, item_rows in slot_rows:
-        items = [_load_item(item) for item in item_rows]
-        if not items or not 0 <= core < len(items) or position in slots:
-            raise InvalidExport(f"slot {slot_id!r}: empty, duplicated or with its core outside")
-        slots[position] = Slot(
-            id=slot_id,
-            position=position,
-            gen=0,
-            created_at_ns=slot_created,
-            creation_index=slot_index,
-            items=items,
-            core=core,
-        )
-    return Turn(
-        id=id_,
-        seq=seq,
-        gen=0,
-        created_at_ns=created_at_ns,
-        creation_index=creation_index,
-        slots=slots,
-    )
+def _load_turn(row: list[Any], new: Any = object.__new__) -> Turn:
+    # Slots and turns filled slot by slot too, for the same reason as items (SLOT_FIELDS and
+    # TURN_FIELDS are checked against their classes' slots).
+    turn: Turn = new(Turn)
+    turn.id, turn.seq, turn.created_at_ns, turn.creation_index, slot_rows = row
+    turn.gen = 0
+    turn.slots = slots = {}
+    for slot_row in slot_rows:
+        slot: Slot = new(Slot)
+        slot.id, slot.position, slot.created_at_ns, slot.creation_index, core, item_rows = slot_row
+        slot.items = items = [_load_item(item) for item in item_rows]
+        if not items or not 0 <= core < len(items) or slot.position in slots:
+            raise InvalidExport(f"slot {slot.id!r}: empty, duplicated or with its core outside")
+        slot.core, slot.gen = core, 0
+        slots[slot.position] = slot
+    return turn
+
+
+SLOT_FIELDS = frozenset(
+    {"id", "position", "created_at_ns", "creation_index", "items", "core", "gen"}
+)
+TURN_FIELDS = frozenset({"id", "seq", "created_at_ns", "creation_index", "slots", "gen"})
 
 
 def load_compact(data: Any, *, ids: IdFactory | None = None, clock: Clock | None = None) -> Context:

@@ -18,9 +18,15 @@ from engine.context import (
     SteppingClock,
     TextContent,
 )
-from engine.context.compact import ITEM_FIELDS, dump_compact, load_compact
+from engine.context.compact import (
+    ITEM_FIELDS,
+    SLOT_FIELDS,
+    TURN_FIELDS,
+    dump_compact,
+    load_compact,
+)
 from engine.context.errors import ContextError
-from engine.context.nodes import Item
+from engine.context.nodes import Item, Slot, Turn
 
 from .conftest import new_context
 
@@ -136,5 +142,7 @@ def test_things_that_are_not_a_document_are_refused(data: Any) -> None:
         load_compact(data)
 
 
-def test_the_fast_item_loader_fills_every_field_an_item_has() -> None:
+def test_the_fast_loaders_fill_every_field_a_record_has() -> None:
     assert frozenset(Item.__slots__) == ITEM_FIELDS
+    assert frozenset(Slot.__slots__) == SLOT_FIELDS
+    assert frozenset(Turn.__slots__) == TURN_FIELDS
