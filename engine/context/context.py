@@ -83,12 +83,15 @@ class Context(ContextView):
         self._journal: list[list[int]] = []  # [turn seq, stamp of its latest write]
         self._journal_floor = 0  # entries older than this stamp were dropped
         self._stamp = 0
+        self._unindexed = False  # a restore leaves the indexes to the first operation
+        self._loaded_count = 0
 
     # =====================================================================================
     # public: placement
     # =====================================================================================
     def pact_insert(self, selector: str, component: ContextComponent) -> Node:
         """Place ``component`` at exact coordinates, shifting neighbours outward (spec §2)."""
+        self._ensure_indexed()
         coord = write_coord(selector)
         depth, position, offset = _exact3(coord.depth, coord.position, coord.offset)
         self._check_component(component, selector)
@@ -104,6 +107,7 @@ class Context(ContextView):
         mode: Literal["replace", "append"] = "replace",
     ) -> Node:
         """``replace`` swaps the item at exact coordinates (same id); ``append`` adds to a slot."""
+        self._ensure_indexed()
         if mode == "append":
             coord = write_coord(selector, arity=(2,))
             depth, position = _exact2(coord.depth, coord.position)
@@ -131,6 +135,7 @@ class Context(ContextView):
 
         Deleting an item with a cadence also ends its schedule: it does not come back.
         """
+        self._ensure_indexed()
         if (selector is None) == (key is None):
             raise InvalidCoordinate("pact_delete takes a selector or key=..., not both or neither")
         templates: list[str] = []
@@ -197,7 +202,12 @@ class Context(ContextView):
         counters: tuple[int, int] | None,
     ) -> None:
         """Replace this (fresh) context's state with loaded, checked parts (``export``,
-        ``compact``) and rebuild the indexes. ``counters``: (creation_index, next_turn_seq)."""
+        ``compact``). ``counters``: (creation_index, next_turn_seq).
+
+        The indexes are built when an operation first needs them, not here: opening a
+        workspace to look at a 100,000-item context should not wait for them (a fifth of its
+        start-up). Duplicate ids, which would corrupt them, are refused now.
+        """
         self._note(TURNS_REMOVED)  # everything was replaced: observers re-read the tree
 
         self._root_id = root_id
@@ -207,22 +217,46 @@ class Context(ContextView):
         self._turn_index = {t.seq: i for i, t in enumerate(turns)}
         self._templates = templates
         self._templates_shared = False
-        self._items.clear()
-        self._where.clear()
-        self._by_key.clear()
-        self._by_tag.clear()
-        self._fixed.clear()
-        self._expiry.clear()
         self._schedule.clear()
-        # The indexes _index keeps, filled in one pass (this runs for every item on every
-        # open of a workspace, so the expiry heap is built once rather than pushed to).
+        all_items = [
+            item
+            for _, turn in self.iter_turns()
+            for slot in turn.slots.values()
+            for item in slot.items
+        ]
+        unique = {item.id for item in all_items}
+        if len(unique) != len(all_items):
+            raise InvalidExport(f"{len(all_items) - len(unique)} item id(s) appear more than once")
+        self._loaded_count = len(all_items)
+        self._unindexed = True
+        for template in templates.values():
+            self._push_schedule(template, self._episode)
+        if counters is not None:
+            self._creation_index, self._next_turn_seq = counters
+        else:
+            highest = max((item.creation_index for item in all_items), default=0)
+            for _depth, turn in self.iter_turns():
+                slots = (slot.creation_index for slot in turn.slots.values())
+                highest = max(highest, turn.creation_index, *slots)
+            self._creation_index = highest
+            self._next_turn_seq = max(t.seq for t in turns) + 1
+
+    def build_indexes(self) -> None:
+        """Build now the indexes a restore left for later (a no-op otherwise): a reader that
+        has shown the tree calls it while idle, so the first operation is not the one that
+        waits."""
+        self._ensure_indexed()
+
+    def _ensure_indexed(self) -> None:
+        """Fill the indexes a restore left empty, in one pass (see ``restore``)."""
+        if not self._unindexed:
+            return
+        self._unindexed = False
         items, where, fixed, expiry = self._items, self._where, self._fixed, self._expiry
         by_key, by_tag = self._by_key, self._by_tag
-        count = 0
         for _depth, turn in self.iter_turns():
             seq = turn.seq
             for position, slot in turn.slots.items():
-                count += len(slot.items)
                 for item in slot.items:
                     item_id = item.id
                     items[item_id] = item
@@ -235,20 +269,7 @@ class Context(ContextView):
                         expiry.append((item.born_episode + item.ttl, item.creation_index, item_id))
                         if seq != SYSTEM_SEQ and not follows_message(item.ttl, item.cad):
                             fixed[item_id] = None
-        if len(items) != count:
-            raise InvalidExport(f"{count - len(items)} item id(s) appear more than once")
-        heapq.heapify(expiry)
-        for template in templates.values():
-            self._push_schedule(template, self._episode)
-        if counters is not None:
-            self._creation_index, self._next_turn_seq = counters
-        else:
-            highest = max((item.creation_index for item in items.values()), default=0)
-            for _depth, turn in self.iter_turns():
-                slots = (slot.creation_index for slot in turn.slots.values())
-                highest = max(highest, turn.creation_index, *slots)
-            self._creation_index = highest
-            self._next_turn_seq = max(t.seq for t in turns) + 1
+        heapq.heapify(expiry)  # built once rather than pushed to, item by item
 
     # =====================================================================================
     # public: messages, episodes, snapshots
@@ -264,6 +285,7 @@ class Context(ContextView):
 
     def advance(self) -> int:
         """Start the next episode: expire, move render stages, rehydrate, then snapshot (§3)."""
+        self._ensure_indexed()
         self._episode += 1
         episode = self._episode
         touched: set[int] = set()
@@ -318,16 +340,19 @@ class Context(ContextView):
         return None if TURNS_REMOVED in changed else changed
 
     def item_count(self) -> int:
-        return len(self._items)
+        return self._loaded_count if self._unindexed else len(self._items)
 
     # -- indexes the read side uses --------------------------------------------------------
     def key_candidates(self, key: str) -> list[Node]:
+        self._ensure_indexed()
         return self._nodes_for(self._by_key.get(key, {}))
 
     def tag_candidates(self, tag: str) -> list[Node]:
+        self._ensure_indexed()
         return self._nodes_for(self._by_tag.get(tag, {}))
 
     def find(self, item_id: str) -> Node | None:
+        self._ensure_indexed()
         item = self._items.get(item_id)
         return self._node_of(item) if item is not None else None
 
@@ -371,6 +396,7 @@ class Context(ContextView):
     # building items
     # =====================================================================================
     def _add_message(self, role: Role, text: str, fields: dict[str, Any]) -> Node:
+        self._ensure_indexed()
         if not isinstance(text, str):
             raise InvalidComponent(
                 f"a {role} message must be text, not {type(text).__name__}", field="text"

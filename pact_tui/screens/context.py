@@ -140,6 +140,12 @@ class ContextScreen(Screen[None]):
         self.context_name = wanted if wanted in names else (names[0] if names else None)
         self.context_tree.focus()
         await self.show_current()
+        self.call_after_refresh(self._build_indexes)
+
+    def _build_indexes(self) -> None:
+        """After the first paint: what opening left for later (see Context.restore)."""
+        for info in self.workspace.contexts():
+            self.workspace.context(info.name).build_indexes()
 
     # -- drawing the current state --------------------------------------------------------------
     async def show_current(self) -> None:

@@ -146,3 +146,20 @@ def test_the_fast_loaders_fill_every_field_a_record_has() -> None:
     assert frozenset(Item.__slots__) == ITEM_FIELDS
     assert frozenset(Slot.__slots__) == SLOT_FIELDS
     assert frozenset(Turn.__slots__) == TURN_FIELDS
+
+
+def test_a_loaded_context_builds_its_indexes_on_first_use() -> None:
+    context = rich_context()
+    loaded = roundtrip(context)
+    assert loaded.item_count() == context.item_count()  # known before any index exists
+    assert [n.id for n in loaded.get_by_tags(["x"])] == [n.id for n in context.get_by_tags(["x"])]
+    assert loaded.get_by_key("s") is not None
+    found = loaded.find(context.select("#n")[0].id)
+    assert found is not None and found.coordinates == context.select("#n")[0].coordinates
+    # And it goes on exactly like the original once an operation needs them.
+    for ctx in (context, loaded):
+        ctx._ids = SequentialIds(prefix="z")  # type: ignore[attr-defined]
+        ctx._clock = SteppingClock(start=10**7)  # type: ignore[attr-defined]
+        ctx.advance()
+        ctx.pact_delete(key="n")
+    assert loaded.model_dump_json() == context.model_dump_json()
