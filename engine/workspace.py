@@ -22,7 +22,7 @@ import gc
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -224,7 +224,9 @@ class Workspace:
         self._checkpointed = 0
         self._rebuilt: dict[str, ContextProjection] = {}  # past states being scrubbed through
         self._closed = False
-        self.checkpoint_problem: str | None = None  # why opening replayed the log instead
+        self.checkpoint_problem: str | None = None  # why a checkpoint was not used or saved
+        self._deciding = False  # whether the running command's decide() has been called
+        self._needs_reload = False  # a cancelled command may have left the projections ahead
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -252,13 +254,23 @@ class Workspace:
         return workspace
 
     async def _load(self) -> None:
-        with _collector_paused():
-            await self._load_projections()
+        """(Re)build every projection from the latest checkpoint and the log after it.
 
-    async def _load_projections(self) -> None:
-        self._contexts.clear()
+        Built aside and swapped in at once: while it awaits, the old projections stay whole
+        for whoever reads them, and what arrives meanwhile is caught up with afterwards.
+        """
+        with _collector_paused(freeze=not self._contexts):
+            contexts, applied, problem = await self._load_projections()
+        self._contexts, self._applied, self._checkpointed = contexts, applied, applied
         self._rebuilt.clear()
-        self._applied = self._checkpointed = 0
+        self._needs_reload = False
+        if problem is not None:
+            self.checkpoint_problem = problem
+        await self.refresh()
+
+    async def _load_projections(self) -> tuple[dict[str, ContextProjection], int, str | None]:
+        contexts: dict[str, ContextProjection] = {}
+        applied, problem = 0, None
         try:
             checkpoint = await self.store.load_checkpoint(CHECKPOINT)
             if checkpoint is not None:
@@ -266,27 +278,26 @@ class Workspace:
                 if data.get("version") != CHECKPOINT_VERSION:
                     raise InvalidCheckpoint(f"checkpoint version {data.get('version')!r}")
                 for name, state in data["contexts"].items():
-                    self._contexts[name] = ContextProjection.restore(state)
-                self._applied = self._checkpointed = checkpoint.seq
+                    contexts[name] = ContextProjection.restore(state)
+                applied = checkpoint.seq
         except (StoreError, ContextError, ValueError, KeyError, TypeError) as error:
             # A checkpoint is only a cache: without it, the log is replayed from the start.
-            self.checkpoint_problem = (
-                f"the checkpoint could not be used ({error}); replayed the log"
-            )
-            self._contexts.clear()
-            self._applied = self._checkpointed = 0
-        async for batch in self.store.scan(self._applied):
+            problem = f"the checkpoint could not be used ({error}); replayed the log"
+            contexts, applied = {}, 0
+        async for batch in self.store.scan(applied):
             for event in batch:
-                self._apply(event)
-        self.store.cursor = self._applied
+                applied = _fold(contexts, event)
+        return contexts, applied, problem
 
     async def close(self) -> None:
         if self._closed:
             return
-        if self._applied - self._checkpointed >= CHECKPOINT_ON_CLOSE:
-            await self.checkpoint()
-        self._closed = True
-        await self.store.close()
+        try:
+            if self._applied - self._checkpointed >= CHECKPOINT_ON_CLOSE:
+                await self._save_caches(self.checkpoint())
+        finally:
+            self._closed = True
+            await self.store.close()
 
     async def __aenter__(self) -> Workspace:
         return self
@@ -296,12 +307,13 @@ class Workspace:
 
     async def checkpoint(self) -> None:
         """Save every projection, so the next open replays only what comes after."""
+        applied = self._applied  # what the dump below reflects, whatever arrives meanwhile
         data = {
             "version": CHECKPOINT_VERSION,
             "contexts": {name: p.dump() for name, p in sorted(self._contexts.items())},
         }
-        await self.store.save_checkpoint(CHECKPOINT, self._applied, _encode(data))
-        self._checkpointed = self._applied
+        await self.store.save_checkpoint(CHECKPOINT, applied, _encode(data))
+        self._checkpointed = max(self._checkpointed, applied)
 
     @property
     def head(self) -> int:
@@ -311,14 +323,8 @@ class Workspace:
     # -- projection ----------------------------------------------------------------------------
     def _apply(self, event: StoredEvent) -> None:
         """Fold one event in; events already folded in (our own commands) are skipped."""
-        if event.seq <= self._applied:
-            return
-        if event.stream.startswith(CONTEXT_PREFIX):
-            name = event.stream[len(CONTEXT_PREFIX) :]
-            if event.type == "context.created":
-                self._contexts[name] = ContextProjection.fresh(event.time_ns)
-            self._contexts[name].replay(event)
-        self._applied = event.seq
+        if event.seq > self._applied:
+            self._applied = _fold(self._contexts, event)
 
     async def refresh(self) -> list[StoredEvent]:
         """Apply what other processes appended since we last looked."""
@@ -439,6 +445,8 @@ class Workspace:
             ]
         except (TypeError, ValueError) as error:
             raise InvalidCommand(f"a command must be JSON: {error}") from None
+        if self._needs_reload:
+            await self._load()
         now = self._clock()
         results: list[dict[str, Any]] = []
         projection: ContextProjection | None = None
@@ -446,6 +454,7 @@ class Workspace:
 
         def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
             nonlocal projection
+            self._deciding = True
             for event in others:
                 self._apply(event)
             projection = self._projection(name)
@@ -459,9 +468,9 @@ class Workspace:
             return events
 
         try:
-            stored = await self._execute(decide)
+            stored = await self._execute(decide, changed=lambda: bool(results))
         except ContextError:
-            if results:  # refused after others in the batch were applied: undo them by reloading
+            if results:  # refused after others in the batch were applied: undo them
                 await self._load()
             raise
         assert projection is not None
@@ -469,22 +478,43 @@ class Workspace:
         for event, result in zip(stored, results, strict=True):
             projection.committed(event.seq, event.stream_seq, result)
         self._applied = stored[-1].seq
+        # The command is in the log: saving caches after it may fail, but must not say it did.
         mark = projection.stream_seq - projection.stream_seq % ARCHIVE_EVERY
         spacing = max(ARCHIVE_EVERY, projection.context.item_count() // 2)
         if mark > first and projection.stream_seq - projection.archived >= spacing:
-            await self._archive(name, projection, mark)
+            await self._save_caches(self._archive(name, projection, mark))
         if self._applied - self._checkpointed >= CHECKPOINT_EVERY:
-            await self.checkpoint()
+            await self._save_caches(self.checkpoint())
         return results
 
-    async def _execute(self, decide: Callable[[Sequence[StoredEvent]], list[NewEvent]]) -> Any:
+    async def _save_caches(self, saving: Awaitable[None]) -> None:
+        """Checkpoints and archives are caches: a failure to save one is noted, not raised."""
+        try:
+            await saving
+        except StoreError as error:
+            self.checkpoint_problem = f"a checkpoint could not be saved ({error})"
+
+    async def _execute(
+        self,
+        decide: Callable[[Sequence[StoredEvent]], list[NewEvent]],
+        changed: Callable[[], bool] = lambda: True,
+    ) -> Any:
+        """Run ``decide`` in a write transaction. If the transaction fails after ``decide``
+        changed the projections (``changed()``), they are rebuilt from the log."""
+        self._deciding = False
         try:
             return await self.store.execute(decide)
         except ContextError:
-            raise  # refused by the engine before anything changed
+            raise  # refused by the engine: whoever decided undoes what it did
+        except asyncio.CancelledError:
+            # Whether it committed is unknown, and a shutdown may be under way: the next
+            # command rebuilds first.
+            if self._deciding and changed():
+                self._needs_reload = True
+            raise
         except BaseException:
-            # The projection may be ahead of a transaction that did not commit: rebuild it.
-            await self._load()
+            if self._deciding and changed():
+                await self._load()
             raise
 
     # -- convenience commands ----------------------------------------------------------------
@@ -649,6 +679,16 @@ def check_context_name(name: object) -> None:
         )
 
 
+def _fold(contexts: dict[str, ContextProjection], event: StoredEvent) -> int:
+    """Apply one event to the projections it concerns; returns its seq."""
+    if event.stream.startswith(CONTEXT_PREFIX):
+        name = event.stream[len(CONTEXT_PREFIX) :]
+        if event.type == "context.created":
+            contexts[name] = ContextProjection.fresh(event.time_ns)
+        contexts[name].replay(event)
+    return event.seq
+
+
 def _encode(data: dict[str, Any]) -> bytes:
     """A checkpoint's bytes: JSON by orjson (ten times json's speed); for what orjson refuses
     (integers beyond 64 bits in some content) json's, marked with a leading ``J`` because
@@ -664,17 +704,18 @@ def _decode(data: bytes) -> Any:
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def _collector_paused(*, freeze: bool = False) -> Iterator[None]:
     """Loading a checkpoint allocates a container per item and none of them is garbage; left
     on, the cyclic collector walks the growing heap again and again (it doubled load time).
-    What was loaded lives as long as the workspace, so it is then frozen out of the
-    collector's sight instead of being walked by every full collection that follows."""
+    With ``freeze`` (opening: what is loaded lives as long as the workspace) the heap is then
+    frozen out of the collector's sight, instead of being walked by every full collection."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        if freeze:
+            gc.freeze()
         if enabled:
             gc.enable()
 
