@@ -114,18 +114,24 @@ def test_the_app_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> None:
     )
     terminal.start([*_pact_tui(), str(workspace)])
 
-    screen = terminal.wait_for(lambda s: "EPISODE 6" in s, "the inspector")
-    assert "researcher   EPISODE 6   ● LIVE" in screen
-    assert "context tree · live" in screen
-    assert "turn d0  assistant · active" in screen
+    # tmux may be read half-way through a frame, so each wait is for everything it then checks
+    # (the status bar is drawn at the top, the scrubber near the bottom).
+    first = (
+        "researcher   EPISODE 6   ● LIVE",
+        "context tree · live",
+        "turn d0  assistant · active",
+    )
+    terminal.wait_for(lambda s: all(part in s for part in first), "the inspector")
 
     terminal.keys(".")
-    screen = terminal.wait_for(lambda s: "EPISODE 7" in s, "episode 7 after '.'")
-    assert "LIVE · 8 snapshots" in screen
+    advanced = ("researcher   EPISODE 7   ● LIVE", "LIVE · 8 snapshots")
+    terminal.wait_for(lambda s: all(part in s for part in advanced), "episode 7 after '.'")
 
     terminal.keys("?")
-    screen = terminal.wait_for(lambda s: "pact-tui keys" in s, "the help screen")
-    assert "advance one episode (expire, rehydrate)" in screen
+    terminal.wait_for(
+        lambda s: "pact-tui keys" in s and "advance one episode (expire, rehydrate)" in s,
+        "the help screen",
+    )
     terminal.keys("Escape")
     terminal.wait_for(lambda s: "pact-tui keys" not in s, "the help screen to close")
 
