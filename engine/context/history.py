@@ -61,6 +61,11 @@ class SnapshotContext(ContextView):
         self._templates = state.templates
         self._history = history
 
+    @property
+    def history(self) -> History:
+        """The history this snapshot belongs to (the snapshots after it included)."""
+        return self._history
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("pact_") or name in {"add_user", "add_assistant", "advance", "seal"}:
             raise ReadOnlySelector(

@@ -11,9 +11,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from .history import History, Snapshot
+from .context import Context
+from .history import Snapshot, SnapshotContext
 from .nodes import Item, Turn
-from .view import ContextView
 
 MAX_SNAPSHOTS = 500
 
@@ -66,7 +66,7 @@ def _sight(snapshot: Snapshot, item_id: str, seq: int, depths: set[int]) -> Sigh
     return None
 
 
-def item_timeline(view: ContextView, history: History, item_id: str) -> list[TimelineEvent]:
+def item_timeline(view: Context | SnapshotContext, item_id: str) -> list[TimelineEvent]:
     """The item's story over the last ``MAX_SNAPSHOTS`` snapshots up to ``view``, then what is
     scheduled for it. Empty if ``view`` does not hold the item."""
     node = view.find(item_id)
@@ -78,8 +78,13 @@ def item_timeline(view: ContextView, history: History, item_id: str) -> list[Tim
     depths = {node.depth}
     if item.lifecycle is not None:
         depths.update(stage.depth for stage in item.lifecycle.stages)
-    past = [s for s in history.snapshots if s.state.episode <= view.current_episode]
-    window = past[-MAX_SNAPSHOTS:]
+    # The story up to the view: all of it for the working context, up to its own snapshot for
+    # a past one (snapshots sealed later in the same episode are its future).
+    snapshots = view.history.snapshots
+    if isinstance(view, SnapshotContext):
+        mine = next((i for i, s in enumerate(snapshots) if s is view.snapshot), None)
+        snapshots = snapshots[: mine + 1] if mine is not None else []
+    window = snapshots[-MAX_SNAPSHOTS:]
     events: list[TimelineEvent] = []
     previous: Sighting | None = None
     for snapshot in window:
@@ -89,7 +94,7 @@ def item_timeline(view: ContextView, history: History, item_id: str) -> list[Tim
             if previous is not None:
                 events.append(TimelineEvent(episode, at, "gone", _where(previous.coordinates)))
         elif previous is None:
-            first_ever = snapshot is past[0] or len(past) <= MAX_SNAPSHOTS
+            first_ever = snapshot is snapshots[0] or len(snapshots) <= MAX_SNAPSHOTS
             if first_ever and not events:
                 born = seen.item.born_episode
                 where = _where(seen.coordinates)

@@ -225,8 +225,7 @@ class ContextScreen(Screen[None]):
         change = None
         if self.diff is not None and row.item is not None:
             change = next((c for c in self.diff["changed"] if c["id"] == row.item.id), None)
-        history = self.workspace.context(self.context_name).history
-        body = describe(self.view, history, row, change)
+        body = describe(self.view, row, change)
         if self.diff is not None:
             body = Group(diff_summary(self.diff, self.removed, self._diff_label()), body)
         detail.show(body)

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from engine.context import ContextView, History
+from engine.context import Context, ContextView, SnapshotContext
 from engine.context.timeline import item_timeline
 
 from ..tree_layout import Row
@@ -37,9 +37,7 @@ def _dash(value: Any) -> str:
     return "—" if value is None or value == [] else str(value)
 
 
-def describe(
-    view: ContextView, history: History | None, row: Row, change: dict[str, Any] | None
-) -> RenderableType:
+def describe(view: ContextView, row: Row, change: dict[str, Any] | None) -> RenderableType:
     """A renderable describing ``row``'s node as it is in ``view``."""
     if row.kind in ("system", "turn"):
         turn = row.turn
@@ -72,12 +70,10 @@ def describe(
                 ]
             ),
         )
-    return _describe_item(view, history, row, change)
+    return _describe_item(view, row, change)
 
 
-def _describe_item(
-    view: ContextView, history: History | None, row: Row, change: dict[str, Any] | None
-) -> RenderableType:
+def _describe_item(view: ContextView, row: Row, change: dict[str, Any] | None) -> RenderableType:
     item = row.item
     assert item is not None and row.slot is not None
     node = view.make_node(item, row.slot, row.depth, row.offset or 0)
@@ -141,8 +137,8 @@ def _describe_item(
             Text(", ".join([*change.get("fields", []), *moved]) or "—"),
         ]
     parts += [Text("\ncontent", style="bold"), Text(item.text())]
-    if history is not None:
-        story = item_timeline(view, history, item.id)
+    if isinstance(view, (Context, SnapshotContext)):
+        story = item_timeline(view, item.id)
         if story:
             parts.append(Text("\nhistory", style="bold"))
             table = Table.grid(padding=(0, 2))
