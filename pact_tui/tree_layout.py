@@ -13,7 +13,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from engine.context import Context, ContextView
+from engine.context import Context, ContextView, SnapshotContext
 from engine.context.nodes import Item, Slot, Turn
 
 from .line_index import LineIndex
@@ -109,7 +109,16 @@ class TreeLayout:
                 self._token = view.journal_token
                 self._apply_changes(view, changed)
                 return
+        if _same_snapshot(view, self._view):
+            self._view = view
+            return  # a past state never changes
         self._rebuild(view)
+
+    def forget(self) -> None:
+        """Start over (another context: its ids mean other nodes)."""
+        self.collapsed.clear()
+        self._view = None
+        self._turns, self._blocks, self._lines = [], {}, LineIndex()
 
     def _rebuild(self, view: ContextView) -> None:
         self._view = view
@@ -195,11 +204,20 @@ class TreeLayout:
             self._rebuild(self._view)
 
     # -- reading ----------------------------------------------------------------------------------
+    def _catch_up(self) -> None:
+        """The live context changes in place, and a key or a scroll may ask for a line before
+        the screen has redrawn: answer from the tree as it is, never from stale blocks."""
+        view = self._view
+        if isinstance(view, Context) and view.journal_token != self._token:
+            self.sync(view)
+
     @property
     def line_count(self) -> int:
+        self._catch_up()
         return self._lines.total
 
     def row(self, line: int) -> Row:
+        self._catch_up()
         index, local = self._lines.find(line)
         block = self._block(index)
         depth = self._depth_of(index)
@@ -248,6 +266,14 @@ class TreeLayout:
             within = slot.core + offset + (1 if self.headers else 0)
             return line + within if 0 <= slot.core + offset < len(slot.items) else None
         return None
+
+
+def _same_snapshot(a: ContextView | None, b: ContextView | None) -> bool:
+    return (
+        isinstance(a, SnapshotContext)
+        and isinstance(b, SnapshotContext)
+        and a.snapshot is b.snapshot
+    )
 
 
 def _new_turns(view: ContextView, last_seq: int) -> Iterator[Turn]:

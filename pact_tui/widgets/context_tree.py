@@ -111,9 +111,12 @@ class LinePane(ScrollView, can_focus=True):
         self._set_cursor(line if line is not None else self.cursor, scroll=line is not None)
         self.refresh()
 
-    def set_marks(self, marks: dict[str, Mark]) -> None:
-        self.marks = marks
-        self.refresh()
+    def forget(self) -> None:
+        """Drop the layout, folds and cursor anchor: another context is about to be shown."""
+        self.layout_model.forget()
+        self._anchor = None
+        self.view = None
+        self.cursor = 0
 
     def jump_to(self, line: int) -> None:
         self._set_cursor(line, scroll=True, center=True)
