@@ -135,6 +135,7 @@ def bench_cold_start(large: Path) -> None:
 async def advance_latencies(path: Path) -> list[float]:
     from pact_tui.app import make_app
     from pact_tui.screens.context import ContextScreen
+    from pact_tui.widgets.status import StatusBar
 
     app = make_app(path, watch=False, context="researcher")
     samples: list[float] = []
@@ -145,9 +146,11 @@ async def advance_latencies(path: Path) -> list[float]:
         shown = asyncio.Event()
         wanted = -1
 
-        def painted() -> None:
-            view = screen.view
-            if view is not None and view.current_episode >= wanted:
+        bar = screen.query_one(StatusBar)
+
+        def painted() -> None:  # what the status bar drew, not the live object under it
+            episode = bar.status.episode if bar.status is not None else None
+            if episode is not None and episode >= wanted:
                 shown.set()
 
         on_paint(app, painted)
@@ -177,6 +180,7 @@ def bench_advance(small: Path, large: Path) -> None:
 async def live_latencies(path: Path) -> list[float]:
     from pact_tui.app import make_app
     from pact_tui.screens.context import ContextScreen
+    from pact_tui.widgets.status import StatusBar
 
     app = make_app(path, watch=True, context="researcher")
     first_seen: dict[int, int] = {}
@@ -185,10 +189,12 @@ async def live_latencies(path: Path) -> list[float]:
         screen = app.screen
         assert isinstance(screen, ContextScreen)
 
-        def painted() -> None:
-            view = screen.view
-            if view is not None:
-                first_seen.setdefault(view.current_episode, monotonic_ns())
+        bar = screen.query_one(StatusBar)
+
+        def painted() -> None:  # what the status bar drew, not the live object under it
+            episode = bar.status.episode if bar.status is not None else None
+            if episode is not None:
+                first_seen.setdefault(episode, monotonic_ns())
 
         on_paint(app, painted)
         writer = await asyncio.create_subprocess_exec(

@@ -535,6 +535,13 @@ class Workspace:
         """Every snapshot of a context, oldest first (including those before the checkpoint)."""
         return list(self._projection(name).snapshots)
 
+    def snapshot_count(self, name: str) -> int:
+        return len(self._projection(name).snapshots)
+
+    def snapshot_at(self, name: str, index: int) -> SnapshotEntry:
+        """The ``index``-th snapshot of a context, oldest first (no copy of the list)."""
+        return self._projection(name).snapshots[index]
+
     def snapshot(self, name: str, snapshot_id: str) -> SnapshotEntry:
         for entry in self._projection(name).snapshots:
             if entry.id == snapshot_id:

@@ -6,6 +6,7 @@ Widgets are given views and post messages; this screen is what talks to the work
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -97,6 +98,9 @@ class ContextScreen(Screen[None]):
         self._play_timer: Timer | None = None
         self._select_timer: Timer | None = None
         self._refresh_queued = False
+        self._showing = asyncio.Lock()  # one show_current at a time: each reads then draws
+        self._commands_in_flight = 0
+        self._diff_cache: tuple[tuple[str, str], dict[str, Any], list[Any]] | None = None
 
     # -- layout -----------------------------------------------------------------------------------
     def compose(self) -> Any:
@@ -143,13 +147,18 @@ class ContextScreen(Screen[None]):
         self.call_after_refresh(self._build_indexes)
 
     def _build_indexes(self) -> None:
-        """After the first paint: what opening left for later (see Context.restore)."""
-        for info in self.workspace.contexts():
-            self.workspace.context(info.name).build_indexes()
+        """After the first paint: what opening left for the shown context (see
+        Context.restore); other contexts build theirs on their first operation."""
+        if self.context_name is not None:
+            self.workspace.context(self.context_name).build_indexes()
 
     # -- drawing the current state --------------------------------------------------------------
     async def show_current(self) -> None:
         """Bring every pane up to date with the workspace and this screen's state."""
+        async with self._showing:  # a rebuilt past view awaits: no two draws interleave
+            await self._show_current()
+
+    async def _show_current(self) -> None:
         self._refresh_queued = False
         ws, name = self.workspace, self.context_name
         self.query_one(ContextList).show(ws.contexts(), name)
@@ -157,13 +166,13 @@ class ContextScreen(Screen[None]):
             self.view = None
             self.query_one(StatusBar).show(Status(None, None, True))
             return
-        snapshots = ws.snapshots(name)
-        if self.position is not None and self.position >= len(snapshots):
+        count = ws.snapshot_count(name)
+        if self.position is not None and self.position >= count:
             self.position = None
         if self.position is None:
             self.view = ws.context(name)
         else:
-            self.view = await ws.at_snapshot(name, snapshots[self.position].id)
+            self.view = await ws.at_snapshot(name, ws.snapshot_at(name, self.position).id)
         if self.selector:
             self._evaluate_selector()
         if self.diff_base is not None:
@@ -181,7 +190,7 @@ class ContextScreen(Screen[None]):
                 f"{kind} · PAST · snapshot {entry.id} · episode {entry.episode} · read-only"
             )
         base = self.diff_base.index if self.diff_base is not None else None
-        self.query_one(Scrubber).show(snapshots, self.position, base)
+        self.query_one(Scrubber).show(count, entry, base)
         self._show_status()
         self._show_detail()
 
@@ -215,7 +224,7 @@ class ContextScreen(Screen[None]):
     def _entry(self) -> SnapshotEntry | None:
         if self.position is None or self.context_name is None:
             return None
-        return self.workspace.snapshots(self.context_name)[self.position]
+        return self.workspace.snapshot_at(self.context_name, self.position)
 
     def _show_detail(self) -> None:
         detail = self.query_one(NodeDetail)
@@ -267,10 +276,13 @@ class ContextScreen(Screen[None]):
         if self.context_name is None:
             names = [info.name for info in self.workspace.contexts()]
             self.context_name = names[0] if names else None
-        if self.context_name in change.contexts and self.position is not None:
-            stream = "ctx:" + self.context_name
-            self.pending += sum(1 for event in change.events if event.stream == stream)
-            self._show_status()
+        if self.context_name not in change.contexts or self.position is not None:
+            # Another context moved, or the user is in the past (which live changes must not
+            # move): only the list of contexts and the count of what arrived are redrawn.
+            if self.context_name in change.contexts:
+                stream = "ctx:" + self.context_name
+                self.pending += sum(1 for event in change.events if event.stream == stream)
+                self._show_status()
             self.query_one(ContextList).show(self.workspace.contexts(), self.context_name)
             return
         self.request_refresh()
@@ -293,13 +305,17 @@ class ContextScreen(Screen[None]):
     async def run_command(self, command: dict[str, Any]) -> dict[str, Any] | None:
         """Run one context command; a refusal is a notification, never a crash."""
         assert self.context_name is not None
+        self._commands_in_flight += 1
         try:
             result: dict[str, Any] = await self.workspace.run(
                 self.context_name, command, actor="tui"
             )
         except (ContextError, StoreError) as error:
             self.notify(str(error), severity="error", title="Refused")
+            self.request_refresh()  # a refusal may still have reloaded what others appended
             return None
+        finally:
+            self._commands_in_flight -= 1
         await self.show_current()
         return result
 
@@ -332,7 +348,7 @@ class ContextScreen(Screen[None]):
         """Show snapshot ``position`` (read-only), or live (None)."""
         if self.context_name is None:
             return
-        count = len(self.workspace.snapshots(self.context_name))
+        count = self.workspace.snapshot_count(self.context_name)
         if position is not None:
             if count == 0:
                 self.notify("this context has no snapshots yet: advance or seal first")
@@ -346,7 +362,7 @@ class ContextScreen(Screen[None]):
     async def action_step(self, direction: int) -> None:
         if self.context_name is None:
             return
-        count = len(self.workspace.snapshots(self.context_name))
+        count = self.workspace.snapshot_count(self.context_name)
         if self.position is None:
             if direction < 0 and count:
                 await self.go_to(count - 1)
@@ -357,7 +373,7 @@ class ContextScreen(Screen[None]):
     async def action_edge(self, end: int) -> None:
         if self.context_name is None:
             return
-        count = len(self.workspace.snapshots(self.context_name))
+        count = self.workspace.snapshot_count(self.context_name)
         await self.go_to(count - 1 if end else 0)
 
     async def action_live(self) -> None:
@@ -402,8 +418,8 @@ class ContextScreen(Screen[None]):
             if self.position is None:  # caught up with now: stop rather than write anything
                 self._stop_playing()
                 self._show_status()
-        elif self.context_name is not None:
-            self.run_command({"op": "advance"})
+        elif self.context_name is not None and not self._commands_in_flight:
+            self.run_command({"op": "advance"})  # a slow write is not queued behind itself
 
     # -- diff -----------------------------------------------------------------------------------
     async def action_diff(self) -> None:
@@ -431,18 +447,25 @@ class ContextScreen(Screen[None]):
 
     async def _compute_diff(self) -> None:
         assert self.diff_base is not None and self.context_name is not None
-        snapshots = self.workspace.snapshots(self.context_name)
+        ws, name = self.workspace, self.context_name
         older, newer = self._diff_order()
-        older_id = None if older is None else snapshots[older].id
-        newer_id = None if newer is None else snapshots[newer].id
-        self.diff = diff = await self.workspace.diff(self.context_name, older_id, newer_id)
+        older_id = None if older is None else ws.snapshot_at(name, older).id
+        newer_id = None if newer is None else ws.snapshot_at(name, newer).id
+        ends = (older_id, newer_id)
+        # Two snapshots never change: their diff is kept while live changes repaint the screen.
+        if self._diff_cache is not None and self._diff_cache[0] == ends:
+            self.diff, self.removed = self._diff_cache[1], self._diff_cache[2]
+            return
+        self.diff = diff = await ws.diff(name, older_id, newer_id)
         gone = set(diff["removed"][:MAX_REMOVED_SHOWN])
-        older_view = await self.workspace.view(self.context_name, older_id)
+        older_view = await ws.view(name, older_id)
         self.removed = [
             (item.id, f"({depth},{slot.position},{offset})", item.text())
             for item, depth, slot, offset in older_view.iter_items()
             if item.id in gone
         ]
+        if older_id is not None and newer_id is not None:
+            self._diff_cache = ((older_id, newer_id), diff, self.removed)
 
     # -- the selector bar -----------------------------------------------------------------------
     def action_search(self) -> None:
@@ -451,6 +474,7 @@ class ContextScreen(Screen[None]):
     @on(SelectorBar.Changed)
     def _on_selector_changed(self, event: SelectorBar.Changed) -> None:
         self.selector = event.text.strip()
+        self._pinned_matches = frozenset()
         if self._select_timer is not None:
             self._select_timer.stop()
         self._select_timer = self.set_timer(SELECT_DELAY, self._evaluate_and_show)
@@ -500,7 +524,7 @@ class ContextScreen(Screen[None]):
             parsed = parse_selector(text)
             if parsed.is_time_qualified:
                 entry = self.workspace.resolve_time(name, parsed)
-                position = self.workspace.snapshots(name).index(entry)
+                position = entry.index
                 if position != self.position:
                     self.position = position
                     await self.show_current()
@@ -511,11 +535,13 @@ class ContextScreen(Screen[None]):
                 self.matches = self.view.select(parsed)
         except InvalidSelector as error:
             self.matches, self.match_index, self.selector_error = [], -1, True
+            self._pinned_matches = frozenset()
             bar.show_error(error.position, error.reason)
             await self.show_current()
             return
         except ContextError as error:
             self.matches, self.match_index, self.selector_error = [], -1, True
+            self._pinned_matches = frozenset()
             bar.show_error(0, error.message)
             await self.show_current()
             return
@@ -579,5 +605,8 @@ class ContextScreen(Screen[None]):
         self.context_name = name
         self.position, self.pending = None, 0
         self.diff_base, self.diff, self.removed = None, None, []
+        self._pinned_matches, self.match_index = frozenset(), -1
+        for pane in (self.context_tree, self.provider):
+            pane.forget()  # folds and layout belong to the context they were made for
         await self.show_current()
         self.context_tree.focus()

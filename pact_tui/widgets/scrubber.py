@@ -28,26 +28,29 @@ class Scrubber(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.snapshots: list[SnapshotEntry] = []
-        self.position: int | None = None
+        self.count = 0  # snapshots of the context
+        self.entry: SnapshotEntry | None = None  # the snapshot shown; None = live
         self.base: int | None = None  # the diff base, marked on the bar
 
-    def show(self, snapshots: list[SnapshotEntry], position: int | None, base: int | None) -> None:
-        self.snapshots, self.position, self.base = snapshots, position, base
+    @property
+    def position(self) -> int | None:
+        return None if self.entry is None else self.entry.index
+
+    def show(self, count: int, entry: SnapshotEntry | None, base: int | None) -> None:
+        self.count, self.entry, self.base = count, entry, base
         self.refresh()
 
     def _label(self) -> str:
-        count = len(self.snapshots)
-        if self.position is None:
-            return f" LIVE · {count} snapshot{'s' if count != 1 else ''}"
-        entry = self.snapshots[self.position]
-        return f" {self.position + 1}/{count} · ep {entry.episode} · {entry.trigger}"
+        if self.entry is None:
+            return f" LIVE · {self.count} snapshot{'s' if self.count != 1 else ''}"
+        entry = self.entry
+        return f" {entry.index + 1}/{self.count} · ep {entry.episode} · {entry.trigger}"
 
     def _track_width(self) -> int:
         return max(4, self.size.width - 35)
 
     def _cell_of(self, index: int, width: int) -> int:
-        count = len(self.snapshots)
+        count = self.count
         return 0 if count <= 1 else round(index * (width - 1) / count)
 
     def render_line(self, y: int) -> Strip:
@@ -61,8 +64,10 @@ class Scrubber(Widget):
         )
         cells = ["─"] * width
         styles = [dim] * width
-        count = len(self.snapshots)
-        if count:
+        count = self.count
+        if count >= 2 * width:  # a tick lands in every cell: no need to place each one
+            cells = ["┼"] * width
+        else:
             for index in range(count):
                 cells[self._cell_of(index, width)] = "┼"
         if self.base is not None and count:
@@ -81,11 +86,11 @@ class Scrubber(Widget):
     def on_click(self, event: events.Click) -> None:
         x = event.x - 4
         width = self._track_width()
-        if not 0 <= x < width or not self.snapshots:
+        if not 0 <= x < width or not self.count:
             return
         if x >= width - 1:
             self.post_message(self.Jump(None))
             return
-        count = len(self.snapshots)
+        count = self.count
         index = min(count - 1, round(x * count / (width - 1)))
         self.post_message(self.Jump(index))

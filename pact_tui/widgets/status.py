@@ -53,5 +53,8 @@ def status_content(status: Status) -> Content:
 class StatusBar(Static):
     """One line, always visible; the episode number stands out."""
 
+    status: Status | None = None  # what the bar last drew
+
     def show(self, status: Status) -> None:
+        self.status = status
         self.update(status_content(status))

@@ -49,12 +49,49 @@ OPS = st.lists(
             st.sampled_from([None, 1, 3]),
         ),
         st.tuples(st.just("delete"), st.integers(0, 3), st.integers(-2, 2)),
+        st.tuples(
+            st.just("update"),
+            st.integers(0, 3),
+            st.integers(-2, 2),
+            st.integers(0, 1),
+            st.sampled_from(["replace", "append"]),
+            st.sampled_from([None, 1, 2]),
+        ),
         st.tuples(st.just("advance")),
         st.tuples(st.just("seal")),
         st.tuples(st.just("fold"), st.integers(0, 40)),
+        st.tuples(st.just("sync")),
     ),
     max_size=40,
 )
+
+
+def _apply(context: Context, layout: TreeLayout, op: tuple) -> None:
+    """One operation of ``OPS`` (a refused one changes nothing, as the engine promises)."""
+    try:
+        if op[0] in ("user", "assistant"):
+            context.add_message(op[0], op[1] or "m")
+        elif op[0] == "insert":
+            _, depth, position, offset, ttl, cad = op
+            context.pact_insert(
+                f"d{depth}, {position}, {offset}", TextContent("x", ttl=ttl, cadence=cad)
+            )
+        elif op[0] == "update":
+            _, depth, position, offset, mode, ttl = op
+            selector = f"d{depth}, {position}" + (f", {offset}" if mode == "replace" else "")
+            context.pact_update(selector, TextContent("y\nz", ttl=ttl), mode=mode)
+        elif op[0] == "delete":
+            context.pact_delete(f"d{op[1]}, {op[2]}, *")
+        elif op[0] == "advance":
+            context.advance()
+        elif op[0] == "seal":
+            context.seal()
+        elif op[0] == "fold" and layout.line_count:
+            layout.toggle(layout.row(op[1] % layout.line_count))
+        elif op[0] == "sync":
+            layout.sync(context)
+    except ContextError:
+        pass
 
 
 @settings(max_examples=150, deadline=None)
@@ -64,25 +101,9 @@ def test_incremental_layout_equals_a_fresh_one(ops: list[tuple], headers: bool) 
     live = TreeLayout(headers=headers)
     live.sync(context)
     for op in ops:
-        try:
-            if op[0] in ("user", "assistant"):
-                context.add_message(op[0], op[1] or "m")
-            elif op[0] == "insert":
-                _, depth, position, offset, ttl, cad = op
-                context.pact_insert(
-                    f"d{depth}, {position}, {offset}", TextContent("x", ttl=ttl, cadence=cad)
-                )
-            elif op[0] == "delete":
-                context.pact_delete(f"d{op[1]}, {op[2]}, *")
-            elif op[0] == "advance":
-                context.advance()
-            elif op[0] == "seal":
-                context.seal()
-            elif op[0] == "fold" and live.line_count:
-                live.toggle(live.row(op[1] % live.line_count))
-        except ContextError:
-            pass
-        live.sync(context)
+        # The layout is synced only now and then (the "sync" op): between syncs, line_count and
+        # row must catch up with the journal by themselves.
+        _apply(context, live, op)
         fresh = TreeLayout(headers=headers)
         fresh.collapsed = set(live.collapsed)
         fresh.sync(context)
@@ -130,18 +151,8 @@ def test_measured_heights_match_the_blocks_drawn(ops: list[tuple]) -> None:
     context = Context(ids=SequentialIds(), clock=SteppingClock())
     layout = TreeLayout()
     for op in ops:
-        try:
-            if op[0] in ("user", "assistant"):
-                context.add_message(op[0], "m")
-            elif op[0] == "insert":
-                _, depth, position, offset, ttl, cad = op
-                context.pact_insert(
-                    f"d{depth}, {position}, {offset}", TextContent("x", ttl=ttl, cadence=cad)
-                )
-            elif op[0] == "advance":
-                context.advance()
-        except ContextError:
-            pass
+        if op[0] not in ("fold", "sync"):
+            _apply(context, layout, op)
     layout.sync(context)
     for n, row in enumerate(list(layout.rows(0, layout.line_count))):
         if n % 3 == 0 and row.kind in ("turn", "slot"):

@@ -95,3 +95,19 @@ async def test_a_command_in_the_past_is_refused_and_changes_nothing(
         await wait_until(
             pilot, lambda: "You are looking at the past" in screen_text(app), "the toast"
         )
+
+
+@pytest.mark.parametrize("per_cell", [1, 2, 5])
+async def test_a_scrubber_with_more_snapshots_than_cells_ticks_every_cell(
+    demo: Path, per_cell: int
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE):
+        scrubber = screen_of(app).query_one(Scrubber)
+        width = scrubber._track_width()
+        scrubber.show(per_cell * width, None, None)
+        track = scrubber.render_line(0).text[4 : 4 + width]
+        assert track == "┼" * (width - 1) + "●"
+        assert scrubber._label() == f" LIVE · {per_cell * width} snapshots"
+        scrubber.show(3, None, None)  # few snapshots: ticks only where they fall
+        assert scrubber.render_line(0).text[4 : 4 + width].count("┼") == 3

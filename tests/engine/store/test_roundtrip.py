@@ -219,6 +219,8 @@ async def test_a_cancelled_command_is_whole_or_absent_and_frees_the_lock(
 ) -> None:
     await store.append(events("ctx:a", 1))
     # Cancelled at different points: waiting for the writer, catching up, deciding, inserting.
+    # The delays only spread where the cancel lands; nothing waits on them, and what is checked
+    # (whole or absent, lock free) must hold wherever it lands.
     for delay in (0, 0, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01):
         for command in (
             lambda: store.execute(lambda _others: events("ctx:a", 300)),
