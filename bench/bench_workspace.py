@@ -42,7 +42,7 @@ from typing import Any
 from unittest import mock
 
 import engine.workspace as workspace_module
-from bench.common import fmt, report_limit, report_ratio
+from bench.common import fmt, report_limit, report_ratio, watch
 from engine.context.nodes import canonical_json
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import Workspace
@@ -406,37 +406,6 @@ async def follow(path: str, count: int) -> None:
             received += len(change.events)
             if received >= count:
                 return
-
-
-async def watch(path: str, count: int) -> None:
-    """The anchor's other process: the change feed's watcher settings, on a plain file."""
-    from watchfiles import awatch
-
-    from engine.store.feed import WATCH_DEBOUNCE_MS, WATCH_STEP_MS
-
-    name = os.path.basename(path)
-    stop = asyncio.Event()
-    received = 0
-    ready = False
-    async for changes in awatch(
-        os.path.dirname(path),
-        watch_filter=lambda _change, changed: os.path.basename(changed) == name,
-        debounce=WATCH_DEBOUNCE_MS,
-        step=WATCH_STEP_MS,
-        stop_event=stop,
-        recursive=False,
-        rust_timeout=50,
-        yield_on_timeout=True,
-    ):
-        if not ready:  # the first (empty) yield: the watcher is in place
-            print("ready", flush=True)
-            ready = True
-        if not changes:
-            continue
-        received += 1
-        print(received, monotonic_ns(), flush=True)
-        if received == count:
-            stop.set()
 
 
 def main() -> None:

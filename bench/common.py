@@ -1,10 +1,15 @@
-"""Shared bits of the benchmarks: timing, and printing a figure next to its anchor."""
+"""Shared bits of the benchmarks: timing, printing a figure next to its anchor, and the plain
+file watcher the change-feed figures use as their anchor."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import statistics
 import time
 from collections.abc import Callable
+
+from engine.store.feed import WATCH_DEBOUNCE_MS, WATCH_STEP_MS
 
 RESULTS: list[tuple[str, bool]] = []
 
@@ -64,3 +69,32 @@ def report_limit(
     )
     RESULTS.append((name, ok))
     return ok
+
+
+async def watch(path: str, count: int) -> None:
+    """The anchor's other process: the change feed's watcher settings, on a plain file."""
+    from watchfiles import awatch
+
+    name = os.path.basename(path)
+    stop = asyncio.Event()
+    received = 0
+    ready = False
+    async for changes in awatch(
+        os.path.dirname(path),
+        watch_filter=lambda _change, changed: os.path.basename(changed) == name,
+        debounce=WATCH_DEBOUNCE_MS,
+        step=WATCH_STEP_MS,
+        stop_event=stop,
+        recursive=False,
+        rust_timeout=50,
+        yield_on_timeout=True,
+    ):
+        if not ready:  # the first (empty) yield: the watcher is in place
+            print("ready", flush=True)
+            ready = True
+        if not changes:
+            continue
+        received += 1
+        print(received, time.monotonic_ns(), flush=True)
+        if received == count:
+            stop.set()
