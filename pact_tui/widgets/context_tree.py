@@ -168,7 +168,10 @@ class LinePane(ScrollView, can_focus=True):
         self._set_cursor(self.layout_model.line_count - 1 if end else 0)
 
     async def _on_click(self, event: events.Click) -> None:
-        line = event.y + int(self.scroll_offset.y)
+        at = event.get_content_offset(self)  # under the border: None on the border itself
+        if at is None:
+            return
+        line = at.y + int(self.scroll_offset.y)
         if 0 <= line < self.layout_model.line_count:
             if line == self.cursor:
                 self.activate()
