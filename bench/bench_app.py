@@ -29,13 +29,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import fmt, report_limit, report_ratio
+from bench.common import REPO_ROOT, fmt, report_limit, report_ratio
 
 SMALL, LARGE = 1_000, 100_000
 STARTS = 5
 ADVANCES = 30
 COMMITS = 40
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def monotonic_ns() -> int:

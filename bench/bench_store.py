@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import os
 import sqlite3
 import statistics
 import sys
@@ -36,7 +35,15 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from bench.common import fmt, report_limit, report_ratio, watch
+from bench.common import (
+    WARM_UP,
+    fmt,
+    raw_watch_round_trips,
+    received_at,
+    report_limit,
+    report_ratio,
+    start_follower,
+)
 from engine.store import NewEvent, SqliteEventStore, StoredEvent
 from engine.store.chain import (
     CHAIN_COLUMNS,
@@ -52,7 +59,6 @@ INSERT = (
     "INSERT INTO events (seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def monotonic_ns() -> int:
@@ -395,7 +401,7 @@ def bench_feed_latency(directory: Path) -> None:
     rounds, burst = 200, 500
     print(f"4. change-feed latency, commit here to delivery in another process ({rounds} commits)")
     feed_ms = asyncio.run(_feed_round_trips(directory / "feed.pact", rounds))
-    watch_ms = asyncio.run(_raw_watch_round_trips(directory / "raw-watch", rounds))
+    watch_ms = asyncio.run(raw_watch_round_trips(directory / "raw-watch", rounds))
     burst_ms = asyncio.run(_feed_burst(directory / "burst.pact", burst))
     for label, samples in (
         ("change feed, one commit at a time", feed_ms),
@@ -419,40 +425,14 @@ def bench_feed_latency(directory: Path) -> None:
     )
 
 
-WARM_UP = 5  # rounds before measuring: the other process's watcher is surely in place by then
-
-
-async def _start_follower(*args: object) -> asyncio.subprocess.Process:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bench.bench_store",
-        *map(str, args),
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert process.stdout is not None
-    assert (await process.stdout.readline()).strip() == b"ready"
-    return process
-
-
-async def _received_at(process: asyncio.subprocess.Process) -> tuple[int, int]:
-    """The next ``<seq> <CLOCK_MONOTONIC ns>`` line the follower prints."""
-    assert process.stdout is not None
-    async with asyncio.timeout(30):  # failure guard
-        seq, at = (await process.stdout.readline()).split()
-    return int(seq), int(at)
-
-
 async def _feed_round_trips(path: Path, rounds: int) -> list[float]:
     async with await SqliteEventStore.open(path, create=True, watch=False) as store:
-        follower = await _start_follower("follow", path, WARM_UP + rounds)
+        follower = await start_follower("bench.bench_store", "follow", path, WARM_UP + rounds)
         latencies = []
         for round_ in range(WARM_UP + rounds):
             committing = monotonic_ns()  # taken before the commit, so it includes it
             [event] = await store.append(sample_events(1))
-            seq, delivered = await _received_at(follower)
+            seq, delivered = await received_at(follower)
             assert seq == event.seq
             if round_ >= WARM_UP:
                 latencies.append((delivered - committing) / 1e6)
@@ -462,36 +442,19 @@ async def _feed_round_trips(path: Path, rounds: int) -> list[float]:
 
 async def _feed_burst(path: Path, commits: int) -> list[float]:
     async with await SqliteEventStore.open(path, create=True, watch=False) as store:
-        follower = await _start_follower("follow", path, WARM_UP + commits)
+        follower = await start_follower("bench.bench_store", "follow", path, WARM_UP + commits)
         for _ in range(WARM_UP):
             await store.append(sample_events(1))
-            await _received_at(follower)
+            await received_at(follower)
         committing = {}
         for seq, event in enumerate(sample_events(commits), start=WARM_UP + 1):
             committing[seq] = monotonic_ns()
             await store.append([event])
         latencies = []
         for _ in range(commits):
-            seq, delivered = await _received_at(follower)
+            seq, delivered = await received_at(follower)
             latencies.append((delivered - committing[seq]) / 1e6)
         await follower.wait()
-    return latencies
-
-
-async def _raw_watch_round_trips(directory: Path, rounds: int) -> list[float]:
-    directory.mkdir()
-    target = directory / "log"
-    target.touch()
-    follower = await _start_follower("watch", target, WARM_UP + rounds)
-    latencies = []
-    for round_ in range(WARM_UP + rounds):
-        writing = monotonic_ns()
-        with target.open("a") as log:
-            log.write(f"{round_}\n")
-        _, delivered = await _received_at(follower)
-        if round_ >= WARM_UP:
-            latencies.append((delivered - writing) / 1e6)
-    await follower.wait()
     return latencies
 
 
@@ -525,7 +488,7 @@ def main() -> None:
             print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
 
 
-ROLES: dict[str, Callable[[str, int], Any]] = {"follow": follow, "watch": watch}
+ROLES: dict[str, Callable[[str, int], Any]] = {"follow": follow}
 
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] in ROLES:

@@ -19,7 +19,7 @@ checkpoint is 2,500 events old: half the checkpoint interval, the average tail. 
 each opening run in processes of their own, each with a clean heap as a user's process has.
 
 The module is also those processes, and the other process of benchmark 3:
-``python -m bench.bench_workspace build|open|follow|watch …``.
+``python -m bench.bench_workspace build|open|follow …``.
 """
 
 from __future__ import annotations
@@ -42,12 +42,20 @@ from typing import Any
 from unittest import mock
 
 import engine.workspace as workspace_module
-from bench.common import fmt, report_limit, report_ratio, watch
+from bench.common import (
+    REPO_ROOT,
+    WARM_UP,
+    fmt,
+    raw_watch_round_trips,
+    received_at,
+    report_limit,
+    report_ratio,
+    start_follower,
+)
 from engine.context.nodes import canonical_json
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import Workspace
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 NEVER = 10**12
 
 TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 2
@@ -268,9 +276,6 @@ async def _append_latencies(path: Path, sizes: list[int]) -> list[float]:
 # 3. Change-feed latency across processes
 
 
-WARM_UP = 5  # rounds before measuring: the other process's watcher is surely in place by then
-
-
 def bench_feed_latency(directory: Path) -> None:
     rounds, burst = 200, 500
     print(
@@ -279,7 +284,7 @@ def bench_feed_latency(directory: Path) -> None:
     )
     feed_ms = asyncio.run(_feed_round_trips(directory / "feed.pact", rounds))
     burst_ms = asyncio.run(_feed_burst(directory / "burst.pact", burst))
-    watch_ms = asyncio.run(_raw_watch_round_trips(directory / "raw-watch", rounds))
+    watch_ms = asyncio.run(raw_watch_round_trips(directory / "raw-watch", rounds))
     for label, samples in (
         ("Workspace.run to changes(), one command at a time", feed_ms),
         ("raw watchfiles, one file append at a time (anchor)", watch_ms),
@@ -306,29 +311,6 @@ def bench_feed_latency(directory: Path) -> None:
     )
 
 
-async def _start_follower(*args: object) -> asyncio.subprocess.Process:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bench.bench_workspace",
-        *map(str, args),
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert process.stdout is not None
-    assert (await process.stdout.readline()).strip() == b"ready"
-    return process
-
-
-async def _received_at(process: asyncio.subprocess.Process) -> tuple[int, int]:
-    """The next ``<seq> <CLOCK_MONOTONIC ns>`` line the follower prints."""
-    assert process.stdout is not None
-    async with asyncio.timeout(30):  # failure guard
-        seq, at = (await process.stdout.readline()).split()
-    return int(seq), int(at)
-
-
 async def _open_with_context(path: Path) -> tuple[Workspace, Iterator[dict[str, Any]]]:
     ws = await Workspace.open(path, create=True, watch=False)
     await ws.create_context("agent")
@@ -339,12 +321,12 @@ async def _open_with_context(path: Path) -> tuple[Workspace, Iterator[dict[str, 
 async def _feed_round_trips(path: Path, rounds: int) -> list[float]:
     ws, script = await _open_with_context(path)
     try:
-        follower = await _start_follower("follow", path, WARM_UP + rounds)
+        follower = await start_follower("bench.bench_workspace", "follow", path, WARM_UP + rounds)
         latencies = []
         for round_ in range(WARM_UP + rounds):
             committing = monotonic_ns()  # taken before the command, so it includes it all
             await ws.run("agent", next(script))
-            seq, delivered = await _received_at(follower)
+            seq, delivered = await received_at(follower)
             assert seq == ws.head
             if round_ >= WARM_UP:
                 latencies.append((delivered - committing) / 1e6)
@@ -357,10 +339,10 @@ async def _feed_round_trips(path: Path, rounds: int) -> list[float]:
 async def _feed_burst(path: Path, commands: int) -> list[float]:
     ws, script = await _open_with_context(path)
     try:
-        follower = await _start_follower("follow", path, WARM_UP + commands)
+        follower = await start_follower("bench.bench_workspace", "follow", path, WARM_UP + commands)
         for _ in range(WARM_UP):
             await ws.run("agent", next(script))
-            await _received_at(follower)
+            await received_at(follower)
         committing = {}
         for _ in range(commands):
             started = monotonic_ns()
@@ -368,28 +350,11 @@ async def _feed_burst(path: Path, commands: int) -> list[float]:
             committing[ws.head] = started
         latencies = []
         for _ in range(commands):
-            seq, delivered = await _received_at(follower)
+            seq, delivered = await received_at(follower)
             latencies.append((delivered - committing[seq]) / 1e6)
         await follower.wait()
     finally:
         await ws.close()
-    return latencies
-
-
-async def _raw_watch_round_trips(directory: Path, rounds: int) -> list[float]:
-    directory.mkdir()
-    target = directory / "log"
-    target.touch()
-    follower = await _start_follower("watch", target, WARM_UP + rounds)
-    latencies = []
-    for round_ in range(WARM_UP + rounds):
-        writing = monotonic_ns()
-        with target.open("a") as log:
-            log.write(f"{round_}\n")
-        _, delivered = await _received_at(follower)
-        if round_ >= WARM_UP:
-            latencies.append((delivered - writing) / 1e6)
-    await follower.wait()
     return latencies
 
 
@@ -435,7 +400,6 @@ async def open_role(path: str, mode: str) -> None:
 
 ROLES: dict[str, Callable[..., Awaitable[None]]] = {
     "follow": lambda path, count: follow(path, int(count)),
-    "watch": lambda path, count: watch(path, int(count)),
     "build": build,
     "open": open_role,
 }

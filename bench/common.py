@@ -6,12 +6,16 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from engine.store.feed import WATCH_DEBOUNCE_MS, WATCH_STEP_MS
 
 RESULTS: list[tuple[str, bool]] = []
+REPO_ROOT = Path(__file__).resolve().parent.parent
+WARM_UP = 5  # rounds before measuring: the other process's watcher is surely in place by then
 
 
 def median_seconds(
@@ -71,6 +75,50 @@ def report_limit(
     return ok
 
 
+# -- the other process of the change-feed figures -------------------------------------------------
+async def start_follower(module: str, *args: object) -> asyncio.subprocess.Process:
+    """``python -m <module> <args>``, once it has printed ``ready`` (its watcher is in place)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        module,
+        *map(str, args),
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert (await process.stdout.readline()).strip() == b"ready"
+    return process
+
+
+async def received_at(process: asyncio.subprocess.Process) -> tuple[int, int]:
+    """The next ``<seq> <CLOCK_MONOTONIC ns>`` line the follower prints."""
+    assert process.stdout is not None
+    async with asyncio.timeout(30):  # failure guard
+        seq, at = (await process.stdout.readline()).split()
+    return int(seq), int(at)
+
+
+async def raw_watch_round_trips(directory: Path, rounds: int) -> list[float]:
+    """The anchor of the change-feed figures: ms from a plain file append here to a watchfiles
+    watcher with the feed's settings noticing it in another process."""
+    directory.mkdir()
+    target = directory / "log"
+    target.touch()
+    follower = await start_follower("bench.common", "watch", target, WARM_UP + rounds)
+    latencies = []
+    for round_ in range(WARM_UP + rounds):
+        writing = time.monotonic_ns()
+        with target.open("a") as log:
+            log.write(f"{round_}\n")
+        _, delivered = await received_at(follower)
+        if round_ >= WARM_UP:
+            latencies.append((delivered - writing) / 1e6)
+    await follower.wait()
+    return latencies
+
+
 async def watch(path: str, count: int) -> None:
     """The anchor's other process: the change feed's watcher settings, on a plain file."""
     from watchfiles import awatch
@@ -98,3 +146,8 @@ async def watch(path: str, count: int) -> None:
         print(received, time.monotonic_ns(), flush=True)
         if received == count:
             stop.set()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "watch":
+        asyncio.run(watch(sys.argv[2], int(sys.argv[3])))
