@@ -64,6 +64,18 @@ def preview(item: Item, width: int = 200) -> str:
 class LinePane(ScrollView, can_focus=True):
     """A scrolling list of layout rows with a cursor that sticks to its node."""
 
+    # The cursor and the marks, shared by both panes (Textual merges these down the classes).
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "tree--cursor",
+        "tree--cursor-blurred",
+        "tree--dim",
+        "tree--content",
+        "tree--added",
+        "tree--removed",
+        "tree--changed",
+        "tree--match",
+    }
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1)", "Up", show=False),
         Binding("down,j", "cursor(1)", "Down", show=False),
@@ -246,8 +258,6 @@ class ContextTree(LinePane):
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "tree--cursor",
-        "tree--cursor-blurred",
         "tree--turn",
         "tree--system",
         "tree--slot",
@@ -260,12 +270,6 @@ class ContextTree(LinePane):
         "tree--sticky",
         "tree--cyclic",
         "tree--bar",
-        "tree--dim",
-        "tree--content",
-        "tree--added",
-        "tree--removed",
-        "tree--changed",
-        "tree--match",
         "tree--stage",
     }
 
@@ -371,14 +375,6 @@ class ProviderList(LinePane):
     """What the model would be sent at this episode: one line per entry, in order."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "tree--cursor",
-        "tree--cursor-blurred",
-        "tree--dim",
-        "tree--content",
-        "tree--added",
-        "tree--removed",
-        "tree--changed",
-        "tree--match",
         "provider--system",
         "provider--user",
         "provider--assistant",
