@@ -73,10 +73,10 @@ def child_minimal() -> None:
 
 
 def child_pact(path: str) -> None:
-    from pact_tui.app import make_app
+    from pact_tui.app import PactApp
     from pact_tui.screens.context import ContextScreen
 
-    app = make_app(path, watch=False, context="researcher")
+    app = PactApp(path, watch=False, context="researcher")
     done = False
 
     def painted() -> None:
@@ -132,11 +132,11 @@ def bench_cold_start(large: Path) -> None:
 
 # -- 2. advance to repaint ------------------------------------------------------------------------
 async def advance_latencies(path: Path) -> list[float]:
-    from pact_tui.app import make_app
+    from pact_tui.app import PactApp
     from pact_tui.screens.context import ContextScreen
     from pact_tui.widgets.status import StatusBar
 
-    app = make_app(path, watch=False, context="researcher")
+    app = PactApp(path, watch=False, context="researcher")
     samples: list[float] = []
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()
@@ -177,11 +177,11 @@ def bench_advance(small: Path, large: Path) -> None:
 
 # -- 3. another process's commit to the screen ----------------------------------------------------
 async def live_latencies(path: Path) -> list[float]:
-    from pact_tui.app import make_app
+    from pact_tui.app import PactApp
     from pact_tui.screens.context import ContextScreen
     from pact_tui.widgets.status import StatusBar
 
-    app = make_app(path, watch=True, context="researcher")
+    app = PactApp(path, watch=True, context="researcher")
     first_seen: dict[int, int] = {}
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()

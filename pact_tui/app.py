@@ -1,7 +1,7 @@
 """The pact-tui application: opens a workspace, follows its change feed, and shows its views.
 
-``make_app(path, clock=None, watch=True)`` builds it with injectable parts: tests pass a
-simulated clock and ``watch=False`` (no file watchers), like posting's ``make_posting``.
+``PactApp(path, clock=None, watch=True)`` builds it with injectable parts: tests pass a
+simulated clock and ``watch=False`` (no file watchers).
 """
 
 from __future__ import annotations
@@ -295,17 +295,3 @@ class TooSmallScreen(Screen[None]):
 
 def default_theme_dirs() -> list[Path]:
     return [bundled_themes_dir(), user_themes_dir()]
-
-
-def make_app(
-    path: str | Path,
-    *,
-    clock: Callable[[], int] | None = None,
-    watch: bool = True,
-    theme: str | None = None,
-    theme_dirs: list[Path] | None = None,
-    context: str | None = None,
-) -> PactApp:
-    return PactApp(
-        path, clock=clock, watch=watch, theme=theme, theme_dirs=theme_dirs, context=context
-    )

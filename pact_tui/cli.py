@@ -308,7 +308,7 @@ async def _verify(args: argparse.Namespace) -> None:
 def _open_app(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .app import make_app
+    from .app import PactApp
 
     path = Path(args.workspace)
     if not path.exists():
@@ -317,7 +317,7 @@ def _open_app(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    app = make_app(path, theme=args.theme, context=args.context)
+    app = PactApp(path, theme=args.theme, context=args.context)
     app.run()
     return app.return_code or 0
 
@@ -329,7 +329,7 @@ def _demo(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from .app import make_app
+    from .app import PactApp
     from .demo import create_demo, create_scaled_demo
 
     folder = Path(tempfile.mkdtemp(prefix="pact-demo-"))
@@ -354,7 +354,7 @@ def _demo(args: argparse.Namespace) -> int:
             stderr=subprocess.DEVNULL,
         )
     try:
-        app = make_app(path, theme=args.theme, context="researcher")
+        app = PactApp(path, theme=args.theme, context="researcher")
         app.run()
         code = app.return_code or 0
     finally:

@@ -13,7 +13,7 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
-from .app import make_app
+from .app import PactApp
 from .demo import create_demo
 
 SIZE = (132, 36)
@@ -28,7 +28,7 @@ async def screenshot(out: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="pact-shot-") as scratch:
         path = Path(scratch) / "demo.pact"
         await create_demo(path, clock=fixed_clock())
-        app = make_app(path, clock=fixed_clock(), watch=False, context="researcher", theme=None)
+        app = PactApp(path, clock=fixed_clock(), watch=False, context="researcher", theme=None)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             await pilot.press("end", "up", "up", "up")  # onto the render-lifecycle alert

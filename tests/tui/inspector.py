@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from pact_tui.app import PactApp, make_app
+from pact_tui.app import PactApp
 from pact_tui.screens.context import ContextScreen
 from pact_tui.screenshot import fixed_clock
 from pact_tui.themes import bundled_themes_dir
@@ -33,7 +33,7 @@ def inspector(path: Path, **options: Any) -> PactApp:
         "theme_dirs": [bundled_themes_dir()],
     }
     settings.update(options)
-    return make_app(path, **settings)
+    return PactApp(path, **settings)
 
 
 def copy_themes(into: Path) -> Path:
