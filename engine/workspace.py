@@ -563,10 +563,9 @@ class Workspace:
         """The read-only context as it was at a snapshot, however long ago."""
         entry = self.snapshot(name, snapshot_id)
         live = self._projection(name).context
-        try:
+        with contextlib.suppress(UnknownSnapshot):
             return live.history.at_snapshot(snapshot_id)
-        except UnknownSnapshot:
-            pass  # taken before this process loaded its checkpoint: rebuild it
+        # Taken before this process loaded its checkpoint: rebuild it.
         rebuilt = await self._rebuild(name, entry)
         return rebuilt.context.history.at_snapshot(snapshot_id)
 
@@ -603,7 +602,9 @@ class Workspace:
     async def _nearest_archive(self, name: str, stream_seq: int) -> ContextProjection:
         mark = stream_seq - stream_seq % ARCHIVE_EVERY
         while mark > 0:
-            try:
+            # An archive is only a cache: one that cannot be read is passed over for the one
+            # before.
+            with contextlib.suppress(StoreError, ContextError, ValueError, KeyError, TypeError):
                 checkpoint = await self.store.load_checkpoint(_archive_name(name, mark))
                 if checkpoint is not None:
                     with _collector_paused():
@@ -611,8 +612,6 @@ class Workspace:
                     # A batch of commands may have carried the archive past its mark.
                     if archived.stream_seq <= stream_seq:
                         return archived
-            except (StoreError, ContextError, ValueError, KeyError, TypeError):
-                pass  # an archive is only a cache: try the one before
             mark -= ARCHIVE_EVERY
         [created] = await self.store.read(0, limit=1, stream=CONTEXT_PREFIX + name)
         return ContextProjection.fresh(created.time_ns)
