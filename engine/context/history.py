@@ -138,7 +138,8 @@ class History:
         return self.get(time.value)
 
 
-ITEM_FIELDS = (
+# The fields a diff compares (identity and creation stamps are what make an item the same).
+DIFFED_FIELDS = (
     "content",
     "key",
     "tags",
@@ -177,7 +178,7 @@ def diff_views(older: ContextView, newer: ContextView) -> dict[str, Any]:
         old_item, old_depth, old_position, old_offset, _ = previous
         fields: list[str] = []
         if old_item is not item:
-            fields = [f for f in ITEM_FIELDS if getattr(old_item, f) != getattr(item, f)]
+            fields = [f for f in DIFFED_FIELDS if getattr(old_item, f) != getattr(item, f)]
         entry: dict[str, Any] = {"id": item_id, "fields": fields}
         if old_offset != offset:
             entry["offset_changed"] = [old_offset, offset]
