@@ -1,16 +1,14 @@
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from engine.store import NewEvent, SqliteEventStore
+from tests.processes import start_script
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 HELPERS = Path(__file__).resolve().parent
 
 
@@ -46,12 +44,4 @@ def events(stream: str, count: int, start: int = 0) -> list[NewEvent]:
 
 def start_helper(script: str, *args: object) -> subprocess.Popen[str]:
     """Start one of the helper scripts in this folder as a separate Python process."""
-    return subprocess.Popen(
-        [sys.executable, str(HELPERS / script), *map(str, args)],
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_script(HELPERS / script, *args)

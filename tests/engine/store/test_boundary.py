@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from .conftest import REPO_ROOT
+from tests.processes import REPO_ROOT
 
 PROBE = """
 import sys

@@ -14,8 +14,9 @@ import pytest
 
 from engine.store import ChainProblem, NewEvent, SqliteEventStore
 from engine.store.chain import GENESIS_HASH, ChainRow, canonical_json, event_hash, verify_rows
+from tests.processes import REPO_ROOT
 
-from .conftest import REPO_ROOT, events
+from .conftest import events
 
 pytestmark = pytest.mark.filterwarnings("error")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,8 @@ import pytest
 import engine.workspace as workspace_module
 from engine.store import SqliteEventStore
 from engine.workspace import CONTEXT_PREFIX, ContextProjection, Workspace
+from tests.processes import start_script
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 HELPERS = Path(__file__).resolve().parent
 
 
@@ -129,15 +128,7 @@ def file_state(path: Path) -> tuple[bytes, int, list[str]]:
 
 def start_helper(script: str, *args: object) -> subprocess.Popen[str]:
     """Start one of the helper scripts in this folder as a separate Python process."""
-    return subprocess.Popen(
-        [sys.executable, str(HELPERS / script), *map(str, args)],
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_script(HELPERS / script, *args)
 
 
 def dumps(value: Any) -> str:

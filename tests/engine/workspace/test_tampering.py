@@ -14,8 +14,9 @@ import pytest
 
 from engine.store import ChainProblem, StoreError
 from engine.workspace import ReplayDiverged, Workspace
+from tests.processes import REPO_ROOT
 
-from .conftest import EVERY_OPERATION, REPO_ROOT, run_every_operation
+from .conftest import EVERY_OPERATION, run_every_operation
 
 pytestmark = pytest.mark.filterwarnings("error")
 
