@@ -266,7 +266,8 @@ class Workspace:
         self._needs_reload = False
         if problem is not None:
             self.checkpoint_problem = problem
-        await self.refresh()
+        # The scan read to the end with no await since: the feed resumes from here.
+        self.store.cursor = max(self.store.cursor, self._applied)
 
     async def _load_projections(self) -> tuple[dict[str, ContextProjection], int, str | None]:
         contexts: dict[str, ContextProjection] = {}
@@ -325,14 +326,6 @@ class Workspace:
         """Fold one event in; events already folded in (our own commands) are skipped."""
         if event.seq > self._applied:
             self._applied = _fold(self._contexts, event)
-
-    async def refresh(self) -> list[StoredEvent]:
-        """Apply what other processes appended since we last looked."""
-        events = await self.store.read(self._applied)
-        for event in events:
-            self._apply(event)
-        self.store.cursor = max(self.store.cursor, self._applied)
-        return events
 
     async def changes(self, after: int | None = None) -> AsyncIterator[Change]:
         """Follow the change feed: batches of events, each applied before it is yielded.
@@ -561,11 +554,11 @@ class Workspace:
 
     async def at_snapshot(self, name: str, snapshot_id: str) -> ContextView:
         """The read-only context as it was at a snapshot, however long ago."""
-        entry = self.snapshot(name, snapshot_id)
         live = self._projection(name).context
         with contextlib.suppress(UnknownSnapshot):
             return live.history.at_snapshot(snapshot_id)
-        # Taken before this process loaded its checkpoint: rebuild it.
+        # Taken before this process loaded its checkpoint (or unknown: this says so): rebuild it.
+        entry = self.snapshot(name, snapshot_id)
         rebuilt = await self._rebuild(name, entry)
         return rebuilt.context.history.at_snapshot(snapshot_id)
 

@@ -174,9 +174,10 @@ class EventStore(ABC):
         """Every event after ``after_seq`` in batches, for replays that must not hold them all."""
         while True:
             batch = await self.read(after_seq, limit=batch_size, stream=stream)
-            if not batch:
+            if batch:
+                yield batch
+            if len(batch) < batch_size:  # a short batch was the end: no empty read to learn it
                 return
-            yield batch
             after_seq = batch[-1].seq
 
     @abstractmethod
