@@ -11,7 +11,6 @@ Synchronous: the store runs it in a worker thread.
 
 from __future__ import annotations
 
-import enum
 import sqlite3
 import struct
 from dataclasses import dataclass
@@ -30,12 +29,6 @@ from engine.store.sqlite_errors import translate_sqlite_error
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
-
-
-class FileState(enum.Enum):
-    NEW = "new"  # missing or empty, and the caller asked to create: initialize it
-    BLANK = "blank"  # an SQLite file with no schema yet, and the caller asked to create
-    WORKSPACE = "workspace"  # one of ours, at this schema version or an older one
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +53,15 @@ class SqliteHeader:
         )
 
 
-def inspect_workspace_file(path: Path, *, create: bool) -> FileState:
-    """Raise the :class:`StoreError` that describes why ``path`` is not a usable workspace."""
+def inspect_workspace_file(path: Path, *, create: bool) -> None:
+    """Raise the :class:`StoreError` that describes why ``path`` is not a usable workspace
+    (returning means: one of ours, or missing, empty or blank with ``create``)."""
     where = str(path)
     try:
         status = path.stat()
     except FileNotFoundError:
         if create:
-            return FileState.NEW
+            return
         raise WorkspaceNotFound(
             "no workspace at this path (pact-tui ctx create PATH NAME makes one)",
             path=where,
@@ -76,7 +70,7 @@ def inspect_workspace_file(path: Path, *, create: bool) -> FileState:
         raise NotADatabase("not a regular file", path=where)
     if status.st_size == 0:
         if create:
-            return FileState.NEW
+            return
         raise EmptyWorkspaceFile(
             "the file is empty, not a workspace (pact-tui ctx create PATH NAME makes one in it)",
             path=where,
@@ -112,10 +106,10 @@ def inspect_workspace_file(path: Path, *, create: bool) -> FileState:
         # Without an application_id, only the schema table tells a blank file from a foreign
         # one: the read-only probe below decides those.
         if header.application_id != 0:
-            _check_identity(
+            _refuse_unless_usable(
                 where, create, header.application_id, header.user_version, schema_objects=1
             )
-    return _probe_read_only(path, create, immutable=header_is_current)
+    _probe_read_only(path, create, immutable=header_is_current)
 
 
 def _write_ahead_log_size(path: Path) -> int:
@@ -125,7 +119,7 @@ def _write_ahead_log_size(path: Path) -> int:
         return 0
 
 
-def _probe_read_only(path: Path, create: bool, *, immutable: bool) -> FileState:
+def _probe_read_only(path: Path, create: bool, *, immutable: bool) -> None:
     # immutable=1 when the main file is the whole truth: SQLite then creates no -wal or -shm
     # beside a file we may be about to refuse.
     uri = path.absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
@@ -141,17 +135,17 @@ def _probe_read_only(path: Path, create: bool, *, immutable: bool) -> FileState:
             connection.close()
     except sqlite3.Error as error:
         raise translate_sqlite_error(error, where) from error
-    return _check_identity(where, create, application_id, user_version, schema_objects)
+    _refuse_unless_usable(where, create, application_id, user_version, schema_objects)
 
 
-def _check_identity(
+def _refuse_unless_usable(
     where: str,
     create: bool,
     application_id: int,
     user_version: int,
     schema_objects: int,
-) -> FileState:
-    """Ours, blank (no tables yet), or foreign."""
+) -> None:
+    """Pass ours and, with ``create``, a blank one (no tables yet); refuse the rest."""
     if application_id == APPLICATION_ID:
         if user_version > SCHEMA_VERSION:
             raise SchemaTooNew(
@@ -161,10 +155,10 @@ def _check_identity(
                 found_version=user_version,
                 supported_version=SCHEMA_VERSION,
             )
-        return FileState.WORKSPACE
+        return
     if application_id == 0 and schema_objects == 0:
         if create:
-            return FileState.BLANK
+            return
         raise EmptyWorkspaceFile(
             "an SQLite database with nothing in it, not a workspace "
             "(pact-tui ctx create PATH NAME makes one in it)",
