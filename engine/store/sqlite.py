@@ -101,7 +101,7 @@ class SqliteEventStore(EventStore):
         self._closed = False
         self._feed = ChangeFeed(
             head=head,
-            read_after=self._read_after,
+            read_after=self.read,
             data_version=self._data_version,
             database_file=path.absolute() if watch else None,
         )
@@ -272,7 +272,7 @@ class SqliteEventStore(EventStore):
 
     async def head(self) -> int:
         self._check_open()
-        [(seq,)] = await self._query("SELECT COALESCE(MAX(seq), 0) FROM events")
+        [(seq,)] = await self._query(HEAD_SQL)
         return int(seq)
 
     async def streams(self) -> dict[str, int]:
@@ -288,9 +288,6 @@ class SqliteEventStore(EventStore):
             return list(await self._reader.execute_fetchall(sql, parameters))
         except sqlite3.Error as error:
             raise translate_sqlite_error(error, self._where) from error
-
-    async def _read_after(self, after_seq: int, limit: int) -> list[StoredEvent]:
-        return await self.read(after_seq, limit)
 
     async def _data_version(self) -> int:
         [(version,)] = await self._query("PRAGMA data_version")
@@ -414,6 +411,9 @@ def verify_file(path: Path) -> VerifyResult:
 # The reader (aiosqlite)
 
 
+HEAD_SQL = "SELECT COALESCE(MAX(seq), 0) FROM events"
+
+
 async def _connect(path: Path, busy_timeout: float) -> aiosqlite.Connection:
     # isolation_level=None: no implicit BEGINs.
     # timeout= is SQLite's busy timeout: how long to wait for another connection's lock.
@@ -421,7 +421,7 @@ async def _connect(path: Path, busy_timeout: float) -> aiosqlite.Connection:
 
 
 async def _head(connection: aiosqlite.Connection) -> int:
-    rows = await connection.execute_fetchall("SELECT COALESCE(MAX(seq), 0) FROM events")
+    rows = await connection.execute_fetchall(HEAD_SQL)
     return int(next(iter(rows))[0])
 
 
