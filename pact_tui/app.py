@@ -37,6 +37,7 @@ from .themes import (
     load_themes,
     user_themes_dir,
 )
+from .widgets.context_tree import ContextTree, LinePane
 
 MIN_WIDTH, MIN_HEIGHT = 80, 20
 
@@ -248,8 +249,6 @@ class PactApp(App[int]):
     # -- small things -----------------------------------------------------------------------------
     def action_help(self) -> None:
         groups = [("Inspector", list(ContextScreen.BINDINGS))]
-        from .widgets.context_tree import ContextTree, LinePane
-
         groups.append(("Tree", [*LinePane.BINDINGS, *ContextTree.BINDINGS]))
         groups.append(("Everywhere", list(self.BINDINGS)))
         self.push_screen(HelpScreen(groups))

@@ -23,12 +23,6 @@ class LineIndex:
                 tree[parent] += tree[i]
         self._tree = tree
 
-    def __len__(self) -> int:
-        return len(self._sizes)
-
-    def size(self, index: int) -> int:
-        return self._sizes[index]
-
     @property
     def total(self) -> int:
         return self.start(len(self._sizes))

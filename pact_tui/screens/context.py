@@ -486,13 +486,13 @@ class ContextScreen(Screen[None]):
     async def _on_selector_closed(self, event: SelectorBar.Closed) -> None:
         if self._select_timer is not None:
             self._select_timer.stop()
-        if not event.keep:
+        self.active_pane.focus()
+        if event.keep:
+            await self._apply_selector(jump=False)  # which draws what it found
+        else:
             self.selector, self.matches, self.match_index = "", [], -1
             self.query_one(SelectorBar).clear_feedback()
-        else:
-            await self._apply_selector(jump=False)
-        self.active_pane.focus()
-        await self.show_current()
+            await self.show_current()
 
     def _evaluate_selector(self) -> None:
         """Re-evaluate the current selector against the view (after a change or a move)."""

@@ -49,7 +49,6 @@ def _key_label(key: str) -> str:
         "plus": "+",
         "minus": "-",
         "question_mark": "?",
-        "space": "space",
     }
     return names.get(key, key)
 

@@ -118,7 +118,7 @@ class LinePane(ScrollView, can_focus=True):
         if marks is not None:
             self.marks = marks
         self.layout_model.sync(view)
-        self.virtual_size = Size(self.size.width, self.layout_model.line_count)
+        self._fit_virtual_size()
         line = self._find_anchor(view)
         self._set_cursor(line if line is not None else self.cursor, scroll=line is not None)
         self.refresh()
@@ -239,6 +239,10 @@ class LinePane(ScrollView, can_focus=True):
         return Style(bgcolor=full.bgcolor, bold=partial.bold, italic=partial.italic)
 
     def on_resize(self) -> None:
+        self._fit_virtual_size()
+
+    def _fit_virtual_size(self) -> None:
+        """The scrollable extent: one line per laid-out row, at the pane's width."""
         self.virtual_size = Size(self.size.width, self.layout_model.line_count)
 
 
@@ -284,7 +288,7 @@ class ContextTree(LinePane):
         if row is None or row.kind == "item":
             return
         self.layout_model.toggle(row)
-        self.virtual_size = Size(self.size.width, self.layout_model.line_count)
+        self._fit_virtual_size()
         self.refresh()
 
     def action_fold(self, fold: int) -> None:
