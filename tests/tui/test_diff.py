@@ -96,7 +96,7 @@ async def test_d_again_clears_the_diff(demo: Path) -> None:
         assert "A" not in screen.query_one(Scrubber).render_line(0).text
 
 
-async def test_a_diff_against_now_follows_live_commands(demo: Path) -> None:
+async def test_a_diff_with_now_as_its_base_marks_what_the_older_view_lost(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
