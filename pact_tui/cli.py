@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import sys
@@ -54,18 +55,24 @@ def _node_line(node: Node) -> str:
     return "  ".join(parts) + f"  {json.dumps(text, ensure_ascii=False)}"
 
 
+class UsageError(ContextError):
+    code = "USAGE"
+
+
 # -- ctx: building commands from arguments ----------------------------------------------------
+
+
 def _component(args: argparse.Namespace) -> dict[str, Any]:
     if args.component is not None:
         try:
             given = json.loads(args.component)
         except json.JSONDecodeError as error:
-            raise _usage(f"--component is not JSON: {error}") from None
+            raise UsageError(f"--component is not JSON: {error}") from None
         if not isinstance(given, dict):
-            raise _usage("--component must be a JSON object")
+            raise UsageError("--component must be a JSON object")
         return given
     if args.text is None:
-        raise _usage("give the component's TEXT or --component JSON")
+        raise UsageError("give the component's TEXT or --component JSON")
     component: dict[str, Any] = {"type": "text", "content": args.text}
     if args.key is not None:
         component["key"] = args.key
@@ -82,7 +89,7 @@ def _component(args: argparse.Namespace) -> dict[str, Any]:
             "cycle": _cycle(args.cycle),
         }
     elif args.cycle is not None:
-        raise _usage("--cycle needs --stage")
+        raise UsageError("--cycle needs --stage")
     return component
 
 
@@ -94,7 +101,7 @@ def _stage(text: str) -> dict[str, Any]:
     try:
         return {"selector": selector, "ttl": int(ttl)}
     except ValueError:
-        raise _usage(f"--stage {text!r}: the part after ':' must be a whole number") from None
+        raise UsageError(f"--stage {text!r}: the part after ':' must be a whole number") from None
 
 
 def _cycle(text: str | None) -> bool | int:
@@ -105,15 +112,7 @@ def _cycle(text: str | None) -> bool | int:
     try:
         return int(text)
     except ValueError:
-        raise _usage(f"--cycle {text!r}: use true, false or a number of passes") from None
-
-
-class UsageError(ContextError):
-    code = "USAGE"
-
-
-def _usage(message: str) -> UsageError:
-    return UsageError(message)
+        raise UsageError(f"--cycle {text!r}: use true, false or a number of passes") from None
 
 
 # -- ctx: handlers ----------------------------------------------------------------------------
@@ -135,16 +134,7 @@ async def _ctx_create(args: argparse.Namespace) -> None:
 async def _ctx_list(args: argparse.Namespace) -> None:
     async with await _open(args) as ws:
         infos = ws.contexts()
-    rows = [
-        {
-            "name": i.name,
-            "episode": i.episode,
-            "items": i.items,
-            "depth": i.depth,
-            "snapshots": i.snapshots,
-        }
-        for i in infos
-    ]
+    rows = [dataclasses.asdict(info) for info in infos]
     lines = [f"{'name':<24} {'episode':>7} {'items':>8} {'depth':>6} {'snapshots':>9}"] + [
         f"{r['name']:<24} {r['episode']:>7} {r['items']:>8} {r['depth']:>6} {r['snapshots']:>9}"
         for r in rows
@@ -182,7 +172,7 @@ async def _ctx_update(args: argparse.Namespace) -> None:
 
 async def _ctx_delete(args: argparse.Namespace) -> None:
     if (args.selector is None) == (args.key is None):
-        raise _usage("delete takes a SELECTOR or --key KEY (one of them)")
+        raise UsageError("delete takes a SELECTOR or --key KEY (one of them)")
     command: dict[str, Any] = {"op": "delete"}
     if args.selector is not None:
         command["selector"] = args.selector
@@ -202,7 +192,7 @@ def _message_handler(role: str) -> Handler:
 
 async def _ctx_advance(args: argparse.Namespace) -> None:
     if args.steps < 1:
-        raise _usage(f"--steps must be at least 1, got {args.steps}")
+        raise UsageError(f"--steps must be at least 1, got {args.steps}")
     results = []
     async with await _open(args) as ws:
         for _ in range(args.steps):
@@ -227,7 +217,7 @@ async def _ctx_select(args: argparse.Namespace) -> None:
     _emit(args, [n.model_dump() for n in nodes], text)
 
 
-async def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
+def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
     if args.episode is not None:
         entry = ws.snapshot_of_episode(args.name, args.episode)
         return str(entry.id)
@@ -236,7 +226,7 @@ async def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
 
 async def _ctx_print(args: argparse.Namespace) -> None:
     async with await _open(args) as ws:
-        at = await _resolve_at(ws, args)
+        at = _resolve_at(ws, args)
         if args.json:
             view = await ws.view(args.name, at)
             data = view.render_provider() if args.mode == "provider" else view.model_dump()
@@ -252,11 +242,10 @@ def _snapshot_ref(ws: Any, name: str, ref: str) -> str | None:
     if ref.startswith("e") and ref[1:].isdigit():
         return str(ws.snapshot_of_episode(name, int(ref[1:])).id)
     if ref.startswith("-") and ref[1:].isdigit():
-        snapshots = ws.snapshots(name)
-        steps = int(ref[1:])
-        if not 1 <= steps <= len(snapshots):
-            raise _usage(f"{ref}: context {name!r} has {len(snapshots)} snapshot(s)")
-        return str(snapshots[-steps].id)
+        count, steps = ws.snapshot_count(name), int(ref[1:])
+        if not 1 <= steps <= count:
+            raise UsageError(f"{ref}: context {name!r} has {count} snapshot(s)")
+        return str(ws.snapshot_at(name, -steps).id)
     ws.snapshot(name, ref)  # raises UNKNOWN_SNAPSHOT
     return ref
 
