@@ -26,24 +26,6 @@ class InvalidCommand(ContextError):
     code = "INVALID_COMMAND"
 
 
-def component_to_dict(component: ContextComponent) -> dict[str, Any]:
-    """The JSON form of a component, as ``component_from_dict`` reads it back."""
-    out: dict[str, Any] = {"type": component.node_type, "content": component.content}
-    for name in ("key", "ttl", "cad", "role"):
-        value = getattr(component, name)
-        if value is not None:
-            out[name] = value
-    if component.tags:
-        out["tags"] = list(component.tags)
-    if component.priority:
-        out["priority"] = component.priority
-    if component.data_fields():
-        out["data"] = component.data_fields()
-    if component.lifecycle is not None:
-        out["render_lifecycle"] = component.lifecycle.model_dump()
-    return out
-
-
 def component_from_dict(data: Any) -> ContextComponent:
     """A component from its JSON form; anything malformed is an ``InvalidCommand``."""
     from pydantic import ValidationError

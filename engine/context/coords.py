@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import InvalidCoordinate, ReadOnlySelector
-from .selector_ast import Coord, Exact, Selector
+from .selector_ast import Coord, Exact
 from .selectors import parse_selector
 
 Coordinates = tuple[int, int, int]
@@ -48,7 +48,3 @@ def exact_coordinates(selector: str) -> Coordinates:
     assert isinstance(coord.depth, Exact)
     assert isinstance(coord.position, Exact) and isinstance(coord.offset, Exact)
     return coord.depth.value, coord.position.value, coord.offset.value
-
-
-def selector_is_parsed(selector: str | Selector) -> Selector:
-    return selector if isinstance(selector, Selector) else parse_selector(selector)

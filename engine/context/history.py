@@ -156,12 +156,12 @@ DIFFED_FIELDS = (
 )
 
 
-def _locations(view: ContextView) -> dict[str, tuple[Item, int, int, int, int]]:
-    """id → (item, depth, position, offset, canonical rank)."""
-    out: dict[str, tuple[Item, int, int, int, int]] = {}
-    for rank, (item, depth, slot, offset) in enumerate(view.iter_items()):
-        out[item.id] = (item, depth, slot.position, offset, rank)
-    return out
+def _locations(view: ContextView) -> dict[str, tuple[Item, int, int, int]]:
+    """id → (item, depth, position, offset), in canonical order."""
+    return {
+        item.id: (item, depth, slot.position, offset)
+        for item, depth, slot, offset in view.iter_items()
+    }
 
 
 def diff_views(older: ContextView, newer: ContextView) -> dict[str, Any]:
@@ -171,11 +171,11 @@ def diff_views(older: ContextView, newer: ContextView) -> dict[str, Any]:
     added = [i for i in after if i not in before]
     removed = [i for i in before if i not in after]
     changed: list[dict[str, Any]] = []
-    for item_id, (item, depth, position, offset, _rank) in after.items():
+    for item_id, (item, depth, position, offset) in after.items():
         previous = before.get(item_id)
         if previous is None:
             continue
-        old_item, old_depth, old_position, old_offset, _ = previous
+        old_item, old_depth, old_position, old_offset = previous
         fields: list[str] = []
         if old_item is not item:
             fields = [f for f in DIFFED_FIELDS if getattr(old_item, f) != getattr(item, f)]

@@ -298,9 +298,6 @@ class ContextView:
             return None
         return self._turns[index]
 
-    def depth_of(self, turn_index: int) -> int:
-        return len(self._turns) - 1 - turn_index
-
     def template_of(self, item: Item) -> Template | None:
         return self._templates.get(item.template_id) if item.template_id is not None else None
 
