@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pyrsistent import pvector
 
 from .clock import Clock, IdFactory, RandomIds, SystemClock
-from .coords import write_coord
+from .coords import exact_coordinates, write_coord
 from .errors import (
     InvalidComponent,
     InvalidCoordinate,
@@ -92,8 +92,7 @@ class Context(ContextView):
     def pact_insert(self, selector: str, component: ContextComponent) -> Node:
         """Place ``component`` at exact coordinates, shifting neighbours outward (spec §2)."""
         self._ensure_indexed()
-        coord = write_coord(selector)
-        depth, position, offset = _exact3(coord.depth, coord.position, coord.offset)
+        depth, position, offset = exact_coordinates(selector)
         self._check_component(component, selector)
         self._check_depth(depth, selector)
         if (depth, position, offset) == (0, 0, 0) and self._active.slots.get(0):
@@ -110,7 +109,8 @@ class Context(ContextView):
         self._ensure_indexed()
         if mode == "append":
             coord = write_coord(selector, arity=(2,))
-            depth, position = _exact2(coord.depth, coord.position)
+            assert isinstance(coord.depth, Exact) and isinstance(coord.position, Exact)
+            depth, position = coord.depth.value, coord.position.value
             self._check_component(component, selector)
             self._check_depth(depth, selector)
             turn = self.turn_at(depth)
@@ -122,8 +122,7 @@ class Context(ContextView):
             raise InvalidUpdateMode(
                 f"update mode must be 'replace' or 'append', not {mode!r}", mode=repr(mode)
             )
-        coord = write_coord(selector)
-        depth, position, offset = _exact3(coord.depth, coord.position, coord.offset)
+        depth, position, offset = exact_coordinates(selector)
         self._check_component(component, selector)
         old = self.node_at(depth, position, offset)
         if old is None or old.item is None:
@@ -864,16 +863,3 @@ class Context(ContextView):
         nodes = [self._node_of(self._items[i]) for i in ids]
         nodes.sort(key=canonical_key)
         return nodes
-
-
-def _exact3(*parts: object) -> tuple[int, int, int]:
-    values = _exact2(*parts[:2])
-    last = parts[2]
-    assert isinstance(last, Exact)
-    return values[0], values[1], last.value
-
-
-def _exact2(*parts: object) -> tuple[int, int]:
-    first, second = parts[0], parts[1]
-    assert isinstance(first, Exact) and isinstance(second, Exact)
-    return first.value, second.value
