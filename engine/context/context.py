@@ -609,10 +609,18 @@ class Context(ContextView):
     def _rehydrate(self, episode: int, touched: set[int]) -> None:
         seen: set[str] = set()
         while self._schedule and self._schedule[0][0] <= episode:
-            due, _, template_id = heapq.heappop(self._schedule)
+            entry = heapq.heappop(self._schedule)
+            template_id = entry[2]
             template = self._templates.get(template_id)
-            if template is None or template_id in seen or due != template.next_after(episode - 1):
-                continue  # dropped, rescheduled or already done: a stale heap entry
+            if (
+                template is None
+                or template_id in seen
+                or entry != self._entry(template, episode - 1)
+            ):
+                # Dropped, rescheduled, given a new prototype (which reorders it) or already
+                # done: a stale heap entry. Only the entry the template's state gives counts,
+                # so a loaded copy, whose heap holds nothing else, rehydrates in the same order.
+                continue
             seen.add(template_id)
             if template.live_id is not None and template.live_id in self._items:
                 live = self._items[template.live_id]
@@ -638,9 +646,14 @@ class Context(ContextView):
             self._put_template(template.evolve(live_id=fresh.id))
             self._push_schedule(template, episode)
 
+    @staticmethod
+    def _entry(template: Template, after: int) -> tuple[int, int, str]:
+        """The schedule heap entry of ``template``'s first rehydration after episode ``after``:
+        due episode first, then the prototype's creation order, then the id."""
+        return (template.next_after(after), template.prototype.creation_index, template.id)
+
     def _push_schedule(self, template: Template, after: int) -> None:
-        entry = (template.next_after(after), template.prototype.creation_index, template.id)
-        heapq.heappush(self._schedule, entry)
+        heapq.heappush(self._schedule, self._entry(template, after))
 
     def _start_schedule(self, item: Item, seq: int, position: int) -> None:
         slot = self._slot_of(item)

@@ -41,9 +41,6 @@ class CountingIds:
         self.calls += 1
         return self.inner()
 
-    def continuation(self) -> SequentialIds:
-        return SequentialIds(start=self.calls + 1)
-
 
 class CountingClock:
     """``SteppingClock`` that remembers how many readings it gave."""
@@ -56,8 +53,19 @@ class CountingClock:
         self.reads += 1
         return self.inner.now_ns()
 
-    def continuation(self) -> SteppingClock:
-        return SteppingClock(start=self.reads)
+
+def load_continuing(dumped: dict[str, Any], ids: CountingIds, clock: CountingClock) -> Context:
+    """Load ``dumped`` so the copy hands out exactly the ids and times that the context built
+    with ``ids`` and ``clock`` hands out next. ``Context.load`` builds (and discards) a fresh
+    root and turns before restoring: a probe load measures how many ids and readings that
+    takes, and the continuation starts that much earlier."""
+    probe_ids, probe_clock = CountingIds(), CountingClock()
+    Context.load(dumped, ids=probe_ids, clock=probe_clock)
+    return Context.load(
+        dumped,
+        ids=SequentialIds(start=ids.calls + 1 - probe_ids.calls),
+        clock=SteppingClock(start=clock.reads - probe_clock.reads),
+    )
 
 
 def coords(context: Any, item_id: str) -> tuple[int, ...] | None:

@@ -60,13 +60,11 @@ from engine.context import (
     NotFound,
     Pos,
     ReadOnlySelector,
-    SequentialIds,
-    SteppingClock,
     TextContent,
     UnknownKey,
 )
 
-from .conftest import CountingClock, CountingIds, check_structure, new_context
+from .conftest import CountingClock, CountingIds, check_structure, load_continuing, new_context
 
 # ------------------------------------------------------------------------------------------
 # operations: plain tuples, so a run can be replayed on a fresh context
@@ -658,14 +656,7 @@ class ContextMachine(RuleBasedStateMachine):
         first = Context(ids=ids, clock=clock)
         for op in done[:half]:
             apply(first, op)
-        dumped = first.model_dump()
-        probe_ids, probe_clock = CountingIds(), CountingClock()
-        Context.load(dumped, ids=probe_ids, clock=probe_clock)
-        loaded = Context.load(
-            dumped,
-            ids=SequentialIds(start=ids.calls + 1 - probe_ids.calls),
-            clock=SteppingClock(start=clock.reads - probe_clock.reads),
-        )
+        loaded = load_continuing(first.model_dump(), ids, clock)
         for op in done[half:]:
             apply(loaded, op)
         assert loaded.model_dump_json() == final
