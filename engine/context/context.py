@@ -251,24 +251,14 @@ class Context(ContextView):
         if not self._unindexed:
             return
         self._unindexed = False
-        items, where, fixed, expiry = self._items, self._where, self._fixed, self._expiry
-        by_key, by_tag = self._by_key, self._by_tag
+        where = self._where
         for _depth, turn in self.iter_turns():
             seq = turn.seq
             for position, slot in turn.slots.items():
                 for item in slot.items:
-                    item_id = item.id
-                    items[item_id] = item
-                    where[item_id] = (seq, position)
-                    if item.key is not None:
-                        by_key.setdefault(item.key, {})[item_id] = None
-                    for tag in item.tags:
-                        by_tag.setdefault(tag, {})[item_id] = None
-                    if item.ttl is not None:
-                        expiry.append((item.born_episode + item.ttl, item.creation_index, item_id))
-                        if seq != SYSTEM_SEQ and not follows_message(item.ttl, item.cad):
-                            fixed[item_id] = None
-        heapq.heapify(expiry)  # built once rather than pushed to, item by item
+                    where[item.id] = (seq, position)
+                    self._index(item, seq, bulk=True)
+        heapq.heapify(self._expiry)  # built once rather than pushed to, item by item
 
     # =====================================================================================
     # public: messages, episodes, snapshots
@@ -834,7 +824,9 @@ class Context(ContextView):
         self._unindex(old)
         self._index(new, seq)
 
-    def _index(self, item: Item, seq: int) -> None:
+    def _index(self, item: Item, seq: int, *, bulk: bool = False) -> None:
+        """Enter ``item`` (in turn ``seq``) in the id, key, tag, fixed and expiry indexes.
+        ``bulk``: only append to the expiry heap; the caller heapifies once at the end."""
         item_id = item.id
         self._items[item_id] = item
         if item.key is not None:
@@ -844,9 +836,11 @@ class Context(ContextView):
         if seq != SYSTEM_SEQ and not follows_message(item.ttl, item.cad):
             self._fixed[item_id] = None
         if item.ttl is not None:
-            heapq.heappush(
-                self._expiry, (item.born_episode + item.ttl, item.creation_index, item_id)
-            )
+            entry = (item.born_episode + item.ttl, item.creation_index, item_id)
+            if bulk:
+                self._expiry.append(entry)
+            else:
+                heapq.heappush(self._expiry, entry)
 
     def _unindex(self, item: Item) -> None:
         item_id = item.id
