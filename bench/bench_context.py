@@ -40,6 +40,21 @@ def build(items: int) -> Context:
     return context
 
 
+def with_temporaries(count: int) -> Context:
+    """A short conversation whose active slot 1 holds ``count`` live temporary items: each new
+    message lifts them all out and puts them back at their depth (spec §4)."""
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    context.add_user("hello")
+    for k in range(count):
+        context.pact_insert(f"d0, 1, {k}", TextContent(f"note {k}", ttl=1_000_000))
+    return context
+
+
+def message_cost(context: Context, repeat: int) -> float:
+    counter = iter(range(10**9))
+    return median_seconds(lambda: context.add_user(f"next {next(counter)}"), repeat)
+
+
 def step_cost(context: Context, repeat: int) -> float:
     counter = iter(range(10**9))
 
@@ -96,6 +111,17 @@ def main() -> None:
     # 1. one add_user + advance (ODI, expiry, rehydration and the episode snapshot)
     s, l_ = step_cost(small, 300), step_cost(large, 300)
     report_ratio("add_user+advance at 100k ÷ at 1k", l_, s, 3.0, anchor_label="at 1k")
+
+    # 1b. a message over many temporary items in one slot: linear in them (10x), not quadratic
+    few, many = with_temporaries(1_000), with_temporaries(10_000)
+    s, l_ = message_cost(few, 30), message_cost(many, 30)
+    report_ratio(
+        "add_user over 10k temporary items in one slot ÷ over 1k",
+        l_,
+        s,
+        20.0,
+        anchor_label="over 1k",
+    )
 
     # 4. peak memory of a process holding 100k items
     base = baseline_memory_mb()

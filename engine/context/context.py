@@ -160,14 +160,10 @@ class Context(ContextView):
             targets = [n for n in self.select(parsed) if n.item is not None]
             if exact and not targets:
                 raise NotFound(f"nothing at {selector!r} to delete", selector=selector)
-        touched: set[int] = set()
-        for node in targets:
-            assert node.item is not None
-            item = self._items[node.item.id]
-            touched.add(self._where[item.id][0])
-            if item.template_id is not None:
-                templates.append(item.template_id)
-            self._detach(item)
+        doomed = [self._items[n.item.id] for n in targets if n.item is not None]
+        touched = {self._where[item.id][0] for item in doomed}
+        templates += [item.template_id for item in doomed if item.template_id is not None]
+        self._detach(*doomed)
         for template_id in dict.fromkeys(templates):
             self._drop_template(template_id)
         self._prune_empty_turns(touched)
@@ -277,11 +273,11 @@ class Context(ContextView):
         self._ensure_indexed()
         self._episode += 1
         episode = self._episode
-        touched: set[int] = set()
+        expired = self._due_expiries(episode)
+        touched = {self._where[item.id][0] for item in expired}
+        self._detach(*expired)
         movers: list[Item] = []
-        for item in self._due_expiries(episode):
-            touched.add(self._where[item.id][0])
-            self._detach(item)
+        for item in expired:
             if item.lifecycle is not None:
                 movers.append(item)
             elif item.template_id is not None:
@@ -531,16 +527,14 @@ class Context(ContextView):
         in a slot that holds nothing else. Returns the turns they were lifted from, which may
         now be empty.
         """
-        lifted: list[tuple[int, int, int, Item]] = []
-        sources: set[int] = set()
-        for item_id in self._fixed:
-            item = self._items[item_id]
-            seq, position = self._where[item_id]
-            offset = self._slot_of(item).offset_of(item)
-            lifted.append((self._depth_of_seq(seq), position, offset, item))
-            sources.add(seq)
-        for _depth, _position, _offset, item in lifted:
-            self._unplace(item)
+        fixed = [self._items[item_id] for item_id in self._fixed]
+        places = [self._where[item.id] for item in fixed]
+        offsets = self._unplace_many(fixed)
+        lifted = [
+            (self._depth_of_seq(seq), position, offsets[item.id], item)
+            for item, (seq, position) in zip(fixed, places, strict=True)
+        ]
+        sources = {seq for seq, _position in places}
         reshape()
         lifted.sort(key=lambda e: (e[0], e[1], 0 if e[2] == 0 else 1 if e[2] > 0 else 2, abs(e[2])))
         deepest = self.history_depth
@@ -800,22 +794,32 @@ class Context(ContextView):
         self._writable_slot(turn, position).place(item, offset)
         self._where[item.id] = (seq, position)
 
-    def _unplace(self, item: Item) -> None:
-        seq, position = self._where[item.id]
-        turn = self._writable_turn(seq)
-        slot = self._writable_slot(turn, position)
-        slot.remove(item)
-        if not slot.items:
-            del turn.slots[position]
+    def _unplace_many(self, items: Iterable[Item]) -> dict[str, int]:
+        """Take items out of their slots, one pass per slot (a slot left empty goes), and
+        return each one's offset from before. Taking many from one slot stays linear."""
+        by_slot: dict[tuple[int, int], list[Item]] = {}
+        for item in items:
+            by_slot.setdefault(self._where[item.id], []).append(item)
+        offsets: dict[str, int] = {}
+        for (seq, position), group in by_slot.items():
+            turn = self._writable_turn(seq)
+            slot = self._writable_slot(turn, position)
+            for item, offset in zip(group, slot.take(group), strict=True):
+                offsets[item.id] = offset
+            if not slot.items:
+                del turn.slots[position]
+        return offsets
 
     def _attach(self, item: Item, seq: int, position: int, offset: int) -> None:
         self._place(item, seq, position, offset)
         self._index(item, seq)
 
-    def _detach(self, item: Item) -> None:
-        self._unplace(item)
-        self._unindex(item)
-        del self._where[item.id]
+    def _detach(self, *items: Item) -> None:
+        """Take items out of the tree and every index."""
+        self._unplace_many(items)
+        for item in items:
+            self._unindex(item)
+            del self._where[item.id]
 
     def _swap(self, old: Item, new: Item) -> None:
         seq, position = self._where[old.id]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from .errors import InvalidLifecycle
@@ -240,12 +241,37 @@ class Slot:
             items.insert(max(self.core + offset + 1, 0), item)
             self.core += 1
 
-    def remove(self, item: Item) -> None:
-        """Close the gap; a removed core is replaced by +1, or by -1 when there is no post side."""
-        index = self._index_of(item)
-        del self.items[index]
-        if index < self.core or (index == self.core and self.core >= len(self.items)):
-            self.core = max(self.core - 1, 0)
+    def take(self, items: Sequence[Item]) -> list[int]:
+        """Remove ``items`` in one pass and return their offsets from before, in order.
+
+        The gaps close. A removed core is replaced by +1, or by -1 when there is no post side;
+        for several items at once, whatever the order, that is the nearest remaining item on
+        the post side, else the nearest on the pre side.
+        """
+        core = self.core
+        if len(items) == 1:  # the common case, without the bookkeeping
+            index = self._index_of(items[0])
+            del self.items[index]
+            if index < core or (index == core and core >= len(self.items)):
+                self.core = max(core - 1, 0)
+            return [index - core]
+        doomed = {id(item) for item in items}
+        offsets: dict[int, int] = {}
+        kept: list[Item] = []
+        new_core: int | None = None
+        for index, item in enumerate(self.items):
+            if id(item) in doomed:
+                offsets[id(item)] = index - core
+                continue
+            if new_core is None and index >= core:
+                new_core = len(kept)
+            kept.append(item)
+        if len(offsets) != len(doomed):
+            missing = [item.id for item in items if id(item) not in offsets]
+            raise LookupError(", ".join(missing))
+        self.items = kept
+        self.core = new_core if new_core is not None else max(len(kept) - 1, 0)
+        return [offsets[id(item)] for item in items]
 
     def swap(self, old: Item, new: Item) -> None:
         self.items[self._index_of(old)] = new
