@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pyrsistent import pvector
 
 from .clock import Clock, IdFactory, RandomIds, SystemClock
-from .coords import exact_coordinates, write_coord
+from .coords import exact_coordinates, parse_for_write, write_coord
 from .errors import (
     InvalidComponent,
     InvalidCoordinate,
@@ -23,7 +23,6 @@ from .errors import (
     InvalidUpdateMode,
     NoSuchDepth,
     NotFound,
-    ReadOnlySelector,
     UnknownKey,
 )
 from .history import History, diff_views
@@ -37,7 +36,6 @@ from .nodes import (
     follows_message,
 )
 from .selector_ast import Exact
-from .selectors import parse_selector
 from .stages import Role
 from .view import SYSTEM_SEQ, ContextView, Node, TreeState
 
@@ -145,12 +143,7 @@ class Context(ContextView):
                 raise UnknownKey(f"no item or schedule has key {key!r}", key=key)
         else:
             assert selector is not None
-            parsed = parse_selector(selector)
-            if parsed.is_time_qualified:
-                raise ReadOnlySelector(
-                    f"selector {selector!r} is time-qualified; past states are read-only",
-                    selector=selector,
-                )
+            parsed = parse_for_write(selector)
             coord = parsed.single_coord
             exact = (
                 coord is not None

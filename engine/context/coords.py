@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 from .errors import InvalidCoordinate, ReadOnlySelector
-from .selector_ast import Coord, Exact
+from .selector_ast import Coord, Exact, Selector
 from .selectors import parse_selector
 
 Coordinates = tuple[int, int, int]
 
 
-def write_coord(selector: str, *, arity: tuple[int, ...] = (3,)) -> Coord:
-    """Parse a selector that addresses one place to write: plain integers, no time prefix."""
+def parse_for_write(selector: str) -> Selector:
+    """Parse a selector a write uses (to address or to match): no time prefix."""
     parsed = parse_selector(selector)
     if parsed.is_time_qualified:
         raise ReadOnlySelector(
             f"selector {selector!r} is time-qualified; past states are read-only",
             selector=selector,
         )
-    coord = parsed.single_coord
+    return parsed
+
+
+def write_coord(selector: str, *, arity: tuple[int, ...] = (3,)) -> Coord:
+    """Parse a selector that addresses one place to write: plain integers, no time prefix."""
+    coord = parse_for_write(selector).single_coord
     if coord is None:
         raise InvalidCoordinate(
             f"selector {selector!r} is a query; a write needs coordinates like 'd0, 1, 0'",
