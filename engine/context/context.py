@@ -410,49 +410,42 @@ class Context(ContextView):
         return self._node_of(item)
 
     def _new_item(self, component: ContextComponent, **overrides: Any) -> Item:
-        lifecycle = component.lifecycle
-        ttl = lifecycle.stages[0].ttl if lifecycle is not None else component.ttl
         self._creation_index += 1
         fields: dict[str, Any] = {
             "id": self._ids(),
-            "node_type": component.node_type,
-            "content": component.content,
-            "key": component.key,
-            "tags": tuple(component.tags),
-            "ttl": ttl,
-            "cad": component.cad,
-            "priority": component.priority,
-            "role": component.role,
             "created_at_ns": self._clock.now_ns(),
             "creation_index": self._creation_index,
-            "born_episode": self._episode,
-            "data": component.data_fields() or None,
-            "lifecycle": lifecycle,
+            **self._leased(component),
         }
         if component.cad is not None:
             fields["template_id"] = fields["id"]  # the first instance names its schedule
         fields.update(overrides)
         return Item(**fields)
 
+    def _leased(self, component: ContextComponent) -> dict[str, Any]:
+        """The item fields a component gives, born now: its ttl (or its first render stage's)
+        counts from this episode."""
+        lifecycle = component.lifecycle
+        return {
+            "node_type": component.node_type,
+            "content": component.content,
+            "key": component.key,
+            "tags": tuple(component.tags),
+            "ttl": lifecycle.stages[0].ttl if lifecycle is not None else component.ttl,
+            "cad": component.cad,
+            "priority": component.priority,
+            "role": component.role,
+            "born_episode": self._episode,
+            "data": component.data_fields() or None,
+            "lifecycle": lifecycle,
+        }
+
     def _replace(self, old: Item, component: ContextComponent) -> Node:
         """Same id and coordinates, new content. The replacement is a fresh lease: it is born
         now, so its ttl (or its first render stage) counts from this episode."""
-        lifecycle = component.lifecycle
-        new = old.evolve(
-            node_type=component.node_type,
-            content=component.content,
-            key=component.key,
-            tags=tuple(component.tags),
-            ttl=lifecycle.stages[0].ttl if lifecycle is not None else component.ttl,
-            cad=component.cad,
-            priority=component.priority,
-            role=component.role or old.role,
-            born_episode=self._episode,
-            data=component.data_fields() or None,
-            lifecycle=lifecycle,
-            stage=0,
-            passes=0,
-        )
+        fields = self._leased(component)
+        fields["role"] = component.role or old.role
+        new = old.evolve(**fields, stage=0, passes=0)
         seq, position = self._where[old.id]
         template = self.template_of(old)
         if template is not None and new.cad is None:
