@@ -566,9 +566,7 @@ class Context(ContextView):
         stage, passes = item.stage + 1, item.passes
         if stage >= len(lifecycle.stages):
             passes += 1
-            cycle = lifecycle.cycle
-            again = cycle is True or (type(cycle) is int and passes < cycle)
-            if not again:
+            if not lifecycle.goes_on_after(passes):
                 return  # the lifecycle is over: the item is gone
             stage = 0
         target = lifecycle.stages[stage]

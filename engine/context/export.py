@@ -485,8 +485,7 @@ def _check_progress(lifecycle: RenderLifecycle, stage: int, passes: int, ttl: in
         raise InvalidLifecycle(f"stage {stage} does not exist (there are {len(stages)})")
     if ttl != stages[stage].ttl:
         raise InvalidLifecycle(f"ttl {ttl}, but stage {stage} has ttl {stages[stage].ttl}")
-    limit = None if cycle is True else 1 if cycle is False else cycle
-    if passes < 0 or (limit is not None and passes >= limit):
+    if passes < 0 or not lifecycle.goes_on_after(passes):
         raise InvalidLifecycle(f"passes {passes} is not possible with cycle={cycle!r}")
 
 

@@ -48,6 +48,13 @@ class RenderLifecycle:
     def model_dump(self) -> dict[str, Any]:
         return {"stages": [s.model_dump() for s in self.stages], "cycle": self.cycle}
 
+    def goes_on_after(self, passes: int) -> bool:
+        """Whether an item that has made ``passes`` full passes starts another: always with
+        ``cycle=True``, never after the first with ``False``, while fewer than ``N``."""
+        if self.cycle is True:
+            return True
+        return passes < (1 if self.cycle is False else self.cycle)
+
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, RenderLifecycle)
