@@ -262,6 +262,12 @@ def part_values(part: Part | None, available: list[int]) -> list[int]:
     return [v for v in available if part.lo <= v <= part.hi]
 
 
+def provider_role(depth: int, item_role: str | None, turn_role: str | None) -> str:
+    """The role an item is sent with: system in the system region, else its own role, else
+    its turn's message's, else user (a turn with no message yet)."""
+    return "system" if depth == -1 else item_role or turn_role or "user"
+
+
 class ContextView:
     """Reading a context tree: indexing, selection, rendering and export."""
 
@@ -440,36 +446,26 @@ class ContextView:
         return SnapshotContext(self._history.resolve(selector.time), self._history)
 
     # -- rendering -----------------------------------------------------------------------------
-    def render_provider(self) -> list[dict[str, str]]:
-        """What the model would be sent: one entry per item, in canonical order."""
-        out: list[dict[str, str]] = []
-        append = out.append
+    def provider_messages(self) -> Iterator[tuple[str, str]]:
+        """(role, text) of every item, in canonical order: what the model would be sent."""
         for depth, turn in self.iter_turns():
-            turn_role = "system" if depth == -1 else (turn.role or "user")
+            turn_role = turn.role
             for position in sorted(turn.slots):
                 for item in turn.slots[position].items:
-                    role = "system" if depth == -1 else (item.role or turn_role)
                     content = item.content
-                    append(
-                        {
-                            "content": content if type(content) is str else canonical_json(content),
-                            "role": role,
-                        }
-                    )
-        return out
+                    text = content if type(content) is str else canonical_json(content)
+                    yield provider_role(depth, item.role, turn_role), text
+
+    def render_provider(self) -> list[dict[str, str]]:
+        """What the model would be sent: one entry per item, in canonical order."""
+        return [{"content": text, "role": role} for role, text in self.provider_messages()]
 
     def render_provider_json(self) -> str:
         """``canonical_json(render_provider())``, encoded in one pass (no dict per item)."""
-        parts: list[str] = []
-        append = parts.append
-        for depth, turn in self.iter_turns():
-            turn_role = "system" if depth == -1 else (turn.role or "user")
-            for position in sorted(turn.slots):
-                for item in turn.slots[position].items:
-                    role = "system" if depth == -1 else (item.role or turn_role)
-                    content = item.content
-                    text = content if type(content) is str else canonical_json(content)
-                    append(f'{{"content":{encode_string(text)},"role":{encode_string(role)}}}')
+        parts = [
+            f'{{"content":{encode_string(text)},"role":{encode_string(role)}}}'
+            for role, text in self.provider_messages()
+        ]
         return "[" + ",".join(parts) + "]"
 
     def model_dump(self) -> dict[str, Any]:

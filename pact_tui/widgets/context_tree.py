@@ -23,6 +23,7 @@ from textual.strip import Strip
 
 from engine.context import Context, ContextView
 from engine.context.nodes import Item
+from engine.context.view import provider_role
 
 from ..tree_layout import Row, TreeLayout
 
@@ -390,7 +391,7 @@ class ProviderList(LinePane):
     def render_row(self, row: Row) -> list[Segment]:
         item = row.item
         assert item is not None
-        role = "system" if row.depth == -1 else item.role or row.turn.role or "user"
+        role = provider_role(row.depth, item.role, row.turn.role)
         return [
             Segment(f"{role:<10}", self.style_of(f"provider--{role}")),
             Segment("│ ", self.style_of("tree--dim")),
