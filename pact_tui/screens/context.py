@@ -92,6 +92,7 @@ class ContextScreen(Screen[None]):
         self.selector = ""
         self.matches: list[Node] = []
         self._pinned_matches: frozenset[str] = frozenset()  # a time-qualified selector's ids
+        self._matched: tuple[object, ...] | None = None  # what self.matches was computed for
         self.selector_error = False
         self.match_index = -1
         self.play_speed: float | None = None
@@ -494,11 +495,23 @@ class ContextScreen(Screen[None]):
             self.query_one(SelectorBar).clear_feedback()
             await self.show_current()
 
+    def _matched_for(self) -> tuple[object, ...]:
+        """What the matches depend on: the selector, the view and, live, how far it has got
+        (its episode for ages and lifecycle flags, its journal for everything written)."""
+        view = self.view
+        assert view is not None
+        token = getattr(view, "journal_token", None)
+        return (self.selector, view, view.current_episode, token, self._pinned_matches)
+
     def _evaluate_selector(self) -> None:
-        """Re-evaluate the current selector against the view (after a change or a move)."""
+        """Re-evaluate the current selector against the view (after a change or a move); a
+        no-op when the matches were just computed for this very state."""
         if not self.selector or self.view is None:
-            self.matches = []
+            self.matches, self._matched = [], None
             return
+        if self._matched == self._matched_for():
+            return
+        self._matched = self._matched_for()
         try:
             parsed = parse_selector(self.selector)
             if parsed.is_time_qualified:
@@ -546,6 +559,8 @@ class ContextScreen(Screen[None]):
             await self.show_current()
             return
         self.selector_error = False
+        if self.view is not None:
+            self._matched = self._matched_for()  # the draw below need not select again
         bar.show_matches(len(self.matches))
         if jump or [n.id for n in self.matches] != shown:
             self.match_index = -1  # Enter on what was already walked keeps the place

@@ -175,3 +175,45 @@ async def test_a_time_qualified_selectors_matches_follow_their_nodes_and_come_ba
         assert all(live.locate(frozenset({node_id})) for node_id in live_ids)
         await screen.go_to(snapshot_position)
         assert {node.id for node in screen.matches} == found  # none were forgotten
+
+
+async def test_the_matches_follow_the_live_context_as_it_moves_on(demo: Path) -> None:
+    """A sticky item is a new instance (a new id) at every episode: after an advance the kept
+    selector's matches are the new instances, not the ones it matched before."""
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _type_selector(pilot, "[sticky]", "1 match")
+        await pilot.press("enter")
+        before = {node.id for node in screen.matches}
+        live = screen.workspace.context("researcher")
+        episode = live.current_episode
+        await pilot.press("full_stop")
+        await wait_until(
+            pilot,
+            lambda: (
+                live.current_episode == episode + 1
+                and {node.id for node in screen.matches} == {n.id for n in live.select("[sticky]")}
+            ),
+            "the matches of the new episode",
+        )
+        assert {node.id for node in screen.matches}.isdisjoint(before)
+
+
+async def test_enter_selects_once(demo: Path) -> None:
+    """Keeping a selector evaluates it once; the draw that follows reuses the matches."""
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _type_selector(pilot, "^seq", "8 matches")
+        live = screen.workspace.context("researcher")
+        calls: list[object] = []
+        select = live.select
+
+        def counting(selector: Any) -> Any:
+            calls.append(selector)
+            return select(selector)
+
+        live.select = counting  # type: ignore[method-assign]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.focused is screen.active_pane, "back in the tree")
+        assert len(calls) == 1
+        assert len(screen.matches) == 8
