@@ -93,6 +93,7 @@ class ContextScreen(Screen[None]):
         self.matches: list[Node] = []
         self._pinned_matches: frozenset[str] = frozenset()  # a time-qualified selector's ids
         self._matched: tuple[object, ...] | None = None  # what self.matches was computed for
+        self._detailed: tuple[object, ...] | None = None  # what the detail pane shows
         self.selector_error = False
         self.match_index = -1
         self.play_speed: float | None = None
@@ -230,12 +231,19 @@ class ContextScreen(Screen[None]):
     def _show_detail(self) -> None:
         detail = self.query_one(NodeDetail)
         row = self.active_pane.current_row
-        if row is None or self.view is None or self.context_name is None:
+        view = self.view
+        if row is None or view is None or self.context_name is None:
             return
+        # A draw shows the detail, and the cursor's Selected message that the same draw posts
+        # would show it again: build it only when what it describes has changed.
+        shown = (view, view.current_episode, getattr(view, "journal_token", None), row, self.diff)
+        if shown == self._detailed:
+            return
+        self._detailed = shown
         change = None
         if self.diff is not None and row.item is not None:
             change = next((c for c in self.diff["changed"] if c["id"] == row.item.id), None)
-        body = describe(self.view, row, change)
+        body = describe(view, row, change)
         if self.diff is not None:
             body = Group(diff_summary(self.diff, self.removed, self._diff_label()), body)
         detail.show(body)

@@ -6,9 +6,19 @@ from pathlib import Path
 
 from textual.widgets import Input
 
+from engine.workspace import Workspace
 from pact_tui.screens.prompt import PromptScreen
 
-from .inspector import SIZE, inspector, pane_lines, screen_of, settle, status_text
+from .inspector import (
+    SIZE,
+    detail_text,
+    inspector,
+    pane_lines,
+    screen_of,
+    settle,
+    status_text,
+    wait_until,
+)
 
 
 def _active_turn(lines: list[str]) -> list[str]:
@@ -136,3 +146,27 @@ async def test_play_at_live_advances_and_pause_stops(demo: Path) -> None:
         await pilot.press("p")
         assert screen.play_speed is None and screen._play_timer is None
         assert "playing" not in status_text(app)
+
+
+async def test_the_detail_of_the_item_under_the_cursor_follows_the_episode(
+    tmp_path: Path,
+) -> None:
+    """A context with nothing that expires or renews soon: an advance writes nothing into the
+    tree, yet the age of the item under the cursor changes, and the detail pane says so."""
+    path = tmp_path / "quiet.pact"
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        await workspace.create_context("quiet")
+        await workspace.add_message("quiet", "user", "hello")
+        await workspace.insert("quiet", "d0, 2, 0", {"content": "note", "ttl": 5})
+    app = inspector(path, context="quiet")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        tree = screen.context_tree
+        line = tree.layout_model.line_of(0, 2, 0)
+        assert line is not None
+        tree.jump_to(line)
+        await wait_until(pilot, lambda: "age 0 " in detail_text(app), "the note's detail")
+        token = screen.workspace.context("quiet").journal_token
+        await pilot.press("full_stop")
+        await wait_until(pilot, lambda: "age 1 " in detail_text(app), "its age one episode on")
+        assert screen.workspace.context("quiet").journal_token == token  # nothing was written
