@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events, work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.color import Color
-from textual.command import Hit, Hits, Provider
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Static
@@ -51,62 +50,49 @@ THEME_VARIABLE_DEFAULTS = {
 }
 
 
-class InspectorCommands(Provider):
-    """Rarer actions, in the command palette (Ctrl+P)."""
-
-    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
-        app = self.app
-        # self.screen is the screen the palette was opened over (app.screen is the palette).
-        screen = self.screen if isinstance(self.screen, ContextScreen) else None
-        if not isinstance(app, PactApp) or screen is None:
-            return []
-        commands: list[tuple[str, str, Callable[[], Any]]] = [
-            (
-                "Fold all history turns",
-                "keep system and active open",
-                screen.fold_history,
-            ),
-            ("Unfold everything", "show every turn and slot", screen.unfold_all),
-            ("Toggle provider view", "what the model would be sent", screen.action_toggle_provider),
-            ("Return to live", "leave the past", screen.action_live),
-            ("Diff: mark or clear the base", "compare two snapshots", screen.action_diff),
-            ("Seal a snapshot…", "record a named snapshot", screen.action_seal),
-            ("Play / pause", "step automatically", screen.action_play),
-            ("First snapshot", "jump to the oldest snapshot", screen.first_snapshot),
-        ]
-        if app.workspace is not None:
-            for info in app.workspace.contexts():
-                commands.append(
-                    (
-                        f"Switch to context {info.name}",
-                        f"episode {info.episode}, {info.items} items",
-                        partial(screen.switch_context, info.name),
-                    )
-                )
-        return commands
-
-    async def discover(self) -> Hits:
-        for title, help_text, callback in self._commands():
-            yield Hit(1.0, title, callback, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for title, help_text, callback in self._commands():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=help_text)
-
-
 class PactApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "pact-tui"
-    COMMANDS = App.COMMANDS | {InspectorCommands}
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {"context": ContextScreen}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
         Binding("1", "switch_mode('context')", "Context view", show=False),
     ]
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's commands, then the inspector's rarer actions (Ctrl+P), on ``screen``: the
+        one the palette was opened over."""
+        yield from super().get_system_commands(screen)
+        if not isinstance(screen, ContextScreen):
+            return
+        yield SystemCommand(
+            "Fold all history turns",
+            "keep system and active open",
+            partial(screen.action_fold_all, 1),
+        )
+        yield SystemCommand(
+            "Unfold everything", "show every turn and slot", partial(screen.action_fold_all, 0)
+        )
+        yield SystemCommand(
+            "Toggle provider view", "what the model would be sent", screen.action_toggle_provider
+        )
+        yield SystemCommand("Return to live", "leave the past", screen.action_live)
+        yield SystemCommand(
+            "Diff: mark or clear the base", "compare two snapshots", screen.action_diff
+        )
+        yield SystemCommand("Seal a snapshot…", "record a named snapshot", screen.action_seal)
+        yield SystemCommand("Play / pause", "step automatically", screen.action_play)
+        yield SystemCommand(
+            "First snapshot", "jump to the oldest snapshot", partial(screen.action_edge, 0)
+        )
+        if self.workspace is not None:
+            for info in self.workspace.contexts():
+                yield SystemCommand(
+                    f"Switch to context {info.name}",
+                    f"episode {info.episode}, {info.items} items",
+                    partial(screen.switch_context, info.name),
+                )
 
     def __init__(
         self,

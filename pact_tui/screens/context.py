@@ -606,15 +606,6 @@ class ContextScreen(Screen[None]):
     def action_fold_all(self, folded: int) -> None:
         self.context_tree.fold_all(bool(folded))
 
-    def fold_history(self) -> None:
-        self.action_fold_all(1)
-
-    def unfold_all(self) -> None:
-        self.action_fold_all(0)
-
-    async def first_snapshot(self) -> None:
-        await self.action_edge(0)
-
     def action_focus_contexts(self) -> None:
         self.query_one(ContextList).focus()
 

@@ -168,3 +168,15 @@ async def test_shrinking_the_terminal_covers_the_app_and_growing_uncovers_it(dem
         await pilot.pause()
         assert not isinstance(app.screen, TooSmallScreen)
         assert "researcher   EPISODE 6" in screen_text(app)
+
+
+async def test_the_palette_travels_to_the_first_snapshot(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert screen.position is None  # live
+        await pilot.press("ctrl+p", *"first snapshot")
+        await wait_until(pilot, lambda: "First snapshot" in screen_text(app), "the palette's hit")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.position == 0, "the oldest snapshot")
+        assert "PAST" in str(screen.context_tree.border_title)
