@@ -103,16 +103,8 @@ class VerifyResult:
         return f"event {self.broken_seq}: {self.problem}: {self.detail}"
 
 
-class Subscription(AsyncIterator[StoredEvent], ABC):
-    """Events appended after a cursor, by any process, in order, each exactly once.
-
-    Iterate with ``async for``; iteration ends when the subscription or its store is closed.
-    """
-
-    @property
-    @abstractmethod
-    def position(self) -> int:
-        """The ``seq`` of the last event handed out (the cursor to resume from)."""
+class Closing(ABC):
+    """Something to close, usable as ``async with``."""
 
     @abstractmethod
     async def close(self) -> None: ...
@@ -129,7 +121,19 @@ class Subscription(AsyncIterator[StoredEvent], ABC):
         await self.close()
 
 
-class EventStore(ABC):
+class Subscription(AsyncIterator[StoredEvent], Closing):
+    """Events appended after a cursor, by any process, in order, each exactly once.
+
+    Iterate with ``async for``; iteration ends when the subscription or its store is closed.
+    """
+
+    @property
+    @abstractmethod
+    def position(self) -> int:
+        """The ``seq`` of the last event handed out (the cursor to resume from)."""
+
+
+class EventStore(Closing):
     """An append-only, hash-chained event log shared by several processes."""
 
     @property
@@ -205,17 +209,3 @@ class EventStore(ABC):
     @abstractmethod
     async def verify(self) -> VerifyResult:
         """Recompute the whole chain and name the first broken event, if any."""
-
-    @abstractmethod
-    async def close(self) -> None: ...
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
