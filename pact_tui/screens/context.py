@@ -236,7 +236,10 @@ class ContextScreen(Screen[None]):
             return
         # A draw shows the detail, and the cursor's Selected message that the same draw posts
         # would show it again: build it only when what it describes has changed.
-        shown = (view, view.current_episode, getattr(view, "journal_token", None), row, self.diff)
+        # The item's history reads the snapshots, so a seal (which writes nothing) counts too.
+        token, history = getattr(view, "journal_token", None), getattr(view, "history", None)
+        latest = history.latest if history is not None else None
+        shown = (view, view.current_episode, token, latest, row, self.diff)
         if shown == self._detailed:
             return
         self._detailed = shown
@@ -499,7 +502,7 @@ class ContextScreen(Screen[None]):
         if event.keep:
             await self._apply_selector(jump=False)  # which draws what it found
         else:
-            self.selector, self.matches, self.match_index = "", [], -1
+            self.selector, self.matches, self.match_index, self._matched = "", [], -1, None
             self.query_one(SelectorBar).clear_feedback()
             await self.show_current()
 
@@ -537,7 +540,7 @@ class ContextScreen(Screen[None]):
         text, name = self.selector, self.context_name
         shown = [node.id for node in self.matches]
         if not text or name is None:
-            self.matches, self.match_index, self.selector_error = [], -1, False
+            self.matches, self.match_index, self.selector_error, self._matched = [], -1, False, None
             bar.clear_feedback()
             await self.show_current()
             return
@@ -555,13 +558,13 @@ class ContextScreen(Screen[None]):
             elif self.view is not None:
                 self.matches = self.view.select(parsed)
         except InvalidSelector as error:
-            self.matches, self.match_index, self.selector_error = [], -1, True
+            self.matches, self.match_index, self.selector_error, self._matched = [], -1, True, None
             self._pinned_matches = frozenset()
             bar.show_error(error.position, error.reason)
             await self.show_current()
             return
         except ContextError as error:
-            self.matches, self.match_index, self.selector_error = [], -1, True
+            self.matches, self.match_index, self.selector_error, self._matched = [], -1, True, None
             self._pinned_matches = frozenset()
             bar.show_error(0, error.message)
             await self.show_current()

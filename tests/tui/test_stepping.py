@@ -170,3 +170,26 @@ async def test_the_detail_of_the_item_under_the_cursor_follows_the_episode(
         await pilot.press("full_stop")
         await wait_until(pilot, lambda: "age 1 " in detail_text(app), "its age one episode on")
         assert screen.workspace.context("quiet").journal_token == token  # nothing was written
+
+
+async def test_the_detail_shows_a_replace_once_a_seal_records_it(tmp_path: Path) -> None:
+    """An item's history comes from the snapshots: a seal writes nothing into the tree, yet it
+    adds the item's replacement to the history under the cursor."""
+    path = tmp_path / "quiet.pact"
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        await workspace.create_context("quiet")
+        await workspace.add_message("quiet", "user", "hello")
+        await workspace.insert("quiet", "d0, 2, 0", {"content": "note"})
+        await workspace.seal("quiet", "before")
+    app = inspector(path, context="quiet")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        line = screen.context_tree.layout_model.line_of(0, 2, 0)
+        assert line is not None
+        screen.context_tree.jump_to(line)
+        replace = {"op": "update", "selector": "d0, 2, 0", "component": {"content": "new note"}}
+        assert await screen.run_command(replace).wait() is not None
+        await wait_until(pilot, lambda: "new note" in detail_text(app), "the new content")
+        assert "replaced" not in detail_text(app)  # no snapshot has seen it yet
+        assert await screen.run_command({"op": "seal", "trigger": "after"}).wait() is not None
+        await wait_until(pilot, lambda: "replaced" in detail_text(app), "the replace recorded")
