@@ -29,21 +29,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO_ROOT, fmt, report_limit, report_ratio
+from bench.common import REPO_ROOT, fmt, monotonic_ns, percentile, report_limit, report_ratio
 
 SMALL, LARGE = 1_000, 100_000
 STARTS = 5
 ADVANCES = 30
 COMMITS = 40
-
-
-def monotonic_ns() -> int:
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def on_paint(app: Any, callback: Callable[[], None]) -> None:

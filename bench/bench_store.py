@@ -30,7 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -38,9 +38,11 @@ from typing import Any
 from bench.common import (
     WARM_UP,
     fmt,
+    monotonic_ns,
+    percentile,
     raw_watch_round_trips,
     received_at,
-    report_limit,
+    report_feed,
     report_ratio,
     start_follower,
 )
@@ -59,17 +61,6 @@ INSERT = (
     "INSERT INTO events (seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-
-
-def monotonic_ns() -> int:
-    # CLOCK_MONOTONIC is one clock for every process on a Linux machine: readings taken in two
-    # processes can be subtracted.
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-
-
-def percentile(samples: Sequence[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def raw_connection(path: Path) -> sqlite3.Connection:
@@ -403,26 +394,12 @@ def bench_feed_latency(directory: Path) -> None:
     feed_ms = asyncio.run(_feed_round_trips(directory / "feed.pact", rounds))
     watch_ms = asyncio.run(raw_watch_round_trips(directory / "raw-watch", rounds))
     burst_ms = asyncio.run(_feed_burst(directory / "burst.pact", burst))
-    for label, samples in (
-        ("change feed, one commit at a time", feed_ms),
-        ("raw watchfiles, one file append at a time (anchor)", watch_ms),
-        (f"change feed, {burst} commits back to back", burst_ms),
-    ):
-        print(
-            f"  {label}: p50 {statistics.median(samples):.1f} ms,"
-            f" p95 {percentile(samples, 0.95):.1f} ms, max {max(samples):.1f} ms"
-        )
-    anchor = f"raw watchfiles p95 {percentile(watch_ms, 0.95):.1f} ms"
-    report_limit(
-        "change-feed latency p95, one at a time",
-        percentile(feed_ms, 0.95),
-        100,
-        "ms",
-        anchor_text=anchor,
+    labels = (
+        "change feed, one commit at a time",
+        "raw watchfiles, one file append at a time (anchor)",
+        f"change feed, {burst} commits back to back",
     )
-    report_limit(
-        "change-feed latency p95, burst", percentile(burst_ms, 0.95), 100, "ms", anchor_text=anchor
-    )
+    report_feed("change-feed latency", feed_ms, burst_ms, watch_ms, labels)
 
 
 async def _feed_round_trips(path: Path, rounds: int) -> list[float]:

@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -46,9 +46,11 @@ from bench.common import (
     REPO_ROOT,
     WARM_UP,
     fmt,
+    monotonic_ns,
+    percentile,
     raw_watch_round_trips,
     received_at,
-    report_limit,
+    report_feed,
     report_ratio,
     start_follower,
 )
@@ -62,17 +64,6 @@ TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 2
 AGENTS, GROWING = 8, 2  # contexts, and how many of them keep their whole conversation
 CYCLES_PER_BATCH = 50
 TOTAL_EVENTS, TAIL = 1_000_000, 2_500
-
-
-def monotonic_ns() -> int:
-    # CLOCK_MONOTONIC is one clock for every process on a Linux machine: readings taken in two
-    # processes can be subtracted.
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-
-
-def percentile(samples: Sequence[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 @contextmanager
@@ -285,30 +276,12 @@ def bench_feed_latency(directory: Path) -> None:
     feed_ms = asyncio.run(_feed_round_trips(directory / "feed.pact", rounds))
     burst_ms = asyncio.run(_feed_burst(directory / "burst.pact", burst))
     watch_ms = asyncio.run(raw_watch_round_trips(directory / "raw-watch", rounds))
-    for label, samples in (
-        ("Workspace.run to changes(), one command at a time", feed_ms),
-        ("raw watchfiles, one file append at a time (anchor)", watch_ms),
-        (f"Workspace.run to changes(), {burst} commands back to back", burst_ms),
-    ):
-        print(
-            f"  {label}: p50 {statistics.median(samples):.1f} ms,"
-            f" p95 {percentile(samples, 0.95):.1f} ms, max {max(samples):.1f} ms"
-        )
-    anchor = f"raw watchfiles p95 {percentile(watch_ms, 0.95):.1f} ms"
-    report_limit(
-        "workspace change-feed latency p95, one at a time",
-        percentile(feed_ms, 0.95),
-        100,
-        "ms",
-        anchor_text=anchor,
+    labels = (
+        "Workspace.run to changes(), one command at a time",
+        "raw watchfiles, one file append at a time (anchor)",
+        f"Workspace.run to changes(), {burst} commands back to back",
     )
-    report_limit(
-        "workspace change-feed latency p95, burst",
-        percentile(burst_ms, 0.95),
-        100,
-        "ms",
-        anchor_text=anchor,
-    )
+    report_feed("workspace change-feed latency", feed_ms, burst_ms, watch_ms, labels)
 
 
 async def _open_with_context(path: Path) -> tuple[Workspace, Iterator[dict[str, Any]]]:
