@@ -50,6 +50,15 @@ class DiffBase:
     index: int | None
 
 
+def _state_of(view: ContextView) -> tuple[object, ...]:
+    """How far a view has got, for remembering what was derived from it: the view object, its
+    episode (ages, lifecycle flags) and, live, its journal (every write) and latest snapshot
+    (an item's history; a seal writes nothing else)."""
+    history = getattr(view, "history", None)
+    latest = history.latest if history is not None else None
+    return (view, view.current_episode, getattr(view, "journal_token", None), latest)
+
+
 class ContextScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("u", "message('user')", "User", tooltip="add a user message (a new turn)"),
@@ -236,10 +245,7 @@ class ContextScreen(Screen[None]):
             return
         # A draw shows the detail, and the cursor's Selected message that the same draw posts
         # would show it again: build it only when what it describes has changed.
-        # The item's history reads the snapshots, so a seal (which writes nothing) counts too.
-        token, history = getattr(view, "journal_token", None), getattr(view, "history", None)
-        latest = history.latest if history is not None else None
-        shown = (view, view.current_episode, token, latest, row, self.diff)
+        shown = (*_state_of(view), row, self.diff)
         if shown == self._detailed:
             return
         self._detailed = shown
@@ -507,12 +513,9 @@ class ContextScreen(Screen[None]):
             await self.show_current()
 
     def _matched_for(self) -> tuple[object, ...]:
-        """What the matches depend on: the selector, the view and, live, how far it has got
-        (its episode for ages and lifecycle flags, its journal for everything written)."""
-        view = self.view
-        assert view is not None
-        token = getattr(view, "journal_token", None)
-        return (self.selector, view, view.current_episode, token, self._pinned_matches)
+        """What the matches depend on: the selector, its pins and the view's state."""
+        assert self.view is not None
+        return (self.selector, self._pinned_matches, *_state_of(self.view))
 
     def _evaluate_selector(self) -> None:
         """Re-evaluate the current selector against the view (after a change or a move); a
@@ -520,9 +523,10 @@ class ContextScreen(Screen[None]):
         if not self.selector or self.view is None:
             self.matches, self._matched = [], None
             return
-        if self._matched == self._matched_for():
+        key = self._matched_for()
+        if key == self._matched:
             return
-        self._matched = self._matched_for()
+        self._matched = key
         try:
             parsed = parse_selector(self.selector)
             if parsed.is_time_qualified:
