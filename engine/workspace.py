@@ -22,22 +22,22 @@ import gc
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
 from engine.context import Context, ContextError, ContextView
 from engine.context.clock import FixedClock, SequentialIds
-from engine.context.commands import InvalidCommand, apply_command
 from engine.context.compact import dump_compact, load_compact
-from engine.context.errors import UnknownSnapshot
+from engine.context.errors import InvalidCommand, UnknownSnapshot
 from engine.context.explorer import render_tree
+from engine.context.history import diff_views
 from engine.context.selector_ast import Selector
 from engine.context.selectors import parse_selector
-from engine.context.view import Node
+from engine.context.tree import Diff, Node
 from engine.store import (
     EventStore,
     InvalidCheckpoint,
@@ -55,6 +55,9 @@ CHECKPOINT_EVERY = 5_000  # events applied since the last checkpoint, while runn
 CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint
 ARCHIVE_EVERY = 1_000  # events of one context between archive marks
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+if TYPE_CHECKING:
+    from engine.context.commands import ContextCommand
 
 PrintMode = Literal["tree", "provider", "json"]
 
@@ -167,8 +170,11 @@ class ContextProjection:
             data["snapshots"] = [entry.dump() for entry in self.snapshots]
         return data
 
-    def apply(self, command: dict[str, Any], time_ns: int) -> dict[str, Any]:
+    def apply(self, command: ContextCommand, time_ns: int) -> dict[str, Any]:
         """Run a command at ``time_ns``; a refused command changes nothing, ids included."""
+        # pydantic (a quarter of the app's start-up) loads with the first command, not on open.
+        from engine.context.commands import apply_command
+
         self.clock.now = time_ns
         next_id = self.ids.next
         try:
@@ -198,7 +204,9 @@ class ContextProjection:
     def replay(self, event: StoredEvent) -> None:
         """Apply one stored event of this context's stream."""
         if event.type != "context.created":
-            command = dict(event.payload["command"])
+            from engine.context.commands import parse_command  # see apply()
+
+            command, _stored = parse_command(event.payload["command"], recorded=True)
             result = self.apply(command, event.time_ns)
             recorded = event.payload.get("result")
             if recorded is not None and result != recorded:
@@ -415,8 +423,11 @@ class Workspace:
         for event in stored:
             self._apply(event)
 
-    async def run(self, name: str, command: dict[str, Any], *, actor: str = "") -> dict[str, Any]:
-        """Validate and apply one context command, and append it as one event.
+    async def run(
+        self, name: str, command: ContextCommand | Mapping[str, Any], *, actor: str = ""
+    ) -> dict[str, Any]:
+        """Validate and apply one context command (a model from ``engine.context.commands``,
+        or its JSON form), and append it as one event.
 
         A refused command raises a ``ContextError`` and leaves the workspace as it was.
         """
@@ -424,20 +435,22 @@ class Workspace:
         return result
 
     async def run_many(
-        self, name: str, commands: Sequence[dict[str, Any]], *, actor: str = ""
+        self,
+        name: str,
+        commands: Sequence[ContextCommand | Mapping[str, Any]],
+        *,
+        actor: str = "",
     ) -> list[dict[str, Any]]:
         """Several commands in one transaction, one event each: all are appended, or none.
 
-        The first refusal raises its ``ContextError``; the workspace is then as it was.
+        Every command is checked before anything else happens; the first refusal raises its
+        ``ContextError`` and the workspace is then as it was.
         """
-        try:
-            # Run each command as it will be stored and replayed (string keys, lists, no NaN),
-            # so the live projection never differs from a replay of the log.
-            commands = [
-                json.loads(json.dumps(c, sort_keys=True, allow_nan=False)) for c in commands
-            ]
-        except (TypeError, ValueError) as error:
-            raise InvalidCommand(f"a command must be JSON: {error}") from None
+        from engine.context.commands import parse_command  # see ContextProjection.apply
+
+        # Each runs as it is stored and replayed (through JSON: string keys, lists, no NaN), so
+        # the live projection never differs from a replay of the log.
+        parsed = [parse_command(command) for command in commands]
         if self._needs_reload:
             await self._load()
         now = self._clock()
@@ -452,12 +465,11 @@ class Workspace:
                 self._apply(event)
             projection = self._projection(name)
             events = []
-            for command in commands:
+            for command, stored in parsed:
                 result = projection.apply(command, now)
                 results.append(result)
-                payload = {"command": command, "result": result}
-                op = command.get("op")
-                events.append(NewEvent(stream, f"context.{op}", payload, actor, now))
+                payload = {"command": stored, "result": result}
+                events.append(NewEvent(stream, f"context.{command.op}", payload, actor, now))
             return events
 
         try:
@@ -510,7 +522,7 @@ class Workspace:
                 await self._load()
             raise
 
-    # -- convenience commands ----------------------------------------------------------------
+    # -- convenience commands (their JSON forms; ``run`` checks them) --------------------------
     async def insert(self, name: str, selector: str, component: dict[str, Any]) -> dict[str, Any]:
         return await self.run(name, {"op": "insert", "selector": selector, "component": component})
 
@@ -658,10 +670,8 @@ class Workspace:
             return json.dumps(view.model_dump(), indent=2, sort_keys=True)
         raise InvalidCommand(f"unknown print mode {mode!r}; use tree, provider or json", mode=mode)
 
-    async def diff(self, name: str, a: str | None, b: str | None = None) -> dict[str, Any]:
+    async def diff(self, name: str, a: str | None, b: str | None = None) -> Diff:
         """Changes from snapshot ``a`` to snapshot ``b`` (``None`` = now)."""
-        from engine.context.history import diff_views
-
         return diff_views(await self.view(name, a), await self.view(name, b))
 
     async def verify(self) -> VerifyResult:

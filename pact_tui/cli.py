@@ -3,6 +3,9 @@
 Every ``ctx`` subcommand takes the workspace path, runs one command or query, and prints a line
 for people or, with ``--json``, one JSON document for scripts. A failure is one line on stderr
 (``pact-tui: CODE: message``; with ``--json`` the error object) and a non-zero exit.
+
+Commands are built as the typed models of ``engine.context.commands``, imported where a command
+is built: that module loads pydantic, which a query (``ctx list``, ``print``) need not pay for.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from engine.context import ContextError
-from engine.context.view import Node
+from engine.context import ContextError, Node
 from engine.store import StoreError
+
+if TYPE_CHECKING:
+    from engine.context.commands import ComponentSpec, ContextCommand, StageSpec
 
 EXIT_FAILED = 1  # the command was refused or the file is bad (argparse uses 2 for usage errors)
 
@@ -62,7 +67,9 @@ class UsageError(ContextError):
 # -- ctx: building commands from arguments ----------------------------------------------------
 
 
-def _component(args: argparse.Namespace) -> dict[str, Any]:
+def _component(args: argparse.Namespace) -> ComponentSpec:
+    from engine.context.commands import ComponentSpec, LifecycleSpec, parse_component
+
     if args.component is not None:
         try:
             given = json.loads(args.component)
@@ -70,36 +77,36 @@ def _component(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(f"--component is not JSON: {error}") from None
         if not isinstance(given, dict):
             raise UsageError("--component must be a JSON object")
-        return given
+        return parse_component(given)
     if args.text is None:
         raise UsageError("give the component's TEXT or --component JSON")
-    component: dict[str, Any] = {"type": "text", "content": args.text}
+    fields: dict[str, Any] = {"content": args.text}
     if args.key is not None:
-        component["key"] = args.key
+        fields["key"] = args.key
     tags = [t.strip() for tag in args.tag for t in tag.split(",") if t.strip()]
     if tags:
-        component["tags"] = tags
+        fields["tags"] = tuple(tags)
     for name in ("ttl", "cad", "priority"):
         value = getattr(args, name)
         if value is not None:
-            component[name] = value
+            fields[name] = value
     if args.stage:
-        component["render_lifecycle"] = {
-            "stages": [_stage(text) for text in args.stage],
-            "cycle": _cycle(args.cycle),
-        }
+        stages = tuple(_stage(text) for text in args.stage)
+        fields["render_lifecycle"] = LifecycleSpec(stages=stages, cycle=_cycle(args.cycle))
     elif args.cycle is not None:
         raise UsageError("--cycle needs --stage")
-    return component
+    return ComponentSpec(**fields)
 
 
-def _stage(text: str) -> dict[str, Any]:
+def _stage(text: str) -> StageSpec:
     """``"d0, 0, 1:2"`` → a stage at d0,0,1 for 2 episodes; no ``:TTL`` = the final stage."""
+    from engine.context.commands import StageSpec
+
     selector, _, ttl = text.rpartition(":")
     if not selector:
-        return {"selector": text, "ttl": None}
+        return StageSpec(selector=text)
     try:
-        return {"selector": selector, "ttl": int(ttl)}
+        return StageSpec(selector=selector, ttl=int(ttl))
     except ValueError:
         raise UsageError(f"--stage {text!r}: the part after ':' must be a whole number") from None
 
@@ -142,7 +149,7 @@ async def _ctx_list(args: argparse.Namespace) -> None:
     _emit(args, rows, "\n".join(lines) if rows else "no contexts yet")
 
 
-async def _run(args: argparse.Namespace, command: dict[str, Any]) -> dict[str, Any]:
+async def _run(args: argparse.Namespace, command: ContextCommand) -> dict[str, Any]:
     async with await _open(args) as ws:
         result: dict[str, Any] = await ws.run(args.name, command, actor=args.actor)
     return result
@@ -154,49 +161,48 @@ def _placed_text(verb: str, result: dict[str, Any]) -> str:
 
 
 async def _ctx_insert(args: argparse.Namespace) -> None:
-    command = {"op": "insert", "selector": args.selector, "component": _component(args)}
-    result = await _run(args, command)
+    from engine.context.commands import InsertCommand
+
+    result = await _run(args, InsertCommand(selector=args.selector, component=_component(args)))
     _emit(args, result, _placed_text("inserted", result))
 
 
 async def _ctx_update(args: argparse.Namespace) -> None:
-    command = {
-        "op": "update",
-        "selector": args.selector,
-        "component": _component(args),
-        "mode": args.mode,
-    }
+    from engine.context.commands import UpdateCommand
+
+    command = UpdateCommand(selector=args.selector, component=_component(args), mode=args.mode)
     result = await _run(args, command)
     _emit(args, result, _placed_text("replaced" if args.mode == "replace" else "appended", result))
 
 
 async def _ctx_delete(args: argparse.Namespace) -> None:
+    from engine.context.commands import DeleteCommand
+
     if (args.selector is None) == (args.key is None):
         raise UsageError("delete takes a SELECTOR or --key KEY (one of them)")
-    command: dict[str, Any] = {"op": "delete"}
-    if args.selector is not None:
-        command["selector"] = args.selector
-    else:
-        command["key"] = args.key
-    result = await _run(args, command)
+    result = await _run(args, DeleteCommand(selector=args.selector, key=args.key))
     _emit(args, result, f"deleted {len(result['deleted'])}: {' '.join(result['deleted'])}")
 
 
-def _message_handler(role: str) -> Handler:
+def _message_handler(role: Literal["user", "assistant"]) -> Handler:
     async def handler(args: argparse.Namespace) -> None:
-        result = await _run(args, {"op": "message", "role": role, "text": args.text})
+        from engine.context.commands import MessageCommand
+
+        result = await _run(args, MessageCommand(role=role, text=args.text))
         _emit(args, result, _placed_text(f"{role} message", result))
 
     return handler
 
 
 async def _ctx_advance(args: argparse.Namespace) -> None:
+    from engine.context.commands import AdvanceCommand
+
     if args.steps < 1:
         raise UsageError(f"--steps must be at least 1, got {args.steps}")
     results = []
     async with await _open(args) as ws:
         for _ in range(args.steps):
-            results.append(await ws.run(args.name, {"op": "advance"}, actor=args.actor))
+            results.append(await ws.run(args.name, AdvanceCommand(), actor=args.actor))
     last = results[-1]
     _emit(
         args,
@@ -206,7 +212,12 @@ async def _ctx_advance(args: argparse.Namespace) -> None:
 
 
 async def _ctx_seal(args: argparse.Namespace) -> None:
-    result = await _run(args, {"op": "seal", "trigger": args.trigger})
+    from engine.context.commands import parse_command
+
+    # From its JSON form: a blank trigger is refused as the INVALID_COMMAND it is, not as a
+    # pydantic error.
+    command, _stored = parse_command({"op": "seal", "trigger": args.trigger})
+    result = await _run(args, command)
     _emit(args, result, f"sealed {args.trigger!r} as snapshot {result['snapshot']}")
 
 
@@ -255,12 +266,11 @@ async def _ctx_diff(args: argparse.Namespace) -> None:
         older = _snapshot_ref(ws, args.name, args.older)
         newer = _snapshot_ref(ws, args.name, args.newer)
         diff = await ws.diff(args.name, older, newer)
-    lines = [f"+ {i}" for i in diff["added"]] + [f"- {i}" for i in diff["removed"]]
-    for change in diff["changed"]:
-        moved = {k: v for k, v in change.items() if k.endswith("_changed")}
-        detail = ", ".join(change["fields"] + [f"{k[:-8]} {a}→{b}" for k, (a, b) in moved.items()])
-        lines.append(f"~ {change['id']}: {detail}")
-    _emit(args, diff, "\n".join(lines) if lines else "no changes")
+    lines = [f"+ {i}" for i in diff.added] + [f"- {i}" for i in diff.removed]
+    for change in diff.changed:
+        moves = [f"{name} {a}→{b}" for name, (a, b) in change.moves().items()]
+        lines.append(f"~ {change.id}: {', '.join([*change.fields, *moves])}")
+    _emit(args, diff.to_dict(), "\n".join(lines) if lines else "no changes")
 
 
 async def _ctx_snapshots(args: argparse.Namespace) -> None:
@@ -455,7 +465,8 @@ def build_parser() -> argparse.ArgumentParser:
     delete = add("delete", _ctx_delete, "delete by coordinates, query or key")
     delete.add_argument("selector", nargs="?")
     delete.add_argument("--key")
-    for role in ("user", "assistant"):
+    roles: tuple[Literal["user", "assistant"], ...] = ("user", "assistant")
+    for role in roles:
         message = add(role, _message_handler(role), f"add a {role} message (a new turn)")
         message.add_argument("text")
     advance = add("advance", _ctx_advance, "start the next episode")

@@ -13,10 +13,11 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from engine.context import Context, ContextView, SnapshotContext
+from engine.context import ContextView, SnapshotContext
 from engine.context.nodes import Item, Slot, Turn
 
 from .line_index import LineIndex
+from .types import RowKind
 
 SYSTEM_SEQ = -1
 
@@ -25,7 +26,7 @@ SYSTEM_SEQ = -1
 class Row:
     """One line of the tree: a turn (or the system region), a slot, or an item."""
 
-    kind: str  # "system" | "turn" | "slot" | "item"
+    kind: RowKind
     depth: int
     turn: Turn
     slot: Slot | None = None
@@ -103,10 +104,11 @@ class TreeLayout:
     # -- keeping up with the view ---------------------------------------------------------------
     def sync(self, view: ContextView) -> None:
         """Bring the layout up to date with ``view`` (the same live context, or another view)."""
-        if view is self._view and isinstance(view, Context):
-            changed = view.turns_changed_since(self._token)
+        live = view.live()
+        if view is self._view and live is not None:
+            changed = live.turns_changed_since(self._token)
             if changed is not None:
-                self._token = view.journal_token
+                self._token = live.journal_token
                 self._apply_changes(view, changed)
                 return
         if _same_snapshot(view, self._view):
@@ -122,7 +124,8 @@ class TreeLayout:
 
     def _rebuild(self, view: ContextView) -> None:
         self._view = view
-        self._token = view.journal_token if isinstance(view, Context) else 0
+        live = view.live()
+        self._token = live.journal_token if live is not None else 0
         self._turns = [turn for _depth, turn in view.iter_turns()]
         self._blocks = {}
         collapsed, headers = self.collapsed, self.headers
@@ -208,7 +211,10 @@ class TreeLayout:
         """The live context changes in place, and a key or a scroll may ask for a line before
         the screen has redrawn: answer from the tree as it is, never from stale blocks."""
         view = self._view
-        if isinstance(view, Context) and view.journal_token != self._token:
+        if view is None:
+            return
+        live = view.live()
+        if live is not None and live.journal_token != self._token:
             self.sync(view)
 
     @property
@@ -223,7 +229,7 @@ class TreeLayout:
         depth = self._depth_of(index)
         turn = block.turn
         if self.headers and local == 0:
-            kind = "system" if index == 0 else "turn"
+            kind: RowKind = "system" if index == 0 else "turn"
             return Row(kind, depth, turn, collapsed=block.folded)
         k = bisect_right(block.starts, local) - 1
         slot = block.slots[k]

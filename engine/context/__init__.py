@@ -1,7 +1,8 @@
 """The Positioned Adaptive Context Tree (see ``../shared/spec/context-tree.md``).
 
-``ContextComponent`` and ``TextContent`` are pydantic models, imported on first use: a process
-that only reads contexts (opening a workspace, drawing it) never pays for loading pydantic.
+``ContextComponent`` and ``TextContent``, and the command models of ``engine.context.commands``,
+are pydantic models, imported on first use: a process that only reads contexts (opening a
+workspace, drawing it) never pays for loading pydantic.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,7 @@ from .clock import Clock, IdFactory, RandomIds, SequentialIds, SteppingClock, Sy
 from .context import Context
 from .errors import (
     ContextError,
+    InvalidCommand,
     InvalidComponent,
     InvalidCoordinate,
     InvalidExport,
@@ -17,15 +19,18 @@ from .errors import (
     InvalidSelector,
     InvalidUpdateMode,
     NoSuchDepth,
+    NotAComponent,
     NotFound,
     ReadOnlySelector,
+    SelectorOrKey,
     UnknownKey,
     UnknownSnapshot,
 )
 from .explorer import ContextExplorer
 from .history import History, Snapshot, SnapshotContext
 from .stages import Pos, RenderLifecycle
-from .view import ContextView, Node
+from .tree import Diff, ItemChange, Lifecycle, LiveView, Node
+from .view import ContextView
 
 if TYPE_CHECKING:
     from .components import ContextComponent, TextContent
@@ -35,7 +40,7 @@ _LAZY = {"ContextComponent", "TextContent"}
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from . import components
+        from . import components  # pydantic loads here, on first use
 
         return getattr(components, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -48,21 +53,28 @@ __all__ = [
     "ContextError",
     "ContextExplorer",
     "ContextView",
+    "Diff",
     "History",
     "IdFactory",
+    "InvalidCommand",
     "InvalidComponent",
     "InvalidCoordinate",
     "InvalidExport",
     "InvalidLifecycle",
     "InvalidSelector",
     "InvalidUpdateMode",
+    "ItemChange",
+    "Lifecycle",
+    "LiveView",
     "NoSuchDepth",
     "Node",
+    "NotAComponent",
     "NotFound",
     "Pos",
     "RandomIds",
     "ReadOnlySelector",
     "RenderLifecycle",
+    "SelectorOrKey",
     "SequentialIds",
     "Snapshot",
     "SnapshotContext",

@@ -1,132 +1,288 @@
-"""Context operations as data: what the workspace stores as events and replays.
+"""Context operations as data: the commands a workspace validates, stores as events and replays.
 
-A command is a JSON-native dict (``{"op": "insert", "selector": …, "component": {…}}``).
-``apply_command`` runs it on a ``Context`` and returns a JSON-native result. Replaying the same
-commands on a context built with the same id factory and clock readings rebuilds the same tree,
-so the workspace stores commands, not their effects, and checks each replayed result against
-the recorded one.
+Each operation is a pydantic model, told apart by ``op`` (:data:`ContextCommand`, a discriminated
+union); its JSON form is what an event stores::
+
+    {"op": "insert", "selector": "d0, 1, 0", "component": {"type": "text", "content": "…"}}
+
+:func:`parse_command` turns that form (or a model built in code) into a checked model, and
+:func:`apply_command` runs one on a ``Context`` and returns a JSON-native result. Replaying the
+same commands on a context built with the same id factory and clock readings rebuilds the same
+tree, so a workspace stores commands, not their effects.
+
+This module loads pydantic: import it where a command is built or run, not where a context is
+only read (opening a workspace to look at it should not pay for pydantic).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Self, TypeAlias
 
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
+
+from .components import ContextComponent, TextContent
 from .context import Context
-from .errors import ContextError
-from .stages import Pos
-from .view import Node
-
-if TYPE_CHECKING:
-    from .components import ContextComponent
+from .errors import ContextError, InvalidCommand, InvalidUpdateMode
+from .stages import Pos, Role
+from .tree import Node
 
 OPS = ("insert", "update", "delete", "message", "advance", "seal")
 
 
-class InvalidCommand(ContextError):
-    code = "INVALID_COMMAND"
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def component_from_dict(data: Any) -> ContextComponent:
-    """A component from its JSON form; anything malformed is an ``InvalidCommand``."""
-    from pydantic import ValidationError
+class StageSpec(_Model):
+    """One render-lifecycle stage: coordinates, and how many episodes it lasts (None: final)."""
 
-    from .components import ContextComponent, TextContent
+    selector: str
+    ttl: int | None = None
 
-    if not isinstance(data, dict):
-        raise InvalidCommand(
-            f"a component must be a JSON object, got {type(data).__name__}", field="component"
-        )
-    fields = dict(data)
-    kind = fields.pop("type", "text")
-    lifecycle = fields.pop("render_lifecycle", None)
-    extra = fields.pop("data", None) or {}
-    if not isinstance(extra, dict):
-        raise InvalidCommand("component 'data' must be a JSON object", field="data")
-    if kind == "text" and not isinstance(fields.get("content", ""), str):
-        raise InvalidCommand("a text component's content must be a string", field="content")
-    cls = TextContent if kind == "text" else ContextComponent
+
+class LifecycleSpec(_Model):
+    stages: tuple[StageSpec, ...]
+    cycle: StrictBool | StrictInt = False
+
+
+# The fields of a component that are its own (everything else it is given is kept as its data).
+COMPONENT_FIELDS = ("content", "key", "tags", "ttl", "cad", "priority", "role")
+
+
+class ComponentSpec(BaseModel):
+    """A component in its JSON form: ``{"type": "text", "content": "…", "key": …, "tags": […],
+    "ttl": 3, "cad": 1, "priority": 0, "role": …, "render_lifecycle": {"stages": [{"selector":
+    "d0, 0, 1", "ttl": 2}, …], "cycle": false}, "data": {…}}``, all optional. ``cadence`` is
+    another name for ``cad``. Fields it does not name, and those in ``data``, are kept as the
+    item's data. A ``text`` component's content is a string; any other ``type`` names the
+    item's type (``.image`` in a selector) and may carry any JSON content, or none."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+    type: str = "text"
+    content: Any = None
+    key: str | None = None
+    tags: tuple[str, ...] = ()
+    ttl: int | None = None
+    cad: int | None = Field(default=None, alias="cadence")
+    priority: int = 0
+    role: Role | None = None
+    render_lifecycle: LifecycleSpec | None = None
+    data: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        given_text = self.type == "text" and "content" in self.model_fields_set
+        if given_text and not isinstance(self.content, str):
+            raise ValueError("a text component's content must be a string")
+        given = set(self.data or ()) & (set(self.model_extra or ()) | set(COMPONENT_FIELDS))
+        if given:
+            raise ValueError(f"'data' repeats field(s) given elsewhere: {', '.join(sorted(given))}")
+        return self
+
+    def build(self) -> ContextComponent:
+        """The component to place (its lifecycle checks run when it is placed)."""
+        fields = {name: getattr(self, name) for name in COMPONENT_FIELDS}
+        if "content" not in self.model_fields_set and self.type == "text":
+            fields["content"] = ""
+        extra = {**(self.model_extra or {}), **(self.data or {})}
+        cls = TextContent if self.type == "text" else ContextComponent
+        component = cls(**fields, **extra).of_type(self.type)
+        if self.render_lifecycle is not None:
+            stages = [Pos(stage.selector, ttl=stage.ttl) for stage in self.render_lifecycle.stages]
+            component.render_lifecycle(stages, cycle=self.render_lifecycle.cycle)
+        return component
+
+
+class InsertCommand(_Model):
+    """Place a component at exact coordinates (``pact_insert``)."""
+
+    op: Literal["insert"] = "insert"
+    selector: str
+    component: ComponentSpec
+
+
+class UpdateCommand(_Model):
+    """Replace the item at exact coordinates, or append to a slot (``pact_update``)."""
+
+    op: Literal["update"] = "update"
+    selector: str
+    component: ComponentSpec
+    mode: Literal["replace", "append"] = "replace"
+
+
+class DeleteCommand(_Model):
+    """Delete by coordinates or query (``selector``), or by ``key``: one of the two."""
+
+    op: Literal["delete"] = "delete"
+    selector: str | None = None
+    key: str | None = None
+
+
+class MessageCommand(_Model):
+    """A user or assistant message: a new turn (ODI). ``fields`` are the message item's own
+    (``key``, ``tags``, ``ttl``…)."""
+
+    op: Literal["message"] = "message"
+    role: Literal["user", "assistant"]
+    text: str
+    fields: dict[str, Any] = Field(default_factory=dict)
+
+
+class AdvanceCommand(_Model):
+    """Start the next episode: expiry, render-lifecycle moves, rehydration, a snapshot."""
+
+    op: Literal["advance"] = "advance"
+
+
+class SealCommand(_Model):
+    """Record a named snapshot."""
+
+    op: Literal["seal"] = "seal"
+    trigger: str = "checkpoint"
+
+    @field_validator("trigger")
+    @classmethod
+    def _named(cls, trigger: str) -> str:
+        if not trigger.strip():
+            raise ValueError("'seal' needs a non-empty trigger name")
+        return trigger
+
+
+ContextCommand: TypeAlias = Annotated[
+    InsertCommand | UpdateCommand | DeleteCommand | MessageCommand | AdvanceCommand | SealCommand,
+    Field(discriminator="op"),
+]
+_COMMAND: TypeAdapter[ContextCommand] = TypeAdapter(ContextCommand)
+
+
+def parse_command(
+    command: ContextCommand | Mapping[str, Any], *, recorded: bool = False
+) -> tuple[ContextCommand, dict[str, Any]]:
+    """The checked command and its JSON form (what an event stores), or ``InvalidCommand``
+    naming what is wrong. A model built in code and its JSON form parse to equal commands.
+
+    The command is taken through JSON first, so what runs now is exactly what a replay of the
+    stored form runs (string keys, lists, no NaN). ``recorded``: the form comes from the log;
+    forms that older versions accepted are read as they behaved then.
+    """
+    if isinstance(command, BaseModel):
+        given: Any = command.model_dump(exclude_unset=True)
+        given.setdefault("op", command.op)
+    else:
+        given = command
     try:
-        component = cls(**fields, **extra)
-        if lifecycle is not None:
-            stages = [Pos(s["selector"], ttl=s.get("ttl")) for s in lifecycle["stages"]]
-            component.render_lifecycle(stages, cycle=lifecycle.get("cycle", False))
-    except ContextError:
-        raise
-    except ValidationError as error:  # name the field: "ttl: Input should be a valid integer"
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "component"
-        raise InvalidCommand(f"invalid component: {where}: {first['msg']}", field=where) from None
-    except Exception as error:  # a missing stage field, …
-        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise InvalidCommand(f"invalid component: {first_line}", field="component") from None
-    return component
-
-
-def _required(command: dict[str, Any], name: str, kind: type) -> Any:
-    if name not in command:
-        raise InvalidCommand(f"{command.get('op')!r} command is missing {name!r}", field=name)
-    value = command[name]
-    if not isinstance(value, kind):
+        data = json.loads(json.dumps(given, sort_keys=True, allow_nan=False))
+    except (TypeError, ValueError) as error:
+        raise InvalidCommand(f"a command must be JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise InvalidCommand(f"a command must be a JSON object, got {type(data).__name__}")
+    op = data.get("op")
+    if op not in OPS:
         raise InvalidCommand(
-            f"{command.get('op')!r} command: {name!r} must be a {kind.__name__}, "
-            f"got {type(value).__name__}",
-            field=name,
+            f"unknown context operation {op!r}; use one of {', '.join(OPS)}", op=repr(op)
         )
-    return value
+    try:
+        parsed = _COMMAND.validate_python(_as_recorded(data) if recorded else data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise _refusal(op, first["loc"][1:], first) from None  # [0] is the union's tag: the op
+    return parsed, data
+
+
+def parse_component(data: Any) -> ComponentSpec:
+    """A component from its JSON form (``--component``), or ``InvalidCommand`` naming what is
+    wrong, as a command carrying it would be refused."""
+    try:
+        return ComponentSpec.model_validate(json.loads(json.dumps(data, allow_nan=False)))
+    except (TypeError, ValueError) as error:
+        if isinstance(error, ValidationError):
+            first = error.errors()[0]
+            raise _refusal("insert", ("component", *first["loc"]), first) from None
+        raise InvalidCommand(f"a component must be JSON: {error}") from None
+
+
+def _refusal(op: str, loc: tuple[int | str, ...], error: ErrorDetails) -> ContextError:
+    """The first thing pydantic found, said as a command error: where, what, what was given."""
+    where = [str(part) for part in loc]
+    field = ".".join(where) or "command"
+    if where == ["mode"]:
+        return InvalidUpdateMode(
+            f"update mode must be 'replace' or 'append', not {error['input']!r}",
+            mode=repr(error["input"]),
+        )
+    message = error["msg"].removeprefix("Value error, ")
+    given = error.get("input")
+    if isinstance(given, (str, int, float, bool)) and error["type"] != "missing":
+        message += f" (got {given!r})"
+    if where[:1] == ["component"] and error["type"] != "missing":
+        inside = "".join(f"{part}: " for part in [".".join(where[1:])] if part)
+        return InvalidCommand(f"invalid component: {inside}{message}", field=field)
+    named = f" {'.'.join(where)!r}:" if where else ""
+    return InvalidCommand(f"{op!r} command:{named} {message}", field=field)
+
+
+def _as_recorded(data: dict[str, Any]) -> dict[str, Any]:
+    """A stored command as it behaved when it was accepted. Before ``ttl=0`` was refused, an
+    item with ``ttl=0`` lived exactly as one with ``ttl=1`` does (seen in its birth episode,
+    gone at the next advance), so it replays as that."""
+    parts = [data.get("component"), data.get("fields")]
+    lifecycle = (data.get("component") or {}).get("render_lifecycle") or {}
+    parts += lifecycle.get("stages") or []
+    for part in parts:
+        if isinstance(part, dict) and part.get("ttl") == 0:
+            part["ttl"] = 1
+    return data
 
 
 def _placed(node: Node) -> dict[str, Any]:
     return {"id": node.id, "coordinates": list(node.coordinates)}
 
 
-def apply_command(context: Context, command: dict[str, Any]) -> dict[str, Any]:
+def apply_command(context: Context, command: ContextCommand) -> dict[str, Any]:
     """Run one command; raises a ``ContextError`` (state unchanged) if it is refused."""
-    if not isinstance(command, dict):
-        raise InvalidCommand(f"a command must be a JSON object, got {type(command).__name__}")
-    op = command.get("op")
-    if op == "insert":
-        selector = _required(command, "selector", str)
-        component = component_from_dict(_required(command, "component", dict))
-        return _placed(context.pact_insert(selector, component))
-    if op == "update":
-        selector = _required(command, "selector", str)
-        component = component_from_dict(_required(command, "component", dict))
-        mode = command.get("mode", "replace")
-        return _placed(context.pact_update(selector, component, mode=mode))
-    if op == "delete":
-        selector, key = command.get("selector"), command.get("key")
-        if selector is not None and not isinstance(selector, str):
-            raise InvalidCommand("'delete' command: 'selector' must be a string", field="selector")
-        if key is not None and not isinstance(key, str):
-            raise InvalidCommand("'delete' command: 'key' must be a string", field="key")
-        return {"deleted": context.pact_delete(selector, key=key)}
-    if op == "message":
-        role = command.get("role")
-        if role not in ("user", "assistant"):
-            raise InvalidCommand(
-                f"message role must be 'user' or 'assistant', not {role!r}", field="role"
-            )
-        text = _required(command, "text", str)
-        fields = command.get("fields") or {}
-        if not isinstance(fields, dict):
-            raise InvalidCommand("'message' command: 'fields' must be an object", field="fields")
-        try:
-            node = context.add_message(role, text, **fields)
-        except ContextError:
-            raise
-        except Exception as error:  # unknown or ill-typed message fields
-            raise InvalidCommand(f"invalid message fields: {error}", field="fields") from None
-        return _placed(node)
-    if op == "advance":
-        episode = context.advance()
-        latest = context.history.latest
-        assert latest is not None
-        return {"episode": episode, "snapshot": latest.id}
-    if op == "seal":
-        trigger = command.get("trigger", "checkpoint")
-        if not isinstance(trigger, str) or not trigger.strip():
-            raise InvalidCommand("'seal' needs a non-empty trigger name", field="trigger")
-        return {"snapshot": context.seal(trigger)}
-    raise InvalidCommand(
-        f"unknown context operation {op!r}; use one of {', '.join(OPS)}", op=repr(op)
-    )
+    match command:
+        case InsertCommand(selector=selector, component=component):
+            return _placed(context.pact_insert(selector, _built(component)))
+        case UpdateCommand(selector=selector, component=component, mode=mode):
+            return _placed(context.pact_update(selector, _built(component), mode=mode))
+        case DeleteCommand(selector=selector, key=key):
+            return {"deleted": context.pact_delete(selector, key=key)}
+        case MessageCommand(role=role, text=text, fields=fields):
+            try:
+                node = context.add_message(role, text, **fields)
+            except ContextError:
+                raise
+            except Exception as error:  # unknown or ill-typed message fields
+                raise InvalidCommand(f"invalid message fields: {error}", field="fields") from None
+            return _placed(node)
+        case AdvanceCommand():
+            episode = context.advance()
+            latest = context.history.latest
+            assert latest is not None
+            return {"episode": episode, "snapshot": latest.id}
+        case SealCommand(trigger=trigger):
+            return {"snapshot": context.seal(trigger)}
+    raise InvalidCommand(f"not a context command: {command!r}")
+
+
+def _built(spec: ComponentSpec) -> ContextComponent:
+    try:
+        return spec.build()
+    except ValidationError as error:  # a field the component model refuses
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "component"
+        raise InvalidCommand(f"invalid component: {where}: {first['msg']}", field=where) from None

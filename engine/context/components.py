@@ -6,7 +6,7 @@ Inside, the context turns them into slotted ``Item`` records.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -20,8 +20,6 @@ class ContextComponent(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    node_type: ClassVar[str] = "component"
-
     content: Any = None
     key: str | None = None
     tags: list[str] = Field(default_factory=list)
@@ -31,6 +29,7 @@ class ContextComponent(BaseModel):
     role: Role | None = None
 
     _lifecycle: RenderLifecycle | None = PrivateAttr(default=None)
+    _node_type: str = PrivateAttr(default="component")
 
     def __init__(self, content: Any = None, /, **data: Any) -> None:
         # The seeds write ``TextContent("User prefers formal tone")``: accept content positionally.
@@ -46,14 +45,22 @@ class ContextComponent(BaseModel):
     def lifecycle(self) -> RenderLifecycle | None:
         return self._lifecycle
 
+    def of_type(self, node_type: str) -> Self:
+        """Name the item's type (``image``, ``tool_result``…): what ``.image`` selects."""
+        self._node_type = node_type
+        return self
+
+    @property
+    def node_type(self) -> str:
+        return self._node_type
+
     def data_fields(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
 
 
 class TextContent(ContextComponent):
-    node_type: ClassVar[str] = "text"
-
     content: str = ""
+    _node_type: str = PrivateAttr(default="text")
 
     def __init__(self, content: str | None = None, /, **data: Any) -> None:
         # Spelled out again so type checkers see the positional form the seeds use.

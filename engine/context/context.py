@@ -22,10 +22,12 @@ from .errors import (
     InvalidLifecycle,
     InvalidUpdateMode,
     NoSuchDepth,
+    NotAComponent,
     NotFound,
+    SelectorOrKey,
     UnknownKey,
 )
-from .history import History, diff_views
+from .history import History, Snapshot, diff_views
 from .nodes import (
     Item,
     Slot,
@@ -35,9 +37,11 @@ from .nodes import (
     check_timers,
     follows_message,
 )
+from .query import canonical_key
 from .selector_ast import Exact
 from .stages import Role
-from .view import SYSTEM_SEQ, ContextView, Node, TreeState
+from .tree import SYSTEM_SEQ, Diff, Node, TreeState
+from .view import ContextView
 
 if TYPE_CHECKING:
     from .components import ContextComponent
@@ -134,7 +138,7 @@ class Context(ContextView):
         """
         self._ensure_indexed()
         if (selector is None) == (key is None):
-            raise InvalidCoordinate("pact_delete takes a selector or key=..., not both or neither")
+            raise SelectorOrKey("pact_delete takes a selector or key=..., not both or neither")
         templates: list[str] = []
         if key is not None:
             targets = self.key_candidates(key)
@@ -173,7 +177,7 @@ class Context(ContextView):
         cls, data: Any, *, ids: IdFactory | None = None, clock: Clock | None = None
     ) -> Context:
         """Rebuild a context from ``model_dump()`` output. Snapshot history is not part of it."""
-        from .export import load_context
+        from .load import load_context  # pydantic loads here, not for every reader of a context
 
         context = cls(ids=ids, clock=clock)
         load_context(data, context)
@@ -290,13 +294,16 @@ class Context(ContextView):
     def history(self) -> History:
         return self._history
 
-    def diff(self, a: str | None, b: str | None = None) -> dict[str, Any]:
+    def diff(self, a: str | None, b: str | None = None) -> Diff:
         """Changes from snapshot ``a`` to snapshot ``b`` (``None`` = the working state)."""
         older: ContextView = self if a is None else self._history.at_snapshot(a)
         newer: ContextView = self if b is None else self._history.at_snapshot(b)
         return diff_views(older, newer)
 
     # -- observing changes -------------------------------------------------------------------
+    def live(self) -> Context:
+        return self
+
     @property
     def journal_token(self) -> int:
         """Where the record of written turns is now; see :meth:`turns_changed_since`."""
@@ -341,8 +348,9 @@ class Context(ContextView):
         from .components import ContextComponent  # pydantic loads on the first component
 
         if not isinstance(component, ContextComponent):
-            raise InvalidCoordinate(
-                f"expected a component such as TextContent(...), got {type(component).__name__}"
+            raise NotAComponent(
+                f"expected a component such as TextContent(...), got {type(component).__name__}",
+                got=type(component).__name__,
             )
         lifecycle = component.lifecycle
         check_timers(component.ttl, component.cad)
@@ -672,8 +680,6 @@ class Context(ContextView):
     # snapshots
     # =====================================================================================
     def _record_snapshot(self, trigger: str) -> str:
-        from .history import Snapshot
-
         snapshot = Snapshot(
             id=self._ids(),
             index=len(self._history),
@@ -853,8 +859,6 @@ class Context(ContextView):
         return self.make_node(item, slot, self._depth_of_seq(seq), slot.offset_of(item))
 
     def _nodes_for(self, ids: Iterable[str]) -> list[Node]:
-        from .query import canonical_key
-
         nodes = [self._node_of(self._items[i]) for i in ids]
         nodes.sort(key=canonical_key)
         return nodes

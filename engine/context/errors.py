@@ -73,8 +73,27 @@ class InvalidComponent(ContextError):
     code = "INVALID_COMPONENT"
 
 
+class NotAComponent(ContextError):
+    """Something other than a component (``TextContent(...)``, ``ContextComponent(...)``) was
+    given to place in the tree."""
+
+    code = "NOT_A_COMPONENT"
+
+
+class SelectorOrKey(ContextError):
+    """A delete names its target by a selector or by a key: exactly one of the two."""
+
+    code = "SELECTOR_OR_KEY"
+
+
+class InvalidCommand(ContextError):
+    """A context command (the JSON form the workspace stores) that is malformed."""
+
+    code = "INVALID_COMMAND"
+
+
 class InvalidLifecycle(ContextError):
-    """``ttl < 0``, ``cad <= 0``, or a render lifecycle that cannot run."""
+    """``ttl <= 0``, ``cad <= 0``, or a render lifecycle that cannot run."""
 
     code = "INVALID_LIFECYCLE"
 

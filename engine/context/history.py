@@ -12,7 +12,8 @@ from typing import Any
 from .errors import ReadOnlySelector, UnknownSnapshot
 from .nodes import Item
 from .selector_ast import Time
-from .view import ContextView, TreeState
+from .tree import Diff, ItemChange, TreeState
+from .view import ContextView
 
 
 class Snapshot:
@@ -61,11 +62,6 @@ class SnapshotContext(ContextView):
         self._templates = state.templates
         self._history = history
 
-    @property
-    def history(self) -> History:
-        """The history this snapshot belongs to (the snapshots after it included)."""
-        return self._history
-
     def __getattr__(self, name: str) -> Any:
         if name.startswith("pact_") or name in {"add_user", "add_assistant", "advance", "seal"}:
             raise ReadOnlySelector(
@@ -108,6 +104,10 @@ class History:
 
     def at_snapshot(self, snapshot_id: str) -> SnapshotContext:
         return SnapshotContext(self.get(snapshot_id), self)
+
+    def view_at(self, time: Time) -> SnapshotContext:
+        """The read-only context a selector's time prefix (``@t-1``, ``@e3``, …) names."""
+        return SnapshotContext(self.resolve(time), self)
 
     def back(self, steps: int) -> Snapshot:
         """``@t-N``: the N-th newest snapshot (1 = the newest)."""
@@ -164,28 +164,34 @@ def _locations(view: ContextView) -> dict[str, tuple[Item, int, int, int]]:
     }
 
 
-def diff_views(older: ContextView, newer: ContextView) -> dict[str, Any]:
+def _move(before: int, after: int) -> tuple[int, int] | None:
+    return None if before == after else (before, after)
+
+
+def diff_views(older: ContextView, newer: ContextView) -> Diff:
     """Added, removed and changed items between two states, in the newer state's order."""
     before = _locations(older)
     after = _locations(newer)
-    added = [i for i in after if i not in before]
-    removed = [i for i in before if i not in after]
-    changed: list[dict[str, Any]] = []
+    changed: list[ItemChange] = []
     for item_id, (item, depth, position, offset) in after.items():
         previous = before.get(item_id)
         if previous is None:
             continue
         old_item, old_depth, old_position, old_offset = previous
-        fields: list[str] = []
+        fields: tuple[str, ...] = ()
         if old_item is not item:
-            fields = [f for f in DIFFED_FIELDS if getattr(old_item, f) != getattr(item, f)]
-        entry: dict[str, Any] = {"id": item_id, "fields": fields}
-        if old_offset != offset:
-            entry["offset_changed"] = [old_offset, offset]
-        if old_position != position:
-            entry["position_changed"] = [old_position, position]
-        if old_depth != depth:
-            entry["depth_changed"] = [old_depth, depth]
-        if len(entry) > 2 or fields:
-            changed.append(entry)
-    return {"added": added, "removed": removed, "changed": changed}
+            fields = tuple(f for f in DIFFED_FIELDS if getattr(old_item, f) != getattr(item, f))
+        change = ItemChange(
+            item_id,
+            fields,
+            depth=_move(old_depth, depth),
+            position=_move(old_position, position),
+            offset=_move(old_offset, offset),
+        )
+        if fields or change.moves():
+            changed.append(change)
+    return Diff(
+        added=tuple(i for i in after if i not in before),
+        removed=tuple(i for i in before if i not in after),
+        changed=tuple(changed),
+    )

@@ -15,15 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidLifecycle
 from .stages import RenderLifecycle
 
-PERMANENT = "permanent"
-TEMPORARY = "temporary"
-STICKY = "sticky"
-CYCLIC = "cyclic"
+if TYPE_CHECKING:
+    from .tree import Lifecycle
 
 
 # json.dumps with options builds a new encoder per call; this runs once per item on load.
@@ -35,14 +33,14 @@ def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
-def lifecycle_of(ttl: int | None, cad: int | None) -> str:
+def lifecycle_of(ttl: int | None, cad: int | None) -> Lifecycle:
     if ttl is None:
-        return PERMANENT
+        return "permanent"
     if cad is None:
-        return TEMPORARY
+        return "temporary"
     if ttl == 1 and cad == 1:
-        return STICKY
-    return CYCLIC
+        return "sticky"
+    return "cyclic"
 
 
 def follows_message(ttl: int | None, cad: int | None) -> bool:
@@ -51,9 +49,12 @@ def follows_message(ttl: int | None, cad: int | None) -> bool:
 
 
 def check_timers(ttl: int | None, cad: int | None) -> None:
-    """Spec §3: ``ttl < 0`` and ``cad <= 0`` are refused (at insert and at load alike)."""
-    if ttl is not None and ttl < 0:
-        raise InvalidLifecycle(f"ttl must be >= 0, got ttl={ttl}", field="ttl", value=ttl)
+    """Spec §3: ``ttl <= 0`` and ``cad <= 0`` are refused (at insert and at load alike): an item
+    alive at no episode is a mistake, and ``ttl=1`` already means "this episode only"."""
+    if ttl is not None and ttl <= 0:
+        raise InvalidLifecycle(
+            f"ttl must be >= 1 (1 = this episode only), got ttl={ttl}", field="ttl", value=ttl
+        )
     if cad is not None and cad <= 0:
         raise InvalidLifecycle(f"cadence must be >= 1, got cad={cad}", field="cad", value=cad)
 
@@ -71,9 +72,9 @@ def check_render_lifecycle(lifecycle: RenderLifecycle, cad: int | None) -> None:
                 f"stage {index} ({stage.selector!r}) has no ttl but is not the last stage",
                 stage=index,
             )
-        if stage.ttl is not None and stage.ttl < 0:
+        if stage.ttl is not None and stage.ttl <= 0:
             raise InvalidLifecycle(
-                f"stage {index} ({stage.selector!r}) has ttl={stage.ttl}; it must be >= 0",
+                f"stage {index} ({stage.selector!r}) has ttl={stage.ttl}; it must be >= 1",
                 stage=index,
             )
         if stage.depth < -1:
@@ -154,7 +155,7 @@ class Item:
         return Item(**fields)
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> Lifecycle:
         return lifecycle_of(self.ttl, self.cad)
 
     @property
@@ -177,8 +178,15 @@ class Item:
         return self._hash
 
     def text(self) -> str:
-        """The content as the model would read it."""
-        return self.content if isinstance(self.content, str) else canonical_json(self.content)
+        """The content as the model reads it: text as it is, other content as canonical JSON,
+        and a component without content as its own fields (``{"type":"image","url":"x"}``),
+        never as ``null``."""
+        content = self.content
+        if isinstance(content, str):
+            return content
+        if content is None:
+            return canonical_json({**(self.data or {}), "type": self.node_type})
+        return canonical_json(content)
 
 
 class Slot:

@@ -28,7 +28,7 @@ from .selector_ast import (
     TypeIs,
 )
 from .selectors import parse_selector
-from .view import Node
+from .tree import Node
 
 if TYPE_CHECKING:
     from .view import ContextView

@@ -14,232 +14,15 @@ from typing import TYPE_CHECKING, Any
 from pyrsistent import PVector
 
 from .errors import InvalidCoordinate
+from .export import dump_state
 from .nodes import Item, Slot, Template, Turn, canonical_json
+from .query import select_nodes, walk_nodes
 from .selector_ast import Complex, Compound, Coord, Exact, Part, Selector, Span, Star
 from .selectors import parse_selector
+from .tree import LiveView, Node, provider_role
 
 if TYPE_CHECKING:
     from .history import History
-
-SYSTEM_SEQ = -1
-
-
-class TreeState:
-    """One immutable-by-convention picture of the tree (what a snapshot holds)."""
-
-    __slots__ = ("episode", "root_id", "system", "templates", "turns")
-
-    def __init__(
-        self,
-        *,
-        root_id: str,
-        system: Turn,
-        turns: PVector[Turn],
-        episode: int,
-        templates: dict[str, Template],
-    ) -> None:
-        self.root_id = root_id
-        self.system = system
-        self.turns = turns
-        self.episode = episode
-        self.templates = templates
-
-
-class Node:
-    """A node as callers see it: the record plus where it sits now and what its timers say."""
-
-    __slots__ = (
-        "depth",
-        "episode",
-        "id",
-        "item",
-        "node_type",
-        "offset",
-        "parent_id",
-        "position",
-        "template",
-    )
-
-    def __init__(
-        self,
-        *,
-        node_type: str,
-        id: str,
-        parent_id: str | None,
-        depth: int | None,
-        position: int | None = None,
-        offset: int | None = None,
-        item: Item | None = None,
-        episode: int = 0,
-        template: Template | None = None,
-    ) -> None:
-        self.node_type = node_type
-        self.id = id
-        self.parent_id = parent_id
-        self.depth = depth
-        self.position = position
-        self.offset = offset
-        self.item = item
-        self.episode = episode
-        self.template = template
-
-    # -- where ---------------------------------------------------------------------------
-    @property
-    def coordinates(self) -> tuple[int, ...]:
-        parts = (self.depth, self.position, self.offset)
-        return tuple(p for p in parts if p is not None)
-
-    @property
-    def is_item(self) -> bool:
-        return self.item is not None
-
-    # -- what (items) ----------------------------------------------------------------------
-    def _field(self, name: str) -> Any:
-        return getattr(self.item, name) if self.item is not None else None
-
-    @property
-    def content(self) -> Any:
-        return self._field("content")
-
-    @property
-    def key(self) -> str | None:
-        return self._field("key")  # type: ignore[no-any-return]
-
-    @property
-    def tags(self) -> list[str]:
-        return list(self.item.tags) if self.item is not None else []
-
-    @property
-    def ttl(self) -> int | None:
-        return self._field("ttl")  # type: ignore[no-any-return]
-
-    @property
-    def cad(self) -> int | None:
-        return self._field("cad")  # type: ignore[no-any-return]
-
-    @property
-    def priority(self) -> int:
-        return self.item.priority if self.item is not None else 0
-
-    @property
-    def role(self) -> str | None:
-        return self._field("role")  # type: ignore[no-any-return]
-
-    @property
-    def born_episode(self) -> int | None:
-        return self._field("born_episode")  # type: ignore[no-any-return]
-
-    @property
-    def created_at_ns(self) -> int | None:
-        return self._field("created_at_ns")  # type: ignore[no-any-return]
-
-    @property
-    def creation_index(self) -> int | None:
-        return self._field("creation_index")  # type: ignore[no-any-return]
-
-    @property
-    def content_hash(self) -> str | None:
-        return self.item.content_hash if self.item is not None else None
-
-    @property
-    def lifecycle(self) -> str | None:
-        return self.item.kind if self.item is not None else None
-
-    @property
-    def template_id(self) -> str | None:
-        return self._field("template_id")  # type: ignore[no-any-return]
-
-    # -- timers ----------------------------------------------------------------------------
-    @property
-    def age(self) -> int | None:
-        if self.item is None:
-            return None
-        return self.episode - self.item.born_episode
-
-    @property
-    def remaining(self) -> int | None:
-        if self.item is None or self.item.ttl is None:
-            return None
-        return self.item.ttl - (self.episode - self.item.born_episode)
-
-    @property
-    def expires_at_episode(self) -> int | None:
-        return self.item.expires_at_episode if self.item is not None else None
-
-    @property
-    def next_rehydration_episode(self) -> int | None:
-        return self.template.next_after(self.episode) if self.template is not None else None
-
-    @property
-    def stage(self) -> int | None:
-        if self.item is None or self.item.lifecycle is None:
-            return None
-        return self.item.stage
-
-    def model_dump(self) -> dict[str, Any]:
-        if self.item is None:
-            return {
-                "id": self.id,
-                "node_type": self.node_type,
-                "parent_id": self.parent_id,
-                "coordinates": list(self.coordinates),
-            }
-        assert self.depth is not None and self.position is not None and self.offset is not None
-        return dump_item(self.item, self.parent_id, (self.depth, self.position, self.offset))
-
-    def __repr__(self) -> str:
-        coords = ",".join(str(c) for c in self.coordinates)
-        if self.item is None:
-            return f"<Node {self.node_type} ({coords}) id={self.id}>"
-        return f"<Node {self.node_type} ({coords}) id={self.id} key={self.key!r} {self.content!r}>"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Node):
-            return NotImplemented
-        return (
-            self.id == other.id
-            and self.coordinates == other.coordinates
-            and self.item is other.item
-            and self.episode == other.episode
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-def dump_item(
-    item: Item, parent_id: str | None, coords: tuple[int, int, int] | None
-) -> dict[str, Any]:
-    """The lossless export of one item (canonical fields first, then what this project adds)."""
-    out: dict[str, Any] = {
-        "id": item.id,
-        "parent_id": parent_id,
-        "node_type": item.node_type,
-        "offset": coords[2] if coords is not None else None,
-        "ttl": item.ttl,
-        "cad": item.cad,
-        "created_at_ns": item.created_at_ns,
-        "creation_index": item.creation_index,
-        "key": item.key,
-        "tags": list(item.tags),
-        "content": item.content,
-        "priority": item.priority,
-        "born_episode": item.born_episode,
-        "content_hash": item.content_hash,
-        "role": item.role,
-    }
-    if coords is not None:
-        out["coordinates"] = list(coords)
-    if item.template_id is not None:
-        out["template_id"] = item.template_id
-    if item.lifecycle is not None:
-        out["render_lifecycle"] = {
-            **item.lifecycle.model_dump(),
-            "stage": item.stage,
-            "passes": item.passes,
-        }
-    if item.data:
-        out["data"] = item.data
-    return out
 
 
 def _slot_means_core(selector: Selector) -> Selector:
@@ -260,12 +43,6 @@ def part_values(part: Part | None, available: list[int]) -> list[int]:
         return [part.value] if part.value in available else []
     assert isinstance(part, Span)
     return [v for v in available if part.lo <= v <= part.hi]
-
-
-def provider_role(depth: int, item_role: str | None, turn_role: str | None) -> str:
-    """The role an item is sent with: system in the system region, else its own role, else
-    its turn's message's, else user (a turn with no message yet)."""
-    return "system" if depth == -1 else item_role or turn_role or "user"
 
 
 class ContextView:
@@ -291,6 +68,21 @@ class ContextView:
     @property
     def root_id(self) -> str:
         return self._root_id
+
+    @property
+    def history(self) -> History:
+        """Every snapshot of the context this view belongs to (for a snapshot: its own
+        context's, the later ones included)."""
+        return self._history
+
+    def live(self) -> LiveView | None:
+        """The side of the working context that changes in place; None for a snapshot, which
+        never changes."""
+        return None
+
+    def counters(self) -> dict[str, int] | None:
+        """The id counters an export carries so a load continues them; a snapshot has none."""
+        return None
 
     def depths(self) -> list[int]:
         """Every depth in canonical order: system, the oldest turn … the active turn."""
@@ -351,8 +143,6 @@ class ContextView:
         """``context["d0, 1, 0"]``, ``context[0, 1, 0]``; a slot (``context[0, 1]`` or
         ``context["d0, 1"]``) gives its core."""
         if isinstance(address, str):
-            from .query import select_nodes
-
             matches = select_nodes(self, _slot_means_core(parse_selector(address)))
             return matches[0] if matches else None
         if (
@@ -379,8 +169,6 @@ class ContextView:
         return self.make_node(item, slot, depth, offset) if item is not None else None
 
     def select(self, selector: str | Selector) -> list[Node]:
-        from .query import select_nodes
-
         return select_nodes(self, selector)
 
     def depths_matching(self, part: Part) -> list[int]:
@@ -408,8 +196,6 @@ class ContextView:
 
     def locate(self, node_ids: set[str] | frozenset[str]) -> list[Node]:
         """The nodes (turns, slots, items) with these ids, in canonical order: one walk."""
-        from .query import walk_nodes
-
         return [node for node in walk_nodes(self) if node.id in node_ids]
 
     def find(self, item_id: str) -> Node | None:
@@ -438,12 +224,10 @@ class ContextView:
 
     def resolve_time(self, selector: Selector) -> ContextView:
         """The state a time-qualified selector (``@t-1 …``) reads."""
-        from .history import SnapshotContext
-
         assert selector.time is not None
         if selector.time.kind == "now":
             return self
-        return SnapshotContext(self._history.resolve(selector.time), self._history)
+        return self._history.view_at(selector.time)
 
     # -- rendering -----------------------------------------------------------------------------
     def provider_messages(self) -> Iterator[tuple[str, str]]:
@@ -452,9 +236,7 @@ class ContextView:
             turn_role = turn.role
             for position in sorted(turn.slots):
                 for item in turn.slots[position].items:
-                    content = item.content
-                    text = content if type(content) is str else canonical_json(content)
-                    yield provider_role(depth, item.role, turn_role), text
+                    yield provider_role(depth, item.role, turn_role), item.text()
 
     def render_provider(self) -> list[dict[str, str]]:
         """What the model would be sent: one entry per item, in canonical order."""
@@ -470,8 +252,6 @@ class ContextView:
 
     def model_dump(self) -> dict[str, Any]:
         """The whole tree, losslessly: ``Context.load(view.model_dump())`` gives the same tree."""
-        from .export import dump_state
-
         return dump_state(self)
 
     def model_dump_json(self) -> str:

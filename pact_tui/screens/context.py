@@ -19,15 +19,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Footer, OptionList
 
-from engine.context import ContextError, ContextView, InvalidSelector
+from engine.context import ContextError, ContextView, Diff, InvalidSelector, Node
 from engine.context.selectors import parse_selector
-from engine.context.view import Node
 from engine.store import StoreError
 from engine.workspace import Change, SnapshotEntry, Workspace
 
 from ..messages import WorkspaceChanged
+from ..types import Mark
 from ..widgets.context_list import ContextList
-from ..widgets.context_tree import ContextTree, LinePane, Mark, ProviderList
+from ..widgets.context_tree import ContextTree, LinePane, ProviderList
 from ..widgets.detail import NodeDetail, describe, diff_summary
 from ..widgets.scrubber import Scrubber
 from ..widgets.selector_bar import SelectorBar
@@ -54,9 +54,9 @@ def _state_of(view: ContextView) -> tuple[object, ...]:
     """How far a view has got, for remembering what was derived from it: the view object, its
     episode (ages, lifecycle flags) and, live, its journal (every write) and latest snapshot
     (an item's history; a seal writes nothing else)."""
-    history = getattr(view, "history", None)
-    latest = history.latest if history is not None else None
-    return (view, view.current_episode, getattr(view, "journal_token", None), latest)
+    live = view.live()
+    token = live.journal_token if live is not None else None
+    return (view, view.current_episode, token, view.history.latest)
 
 
 class ContextScreen(Screen[None]):
@@ -96,7 +96,7 @@ class ContextScreen(Screen[None]):
         self.view: ContextView | None = None
         self.pending = 0
         self.diff_base: DiffBase | None = None
-        self.diff: dict[str, Any] | None = None
+        self.diff: Diff | None = None
         self.removed: list[tuple[str, str, str]] = []  # (id, coordinates, text) of removed items
         self.selector = ""
         self.matches: list[Node] = []
@@ -111,7 +111,7 @@ class ContextScreen(Screen[None]):
         self._refresh_queued = False
         self._showing = asyncio.Lock()  # one show_current at a time: each reads then draws
         self._commands_in_flight = 0
-        self._diff_cache: tuple[tuple[str, str], dict[str, Any], list[Any]] | None = None
+        self._diff_cache: tuple[tuple[str, str], Diff, list[Any]] | None = None
 
     # -- layout -----------------------------------------------------------------------------------
     def compose(self) -> Any:
@@ -217,8 +217,8 @@ class ContextScreen(Screen[None]):
         if self.diff_base is not None:
             diff = f"{self.diff_base.snapshot_id or 'now'} ↔ {entry.id if entry else 'now'}"
             if self.diff is not None:
-                counts = {k: len(self.diff[k]) for k in ("added", "removed", "changed")}
-                diff += f"  +{counts['added']} -{counts['removed']} ~{counts['changed']}"
+                added, removed, changed = self.diff.counts
+                diff += f"  +{added} -{removed} ~{changed}"
         status = Status(
             context=self.context_name,
             episode=self.view.current_episode if self.view is not None else None,
@@ -251,7 +251,7 @@ class ContextScreen(Screen[None]):
         self._detailed = shown
         change = None
         if self.diff is not None and row.item is not None:
-            change = next((c for c in self.diff["changed"] if c["id"] == row.item.id), None)
+            change = self.diff.change_of(row.item.id)
         body = describe(view, row, change)
         if self.diff is not None:
             body = Group(diff_summary(self.diff, self.removed, self._diff_label()), body)
@@ -269,10 +269,10 @@ class ContextScreen(Screen[None]):
         marks: dict[str, Mark] = {}
         if self.diff is not None:
             shown_is_newer = self._diff_order()[1] == self.position
-            for item_id in self.diff["added" if shown_is_newer else "removed"]:
+            for item_id in self.diff.added if shown_is_newer else self.diff.removed:
                 marks[item_id] = "added" if shown_is_newer else "removed"
-            for change in self.diff["changed"]:
-                marks[change["id"]] = "changed"
+            for change in self.diff.changed:
+                marks[change.id] = "changed"
         for node in self.matches:
             marks[node.id] = "match"
         return marks
@@ -475,7 +475,7 @@ class ContextScreen(Screen[None]):
             self.diff, self.removed = self._diff_cache[1], self._diff_cache[2]
             return
         self.diff = diff = await ws.diff(name, older_id, newer_id)
-        gone = set(diff["removed"][:MAX_REMOVED_SHOWN])
+        gone = set(diff.removed[:MAX_REMOVED_SHOWN])
         older_view = await ws.view(name, older_id)
         self.removed = [
             (item.id, f"({depth},{slot.position},{offset})", item.text())

@@ -21,11 +21,12 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from engine.context import Context, ContextView
+from engine.context import ContextView
 from engine.context.nodes import Item
-from engine.context.view import provider_role
+from engine.context.tree import provider_role
 
 from ..tree_layout import Row, TreeLayout
+from ..types import Mark, RowKind
 
 BADGES = {
     "permanent": ("PERM", "tree--permanent"),
@@ -35,15 +36,13 @@ BADGES = {
 }
 BAR_WIDTH = 4
 
-Mark = str  # "added" | "changed" | "match"
-
 
 @dataclass(frozen=True, slots=True)
 class Anchor:
     """What the cursor is on: a node id, and where it was, to find it again after a change."""
 
     node_id: str
-    kind: str
+    kind: RowKind
     depth: int
     position: int | None
     offset: int | None
@@ -161,7 +160,8 @@ class LinePane(ScrollView, can_focus=True):
         if anchor.kind in ("turn", "system") and anchor.depth == 0:
             return layout.line_of_turn(0)  # on the active turn: follow it as messages arrive
         if anchor.kind == "item":
-            found = view.find(anchor.node_id) if isinstance(view, Context) else None
+            live = view.live()  # a snapshot never changes: its items stay where they were
+            found = live.find(anchor.node_id) if live is not None else None
             if found is not None and found.depth is not None and found.position is not None:
                 return layout.line_of(found.depth, found.position, found.offset)
             assert anchor.position is not None

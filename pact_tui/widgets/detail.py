@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from engine.context import Context, ContextView, SnapshotContext
+from engine.context import Context, ContextView, Diff, ItemChange, SnapshotContext
 from engine.context.timeline import item_timeline
 
 from ..tree_layout import Row
@@ -37,7 +37,7 @@ def _dash(value: Any) -> str:
     return "—" if value is None or value == [] else str(value)
 
 
-def describe(view: ContextView, row: Row, change: dict[str, Any] | None) -> RenderableType:
+def describe(view: ContextView, row: Row, change: ItemChange | None) -> RenderableType:
     """A renderable describing ``row``'s node as it is in ``view``."""
     if row.kind in ("system", "turn"):
         turn = row.turn
@@ -73,7 +73,7 @@ def describe(view: ContextView, row: Row, change: dict[str, Any] | None) -> Rend
     return _describe_item(view, row, change)
 
 
-def _describe_item(view: ContextView, row: Row, change: dict[str, Any] | None) -> RenderableType:
+def _describe_item(view: ContextView, row: Row, change: ItemChange | None) -> RenderableType:
     item = row.item
     assert item is not None and row.slot is not None
     node = view.make_node(item, row.slot, row.depth, row.offset or 0)
@@ -127,14 +127,10 @@ def _describe_item(view: ContextView, row: Row, change: dict[str, Any] | None) -
         ),
     ]
     if change is not None:
-        moved = [
-            f"{name[: -len('_changed')]} {value[0]} → {value[1]}"
-            for name, value in change.items()
-            if name.endswith("_changed") and isinstance(value, list)
-        ]
+        moved = [f"{name} {before} → {after}" for name, (before, after) in change.moves().items()]
         parts += [
             Text("\nchanged in this diff", style="bold"),
-            Text(", ".join([*change.get("fields", []), *moved]) or "—"),
+            Text(", ".join([*change.fields, *moved]) or "—"),
         ]
     parts += [Text("\ncontent", style="bold"), Text(item.text())]
     if isinstance(view, (Context, SnapshotContext)):
@@ -153,26 +149,24 @@ def _describe_item(view: ContextView, row: Row, change: dict[str, Any] | None) -
     return Group(*parts)
 
 
-def diff_summary(
-    diff: dict[str, Any], removed: list[tuple[str, str, str]], label: str
-) -> RenderableType:
+def diff_summary(diff: Diff, removed: list[tuple[str, str, str]], label: str) -> RenderableType:
     """What a diff found, above the selected node: counts, then the removed items (which the
     newer tree no longer shows)."""
     counts = Text.assemble(
         ("diff ", "bold"),
         (label, "bold"),
         "   ",
-        (f"+{len(diff['added'])} added", "green"),
+        (f"+{len(diff.added)} added", "green"),
         "  ",
-        (f"-{len(diff['removed'])} removed", "red"),
+        (f"-{len(diff.removed)} removed", "red"),
         "  ",
-        (f"~{len(diff['changed'])} changed", "yellow"),
+        (f"~{len(diff.changed)} changed", "yellow"),
     )
     parts: list[RenderableType] = [counts]
     for item_id, coords, text in removed:
         short = text if len(text) <= 40 else text[:39] + "…"
         parts.append(Text.assemble(("  - ", "red"), f"{item_id} {coords} ", (short, "dim")))
-    more = len(diff["removed"]) - len(removed)
+    more = len(diff.removed) - len(removed)
     if more > 0:
         parts.append(Text(f"  … and {more} more removed", style="dim"))
     parts.append(Text(""))

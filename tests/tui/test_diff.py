@@ -32,7 +32,7 @@ async def test_a_diff_marks_added_and_changed_nodes_and_lists_the_removed(demo: 
         snapshots = screen.workspace.snapshots("researcher")
         base, shown = snapshots[0], snapshots[2]
         expected = await screen.workspace.diff("researcher", base.id, shown.id)
-        assert expected["added"] and expected["removed"] and expected["changed"]
+        assert expected.added and expected.removed and expected.changed
 
         await pilot.press("left_curly_bracket", "d")
         assert screen.diff_base is not None and screen.diff_base.snapshot_id == base.id
@@ -40,20 +40,20 @@ async def test_a_diff_marks_added_and_changed_nodes_and_lists_the_removed(demo: 
         await pilot.press("right_square_bracket", "right_square_bracket")
 
         assert screen.diff == expected
-        changed = {change["id"] for change in expected["changed"]}
+        changed = {change.id for change in expected.changed}
         tree = screen.context_tree
         assert tree.marks == {
-            **dict.fromkeys(expected["added"], "added"),
+            **dict.fromkeys(expected.added, "added"),
             **dict.fromkeys(changed, "changed"),
         }
-        counts = f"+{len(expected['added'])} -{len(expected['removed'])} ~{len(changed)}"
+        counts = f"+{len(expected.added)} -{len(expected.removed)} ~{len(changed)}"
         assert f"diff {base.id} ↔ {shown.id}  {counts}" in status_text(app)
         scrubber = screen.query_one(Scrubber).render_line(0).text
         assert "A" in scrubber and scrubber.index("A") < scrubber.index("●")
 
         # the marks are drawn: an added line, a changed line and a plain line differ
         await pilot.press("home")  # the cursor, on top, is on none of them
-        added = _background(tree, _line_of(tree, expected["added"][0]))
+        added = _background(tree, _line_of(tree, expected.added[0]))
         moved = _background(tree, _line_of(tree, next(iter(changed))))
         plain = _background(tree, _line_of(tree, "n4"))  # the system prompt, unchanged
         assert len({added, moved, plain}) == 3
@@ -61,7 +61,7 @@ async def test_a_diff_marks_added_and_changed_nodes_and_lists_the_removed(demo: 
         # removed items are gone from the newer tree: the detail lists them
         detail = detail_text(app)
         assert f"diff {base.id} → {shown.id}" in detail
-        for item_id in expected["removed"]:
+        for item_id in expected.removed:
             assert f"- {item_id} (" in detail
 
 
@@ -71,11 +71,12 @@ async def test_the_detail_names_what_changed_on_a_changed_node(demo: Path) -> No
         screen = screen_of(app)
         await pilot.press("left_curly_bracket", "d", "right_square_bracket", "right_square_bracket")
         assert screen.diff is not None
-        change = screen.diff["changed"][0]
-        before, after = change["depth_changed"]
+        change = screen.diff.changed[0]
+        assert change.depth is not None
+        before, after = change.depth
         tree = screen.context_tree
-        await pilot.press("home", *["down"] * _line_of(tree, change["id"]))
-        assert tree.current_row is not None and tree.current_row.node_id == change["id"]
+        await pilot.press("home", *["down"] * _line_of(tree, change.id))
+        assert tree.current_row is not None and tree.current_row.node_id == change.id
         detail = detail_text(app)
         assert "changed in this diff" in detail
         assert f"depth {before} → {after}" in detail
@@ -106,7 +107,7 @@ async def test_a_diff_with_now_as_its_base_marks_what_the_older_view_lost(demo: 
         newest = screen.workspace.snapshots("researcher")[-1]
         assert f"diff now ↔ {newest.id}  +0 -0 ~0" in status_text(app)
         await pilot.press("left_square_bracket")
-        assert screen.diff is not None and screen.diff["changed"]
+        assert screen.diff is not None and screen.diff.changed
         # the newer end (now) is the base: the shown, older tree marks what it lost
         shown_marks = set(screen.context_tree.marks.values())
         assert shown_marks <= {"removed", "changed"} and "changed" in shown_marks

@@ -18,9 +18,11 @@ from engine.context import (
     InvalidSelector,
     InvalidUpdateMode,
     NoSuchDepth,
+    NotAComponent,
     NotFound,
     Pos,
     ReadOnlySelector,
+    SelectorOrKey,
     TextContent,
     UnknownKey,
 )
@@ -237,6 +239,27 @@ CASES: list[tuple[str, Call, type[ContextError], str, tuple[str, ...]]] = [
         ("ttl=-1",),
     ),
     (
+        "zero-ttl",  # alive at no episode: ttl=1 is "this episode only"
+        lambda c: c.pact_insert("d0, 1, 0", TextContent("x", ttl=0)),
+        InvalidLifecycle,
+        "INVALID_LIFECYCLE",
+        ("ttl=0", ">= 1"),
+    ),
+    (
+        "zero-ttl-sticky",
+        lambda c: c.pact_insert("d0, 1, 0", TextContent("x", ttl=0, cadence=1)),
+        InvalidLifecycle,
+        "INVALID_LIFECYCLE",
+        ("ttl=0",),
+    ),
+    (
+        "message-zero-ttl",
+        lambda c: c.add_user("x", ttl=0),
+        InvalidLifecycle,
+        "INVALID_LIFECYCLE",
+        ("ttl=0",),
+    ),
+    (
         "zero-cadence",
         lambda c: c.pact_insert("d0, 1, 0", TextContent("x", ttl=2, cadence=0)),
         InvalidLifecycle,
@@ -291,6 +314,13 @@ CASES: list[tuple[str, Call, type[ContextError], str, tuple[str, ...]]] = [
         InvalidLifecycle,
         "INVALID_LIFECYCLE",
         ("ttl=-1", "'d0, 1, 0'"),
+    ),
+    (
+        "lifecycle-zero-stage-ttl",
+        lambda c: c.pact_insert("d0, 1, 0", lifecycle([Pos("d0, 1, 0", ttl=0), Pos("d0, 2, 0")])),
+        InvalidLifecycle,
+        "INVALID_LIFECYCLE",
+        ("ttl=0", "'d0, 1, 0'"),
     ),
     (
         "lifecycle-cycle-zero",
@@ -410,22 +440,22 @@ CASES: list[tuple[str, Call, type[ContextError], str, tuple[str, ...]]] = [
     (
         "delete-both",
         lambda c: c.pact_delete("d0, 1, 0", key="k"),
-        InvalidCoordinate,
-        "INVALID_COORDINATE",
+        SelectorOrKey,
+        "SELECTOR_OR_KEY",
         ("key=",),
     ),
     (
         "delete-neither",
         lambda c: c.pact_delete(),
-        InvalidCoordinate,
-        "INVALID_COORDINATE",
+        SelectorOrKey,
+        "SELECTOR_OR_KEY",
         ("key=",),
     ),
     (
         "not-a-component",
         lambda c: c.pact_insert("d0, 1, 0", "plain text"),
-        InvalidCoordinate,
-        "INVALID_COORDINATE",
+        NotAComponent,
+        "NOT_A_COMPONENT",
         ("str",),
     ),
 ]

@@ -8,6 +8,8 @@ import pytest
 
 from engine.context import (
     Context,
+    Diff,
+    ItemChange,
     Pos,
     ReadOnlySelector,
     SnapshotContext,
@@ -204,7 +206,7 @@ def test_diff_added_removed_changed(ctx: Context) -> None:
     pushed = ctx["d1, 1, 0"]
     assert pushed is not None
     diff = ctx.diff(sid)
-    assert diff == {
+    assert diff.to_dict() == {  # the spec's JSON form
         "added": [new_sys.id, pushed.id, b.id],
         "removed": [gone.id],
         "changed": [
@@ -213,13 +215,19 @@ def test_diff_added_removed_changed(ctx: Context) -> None:
             {"id": edit.id, "fields": ["content", "key", "tags"], "depth_changed": [0, 1]},
         ],
     }
+    # typed: each move is (before, after), or None where that coordinate stayed
+    change = diff.change_of(keep.id)
+    assert change == ItemChange(keep.id, (), depth=(0, 1), offset=(0, 1))
+    assert change.moves() == {"depth": (0, 1), "offset": (0, 1)}
+    assert diff.change_of(b.id) is None
+    assert diff.counts == (3, 1, 3)
     # None means the working state on either side; the reverse diff swaps added and removed
     assert ctx.diff(sid, None) == diff
     reverse = ctx.diff(None, sid)
-    assert reverse["added"] == [gone.id]
-    assert sorted(reverse["removed"]) == sorted(diff["added"])
-    assert ctx.diff(sid, sid) == {"added": [], "removed": [], "changed": []}
-    assert ctx.diff(None, None) == {"added": [], "removed": [], "changed": []}
+    assert reverse.added == (gone.id,)
+    assert sorted(reverse.removed) == sorted(diff.added)
+    assert ctx.diff(sid, sid) == Diff()
+    assert ctx.diff(None, None).to_dict() == {"added": [], "removed": [], "changed": []}
 
 
 def test_diff_between_two_snapshots_and_position_change(ctx: Context) -> None:
@@ -231,7 +239,7 @@ def test_diff_between_two_snapshots_and_position_change(ctx: Context) -> None:
     first = ctx.seal()
     ctx.advance()
     second = ctx.history.latest.id  # type: ignore[union-attr]
-    assert ctx.diff(first, second) == {
+    assert ctx.diff(first, second).to_dict() == {
         "added": [],
         "removed": [],
         "changed": [
@@ -248,11 +256,7 @@ def test_replace_shows_as_a_change_with_the_same_id(ctx: Context) -> None:
     node = ctx.pact_insert("d0, 1, 0", TextContent("old"))
     sid = ctx.seal()
     ctx.pact_update("d0, 1, 0", TextContent("new"))
-    assert ctx.diff(sid) == {
-        "added": [],
-        "removed": [],
-        "changed": [{"id": node.id, "fields": ["content"]}],
-    }
+    assert ctx.diff(sid) == Diff(changed=(ItemChange(node.id, ("content",)),))
 
 
 def test_sticky_renewal_is_removed_plus_added(ctx: Context) -> None:
@@ -261,7 +265,7 @@ def test_sticky_renewal_is_removed_plus_added(ctx: Context) -> None:
     ctx.advance()
     renewed = ctx["d0, 1, 0"]
     assert renewed is not None
-    assert ctx.diff(sid) == {"added": [renewed.id], "removed": [first.id], "changed": []}
+    assert ctx.diff(sid) == Diff(added=(renewed.id,), removed=(first.id,))
 
 
 def test_unknown_snapshot_in_diff(ctx: Context) -> None:

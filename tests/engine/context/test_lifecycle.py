@@ -48,7 +48,7 @@ def test_every_advance_records_an_episode_snapshot(ctx: Context) -> None:
     [
         (None, None, "permanent"),
         (3, None, "temporary"),
-        (0, None, "temporary"),
+        (1, None, "temporary"),
         (1, 1, "sticky"),
         (2, 5, "cyclic"),
         (1, 2, "cyclic"),
@@ -62,9 +62,9 @@ def test_lifecycle_labels(ctx: Context, ttl: int | None, cad: int | None, label:
     assert [n.id for n in ctx.select(f"[{label}]")] == [node.id]
 
 
-@pytest.mark.parametrize(("ttl", "alive_until"), [(0, 5), (1, 5), (2, 6), (5, 9)])
+@pytest.mark.parametrize(("ttl", "alive_until"), [(1, 5), (2, 6), (5, 9)])
 def test_ttl_alive_iff_age_below_ttl(ttl: int, alive_until: int) -> None:
-    # alive at x iff x - born < N; ttl=0 never becomes visible after the next advance
+    # alive at x iff x - born < N: ttl=1 is this episode only
     ctx = new_context()
     advance_to(ctx, 5)
     node = ctx.pact_insert("d0, 1, 0", TextContent("x", ttl=ttl, key="x"))
@@ -137,8 +137,8 @@ def test_permanent_schedule_renews_every_cadence(ctx: Context) -> None:
     assert seen[3] == seen[4] == seen[5] != seen[6]
 
 
-def test_ttl_zero_with_cadence_appears_only_on_its_episodes(ctx: Context) -> None:
-    ctx.pact_insert("d0, 1, 0", TextContent("blink", ttl=0, cadence=3, key="b"))
+def test_ttl_one_with_cadence_appears_only_on_its_episodes(ctx: Context) -> None:
+    ctx.pact_insert("d0, 1, 0", TextContent("blink", ttl=1, cadence=3, key="b"))
     seen = live_by_episode(ctx, "b", 9)
     assert [e for e, ids in seen.items() if ids] == [0, 3, 6, 9]
 
@@ -213,11 +213,11 @@ def test_render_lifecycle_moves_between_slots_keeping_id(ctx: Context) -> None:
     assert [n.coordinates for n in ctx.select(".slot")] == [(-1, 3), (0, 0)]
 
 
-def test_render_lifecycle_zero_ttl_stage_lasts_one_episode(ctx: Context) -> None:
+def test_render_lifecycle_one_episode_stage(ctx: Context) -> None:
     ctx.add_user("m")
     node = ctx.pact_insert(
         "d0, 0, 1",
-        TextContent("x").render_lifecycle([Pos("d0, 0, 1", ttl=0), Pos("d0, 0, -1", ttl=2)]),
+        TextContent("x").render_lifecycle([Pos("d0, 0, 1", ttl=1), Pos("d0, 0, -1", ttl=2)]),
     )
     path = [node.offset]
     for _ in range(4):

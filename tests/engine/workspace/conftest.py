@@ -92,7 +92,7 @@ EVERY_OPERATION: list[dict[str, Any]] = [
     {"op": "delete", "key": "tool"},
     {"op": "seal", "trigger": "checkpoint"},
     {"op": "advance"},
-    {"op": "insert", "selector": "d1, -1, 0", "component": text("before the message", ttl=0)},
+    {"op": "insert", "selector": "d1, -1, 0", "component": text("before the message", ttl=1)},
     {"op": "advance"},
     {"op": "seal", "trigger": "review"},
 ]

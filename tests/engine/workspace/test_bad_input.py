@@ -113,8 +113,10 @@ async def test_a_malformed_selector_names_position_and_token(
         ({"op": "seal", "trigger": " "}, "INVALID_COMMAND", "trigger"),
         ({"op": "update", "selector": "d0, 0, 0", "mode": "sideways", "component": text("x")},
          "INVALID_UPDATE_MODE", "'sideways'"),
-        ({"op": "delete", "selector": "d0, 0, 0", "key": "prefs"}, "INVALID_COORDINATE",
-         "not both"),
+        ({"op": "delete", "selector": "d0, 0, 0", "key": "prefs"}, "SELECTOR_OR_KEY", "not both"),
+        ({"op": "delete"}, "SELECTOR_OR_KEY", "neither"),
+        # a lifetime of no episode
+        (insert("d0, 1, 0", text("x", ttl=0)), "INVALID_LIFECYCLE", "ttl=0"),
     ],
 )  # fmt: skip
 async def test_a_refused_command_changes_nothing(

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 import engine.workspace as workspace_module
 from engine.context import Context, ContextError, SequentialIds
 from engine.context.clock import FixedClock
-from engine.context.commands import apply_command
+from engine.context.commands import apply_command, parse_command
 from engine.workspace import Workspace
 
 from .conftest import ManualClock
@@ -143,7 +143,8 @@ class Model:
     def run(self, name: str, command: dict[str, Any], now: int) -> dict[str, Any] | ContextError:
         self.clock.now = now
         try:
-            return apply_command(self.contexts[name], command)
+            parsed, _stored = parse_command(command)
+            return apply_command(self.contexts[name], parsed)
         except ContextError as error:
             return error
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from engine.context.nodes import canonical_json
+from engine.store import NewEvent
 from engine.workspace import CHECKPOINT, Workspace
 
 from .conftest import (
@@ -306,3 +307,27 @@ async def test_closing_twice_is_harmless(tmp_path: Path, monkeypatch: pytest.Mon
     async with await Workspace.open(path, watch=False) as reopened:
         checkpoint = await reopened.store.load_checkpoint(CHECKPOINT)
         assert checkpoint is not None and checkpoint.seq == reopened.head
+
+
+async def test_a_logged_zero_ttl_insert_still_opens_and_lives_one_episode(tmp_path: Path) -> None:
+    """Before ``ttl=0`` was refused, the log could record one; it lived exactly as ``ttl=1``
+    does, and a workspace holding it opens and replays as it ran."""
+    clock = ManualClock()
+    command = {"op": "insert", "selector": "d0, 1, 0", "component": {"content": "blink"}}
+    reference = tmp_path / "reference.pact"
+    async with await Workspace.open(reference, create=True, clock=clock, watch=False) as ws:
+        await ws.create_context("agent")
+        result = await ws.run("agent", {**command, "component": {"content": "blink", "ttl": 1}})
+    old = tmp_path / "old.pact"
+    async with await Workspace.open(old, create=True, clock=clock, watch=False) as ws:
+        await ws.create_context("agent")
+        # What an older version appended for the same insert with ttl=0:
+        legacy = {**command, "component": {"content": "blink", "ttl": 0}}
+        payload = {"command": legacy, "result": result}
+        await ws.store.append([NewEvent("ctx:agent", "context.insert", payload, "old", clock())])
+    async with await Workspace.open(old, clock=clock, watch=False) as ws:
+        item = ws.context("agent").find(result["id"])
+        assert item is not None and item.ttl == 1 and item.content == "blink"
+        await ws.advance("agent")
+        assert ws.context("agent").find(result["id"]) is None
+        assert (await ws.verify()).ok
