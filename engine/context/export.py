@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import ContextError, InvalidExport, InvalidLifecycle
-from .nodes import Item, Slot, Template, Turn, check_render_lifecycle, check_timers
+from .nodes import (
+    Item,
+    Slot,
+    Template,
+    Turn,
+    check_json_fields,
+    check_render_lifecycle,
+    check_timers,
+)
 from .stages import Pos, RenderLifecycle, Role
 from .view import SYSTEM_SEQ, ContextView, dump_item
 
@@ -358,6 +366,7 @@ class _Loader:
         lifecycle = None
         stage = passes = 0
         try:
+            check_json_fields(model.content, model.data)
             check_timers(model.ttl, model.cad)
             if model.render_lifecycle is not None:
                 lc = model.render_lifecycle
