@@ -31,7 +31,7 @@ def check_json_fields(content: Any, data: dict[str, Any] | None) -> None:
     """Refuse content or data fields that canonical JSON cannot write (NaN, an infinity, a set,
     an object): the content hash and every export are canonical JSON, and would fail later, far
     from the insert that let the value in. Raises ``InvalidComponent`` naming the field."""
-    for name, value in {"content": content, **(data or {})}.items():
+    for name, value in [("content", content), *(data or {}).items()]:
         if type(value) is str:  # text always can
             continue
         try:

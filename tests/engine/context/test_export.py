@@ -206,6 +206,7 @@ REFUSED: list[tuple[str, Damage, str]] = [
     # json.loads reads NaN and Infinity, but no hash can be computed over them
     ("NaN content", lambda d: item(d).update(content=math.nan), "'content'"),
     ("infinite data", lambda d: item(d).update(data={"data_x": [math.inf]}), "'data_x'"),
+    ("NaN in both", lambda d: item(d).update(content=math.nan, data={"content": 1}), "'content'"),
 ]
 
 
