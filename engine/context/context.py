@@ -33,6 +33,7 @@ from .nodes import (
     Slot,
     Template,
     Turn,
+    check_json_fields,
     check_render_lifecycle,
     check_timers,
     follows_message,
@@ -354,6 +355,7 @@ class Context(ContextView):
             )
         lifecycle = component.lifecycle
         check_timers(component.ttl, component.cad)
+        check_json_fields(component.content, component.model_extra)
         if lifecycle is not None:
             check_render_lifecycle(lifecycle, component.cad)
             if component.ttl is not None:

@@ -11,7 +11,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import ContextError, InvalidExport, InvalidLifecycle
 from .export import FORMAT, VERSION
-from .nodes import Item, Slot, Template, Turn, check_render_lifecycle, check_timers
+from .nodes import (
+    Item,
+    Slot,
+    Template,
+    Turn,
+    check_json_fields,
+    check_render_lifecycle,
+    check_timers,
+)
 from .stages import Pos, RenderLifecycle, Role
 from .tree import SYSTEM_SEQ
 
@@ -296,6 +304,7 @@ class _Loader:
         lifecycle = None
         stage = passes = 0
         try:
+            check_json_fields(model.content, model.data)
             check_timers(model.ttl, model.cad)
             if model.render_lifecycle is not None:
                 lc = model.render_lifecycle

@@ -13,24 +13,33 @@ Sharing rules (they are what makes ``seal()`` free):
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidLifecycle
+from engine.canonical import canonical_json
+
+from .errors import InvalidComponent, InvalidLifecycle
 from .stages import RenderLifecycle
 
 if TYPE_CHECKING:
     from .tree import Lifecycle
 
 
-# json.dumps with options builds a new encoder per call; this runs once per item on load.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no spaces, ASCII: identical values give identical bytes."""
-    return _CANONICAL.encode(value)
+def check_json_fields(content: Any, data: dict[str, Any] | None) -> None:
+    """Refuse content or data fields that canonical JSON cannot write (NaN, an infinity, a set,
+    an object): the content hash and every export are canonical JSON, and would fail later, far
+    from the insert that let the value in. Raises ``InvalidComponent`` naming the field."""
+    for name, value in [("content", content), *(data or {}).items()]:
+        if type(value) is str:  # text always can
+            continue
+        try:
+            canonical_json(value)
+        except (TypeError, ValueError, RecursionError) as error:
+            problem = "it is nested too deeply" if isinstance(error, RecursionError) else error
+            raise InvalidComponent(
+                f"component field {name!r} is not JSON, so it cannot be hashed: {problem}",
+                field=name,
+            ) from None
 
 
 def lifecycle_of(ttl: int | None, cad: int | None) -> Lifecycle:

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from pyrsistent import PVector
 
+from engine.canonical import canonical_json
+
 from .errors import InvalidCoordinate
 from .export import dump_state
-from .nodes import Item, Slot, Template, Turn, canonical_json
+from .nodes import Item, Slot, Template, Turn
 from .query import select_nodes, walk_nodes
 from .selector_ast import Complex, Compound, Coord, Exact, Part, Selector, Span, Star
 from .selectors import parse_selector
@@ -243,7 +245,12 @@ class ContextView:
         return [{"content": text, "role": role} for role, text in self.provider_messages()]
 
     def render_provider_json(self) -> str:
-        """``canonical_json(render_provider())``, encoded in one pass (no dict per item)."""
+        """``canonical_json(render_provider())``, encoded in one pass (no dict per item).
+
+        The same text, not a second encoder: each entry is an object of two strings whose keys
+        are already in sorted order, and ``encode_string`` is the very function the canonical
+        encoder quotes a string with (``ensure_ascii=True``). A test compares the two.
+        """
         parts = [
             f'{{"content":{encode_string(text)},"role":{encode_string(role)}}}'
             for role, text in self.provider_messages()

@@ -4,13 +4,16 @@ operation gets exactly the ids and times it would have got without the failed ca
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
 
 from engine.context import (
     Context,
+    ContextComponent,
     ContextError,
     InvalidComponent,
     InvalidCoordinate,
@@ -596,3 +599,40 @@ def test_a_selector_that_is_not_a_string_is_refused_everywhere(selector: object)
     with pytest.raises(ContextError):  # None means "no selector": the other typed error
         ctx.pact_delete(selector)  # type: ignore[arg-type]
     assert ctx.model_dump_json() == before
+
+
+NOT_JSON = [
+    pytest.param(lambda: ContextComponent(math.nan), "content", id="NaN"),
+    pytest.param(lambda: ContextComponent({"score": [-math.inf]}), "content", id="infinity"),
+    pytest.param(lambda: ContextComponent({"ids": {1, 2}}), "content", id="set"),
+    pytest.param(lambda: ContextComponent([object()]), "content", id="object"),
+    pytest.param(lambda: ContextComponent({1: "a", "b": 2}), "content", id="unsortable keys"),
+    pytest.param(lambda: TextContent("x", data_score=math.nan), "data_score", id="data field"),
+    pytest.param(lambda: TextContent("x", note={"at": math.inf}), "note", id="other field"),
+]
+
+
+@pytest.mark.parametrize(("component", "field"), NOT_JSON)
+def test_a_component_canonical_json_cannot_write_is_refused_where_it_comes_in(
+    component: Callable[[], ContextComponent], field: str
+) -> None:
+    # Its content hash (and every export) would fail later, far from the call that let it in.
+    ctx = populated()
+    calls: list[Call] = [
+        lambda c: c.pact_insert("d0, 1, 0", component()),
+        lambda c: c.pact_update("d0, 1, 0", component()),
+        lambda c: c.pact_update("d0, 1", component(), mode="append"),
+    ]
+    for call in calls:
+        error = raises_unchanged(
+            ctx, InvalidComponent, "INVALID_COMPONENT", partial(call, ctx), repr(field), "not JSON"
+        )
+        assert error.details == {"field": field}
+
+
+def test_a_message_with_a_field_canonical_json_cannot_write_is_refused() -> None:
+    ctx = populated()
+    error = raises_unchanged(
+        ctx, InvalidComponent, "INVALID_COMPONENT", lambda: ctx.add_user("hi", data_x=math.nan)
+    )
+    assert error.details == {"field": "data_x"}

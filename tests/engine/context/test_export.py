@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -202,6 +203,10 @@ REFUSED: list[tuple[str, Damage, str]] = [
     ("unknown field", lambda d: d.update(extra=1), "extra"),
     ("missing field", lambda d: d.pop("episode"), "episode"),
     ("wrong type", lambda d: item(d).update(ttl="three"), "ttl"),
+    # json.loads reads NaN and Infinity, but no hash can be computed over them
+    ("NaN content", lambda d: item(d).update(content=math.nan), "'content'"),
+    ("infinite data", lambda d: item(d).update(data={"data_x": [math.inf]}), "'data_x'"),
+    ("NaN in both", lambda d: item(d).update(content=math.nan, data={"content": 1}), "'content'"),
 ]
 
 
@@ -418,6 +423,15 @@ def test_content_hash_is_sha256_of_canonical_content(ctx: Context) -> None:
         data.content_hash == hashlib.sha256(canonical({"a": [1, "é"], "b": 1}).encode()).hexdigest()
     )
     assert text.model_dump()["content_hash"] == text.content_hash
+
+
+def test_content_hash_covers_content_and_data_fields_in_canonical_bytes(ctx: Context) -> None:
+    node = ctx.pact_insert(
+        "d0, 1, 0", ContextComponent({"z": 1.5e16, "a": "é\x7f"}, data_src="t", note="n")
+    )
+    # Pinned bytes: the hash of every item ever exported depends on them.
+    hashed = b'{"content":{"a":"\\u00e9\\u007f","z":1.5e+16},"data_src":"t"}'
+    assert node.content_hash == hashlib.sha256(hashed).hexdigest()
 
 
 def test_content_hash_ignores_id_ttl_offset_key_and_time(ctx: Context) -> None:

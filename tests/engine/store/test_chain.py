@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from engine.canonical import canonical_json
 from engine.store import ChainProblem, NewEvent, SqliteEventStore
-from engine.store.chain import GENESIS_HASH, ChainRow, canonical_json, event_hash, verify_rows
-from tests.processes import REPO_ROOT
+from engine.store.chain import GENESIS_HASH, ChainRow, event_hash, verify_rows
 
 from .conftest import events
 
@@ -158,44 +155,3 @@ async def test_non_ascii_text_tampered_into_a_payload_is_a_mismatch_not_a_crash(
 
     result = await store.verify()
     assert (result.broken_seq, result.problem) == (1, ChainProblem.HASH_MISMATCH)
-
-
-# The C extension (_chain_c.c) and its fallbacks; tests/engine/store/test_chain_c.py compares it
-# with the Python code.
-
-
-def run_python(code: str, **env: str) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **env}
-    subprocess.run([sys.executable, "-W", "error", "-c", code], env=env, check=True)
-
-
-PYTHON_ONLY = """
-from engine.store import chain
-assert chain.linker is chain.link_python
-assert chain._exact_builtins is chain._marshal_takes
-"""
-
-
-def test_pure_python_turns_the_c_extension_off() -> None:
-    run_python(PYTHON_ONLY, PACT_STORE_PURE_PYTHON="1")
-
-
-def test_without_the_c_extension_the_python_code_does_everything() -> None:
-    run_python(
-        'import sys\nsys.modules["engine.store._chain_c"] = None\n' + PYTHON_ONLY,
-        PACT_STORE_PURE_PYTHON="",
-    )
-
-
-def test_a_c_extension_that_disagrees_is_left_unused_and_said_so() -> None:
-    run_python(
-        "import sys, types, warnings\n"
-        'fake = sys.modules["engine.store._chain_c"] = types.ModuleType("_chain_c")\n'
-        "fake.plain_json_types = lambda value: True\n"
-        "fake.link = lambda *args: ([], [])\n"
-        "with warnings.catch_warnings(record=True) as caught:\n"
-        '    warnings.simplefilter("always")\n'
-        "    from engine.store import chain\n"
-        "assert len(caught) == 2, caught\n" + PYTHON_ONLY,
-        PACT_STORE_PURE_PYTHON="",
-    )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from engine.context.nodes import canonical_json
+from engine.canonical import canonical_json
 from engine.store import NewEvent
 from engine.workspace import CHECKPOINT, Workspace
 
