@@ -2,7 +2,8 @@
 
 Every ``ctx`` subcommand takes the workspace path, runs one command or query, and prints a line
 for people or, with ``--json``, one JSON document for scripts. A failure is one line on stderr
-(``pact-tui: CODE: message``; with ``--json`` the error object) and a non-zero exit.
+(``pact-tui: CODE: message``; with ``--json`` the error object) and a non-zero exit. ``verify``
+finding a broken chain is a result, printed like an intact one, with exit status 1.
 """
 
 from __future__ import annotations
@@ -22,15 +23,7 @@ from engine.store import StoreError
 
 EXIT_FAILED = 1  # the command was refused or the file is bad (argparse uses 2 for usage errors)
 
-Handler = Callable[[argparse.Namespace], Awaitable[Any]]
-
-
-class CommandFailed(Exception):
-    """A failure the CLI reports as it is (``verify`` finding a broken chain)."""
-
-    def __init__(self, message: str, payload: dict[str, Any]) -> None:
-        super().__init__(message)
-        self.payload = payload
+Handler = Callable[[argparse.Namespace], Awaitable[int | None]]  # an exit status, None for 0
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -276,7 +269,7 @@ async def _ctx_snapshots(args: argparse.Namespace) -> None:
     _emit(args, rows, text or "no snapshots yet")
 
 
-async def _verify(args: argparse.Namespace) -> None:
+async def _verify(args: argparse.Namespace) -> int:
     from engine.store import SqliteEventStore
 
     async with await SqliteEventStore.open(args.workspace, watch=False) as store:
@@ -288,9 +281,8 @@ async def _verify(args: argparse.Namespace) -> None:
         "problem": str(result.problem) if result.problem else None,
         "detail": result.detail,
     }
-    if not result.ok:
-        raise CommandFailed(f"CHAIN_BROKEN: {result}", data)
-    _emit(args, data, str(result))
+    _emit(args, data, str(result) if result.ok else f"broken: {result}")
+    return 0 if result.ok else EXIT_FAILED
 
 
 # -- the app and the demo ----------------------------------------------------------------------
@@ -487,12 +479,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hasattr(args, "sync"):
         return int(args.sync(args))
     try:
-        asyncio.run(args.handler(args))
-        return 0
+        return asyncio.run(args.handler(args)) or 0
     except (ContextError, StoreError) as error:
         _fail(args, str(error), error.to_dict())
-    except CommandFailed as error:
-        _fail(args, str(error), error.payload)
     except KeyboardInterrupt:
         _fail(args, "interrupted", {"code": "INTERRUPTED"})
     except Exception as error:
