@@ -4,6 +4,9 @@ Every ``ctx`` subcommand takes the workspace path, runs one command or query, an
 for people or, with ``--json``, one JSON document for scripts. A failure is one line on stderr
 (``pact-tui: CODE: message``; with ``--json`` the error object) and a non-zero exit. ``verify``
 finding a broken chain is a result, printed like an intact one, with exit status 1.
+
+When the reader of the output goes away (``pact-tui … | head``), the command stops quietly with
+status 141, as a shell reports a Unix tool killed by SIGPIPE (128 + 13).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from engine.context.view import Node
 from engine.store import StoreError
 
 EXIT_FAILED = 1  # the command was refused or the file is bad (argparse uses 2 for usage errors)
+EXIT_READER_GONE = 128 + 13  # stdout's reader went away: what a shell reports after SIGPIPE
 
 Handler = Callable[[argparse.Namespace], Awaitable[int | None]]  # an exit status, None for 0
 
@@ -472,6 +476,19 @@ COMMANDS = ("open", "demo", "ctx", "verify")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # here, not at exit, so that a reader gone away is seen here
+    except BrokenPipeError:
+        # What Python's documentation advises: nothing more goes to the closed pipe (the
+        # interpreter flushes stdout again at exit), and no traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_READER_GONE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv.insert(0, "open")  # pact-tui WORKSPACE
@@ -484,6 +501,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(args, str(error), error.to_dict())
     except KeyboardInterrupt:
         _fail(args, "interrupted", {"code": "INTERRUPTED"})
+    except BrokenPipeError:
+        raise
     except Exception as error:
         if os.environ.get("PACT_TUI_DEBUG"):
             raise
