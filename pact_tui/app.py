@@ -232,6 +232,40 @@ class PactApp(App[int]):
                 if isinstance(screen, ContextScreen):
                     yield screen
 
+    # -- screenshots (Ctrl+P → Screenshot) --------------------------------------------------------
+    def deliver_screenshot(
+        self,
+        filename: str | None = None,
+        path: str | None = None,
+        time_format: str | None = None,
+    ) -> str | None:
+        """Textual's, into the current folder unless told otherwise: Textual's default, the
+        Downloads folder, may not exist. Textual's notification names the file it saved."""
+        if path is None:
+            try:
+                path = str(Path.cwd())
+            except OSError as error:  # the folder the app was started in has been removed
+                self._screenshot_failed(f"the current folder is gone ({error.strerror})")
+                return None
+        return super().deliver_screenshot(filename, path, time_format)
+
+    def on_delivery_failed(self, event: events.DeliveryFailed) -> None:
+        if event.name == "screenshot":
+            event.prevent_default()  # Textual's own notice gives no reason
+            error = event.exception
+            if isinstance(error, OSError) and error.strerror and error.filename:
+                self._screenshot_failed(f"{error.filename}: {error.strerror}")
+            else:
+                self._screenshot_failed(str(error) or type(error).__name__)
+
+    def _screenshot_failed(self, why: str) -> None:
+        self.notify(
+            f"Could not save the screenshot: {why}",
+            title="Screenshot",
+            severity="error",
+            markup=False,
+        )
+
     # -- small things -----------------------------------------------------------------------------
     def action_help(self) -> None:
         groups = [("Inspector", list(ContextScreen.BINDINGS))]

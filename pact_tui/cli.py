@@ -2,7 +2,11 @@
 
 Every ``ctx`` subcommand takes the workspace path, runs one command or query, and prints a line
 for people or, with ``--json``, one JSON document for scripts. A failure is one line on stderr
-(``pact-tui: CODE: message``; with ``--json`` the error object) and a non-zero exit.
+(``pact-tui: CODE: message``; with ``--json`` the error object) and a non-zero exit. ``verify``
+finding a broken chain is a result, printed like an intact one, with exit status 1.
+
+When the reader of the output goes away (``pact-tui … | head``), the command stops quietly with
+status 141, as a shell reports a Unix tool killed by SIGPIPE (128 + 13).
 
 Commands are built as the typed models of ``engine.context.commands``, imported where a command
 is built: that module loads pydantic, which a query (``ctx list``, ``print``) need not pay for.
@@ -26,16 +30,9 @@ if TYPE_CHECKING:
     from engine.context.commands import ComponentSpec, ContextCommand, StageSpec
 
 EXIT_FAILED = 1  # the command was refused or the file is bad (argparse uses 2 for usage errors)
+EXIT_READER_GONE = 128 + 13  # stdout's reader went away: what a shell reports after SIGPIPE
 
-Handler = Callable[[argparse.Namespace], Awaitable[Any]]
-
-
-class CommandFailed(Exception):
-    """A failure the CLI reports as it is (``verify`` finding a broken chain)."""
-
-    def __init__(self, message: str, payload: dict[str, Any]) -> None:
-        super().__init__(message)
-        self.payload = payload
+Handler = Callable[[argparse.Namespace], Awaitable[int | None]]  # an exit status, None for 0
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -286,7 +283,7 @@ async def _ctx_snapshots(args: argparse.Namespace) -> None:
     _emit(args, rows, text or "no snapshots yet")
 
 
-async def _verify(args: argparse.Namespace) -> None:
+async def _verify(args: argparse.Namespace) -> int:
     from engine.store import SqliteEventStore
 
     async with await SqliteEventStore.open(args.workspace, watch=False) as store:
@@ -298,9 +295,8 @@ async def _verify(args: argparse.Namespace) -> None:
         "problem": str(result.problem) if result.problem else None,
         "detail": result.detail,
     }
-    if not result.ok:
-        raise CommandFailed(f"CHAIN_BROKEN: {result}", data)
-    _emit(args, data, str(result))
+    _emit(args, data, str(result) if result.ok else f"broken: {result}")
+    return 0 if result.ok else EXIT_FAILED
 
 
 # -- the app and the demo ----------------------------------------------------------------------
@@ -491,6 +487,19 @@ COMMANDS = ("open", "demo", "ctx", "verify")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # here, not at exit, so that a reader gone away is seen here
+    except BrokenPipeError:
+        # What Python's documentation advises: nothing more goes to the closed pipe (the
+        # interpreter flushes stdout again at exit), and no traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_READER_GONE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv.insert(0, "open")  # pact-tui WORKSPACE
@@ -498,14 +507,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hasattr(args, "sync"):
         return int(args.sync(args))
     try:
-        asyncio.run(args.handler(args))
-        return 0
+        return asyncio.run(args.handler(args)) or 0
     except (ContextError, StoreError) as error:
         _fail(args, str(error), error.to_dict())
-    except CommandFailed as error:
-        _fail(args, str(error), error.payload)
     except KeyboardInterrupt:
         _fail(args, "interrupted", {"code": "INTERRUPTED"})
+    except BrokenPipeError:
+        raise
     except Exception as error:
         if os.environ.get("PACT_TUI_DEBUG"):
             raise

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tomllib
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +52,12 @@ class ThemeFile:
 
 
 def bundled_themes_dir() -> Path:
-    """``themes/`` at the top of the checkout this package runs from."""
-    return Path(__file__).resolve().parent.parent / "themes"
+    """The folder of the package ``pact_tui.bundled_themes``: ``themes/`` at the top of the
+    checkout in an editable install (so an edit there reloads live), a copy in a wheel's."""
+    folder = files("pact_tui.bundled_themes")
+    if not isinstance(folder, Path):  # imported from a zip: no folder to glob and watch
+        raise RuntimeError(f"pact-tui needs to be installed as files, not run from {folder}")
+    return folder
 
 
 def user_themes_dir() -> Path:

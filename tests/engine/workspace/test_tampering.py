@@ -1,5 +1,6 @@
 """A stored payload changed behind the workspace's back: ``verify()`` and ``pact-tui verify``
-name the event, and a replay that meets a forged result refuses to go on."""
+name the event (the command prints a break as its result, in the shape of an intact chain's),
+and a replay that meets a forged result refuses to go on."""
 
 from __future__ import annotations
 
@@ -93,18 +94,21 @@ async def test_one_changed_payload_byte_is_named(
     assert result.checked == seq - 1
     assert str(result).startswith(f"event {seq}: hash_mismatch")
 
+    # A break found is the verification's result: printed where an intact chain's is, exit 1.
     done = pact_tui("verify", path)
-    assert done.returncode == 1
-    assert done.stdout == ""
-    [line] = done.stderr.splitlines()
-    assert line.startswith(f"pact-tui: CHAIN_BROKEN: event {seq}: hash_mismatch")
-    assert "Traceback" not in done.stderr
+    assert (done.returncode, done.stderr) == (1, "")
+    [line] = done.stdout.splitlines()
+    assert line.startswith(f"broken: event {seq}: hash_mismatch")
 
     done = pact_tui("verify", path, "--json")
-    assert done.returncode == 1
-    error = json.loads(done.stderr)["error"]
-    assert (error["ok"], error["broken_seq"], error["problem"]) == (False, seq, "hash_mismatch")
-    assert error["checked"] == seq - 1
+    assert (done.returncode, done.stderr) == (1, "")
+    assert json.loads(done.stdout) == {
+        "ok": False,
+        "checked": seq - 1,
+        "broken_seq": seq,
+        "problem": "hash_mismatch",
+        "detail": result.detail,
+    }
 
 
 async def test_a_payload_byte_that_breaks_the_json_is_named_by_the_cli(tmp_path: Path) -> None:
@@ -113,9 +117,9 @@ async def test_a_payload_byte_that_breaks_the_json_is_named_by_the_cli(tmp_path:
     change_one_byte(path, HELLO, b'"', b"'")
 
     done = pact_tui("verify", path)
-    assert done.returncode == 1
-    [line] = done.stderr.splitlines()
-    assert line.startswith(f"pact-tui: CHAIN_BROKEN: event {HELLO}: hash_mismatch")
+    assert (done.returncode, done.stderr) == (1, "")
+    [line] = done.stdout.splitlines()
+    assert line.startswith(f"broken: event {HELLO}: hash_mismatch")
 
 
 async def test_a_payload_that_is_not_json_is_a_typed_error_naming_the_event(
@@ -151,5 +155,5 @@ async def test_a_forged_result_stops_the_replay_at_that_event(tmp_path: Path) ->
     [line] = done.stderr.splitlines()
     assert line.startswith(f"pact-tui: REPLAY_DIVERGED: event {HELLO} (context.message)")
     done = pact_tui("verify", path)
-    assert done.returncode == 1
-    assert f"event {HELLO}: hash_mismatch" in done.stderr
+    assert (done.returncode, done.stderr) == (1, "")
+    assert done.stdout.startswith(f"broken: event {HELLO}: hash_mismatch")
