@@ -396,6 +396,10 @@ class Workspace:
             for name, p in sorted(self._contexts.items())
         ]
 
+    def applied(self, name: str) -> int:
+        """How many events of a context's stream its projection reflects (its revision)."""
+        return self._projection(name).stream_seq
+
     def context(self, name: str) -> Context:
         """The live projection of a context. Read it; change it only through commands."""
         return self._projection(name).context
@@ -564,11 +568,21 @@ class Workspace:
             )
         return next((e for e in during if e.trigger == "episode"), during[0])
 
+    def snapshot_in_memory(self, name: str, snapshot_id: str) -> ContextView | None:
+        """The context at a snapshot if this process holds it now (taken since it opened the
+        workspace, or rebuilt lately), without waiting; None: ``at_snapshot`` rebuilds it."""
+        holders = [self._projection(name), self._rebuilt.get(name)]
+        for projection in holders:
+            if projection is not None:
+                with contextlib.suppress(UnknownSnapshot):
+                    return projection.context.history.at_snapshot(snapshot_id)
+        return None
+
     async def at_snapshot(self, name: str, snapshot_id: str) -> ContextView:
         """The read-only context as it was at a snapshot, however long ago."""
-        live = self._projection(name).context
-        with contextlib.suppress(UnknownSnapshot):
-            return live.history.at_snapshot(snapshot_id)
+        held = self.snapshot_in_memory(name, snapshot_id)
+        if held is not None:
+            return held
         # Taken before this process loaded its checkpoint (or unknown: this says so): rebuild it.
         entry = self.snapshot(name, snapshot_id)
         rebuilt = await self._rebuild(name, entry)

@@ -86,7 +86,7 @@ def _check_fields(selector: Selector) -> None:
                 if isinstance(term, Attr) and term.name not in FIELDS:
                     position = selector.source.find(term.name)
                     raise InvalidSelector(
-                        f"unknown field {term.name!r}",
+                        f"unknown field {term.name!r} (fields: {', '.join(sorted(FIELDS))})",
                         selector=selector.source,
                         position=max(position, 0),
                         token=term.name,

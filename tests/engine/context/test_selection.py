@@ -6,9 +6,12 @@ selects: coordinates with ranges and ``*``, the query subset, combinators, union
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from engine.context import Context, Node, TextContent
+from engine.context import Context, InvalidSelector, Node, TextContent
+from engine.context.query import FIELDS
 
 from .conftest import new_context, unchanged
 
@@ -264,3 +267,34 @@ def test_two_coordinate_string_index_is_the_core_like_the_tuple_form() -> None:
     ctx.pact_insert("d0, 1, -1", TextContent("later"))
     assert ctx["@t-1 d0, 1"].content == "core"  # type: ignore[union-attr]
     assert ctx["(d0, 1)"].content == "core"  # type: ignore[union-attr]
+
+
+def test_an_unknown_field_is_refused_with_the_fields_there_are() -> None:
+    ctx = new_context()
+    with pytest.raises(InvalidSelector) as error:
+        ctx.select("[remainig<=1]")
+    assert error.value.token == "remainig" and error.value.position == 1
+    assert "remaining" in error.value.reason and "ttl" in error.value.reason
+    for field in FIELDS:
+        assert field in error.value.reason
+
+
+def test_the_selector_page_documents_every_field() -> None:
+    page = (Path(__file__).resolve().parents[3] / "docs" / "selectors.md").read_text()
+    table = page[page.index("**Fields.**") :]
+    missing = [field for field in sorted(FIELDS) if f"`{field}`" not in table]
+    assert missing == []
+
+
+def test_remaining_at_most_one_is_what_the_next_advance_removes() -> None:
+    """The documented "about to expire" query: exactly the items the next advance takes."""
+    ctx = new_context()
+    ctx.add_user("m")
+    for number, ttl in enumerate([1, 2, 3, None, 1]):
+        ctx.pact_insert(f"d0, {number + 1}, 0", TextContent(f"x{number}", ttl=ttl))
+    ctx.advance()  # ages move: the ttl=2 one now has 1 left
+    doomed = {node.id for node in ctx.select("[remaining<=1]")}
+    before = {node.id for node in ctx.select("*")}
+    ctx.advance()
+    after = {node.id for node in ctx.select("*")}
+    assert doomed and before - after == doomed
