@@ -18,13 +18,13 @@ from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.geometry import Size
 from textual.screen import Screen
+from textual.signal import Signal
 from textual.widgets import Static
 
 from engine.context import ContextError
 from engine.store import StoreError
-from engine.workspace import Workspace
+from engine.workspace import Change, Workspace
 
-from .messages import WorkspaceChanged
 from .screens.context import ContextScreen
 from .screens.help import HelpScreen
 from .themes import (
@@ -67,12 +67,10 @@ class PactApp(App[int]):
         if not isinstance(screen, ContextScreen):
             return
         yield SystemCommand(
-            "Fold all history turns",
-            "keep system and active open",
-            partial(screen.action_fold_all, 1),
+            "Fold all history turns", "keep system and active open", screen.action_fold_history
         )
         yield SystemCommand(
-            "Unfold everything", "show every turn and slot", partial(screen.action_fold_all, 0)
+            "Unfold everything", "show every turn and slot", screen.action_unfold_all
         )
         yield SystemCommand(
             "Toggle provider view", "what the model would be sent", screen.action_toggle_provider
@@ -84,7 +82,7 @@ class PactApp(App[int]):
         yield SystemCommand("Seal a snapshot…", "record a named snapshot", screen.action_seal)
         yield SystemCommand("Play / pause", "step automatically", screen.action_play)
         yield SystemCommand(
-            "First snapshot", "jump to the oldest snapshot", partial(screen.action_edge, 0)
+            "First snapshot", "jump to the oldest snapshot", screen.action_first_snapshot
         )
         if self.workspace is not None:
             for info in self.workspace.contexts():
@@ -106,6 +104,8 @@ class PactApp(App[int]):
         create: bool = False,
     ) -> None:
         super().__init__()
+        self.workspace_changed: Signal[Change] = Signal(self, "workspace-changed")
+        """Events were applied to the workspace (by any process): screens subscribe."""
         self.path = Path(path)
         self.clock = clock or time.time_ns
         self.live_updates = watch
@@ -217,20 +217,15 @@ class PactApp(App[int]):
 
     @work(exclusive=True, group="feed")
     async def follow_workspace(self) -> None:
-        """Apply every change from any process and tell the screens (coalesced per batch)."""
+        """Apply every change from any process and tell the screens (one batch at a time)."""
         assert self.workspace is not None
         try:
             async for change in self.workspace.changes():
-                for screen in self._inspectors():
-                    screen.post_message(WorkspaceChanged(change))
+                self.workspace_changed.publish(change)
         except (StoreError, ContextError) as error:
-            self.notify(f"live updates stopped: {error}", severity="error", timeout=15)
-
-    def _inspectors(self) -> Iterable[ContextScreen]:
-        for stack in self._screen_stacks.values():
-            for screen in stack:
-                if isinstance(screen, ContextScreen):
-                    yield screen
+            self.notify(
+                f"live updates stopped: {error}", severity="error", timeout=15, markup=False
+            )
 
     # -- screenshots (Ctrl+P → Screenshot) --------------------------------------------------------
     def deliver_screenshot(

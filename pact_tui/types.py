@@ -1,11 +1,74 @@
-"""The small closed sets the app's widgets and screens share, named once."""
+"""The small types the app's screens and widgets share, named once."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
+
+from engine.context import ContextView, Diff, Node
+from engine.workspace import SnapshotEntry
 
 RowKind = Literal["system", "turn", "slot", "item"]
 """What one line of the tree shows: the system region's or a turn's header, a slot's, an item."""
 
 Mark = Literal["added", "removed", "changed", "match"]
 """How a row is highlighted: its change in the diff shown, or a selector match."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a screen shows of one context: a view and where it is in time.
+
+    A new ``Shown`` whenever any of it changes, so widgets bound to it redraw: the live view
+    changes in place, and ``revision`` (how many events of the context are applied) says it did.
+    """
+
+    name: str
+    view: ContextView
+    entry: SnapshotEntry | None  # the snapshot shown; None: live
+    revision: int
+    snapshots: int  # how many snapshots the context has
+
+    @property
+    def live(self) -> bool:
+        return self.entry is None
+
+
+@dataclass(frozen=True, slots=True)
+class SelectorProblem:
+    """Why a selector cannot be read: where (a character position) and what."""
+
+    position: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What the typed selector found in the view shown: its matches, or why it cannot be read."""
+
+    text: str = ""
+    matches: tuple[Node, ...] = ()
+    problem: SelectorProblem | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedItem:
+    """An item the older end of a diff has and the newer lacks: the newer tree cannot show it."""
+
+    id: str
+    coordinates: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """The diff shown: between which two states, what it found, and the first removed items."""
+
+    older: str  # "n21", or "now"
+    newer: str
+    diff: Diff
+    removed: tuple[RemovedItem, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.older} → {self.newer}"

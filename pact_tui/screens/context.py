@@ -1,40 +1,45 @@
 """The context inspector: the tree, the detail, the provider view, step control, time travel,
 diffs and the selector bar, for one context of the workspace at a time.
 
-Widgets are given views and post messages; this screen is what talks to the workspace.
+The screen follows ``docs/screens.md``: its state is the reactives below; watchers derive what
+is shown from them; widgets are bound to what they draw and post messages back; only the screen
+talks to the workspace.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.console import Group
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import ContentSwitcher, Footer, OptionList
+from textual.widgets import ContentSwitcher, OptionList
 
-from engine.context import ContextError, ContextView, Diff, InvalidSelector, Node
+from engine.context import ContextError, ContextView, InvalidSelector, Node
+from engine.context.history import diff_views
 from engine.context.selectors import parse_selector
 from engine.store import StoreError
-from engine.workspace import Change, SnapshotEntry, Workspace
+from engine.workspace import Change, ContextInfo, SnapshotEntry, Workspace
 
-from ..messages import WorkspaceChanged
-from ..types import Mark
+from ..tree_layout import Row
+from ..types import Comparison, Mark, RemovedItem, Selection, SelectorProblem, Shown
 from ..widgets.context_list import ContextList
 from ..widgets.context_tree import ContextTree, LinePane, ProviderList
-from ..widgets.detail import NodeDetail, describe, diff_summary
+from ..widgets.detail import NodeDetail, Subject
+from ..widgets.footer import FittedFooter
 from ..widgets.scrubber import Scrubber
 from ..widgets.selector_bar import SelectorBar
 from ..widgets.status import Status, StatusBar
 from .prompt import PromptScreen
 
 if TYPE_CHECKING:
+    from engine.context.commands import ContextCommand
+
     from ..app import PactApp
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
@@ -48,15 +53,6 @@ class DiffBase:
 
     snapshot_id: str | None
     index: int | None
-
-
-def _state_of(view: ContextView) -> tuple[object, ...]:
-    """How far a view has got, for remembering what was derived from it: the view object, its
-    episode (ages, lifecycle flags) and, live, its journal (every write) and latest snapshot
-    (an item's history; a seal writes nothing else)."""
-    live = view.live()
-    token = live.journal_token if live is not None else None
-    return (view, view.current_episode, token, view.history.latest)
 
 
 class ContextScreen(Screen[None]):
@@ -77,55 +73,81 @@ class ContextScreen(Screen[None]):
         Binding("slash", "search", "Select", tooltip="type a selector; matches highlight"),
         Binding("n", "next_match(1)", "Next match", show=False, tooltip="next selector match"),
         Binding("N", "next_match(-1)", "Prev match", show=False, tooltip="previous match"),
+        Binding("escape", "clear_selector", "Clear", show=False, tooltip="clear the selector"),
         Binding("v", "toggle_provider", "Provider", tooltip="tree ↔ what the model is sent"),
-        Binding("z", "fold_all(1)", "Fold history", show=False, tooltip="fold every history turn"),
-        Binding("Z", "fold_all(0)", "Unfold all", show=False, tooltip="unfold everything"),
+        Binding("z", "fold_history", "Fold history", show=False, tooltip="fold history turns"),
+        Binding("Z", "unfold_all", "Unfold all", show=False, tooltip="unfold everything"),
         Binding(
-            "left_curly_bracket", "edge(0)", "First snap", show=False, tooltip="oldest snapshot"
+            "left_curly_bracket", "first_snapshot", "First", show=False, tooltip="oldest snapshot"
         ),
         Binding(
-            "right_curly_bracket", "edge(1)", "Last snap", show=False, tooltip="newest snapshot"
+            "right_curly_bracket", "last_snapshot", "Last", show=False, tooltip="newest snapshot"
         ),
         Binding("c", "focus_contexts", "Contexts", show=False, tooltip="focus the context list"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.context_name: str | None = None
-        self.position: int | None = None  # index of the snapshot shown; None = live
-        self.view: ContextView | None = None
-        self.pending = 0
-        self.diff_base: DiffBase | None = None
-        self.diff: Diff | None = None
-        self.removed: list[tuple[str, str, str]] = []  # (id, coordinates, text) of removed items
-        self.selector = ""
-        self.matches: list[Node] = []
-        self._pinned_matches: frozenset[str] = frozenset()  # a time-qualified selector's ids
-        self._matched: tuple[object, ...] | None = None  # what self.matches was computed for
-        self._detailed: tuple[object, ...] | None = None  # what the detail pane shows
-        self.selector_error = False
-        self.match_index = -1
-        self.play_speed: float | None = None
-        self._play_timer: Timer | None = None
-        self._select_timer: Timer | None = None
-        self._refresh_queued = False
-        self._showing = asyncio.Lock()  # one show_current at a time: each reads then draws
-        self._commands_in_flight = 0
-        self._diff_cache: tuple[tuple[str, str], Diff, list[Any]] | None = None
+    # -- state: what the user chose ------------------------------------------------------------
+    context_name: reactive[str | None] = reactive(None, init=False)
+    """The context shown (one per agent)."""
+    position: reactive[int | None] = reactive(None, init=False)
+    """The snapshot shown, by its index in the context's list; None: live."""
+    revision: reactive[int] = reactive(0, init=False)
+    """How many events of the shown context are applied: moved by the workspace's change feed
+    (every process's commands, this one's included), it says the live context changed."""
+    selector: reactive[str] = reactive("", init=False)
+    """The selector typed in the bar; its matches are highlighted."""
+    pinned: reactive[frozenset[str]] = reactive(frozenset(), init=False)
+    """A time-qualified selector's matches, by id: it names its own snapshot, so its matches
+    are those nodes wherever the view goes (those that are there)."""
+    diff_base: reactive[DiffBase | None] = reactive(None, init=False)
+    """The other end of the diff shown; None: no diff."""
+    play_speed: reactive[float | None] = reactive(None, init=False)
+    """Seconds per automatic step while playing; None: paused."""
+    pending: reactive[int] = reactive(0, init=False)
+    """Events of this context that arrived while the past is shown (live is not redrawn)."""
+    match_index: reactive[int] = reactive(-1, init=False)
+    """Which match ``n``/``N`` last went to; -1: none yet."""
+    highlighted: reactive[Row | None] = reactive(None, init=False)
+    """The row under the cursor of the pane shown (from its Highlighted messages)."""
 
-    # -- layout -----------------------------------------------------------------------------------
+    # -- derived: set by the watchers below, never by hand -------------------------------------
+    contexts: reactive[tuple[ContextInfo, ...]] = reactive((), init=False)
+    """Every context of the workspace, with its episode and size."""
+    shown: reactive[Shown | None] = reactive(None, init=False)
+    """What is drawn: the view for (context_name, position, revision)."""
+    selection: reactive[Selection] = reactive(Selection, init=False)
+    """The selector's matches in the view shown, or why it cannot be read."""
+    comparison: reactive[Comparison | None] = reactive(None, init=False)
+    """The diff between the base and the view shown."""
+    marks: reactive[dict[str, Mark]] = reactive(dict, init=False)
+    """Rows to highlight: the diff's changes and the selector's matches."""
+    base_index: reactive[int | None] = reactive(None, init=False)
+    """The diff base's snapshot index, for the scrubber to mark (``compute_base_index``)."""
+    subject: reactive[Subject | None] = reactive(None, init=False)
+    """What the detail pane describes (``compute_subject``)."""
+    status: reactive[Status] = reactive(lambda: Status(None, None, True), init=False)
+    """What the status line says (``compute_status``)."""
+
     def compose(self) -> Any:
-        yield StatusBar(id="status")
+        yield StatusBar(id="status").data_bind(status=ContextScreen.status)
         with Horizontal(id="body"):
-            yield ContextList(id="contexts")
+            yield ContextList(id="contexts").data_bind(
+                contexts=ContextScreen.contexts, current=ContextScreen.context_name
+            )
             with Vertical(id="main"):
                 with ContentSwitcher(initial="tree", id="panes"):
-                    yield ContextTree(id="tree")
-                    yield ProviderList(id="provider")
-                yield Scrubber(id="scrubber")
-                yield SelectorBar(id="selector")
-            yield NodeDetail(id="detail")
-        yield Footer(compact=True)
+                    yield ContextTree(id="tree").data_bind(
+                        shown=ContextScreen.shown, marks=ContextScreen.marks
+                    )
+                    yield ProviderList(id="provider").data_bind(
+                        shown=ContextScreen.shown, marks=ContextScreen.marks
+                    )
+                yield Scrubber(id="scrubber").data_bind(
+                    shown=ContextScreen.shown, base=ContextScreen.base_index
+                )
+                yield SelectorBar(id="selector").data_bind(selection=ContextScreen.selection)
+            yield NodeDetail(id="detail").data_bind(subject=ContextScreen.subject)
+        yield FittedFooter(compact=True)
 
     @property
     def workspace(self) -> Workspace:
@@ -146,164 +168,247 @@ class ContextScreen(Screen[None]):
         switcher = self.query_one(ContentSwitcher)
         return self.provider if switcher.current == "provider" else self.context_tree
 
+    # Read-only views of the derived state, as the tests and benchmarks name them.
+    @property
+    def view(self) -> ContextView | None:
+        return self.shown.view if self.shown is not None else None
+
+    @property
+    def matches(self) -> tuple[Node, ...]:
+        return self.selection.matches
+
     async def on_mount(self) -> None:
         app: PactApp = self.app  # type: ignore[assignment]
-        names = [info.name for info in self.workspace.contexts()]
+        app.workspace_changed.subscribe(self, self._on_workspace_changed)
+        self.contexts = tuple(self.workspace.contexts())
+        names = [info.name for info in self.contexts]
         wanted = app.initial_context
         if wanted is not None and wanted not in names:
-            self.notify(f"no context named {wanted!r}; showing the first", severity="warning")
-        self.context_name = wanted if wanted in names else (names[0] if names else None)
-        self.context_tree.focus()
-        await self.show_current()
-        self.call_after_refresh(self._build_indexes)
-
-    def _build_indexes(self) -> None:
-        """After the first paint: what opening left for the shown context (see
-        Context.restore); other contexts build theirs on their first operation."""
-        if self.context_name is not None:
-            self.workspace.context(self.context_name).build_indexes()
-
-    # -- drawing the current state --------------------------------------------------------------
-    async def show_current(self) -> None:
-        """Bring every pane up to date with the workspace and this screen's state."""
-        async with self._showing:  # a rebuilt past view awaits: no two draws interleave
-            await self._show_current()
-
-    async def _show_current(self) -> None:
-        self._refresh_queued = False
-        ws, name = self.workspace, self.context_name
-        self.query_one(ContextList).show(ws.contexts(), name)
-        if name is None:
-            self.view = None
-            self.query_one(StatusBar).show(Status(None, None, True))
-            return
-        count = ws.snapshot_count(name)
-        if self.position is not None and self.position >= count:
-            self.position = None
-        if self.position is None:
-            self.view = ws.context(name)
-        else:
-            self.view = await ws.at_snapshot(name, ws.snapshot_at(name, self.position).id)
-        if self.selector:
-            self._evaluate_selector()
-        if self.diff_base is not None:
-            await self._compute_diff()
-        marks = self._marks()
-        pane = self.active_pane
-        pane.show(self.view, marks)
-        entry = self._entry()
-        self.set_class(entry is not None, "-past")
-        kind = "provider rendering" if pane is self.provider else "context tree"
-        if entry is None:
-            pane.border_title = f"{kind} · live"
-        else:
-            pane.border_title = (
-                f"{kind} · PAST · snapshot {entry.id} · episode {entry.episode} · read-only"
+            self.notify(
+                f"no context named {wanted!r}; showing the first", severity="warning", markup=False
             )
-        base = self.diff_base.index if self.diff_base is not None else None
-        self.query_one(Scrubber).show(count, entry, base)
-        self._show_status()
-        self._show_detail()
+        self.context_tree.focus()
+        self.context_name = wanted if wanted in names else (names[0] if names else None)
 
-    def _show_status(self) -> None:
-        entry = self._entry()
+    # -- deriving what is shown -----------------------------------------------------------------
+    # Each watcher brings what depends on its reactive up to date; showing the same thing
+    # again changes nothing, so it does not matter how many of them run for one change.
+    def watch_context_name(self) -> None:
+        self._show()
+
+    def watch_position(self, position: int | None) -> None:
+        if position is None and self.context_name is not None:
+            self.pending = 0
+            self.revision = self.workspace.applied(self.context_name)  # what came meanwhile
+        self._show()
+
+    def watch_revision(self) -> None:
+        self._show()
+
+    def validate_position(self, position: int | None) -> int | None:
+        """Within the context's snapshots (past the newest is live)."""
+        if position is None or self.context_name is None:
+            return None
+        count = self.workspace.snapshot_count(self.context_name)
+        return None if position >= count else max(0, position)
+
+    def _show(self) -> None:
+        """The view for (context_name, position, revision): at once when this process holds
+        it, else once an old snapshot is rebuilt from an archive."""
+        name, position = self.context_name, self.position
+        if name is None:
+            self.shown = None
+            return
+        entry = None if position is None else self.workspace.snapshot_at(name, position)
+        view = self._held(name, entry)
+        if view is None:
+            self._rebuild_and_show(name, entry)
+        else:
+            self._shown(name, view, entry)
+
+    def _held(self, name: str, entry: SnapshotEntry | None) -> ContextView | None:
+        """The live view, or a snapshot's if this process holds it now (no waiting)."""
+        if entry is None:
+            return self.workspace.context(name)
+        return self.workspace.snapshot_in_memory(name, entry.id)
+
+    def _shown(self, name: str, view: ContextView, entry: SnapshotEntry | None) -> None:
+        snapshots = self.workspace.snapshot_count(name)
+        self.shown = Shown(name, view, entry, self.revision, snapshots)
+
+    @work(exclusive=True, group="rebuild")
+    async def _rebuild_and_show(self, name: str, entry: SnapshotEntry) -> None:
+        view = await self.workspace.at_snapshot(name, entry.id)
+        if (name, entry.index) == (self.context_name, self.position):  # still what is wanted
+            self._shown(name, view, entry)
+
+    def watch_shown(self, old: Shown | None, shown: Shown | None) -> None:
+        self.set_class(shown is not None and not shown.live, "-past")
+        self._select()
+        self._compare()
+        if shown is not None and (old is None or old.name != shown.name):
+            self.call_after_refresh(self._build_indexes, shown.name)
+
+    def _build_indexes(self, name: str) -> None:
+        """Once a context is on screen: the indexes opening left for later (Context.restore),
+        so that its first command does not wait for them (a no-op once built)."""
+        self.workspace.context(name).build_indexes()
+
+    def watch_selector(self) -> None:
+        self._select()
+
+    def watch_pinned(self) -> None:
+        self._select()
+
+    def _select(self) -> None:
+        """The selector's matches in the view shown."""
+        view, text = self.view, self.selector
+        if not text or view is None:
+            self.selection = Selection()
+            return
+        try:
+            parsed = parse_selector(text)
+            if parsed.is_time_qualified and self.context_name is not None:
+                self.workspace.resolve_time(self.context_name, parsed)  # one that exists?
+                # It names its own snapshot: its matches are those nodes, wherever the view now
+                # is (a node that is not here has no place to be highlighted).
+                matches = tuple(view.locate(self.pinned)) if self.pinned else ()
+            else:
+                matches = tuple(view.select(parsed))
+        except InvalidSelector as error:
+            self.selection = Selection(text, (), SelectorProblem(error.position, error.reason))
+            return
+        except ContextError as error:
+            self.selection = Selection(text, (), SelectorProblem(0, error.message))
+            return
+        self.selection = Selection(text, matches)
+
+    def watch_selection(self, old: Selection, new: Selection) -> None:
+        if old.matches != new.matches and self.match_index >= len(new.matches):
+            self.match_index = len(new.matches) - 1  # the walked-to match went away
+        self.marks = self._marks()
+
+    def watch_diff_base(self) -> None:
+        self._compare()
+
+    def _compare(self) -> None:
+        """The diff between the base and the view shown: at once when this process holds both
+        ends, else once they are rebuilt."""
+        base, shown = self.diff_base, self.shown
+        if base is None or shown is None:
+            self.comparison = None
+            return
+        older, newer = (
+            None if index is None else self.workspace.snapshot_at(shown.name, index)
+            for index in _ordered(base.index, self.position)
+        )
+        views = [self._held(shown.name, older), self._held(shown.name, newer)]
+        if views[0] is None or views[1] is None:
+            self._rebuild_and_compare(shown.name, older, newer)
+        else:
+            self._compared(older, newer, views[0], views[1])
+
+    @work(exclusive=True, group="rebuild-diff")
+    async def _rebuild_and_compare(
+        self, name: str, older: SnapshotEntry | None, newer: SnapshotEntry | None
+    ) -> None:
+        base, shown = self.diff_base, self.shown
+        ws = self.workspace
+        older_view = await ws.view(name, older.id if older is not None else None)
+        newer_view = await ws.view(name, newer.id if newer is not None else None)
+        if (base, shown) == (self.diff_base, self.shown):  # nothing moved on meanwhile
+            self._compared(older, newer, older_view, newer_view)
+
+    def _compared(
+        self,
+        older: SnapshotEntry | None,
+        newer: SnapshotEntry | None,
+        older_view: ContextView,
+        newer_view: ContextView,
+    ) -> None:
+        diff = diff_views(older_view, newer_view)
+        gone = set(diff.removed[:MAX_REMOVED_SHOWN])
+        removed = tuple(
+            RemovedItem(item.id, f"({depth},{slot.position},{offset})", item.text())
+            for item, depth, slot, offset in older_view.iter_items()
+            if item.id in gone
+        )
+        labels = [entry.id if entry is not None else "now" for entry in (older, newer)]
+        self.comparison = Comparison(labels[0], labels[1], diff, removed)
+
+    def watch_comparison(self) -> None:
+        self.marks = self._marks()
+
+    def _marks(self) -> dict[str, Mark]:
+        marks: dict[str, Mark] = {}
+        comparison = self.comparison
+        if comparison is not None:
+            diff = comparison.diff
+            shown_is_newer = _ordered(self.base_index, self.position)[1] == self.position
+            for item_id in diff.added if shown_is_newer else diff.removed:
+                marks[item_id] = "added" if shown_is_newer else "removed"
+            for change in diff.changed:
+                marks[change.id] = "changed"
+        for node in self.selection.matches:
+            marks[node.id] = "match"
+        return marks
+
+    def compute_base_index(self) -> int | None:
+        return self.diff_base.index if self.diff_base is not None else None
+
+    def compute_subject(self) -> Subject | None:
+        """What the detail pane describes: the row under the cursor, in the view shown."""
+        shown, row = self.shown, self.highlighted
+        if shown is None or row is None:
+            return None
+        return Subject(shown, row, self.comparison)
+
+    def compute_status(self) -> Status:
+        shown, selection = self.shown, self.selection
+        entry = shown.entry if shown is not None else None
         matches = None
-        if self.selector and self.selector_error:
+        if selection.problem is not None:
             matches = "invalid selector"
-        elif self.selector:
-            where = f"{self.match_index + 1}/" if self.match_index >= 0 else ""
-            matches = f"{where}{len(self.matches)} match{'es' if len(self.matches) != 1 else ''}"
-        diff = None
+        elif selection.text:
+            count = len(selection.matches)
+            where = f"{self.match_index + 1}/" if 0 <= self.match_index < count else ""
+            matches = f"{where}{count} match{'es' if count != 1 else ''}"
+        diff = counts = None
         if self.diff_base is not None:
             diff = f"{self.diff_base.snapshot_id or 'now'} ↔ {entry.id if entry else 'now'}"
-            if self.diff is not None:
-                added, removed, changed = self.diff.counts
-                diff += f"  +{added} -{removed} ~{changed}"
-        status = Status(
+            if self.comparison is not None:
+                counts = self.comparison.diff.counts
+        return Status(
             context=self.context_name,
-            episode=self.view.current_episode if self.view is not None else None,
-            live=self.position is None,
+            episode=shown.view.current_episode if shown is not None else None,
+            live=entry is None,
             snapshot=entry.id if entry is not None else None,
             trigger=entry.trigger if entry is not None else None,
             pending=self.pending,
             diff=diff,
+            diff_counts=counts,
             playing=self.play_speed,
             matches=matches,
         )
-        self.query_one(StatusBar).show(status)
 
-    def _entry(self) -> SnapshotEntry | None:
-        if self.position is None or self.context_name is None:
-            return None
-        return self.workspace.snapshot_at(self.context_name, self.position)
-
-    def _show_detail(self) -> None:
-        detail = self.query_one(NodeDetail)
-        row = self.active_pane.current_row
-        view = self.view
-        if row is None or view is None or self.context_name is None:
-            return
-        # A draw shows the detail, and the cursor's Selected message that the same draw posts
-        # would show it again: build it only when what it describes has changed.
-        shown = (*_state_of(view), row, self.diff)
-        if shown == self._detailed:
-            return
-        self._detailed = shown
-        change = None
-        if self.diff is not None and row.item is not None:
-            change = self.diff.change_of(row.item.id)
-        body = describe(view, row, change)
-        if self.diff is not None:
-            body = Group(diff_summary(self.diff, self.removed, self._diff_label()), body)
-        detail.show(body)
-
-    def _diff_label(self) -> str:
-        assert self.diff_base is not None
-        entry = self._entry()
-        older, newer = self.diff_base.snapshot_id or "now", entry.id if entry else "now"
-        if self._diff_order()[0] == self.position:
-            older, newer = newer, older
-        return f"{older} → {newer}"
-
-    def _marks(self) -> dict[str, Mark]:
-        marks: dict[str, Mark] = {}
-        if self.diff is not None:
-            shown_is_newer = self._diff_order()[1] == self.position
-            for item_id in self.diff.added if shown_is_newer else self.diff.removed:
-                marks[item_id] = "added" if shown_is_newer else "removed"
-            for change in self.diff.changed:
-                marks[change.id] = "changed"
-        for node in self.matches:
-            marks[node.id] = "match"
-        return marks
-
-    @on(LinePane.Selected)
-    def _on_selected(self, event: LinePane.Selected) -> None:
+    @on(LinePane.Highlighted)
+    def _on_highlighted(self, event: LinePane.Highlighted) -> None:
         if event.pane is self.active_pane:
-            self._show_detail()
-
-    def request_refresh(self) -> None:
-        """Coalesce bursts: many changes before the next frame cost one repaint."""
-        if not self._refresh_queued:
-            self._refresh_queued = True
-            self.call_later(self.show_current)
+            self.highlighted = event.row
 
     # -- live changes ---------------------------------------------------------------------------
-    async def on_workspace_changed(self, message: WorkspaceChanged) -> None:
-        change: Change = message.change
-        if self.context_name is None:
-            names = [info.name for info in self.workspace.contexts()]
-            self.context_name = names[0] if names else None
-        if self.context_name not in change.contexts or self.position is not None:
-            # Another context moved, or the user is in the past (which live changes must not
-            # move): only the list of contexts and the count of what arrived are redrawn.
-            if self.context_name in change.contexts:
-                stream = "ctx:" + self.context_name
+    def _on_workspace_changed(self, change: Change) -> None:
+        """Events were applied (by any process): the list's numbers, and the context shown."""
+        name = self.context_name
+        if name is not None and name in change.contexts:
+            if self.position is None:
+                self.revision = self.workspace.applied(name)
+            else:  # the past is not redrawn; the status counts what came meanwhile
+                stream = "ctx:" + name
                 self.pending += sum(1 for event in change.events if event.stream == stream)
-                self._show_status()
-            self.query_one(ContextList).show(self.workspace.contexts(), self.context_name)
-            return
-        self.request_refresh()
+        self.contexts = tuple(self.workspace.contexts())
+        if name is None and self.contexts:
+            self.context_name = self.contexts[0].name
 
     # -- step control -----------------------------------------------------------------------------
     def _writable(self) -> bool:
@@ -320,185 +425,167 @@ class ContextScreen(Screen[None]):
         return True
 
     @work(group="commands")
-    async def run_command(self, command: dict[str, Any]) -> dict[str, Any] | None:
+    async def run_command(self, command: ContextCommand) -> dict[str, Any] | None:
         """Run one context command; a refusal is a notification, never a crash."""
-        assert self.context_name is not None
-        self._commands_in_flight += 1
+        name = self.context_name
+        assert name is not None
         try:
-            result: dict[str, Any] = await self.workspace.run(
-                self.context_name, command, actor="tui"
-            )
+            result: dict[str, Any] = await self.workspace.run(name, command, actor="tui")
         except (ContextError, StoreError) as error:
-            self.notify(str(error), severity="error", title="Refused")
-            self.request_refresh()  # a refusal may still have reloaded what others appended
+            self.notify(str(error), severity="error", title="Refused", markup=False)
             return None
         finally:
-            self._commands_in_flight -= 1
-        await self.show_current()
+            # The change feed says so too when it runs (watch=True); without it, this does.
+            self.contexts = tuple(self.workspace.contexts())
+            if name == self.context_name:
+                self.revision = self.workspace.applied(name)
         return result
 
     def action_message(self, role: str) -> None:
         if not self._writable():
             return
+        from engine.context.commands import MessageCommand  # pydantic: on the first command
 
         def send(text: str | None) -> None:
-            if text:
-                self.run_command({"op": "message", "role": role, "text": text})
+            if text and role in ("user", "assistant"):
+                self.run_command(MessageCommand(role=role, text=text))  # type: ignore[arg-type]
 
         self.app.push_screen(PromptScreen(f"{role.capitalize()} message"), send)
 
     def action_advance(self) -> None:
         if self._writable():
-            self.run_command({"op": "advance"})
+            from engine.context.commands import AdvanceCommand  # pydantic: on the first command
+
+            self.run_command(AdvanceCommand())
 
     def action_seal(self) -> None:
         if not self._writable():
             return
 
         def seal(trigger: str | None) -> None:
-            if trigger:
-                self.run_command({"op": "seal", "trigger": trigger.strip()})
+            if trigger and trigger.strip():
+                from engine.context.commands import SealCommand
+
+                self.run_command(SealCommand(trigger=trigger.strip()))
 
         self.app.push_screen(PromptScreen("Seal a snapshot named", value="checkpoint"), seal)
 
     # -- time travel ----------------------------------------------------------------------------
-    async def go_to(self, position: int | None) -> None:
-        """Show snapshot ``position`` (read-only), or live (None)."""
+    def go_to(self, position: int | None) -> None:
+        """Show snapshot ``position`` (read-only, kept within the snapshots), or live (None)."""
         if self.context_name is None:
             return
-        count = self.workspace.snapshot_count(self.context_name)
-        if position is not None:
-            if count == 0:
-                self.notify("this context has no snapshots yet: advance or seal first")
-                return
-            position = max(0, min(position, count - 1))
+        if position is not None and not self.workspace.snapshot_count(self.context_name):
+            self.notify("this context has no snapshots yet: advance or seal first")
+            return
         self.position = position
-        if position is None:
-            self.pending = 0
-        await self.show_current()
 
-    async def action_step(self, direction: int) -> None:
+    def action_step(self, direction: int) -> None:
         if self.context_name is None:
             return
-        count = self.workspace.snapshot_count(self.context_name)
-        if self.position is None:
-            if direction < 0 and count:
-                await self.go_to(count - 1)
-            return
-        target = self.position + direction
-        await self.go_to(None if target >= count else target)
+        if self.position is not None:
+            self.go_to(self.position + direction)
+        elif direction < 0:
+            self.go_to(self.workspace.snapshot_count(self.context_name) - 1)
 
-    async def action_edge(self, end: int) -> None:
-        if self.context_name is None:
-            return
-        count = self.workspace.snapshot_count(self.context_name)
-        await self.go_to(count - 1 if end else 0)
+    def action_first_snapshot(self) -> None:
+        self.go_to(0)
 
-    async def action_live(self) -> None:
-        await self.go_to(None)
+    def action_last_snapshot(self) -> None:
+        if self.context_name is not None:
+            self.go_to(self.workspace.snapshot_count(self.context_name) - 1)
+
+    def action_live(self) -> None:
+        self.go_to(None)
 
     @on(Scrubber.Jump)
-    async def _on_jump(self, event: Scrubber.Jump) -> None:
-        await self.go_to(event.index)
+    def _on_jump(self, event: Scrubber.Jump) -> None:
+        self.go_to(event.index)
 
     def action_play(self) -> None:
-        if self.play_speed is not None:
-            self._stop_playing()
-        else:
-            self.play_speed = 1.0
-            self._start_timer()
-        self._show_status()
+        self.play_speed = None if self.play_speed is not None else 1.0
 
     def action_speed(self, direction: int) -> None:
-        if self.play_speed is None:
-            return
-        index = SPEEDS.index(self.play_speed) + direction
-        self.play_speed = SPEEDS[max(0, min(index, len(SPEEDS) - 1))]
-        self._start_timer()
-        self._show_status()
+        if self.play_speed is not None:
+            index = SPEEDS.index(self.play_speed) + direction
+            self.play_speed = SPEEDS[max(0, min(index, len(SPEEDS) - 1))]
 
-    def _start_timer(self) -> None:
+    def watch_play_speed(self, speed: float | None) -> None:
         if self._play_timer is not None:
             self._play_timer.stop()
-        assert self.play_speed is not None
-        self._play_timer = self.set_interval(self.play_speed, self.play_step)
+        self._play_timer = None if speed is None else self.set_interval(speed, self.play_step)
 
-    def _stop_playing(self) -> None:
-        if self._play_timer is not None:
-            self._play_timer.stop()
-        self._play_timer = None
-        self.play_speed = None
+    _play_timer: Timer | None = None
 
-    async def play_step(self) -> None:
+    def play_step(self) -> None:
         """One automatic step: forward through the past, or advance the live context."""
         if self.position is not None:
-            await self.action_step(1)
+            self.action_step(1)
             if self.position is None:  # caught up with now: stop rather than write anything
-                self._stop_playing()
-                self._show_status()
-        elif self.context_name is not None and not self._commands_in_flight:
-            self.run_command({"op": "advance"})  # a slow write is not queued behind itself
+                self.play_speed = None
+        elif self.context_name is not None and not self._commands_running():
+            from engine.context.commands import AdvanceCommand
+
+            self.run_command(AdvanceCommand())  # a slow write is not queued behind itself
+
+    def _commands_running(self) -> bool:
+        return any(not worker.is_finished for worker in self.workers if worker.group == "commands")
 
     # -- diff -----------------------------------------------------------------------------------
-    async def action_diff(self) -> None:
+    def action_diff(self) -> None:
         if self.context_name is None:
             return
         if self.diff_base is not None:
-            self.diff_base, self.diff, self.removed = None, None, []
+            self.diff_base = None
             self.notify("diff cleared")
-        else:
-            entry = self._entry()
-            self.diff_base = DiffBase(entry.id if entry else None, self.position)
-            self.notify(
-                f"diff base set to {entry.id if entry else 'now'}: move with [ ] to compare",
-                title="Diff",
-            )
-        await self.show_current()
-
-    def _diff_order(self) -> tuple[int | None, int | None]:
-        """(older, newer) positions of the diff's two ends (None = now, the newest)."""
-        assert self.diff_base is not None
-        a, b = self.diff_base.index, self.position
-        a_key = float("inf") if a is None else a
-        b_key = float("inf") if b is None else b
-        return (a, b) if a_key <= b_key else (b, a)
-
-    async def _compute_diff(self) -> None:
-        assert self.diff_base is not None and self.context_name is not None
-        ws, name = self.workspace, self.context_name
-        older, newer = self._diff_order()
-        older_id = None if older is None else ws.snapshot_at(name, older).id
-        newer_id = None if newer is None else ws.snapshot_at(name, newer).id
-        ends = (older_id, newer_id)
-        # Two snapshots never change: their diff is kept while live changes repaint the screen.
-        if self._diff_cache is not None and self._diff_cache[0] == ends:
-            self.diff, self.removed = self._diff_cache[1], self._diff_cache[2]
             return
-        self.diff = diff = await ws.diff(name, older_id, newer_id)
-        gone = set(diff.removed[:MAX_REMOVED_SHOWN])
-        older_view = await ws.view(name, older_id)
-        self.removed = [
-            (item.id, f"({depth},{slot.position},{offset})", item.text())
-            for item, depth, slot, offset in older_view.iter_items()
-            if item.id in gone
-        ]
-        if older_id is not None and newer_id is not None:
-            self._diff_cache = ((older_id, newer_id), diff, self.removed)
+        entry = self.shown.entry if self.shown is not None else None
+        self.diff_base = DiffBase(entry.id if entry else None, self.position)
+        self.notify(
+            f"diff base set to {entry.id if entry else 'now'}: move with [ ] to compare",
+            title="Diff",
+            markup=False,
+        )
 
     # -- the selector bar -----------------------------------------------------------------------
+    _select_timer: Timer | None = None
+
     def action_search(self) -> None:
         self.query_one(SelectorBar).open(self.selector)
 
     @on(SelectorBar.Changed)
     def _on_selector_changed(self, event: SelectorBar.Changed) -> None:
-        self.selector = event.text.strip()
-        self._pinned_matches = frozenset()
         if self._select_timer is not None:
             self._select_timer.stop()
-        self._select_timer = self.set_timer(SELECT_DELAY, self._evaluate_and_show)
+        text = event.text.strip()
+        self._select_timer = self.set_timer(SELECT_DELAY, lambda: self._use_selector(text))
 
-    async def _evaluate_and_show(self) -> None:
-        await self._apply_selector(jump=True)
+    async def _use_selector(self, text: str) -> None:
+        """The typed selector, after a pause in typing: match, and go to the first match."""
+        await self._apply_selector(text)
+        if self.selection.matches:
+            self.match_index = -1
+            self.action_next_match(1)
+
+    async def _apply_selector(self, text: str) -> None:  # async: may rebuild a snapshot
+        """A time-qualified selector names its own snapshot: the view goes there, and its
+        matches there are kept (``pinned``) wherever the view goes next."""
+        pinned: frozenset[str] = frozenset()
+        name = self.context_name
+        if name is not None:
+            try:
+                parsed = parse_selector(text)
+                if parsed.is_time_qualified:
+                    entry = self.workspace.resolve_time(name, parsed)
+                    past = await self.workspace.at_snapshot(name, entry.id)
+                    found = past.select(dataclasses.replace(parsed, time=None))
+                    pinned = frozenset(node.id for node in found)
+                    self.position = entry.index
+            except ContextError:
+                pass  # the selection says what is wrong, as it finds the same
+        self.match_index = -1
+        self.pinned = pinned
+        self.selector = text
 
     @on(SelectorBar.Closed)
     async def _on_selector_closed(self, event: SelectorBar.Closed) -> None:
@@ -506,128 +593,67 @@ class ContextScreen(Screen[None]):
             self._select_timer.stop()
         self.active_pane.focus()
         if event.keep:
-            await self._apply_selector(jump=False)  # which draws what it found
+            text = self.query_one(SelectorBar).input.value.strip()
+            if text != self.selector:
+                await self._apply_selector(text)
         else:
-            self.selector, self.matches, self.match_index, self._matched = "", [], -1, None
-            self.query_one(SelectorBar).clear_feedback()
-            await self.show_current()
+            self.action_clear_selector()
 
-    def _matched_for(self) -> tuple[object, ...]:
-        """What the matches depend on: the selector, its pins and the view's state."""
-        assert self.view is not None
-        return (self.selector, self._pinned_matches, *_state_of(self.view))
-
-    def _evaluate_selector(self) -> None:
-        """Re-evaluate the current selector against the view (after a change or a move); a
-        no-op when the matches were just computed for this very state."""
-        if not self.selector or self.view is None:
-            self.matches, self._matched = [], None
-            return
-        key = self._matched_for()
-        if key == self._matched:
-            return
-        self._matched = key
-        try:
-            parsed = parse_selector(self.selector)
-            if parsed.is_time_qualified:
-                # It names its own snapshot: its matches are those nodes, wherever the view now
-                # is (a node that is not here has no place to be highlighted).
-                pinned = self._pinned_matches
-                self.matches = self.view.locate(pinned) if pinned else []
-                return
-            self.matches = self.view.select(parsed)
-        except ContextError:
-            self.matches = []
-
-    async def _apply_selector(self, *, jump: bool) -> None:
-        bar = self.query_one(SelectorBar)
-        text, name = self.selector, self.context_name
-        shown = [node.id for node in self.matches]
-        if not text or name is None:
-            self.matches, self.match_index, self.selector_error, self._matched = [], -1, False, None
-            bar.clear_feedback()
-            await self.show_current()
-            return
-        try:
-            parsed = parse_selector(text)
-            if parsed.is_time_qualified:
-                entry = self.workspace.resolve_time(name, parsed)
-                position = entry.index
-                if position != self.position:
-                    self.position = position
-                    await self.show_current()
-                assert self.view is not None
-                self.matches = self.view.select(dataclasses.replace(parsed, time=None))
-                self._pinned_matches = frozenset(node.id for node in self.matches)
-            elif self.view is not None:
-                self.matches = self.view.select(parsed)
-        except InvalidSelector as error:
-            self.matches, self.match_index, self.selector_error, self._matched = [], -1, True, None
-            self._pinned_matches = frozenset()
-            bar.show_error(error.position, error.reason)
-            await self.show_current()
-            return
-        except ContextError as error:
-            self.matches, self.match_index, self.selector_error, self._matched = [], -1, True, None
-            self._pinned_matches = frozenset()
-            bar.show_error(0, error.message)
-            await self.show_current()
-            return
-        self.selector_error = False
-        if self.view is not None:
-            self._matched = self._matched_for()  # the draw below need not select again
-        bar.show_matches(len(self.matches))
-        if jump or [n.id for n in self.matches] != shown:
-            self.match_index = -1  # Enter on what was already walked keeps the place
-        await self.show_current()
-        if jump and self.matches:
-            self.action_next_match(1)
+    def action_clear_selector(self) -> None:
+        self.selector, self.pinned, self.match_index = "", frozenset(), -1
 
     def action_next_match(self, direction: int) -> None:
-        if not self.matches:
+        matches = self.selection.matches
+        if not matches:
             if self.selector:
                 self.notify("no matches", severity="warning")
             return
-        self.match_index = (self.match_index + direction) % len(self.matches)
-        node = self.matches[self.match_index]
+        self.match_index = (self.match_index + direction) % len(matches)
+        node = matches[self.match_index]
         pane = self.active_pane
         layout = pane.layout_model
         if node.depth is None or node.position is None:
             line = layout.line_of_turn(node.depth if node.depth is not None else 0)
         else:
-            layout.reveal(node.depth, node.position)
-            if self.view is not None:
-                pane.show(self.view)
+            pane.reveal(node.depth, node.position)
             line = layout.line_of(node.depth, node.position, node.offset)
         if line is not None:
             pane.jump_to(line)
-        self._show_status()
 
     # -- panes and contexts ---------------------------------------------------------------------
-    async def action_toggle_provider(self) -> None:
+    def action_toggle_provider(self) -> None:
         switcher = self.query_one(ContentSwitcher)
         switcher.current = "provider" if switcher.current == "tree" else "tree"
-        self.active_pane.focus()
-        await self.show_current()
+        pane = self.active_pane
+        pane.catch_up()
+        pane.focus()
+        self.highlighted = pane.current_row
 
-    def action_fold_all(self, folded: int) -> None:
-        self.context_tree.fold_all(bool(folded))
+    def action_fold_history(self) -> None:
+        self.context_tree.fold_history()
+
+    def action_unfold_all(self) -> None:
+        self.context_tree.unfold_all()
 
     def action_focus_contexts(self) -> None:
         self.query_one(ContextList).focus()
 
     @on(OptionList.OptionSelected, "#contexts")
-    async def _on_context_picked(self, event: OptionList.OptionSelected) -> None:
-        await self.switch_context(str(event.option.id))
+    def _on_context_picked(self, event: OptionList.OptionSelected) -> None:
+        self.switch_context(str(event.option.id))
 
-    async def switch_context(self, name: str) -> None:
+    def switch_context(self, name: str) -> None:
         if name == self.context_name:
             return
-        self.context_name = name
         self.position, self.pending = None, 0
-        self.diff_base, self.diff, self.removed = None, None, []
-        self._pinned_matches, self.match_index = frozenset(), -1
-        for pane in (self.context_tree, self.provider):
-            pane.forget()  # folds and layout belong to the context they were made for
-        await self.show_current()
+        self.diff_base, self.pinned, self.match_index = None, frozenset(), -1
+        self.revision = self.workspace.applied(name)
+        self.context_name = name
         self.context_tree.focus()
+
+
+def _ordered(a: int | None, b: int | None) -> tuple[int | None, int | None]:
+    """Two positions (None = now, the newest), older first."""
+    a_key = float("inf") if a is None else a
+    b_key = float("inf") if b is None else b
+    return (a, b) if a_key <= b_key else (b, a)

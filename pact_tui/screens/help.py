@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.keys import format_key
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -17,7 +18,8 @@ SELECTORS = [
     ("d-1, *, *", "the system region"),
     ("^sys  ^ah  ^seq", "regions: system, active turn (d0), history (d ≥ 1)"),
     ("#prefs  +user  .text", "key, tag (several are ANDed), node type"),
-    ("[ttl<=1]  [priority>=5]", "attribute filters: = != < <= > >= over any field"),
+    ("[remaining<=1]", "gone at the next advance (remaining: episodes of life left)"),
+    ("[priority>=5]  [ttl=null]", "filters: = != < <= > >= over any field (docs/selectors.md)"),
     ("[permanent] [temporary] [sticky] [cyclic]", "lifecycle flags"),
     ("^seq +user, #prefs", "unions with ','; descendant (space) and child (>) combinators"),
     ("@t-1 …  @e3 …  @snap:<id> …", "read a past snapshot (the view jumps there)"),
@@ -32,25 +34,10 @@ def bindings_table(groups: list[tuple[str, list[BindingType]]]) -> Table:
         table.add_row("", Text(title, style="bold underline"))
         for given in bindings:
             binding = given if isinstance(given, Binding) else Binding(*given)
-            keys = ", ".join(_key_label(k.strip()) for k in binding.key.split(","))
-            table.add_row(keys, binding.tooltip or binding.description or binding.action)
+            keys = ", ".join(format_key(key.strip()) for key in binding.key.split(","))
+            table.add_row(Text(keys), Text(binding.tooltip or binding.description))
         table.add_row("", "")
     return table
-
-
-def _key_label(key: str) -> str:
-    names = {
-        "full_stop": ".",
-        "left_square_bracket": "[",
-        "right_square_bracket": "]",
-        "left_curly_bracket": "{",
-        "right_curly_bracket": "}",
-        "slash": "/",
-        "plus": "+",
-        "minus": "-",
-        "question_mark": "?",
-    }
-    return names.get(key, key)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -74,8 +61,8 @@ class HelpScreen(ModalScreen[None]):
         selectors = Table.grid(padding=(0, 2))
         selectors.add_column(style="bold", no_wrap=True)
         selectors.add_column()
-        for example, meaning in SELECTORS:
-            selectors.add_row(example, meaning)
+        for example, meaning in SELECTORS:  # Text: never markup, '[ttl<=1]' is a selector
+            selectors.add_row(Text(example), Text(meaning))
         with VerticalScroll():
             yield Static(Text("pact-tui keys", style="bold"))
             yield Static(bindings_table(self.groups))

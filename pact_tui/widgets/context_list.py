@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -10,27 +14,39 @@ from engine.workspace import ContextInfo
 
 
 class ContextList(OptionList):
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self._shown: list[ContextInfo] = []
+    """Picking one posts OptionList's ``OptionSelected`` (the option's id is the name)."""
 
-    def show(self, infos: list[ContextInfo], current: str | None) -> None:
-        """Show the contexts; unchanged entries are left alone (no relayout per advance)."""
-        names = [info.name for info in infos]
-        if [info.name for info in self._shown] != names:
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False),
+    ]
+
+    contexts: reactive[tuple[ContextInfo, ...]] = reactive(())
+    """Every context of the workspace (bound to the screen's)."""
+    current: reactive[str | None] = reactive(None)
+    """The context the screen shows (bound): the highlighted one."""
+
+    def watch_contexts(self, old: tuple[ContextInfo, ...], new: tuple[ContextInfo, ...]) -> None:
+        """Unchanged entries are left alone: an advance relabels one option, no relayout."""
+        if [info.name for info in old] != [info.name for info in new]:
             highlighted = self.highlighted
             self.clear_options()
-            self.add_options(Option(_label(info), id=info.name) for info in infos)
+            self.add_options(Option(_label(info), id=info.name) for info in new)
+            if highlighted is not None and highlighted < len(new):
+                self.highlighted = highlighted
         else:
-            highlighted = self.highlighted
-            for index, (old, new) in enumerate(zip(self._shown, infos, strict=True)):
-                if (old.episode, old.items) != (new.episode, new.items):
-                    self.replace_option_prompt_at_index(index, _label(new))
-        self._shown = list(infos)
-        if current in names:
-            self.highlighted = names.index(current)
-        elif highlighted is not None and highlighted < len(names):
-            self.highlighted = highlighted
+            for index, (before, after) in enumerate(zip(old, new, strict=True)):
+                if (before.episode, before.items) != (after.episode, after.items):
+                    self.replace_option_prompt_at_index(index, _label(after))
+        self._highlight_current()
+
+    def watch_current(self) -> None:
+        self._highlight_current()
+
+    def _highlight_current(self) -> None:
+        names = [info.name for info in self.contexts]
+        if self.current in names:
+            self.highlighted = names.index(self.current)
 
 
 def _label(info: ContextInfo) -> Text:

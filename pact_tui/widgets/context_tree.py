@@ -8,6 +8,7 @@ the selection stays put while ODI pushes turns deeper under it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -24,9 +25,10 @@ from textual.strip import Strip
 from engine.context import ContextView
 from engine.context.nodes import Item
 from engine.context.tree import provider_role
+from engine.workspace import SnapshotEntry
 
 from ..tree_layout import Row, TreeLayout
-from ..types import Mark, RowKind
+from ..types import Mark, RowKind, Shown
 
 BADGES = {
     "permanent": ("PERM", "tree--permanent"),
@@ -62,7 +64,12 @@ def preview(item: Item, width: int = 200) -> str:
 
 
 class LinePane(ScrollView, can_focus=True):
-    """A scrolling list of layout rows with a cursor that sticks to its node."""
+    """A scrolling list of layout rows with a cursor that sticks to its node.
+
+    Given what to show (``shown``, bound to the screen's) and how to mark rows (``marks``); says
+    which row the cursor is on (``Highlighted``) and which one Enter or a click chose
+    (``Selected``).
+    """
 
     # The cursor and the marks, shared by both panes (Textual merges these down the classes).
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -81,16 +88,36 @@ class LinePane(ScrollView, can_focus=True):
         Binding("down,j", "cursor(1)", "Down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "edge(0)", "Top", show=False),
-        Binding("end,G", "edge(1)", "Bottom", show=False),
+        Binding("home,g", "first", "Top", show=False),
+        Binding("end,G", "last", "Bottom", show=False),
     ]
 
-    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
+    TITLE: ClassVar[str] = "lines"  # what the pane's border names, before "· live"
 
-    class Selected(Message):
-        """The cursor moved to ``row`` (None when the view is empty)."""
+    shown: reactive[Shown | None] = reactive(None)
+    """The view drawn (bound to the screen's): live, or a snapshot's."""
+    marks: reactive[Mapping[str, Mark]] = reactive(dict, repaint=True)
+    """Rows to highlight, by node id: the diff's changes and the selector's matches."""
+    cursor_line: reactive[int] = reactive(0, repaint=False)
+    """The line the cursor is on, kept in range by ``validate_cursor_line``."""
+
+    class Highlighted(Message):
+        """The row under the cursor is now ``row`` (None when the pane is empty): the cursor
+        moved, or what it is on changed."""
 
         def __init__(self, pane: LinePane, row: Row | None) -> None:
+            super().__init__()
+            self.pane = pane
+            self.row = row
+
+        @property
+        def control(self) -> LinePane:
+            return self.pane
+
+    class Selected(Message):
+        """Enter, or a click on the cursor's line, chose ``row``."""
+
+        def __init__(self, pane: LinePane, row: Row) -> None:
             super().__init__()
             self.pane = pane
             self.row = row
@@ -102,9 +129,9 @@ class LinePane(ScrollView, can_focus=True):
     def __init__(self, *, headers: bool, name: str | None = None, id: str | None = None) -> None:
         super().__init__(name=name, id=id)
         self.layout_model = TreeLayout(headers=headers)
-        self.view: ContextView | None = None
-        self.marks: dict[str, Mark] = {}
         self._anchor: Anchor | None = None
+        self._highlighted: Row | None = None  # the row last announced by Highlighted
+        self._behind = False  # hidden when ``shown`` changed: not laid out yet (watch_shown)
         self._base_style: Style | None = None  # rich_style walks the DOM: once per CSS change
 
     def notify_style_update(self) -> None:
@@ -112,46 +139,83 @@ class LinePane(ScrollView, can_focus=True):
         super().notify_style_update()
 
     # -- data in ----------------------------------------------------------------------------
-    def show(self, view: ContextView, marks: dict[str, Mark] | None = None) -> None:
-        """Display ``view`` (the same live context again, or another state)."""
-        self.view = view
-        if marks is not None:
-            self.marks = marks
-        self.layout_model.sync(view)
+    @property
+    def view(self) -> ContextView | None:
+        return self.shown.view if self.shown is not None else None
+
+    def watch_shown(self, old: Shown | None, new: Shown | None) -> None:
+        if new is None or (old is not None and old.name != new.name):
+            self._forget()  # folds and the cursor's node belong to the context they were for
+        if new is None:
+            return
+        self.border_title = f"{self.TITLE} · {_when(new.entry)}"
+        # A hidden pane (the provider view, most of the time) lays out what it shows only when
+        # it is shown: at 100,000 items that is a tenth of a second off the app's start.
+        self._behind = not self.display
+        if not self._behind:
+            self._lay_out(new)
+
+    def catch_up(self) -> None:
+        """Lay out what the pane shows, if that waited while the pane was hidden."""
+        if self._behind and self.shown is not None:
+            self._behind = False
+            self._lay_out(self.shown)
+
+    def on_show(self) -> None:
+        self.catch_up()
+
+    def _lay_out(self, new: Shown) -> None:
+        self.layout_model.sync(new.view)
         self._fit_virtual_size()
-        line = self._find_anchor(view)
-        self._set_cursor(line if line is not None else self.cursor, scroll=line is not None)
+        line = self._find_anchor(new.view)
+        if line is not None:
+            self.cursor_line = line
+        else:
+            self.cursor_line = self.cursor_line  # the layout may have shrunk: clamp it again
+        self._announce()
         self.refresh()
 
-    def forget(self) -> None:
-        """Drop the layout, folds and cursor anchor: another context is about to be shown."""
+    def _forget(self) -> None:
         self.layout_model.forget()
         self._anchor = None
-        self.view = None
-        self.cursor = 0
+        self.cursor_line = 0
 
     def jump_to(self, line: int) -> None:
-        self._set_cursor(line, scroll=True, center=True)
+        """Move the cursor to ``line`` and scroll it to the middle of the pane."""
+        self.cursor_line = line
+        self.scroll_to_region(
+            Region(0, self.cursor_line, 1, 1), animate=False, center=True, immediate=True
+        )
+
+    def reveal(self, depth: int, position: int | None) -> None:
+        """Unfold what hides the node at ``depth`` (and its slot at ``position``)."""
+        self.layout_model.reveal(depth, position)
+        self._fit_virtual_size()
+        self.refresh()
 
     @property
     def current_row(self) -> Row | None:
         count = self.layout_model.line_count
-        return self.layout_model.row(self.cursor) if 0 <= self.cursor < count else None
+        return self.layout_model.row(self.cursor_line) if 0 <= self.cursor_line < count else None
 
     # -- the cursor -------------------------------------------------------------------------
-    def _set_cursor(self, line: int, *, scroll: bool = True, center: bool = False) -> None:
-        count = self.layout_model.line_count
-        line = max(0, min(line, count - 1))
-        previous = self._anchor
-        self.cursor = line
+    def validate_cursor_line(self, line: int) -> int:
+        return max(0, min(line, self.layout_model.line_count - 1))
+
+    def watch_cursor_line(self, old: int, new: int) -> None:
+        self.refresh_lines(old)
+        self.refresh_lines(new)
+        self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
+        self._announce()
+
+    def _announce(self) -> None:
+        """Post Highlighted when the row under the cursor is another row than last said (the
+        cursor moved, or a change rebuilt the row: another item, or the same one changed)."""
         row = self.current_row
         self._anchor = _anchor_of(row) if row is not None else None
-        if scroll and row is not None:
-            self.scroll_to_region(
-                Region(0, line, 1, 1), animate=False, center=center, immediate=True
-            )
-        if self._anchor != previous or row is None:
-            self.post_message(self.Selected(self, row))
+        if row != self._highlighted or row is None:
+            self._highlighted = row
+            self.post_message(self.Highlighted(self, row))
 
     def _find_anchor(self, view: ContextView) -> int | None:
         anchor, layout = self._anchor, self.layout_model
@@ -172,13 +236,22 @@ class LinePane(ScrollView, can_focus=True):
         return layout.line_of_turn(anchor.depth)
 
     def action_cursor(self, step: int) -> None:
-        self._set_cursor(self.cursor + step)
+        self.cursor_line += step
 
     def action_page(self, direction: int) -> None:
-        self._set_cursor(self.cursor + direction * max(1, self.scrollable_content_region.height))
+        self.cursor_line += direction * max(1, self.scrollable_content_region.height)
 
-    def action_edge(self, end: int) -> None:
-        self._set_cursor(self.layout_model.line_count - 1 if end else 0)
+    def action_first(self) -> None:
+        self.cursor_line = 0
+
+    def action_last(self) -> None:
+        self.cursor_line = self.layout_model.line_count - 1
+
+    def action_select_cursor(self) -> None:
+        row = self.current_row
+        if row is not None:
+            self.activate(row)
+            self.post_message(self.Selected(self, row))
 
     async def _on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)  # under the border: None on the border itself
@@ -186,16 +259,13 @@ class LinePane(ScrollView, can_focus=True):
             return
         line = at.y + int(self.scroll_offset.y)
         if 0 <= line < self.layout_model.line_count:
-            if line == self.cursor:
-                self.activate()
-            self._set_cursor(line, scroll=False)
+            if line == self.cursor_line:
+                self.action_select_cursor()
+            else:
+                self.cursor_line = line
 
-    def activate(self) -> None:
-        """Enter or a click on the selected line."""
-
-    def watch_cursor(self, old: int, new: int) -> None:
-        self.refresh_lines(old)
-        self.refresh_lines(new)
+    def activate(self, row: Row) -> None:
+        """What Enter or a click on the cursor's line does here, besides saying Selected."""
 
     # -- drawing ------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
@@ -204,7 +274,7 @@ class LinePane(ScrollView, can_focus=True):
         if self._base_style is None:
             self._base_style = self.rich_style
         base = self._base_style
-        if not 0 <= line < self.layout_model.line_count:
+        if self.shown is None or not 0 <= line < self.layout_model.line_count:
             return Strip.blank(width, base)
         row = self.layout_model.row(line)
         # The row's own colours sit on the pane's background; a mark (diff, match) and the
@@ -213,7 +283,7 @@ class LinePane(ScrollView, can_focus=True):
         mark = self.marks.get(row.node_id)
         if mark is not None:
             over += self.background_of(f"tree--{mark}")
-        if line == self.cursor:
+        if line == self.cursor_line:
             over += self.background_of("tree--cursor" if self.has_focus else "tree--cursor-blurred")
         segments = [
             # A part with a background of its own (a lifecycle badge) keeps it under a mark.
@@ -222,11 +292,11 @@ class LinePane(ScrollView, can_focus=True):
                 base + style + over if style is None or style.bgcolor is None else base + style,
                 control,
             )
-            for text, style, control in self.render_row(row)
+            for text, style, control in self.render_row(row, self.shown.view)
         ]
         return Strip(segments).crop_extend(0, width, base + over).simplify()
 
-    def render_row(self, row: Row) -> list[Segment]:
+    def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         raise NotImplementedError  # each pane draws its own rows
 
     def style_of(self, component: str) -> Style:
@@ -244,7 +314,18 @@ class LinePane(ScrollView, can_focus=True):
 
     def _fit_virtual_size(self) -> None:
         """The scrollable extent: one line per laid-out row, at the pane's width."""
-        self.virtual_size = Size(self.size.width, self.layout_model.line_count)
+        size = Size(self.size.width, self.layout_model.line_count)
+        if size != self.virtual_size:
+            self.virtual_size = size
+            # The scrollbars now, not at the next layout, so that scrolling to a line the
+            # change added works at once (as OptionList does).
+            self._scroll_update(size)
+
+
+def _when(entry: SnapshotEntry | None) -> str:
+    if entry is None:
+        return "live"
+    return f"PAST · snapshot {entry.id} · episode {entry.episode} · read-only"
 
 
 def _anchor_of(row: Row) -> Anchor:
@@ -257,10 +338,11 @@ class ContextTree(LinePane):
     rehydration and render stage per item; turns and slots fold."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "toggle_fold", "Fold or unfold", show=False),
-        Binding("left,h", "fold(1)", "Fold, or go to the slot", show=False),
-        Binding("right,l", "fold(0)", "Unfold", show=False),
+        Binding("enter,space", "select_cursor", "Fold or unfold", show=False),
+        Binding("left,h", "fold", "Fold, or go to the slot", show=False),
+        Binding("right,l", "unfold", "Unfold", show=False),
     ]
+    TITLE = "context tree"
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "tree--turn",
@@ -281,40 +363,51 @@ class ContextTree(LinePane):
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(headers=True, name=name, id=id)
 
-    def activate(self) -> None:
-        self.action_toggle_fold()
+    def activate(self, row: Row) -> None:
+        """Enter (or space, or a second click) folds or unfolds a turn or a slot."""
+        if row.kind != "item":
+            self._toggle(row)
 
-    def action_toggle_fold(self) -> None:
-        row = self.current_row
-        if row is None or row.kind == "item":
-            return
+    def _toggle(self, row: Row) -> None:
         self.layout_model.toggle(row)
         self._fit_virtual_size()
         self.refresh()
 
-    def action_fold(self, fold: int) -> None:
+    def action_fold(self) -> None:
+        """Fold the turn or slot under the cursor; on an item, go to its slot's header."""
         row = self.current_row
         if row is None:
             return
         if row.kind == "item":
-            if fold:  # left on an item goes to its slot's header
-                assert row.slot is not None
-                line = self.layout_model.line_of(row.depth, row.slot.position)
-                if line is not None:
-                    self._set_cursor(line)
-            return
-        if row.collapsed != bool(fold):
-            self.action_toggle_fold()
+            assert row.slot is not None
+            line = self.layout_model.line_of(row.depth, row.slot.position)
+            if line is not None:
+                self.cursor_line = line
+        elif not row.collapsed:
+            self._toggle(row)
 
-    def fold_all(self, folded: bool) -> None:
+    def action_unfold(self) -> None:
+        row = self.current_row
+        if row is not None and row.kind != "item" and row.collapsed:
+            self._toggle(row)
+
+    def fold_history(self) -> None:
+        """Fold every history turn; the system region and the active turn stay open."""
+        self._fold_all(folded=True)
+
+    def unfold_all(self) -> None:
+        self._fold_all(folded=False)
+
+    def _fold_all(self, *, folded: bool) -> None:
         self.layout_model.set_all(folded)
-        if self.view is not None:
-            self.show(self.view)
+        self._fit_virtual_size()
+        line = self._find_anchor(self.view) if self.view is not None else None
+        self.cursor_line = line if line is not None else self.cursor_line
+        self._announce()
+        self.refresh()
 
-    def render_row(self, row: Row) -> list[Segment]:
+    def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         s = self.style_of
-        view = self.view
-        assert view is not None
         if row.kind in ("system", "turn"):
             glyph = "▸ " if row.collapsed else "▾ "
             turn = row.turn
@@ -348,9 +441,11 @@ class ContextTree(LinePane):
         assert item is not None and row.slot is not None
         coords = f"({row.depth},{row.slot.position},{row.offset})"
         badge, badge_style = BADGES[item.kind]
+        # As wide as the deepest turn's coordinates need, and never less than one space after.
+        width = max(11, len(str(view.history_depth)) + 8)
         out = [
             Segment("    "),
-            Segment(f"{coords:<11}", s("tree--coords")),
+            Segment(f"{coords:<{width - 1}} ", s("tree--coords")),
             Segment(f"{item.node_type[:6]} ", s("tree--type")),
             Segment(badge, s(badge_style)),
             Segment(" "),
@@ -385,10 +480,15 @@ class ProviderList(LinePane):
         "provider--assistant",
     }
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Select", show=False),
+    ]
+    TITLE = "provider rendering"
+
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(headers=False, name=name, id=id)
 
-    def render_row(self, row: Row) -> list[Segment]:
+    def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         item = row.item
         assert item is not None
         role = provider_role(row.depth, item.role, row.turn.role)

@@ -1,8 +1,9 @@
-"""The detail pane: every field of the selected node, its full content and its story."""
+"""The detail pane: every field of the node under the cursor, its full content and its story."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,12 +11,27 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.reactive import reactive
 from textual.widgets import Static
 
-from engine.context import Context, ContextView, Diff, ItemChange, SnapshotContext
+from engine.context import Context, ContextView, ItemChange, SnapshotContext
 from engine.context.timeline import item_timeline
 
 from ..tree_layout import Row
+from ..types import Comparison, Shown
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What the detail pane describes: a row of the view shown, and the diff shown, if any.
+
+    ``shown`` rather than its view: the live view changes in place (an item's age moves on
+    with the episode even when the tree is not written), and a new ``shown`` says so.
+    """
+
+    shown: Shown
+    row: Row
+    comparison: Comparison | None = None
 
 
 def _fields_table(rows: list[tuple[str, Any]]) -> Table:
@@ -149,12 +165,22 @@ def _describe_item(view: ContextView, row: Row, change: ItemChange | None) -> Re
     return Group(*parts)
 
 
-def diff_summary(diff: Diff, removed: list[tuple[str, str, str]], label: str) -> RenderableType:
+def describe_subject(subject: Subject) -> RenderableType:
+    """The node, and above it what the diff shown found."""
+    comparison, row, view = subject.comparison, subject.row, subject.shown.view
+    if comparison is None:
+        return describe(view, row, None)
+    change = comparison.diff.change_of(row.item.id) if row.item is not None else None
+    return Group(diff_summary(comparison), describe(view, row, change))
+
+
+def diff_summary(comparison: Comparison) -> RenderableType:
     """What a diff found, above the selected node: counts, then the removed items (which the
     newer tree no longer shows)."""
+    diff, removed = comparison.diff, comparison.removed
     counts = Text.assemble(
         ("diff ", "bold"),
-        (label, "bold"),
+        (comparison.label, "bold"),
         "   ",
         (f"+{len(diff.added)} added", "green"),
         "  ",
@@ -163,9 +189,11 @@ def diff_summary(diff: Diff, removed: list[tuple[str, str, str]], label: str) ->
         (f"~{len(diff.changed)} changed", "yellow"),
     )
     parts: list[RenderableType] = [counts]
-    for item_id, coords, text in removed:
-        short = text if len(text) <= 40 else text[:39] + "…"
-        parts.append(Text.assemble(("  - ", "red"), f"{item_id} {coords} ", (short, "dim")))
+    for gone in removed:
+        short = gone.text if len(gone.text) <= 40 else gone.text[:39] + "…"
+        parts.append(
+            Text.assemble(("  - ", "red"), f"{gone.id} {gone.coordinates} ", (short, "dim"))
+        )
     more = len(diff.removed) - len(removed)
     if more > 0:
         parts.append(Text(f"  … and {more} more removed", style="dim"))
@@ -174,14 +202,18 @@ def diff_summary(diff: Diff, removed: list[tuple[str, str, str]], label: str) ->
 
 
 class NodeDetail(VerticalScroll):
-    """Shows :func:`describe` of the selected node."""
+    """Describes the node under the cursor (:func:`describe_subject`)."""
 
     DEFAULT_CSS = """
     NodeDetail > Static { width: 1fr; height: auto; }
     """
 
+    subject: reactive[Subject | None] = reactive(None)
+    """What to describe (bound to the screen's)."""
+
     def compose(self) -> Any:
         yield Static(Text("Select a node to see its fields.", style="dim"), id="detail-body")
 
-    def show(self, renderable: RenderableType) -> None:
-        self.query_one("#detail-body", Static).update(renderable)
+    def watch_subject(self, subject: Subject | None) -> None:
+        if subject is not None:
+            self.query_one("#detail-body", Static).update(describe_subject(subject))

@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.message import Message
+from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from engine.workspace import SnapshotEntry
+from ..types import Shown
 
 
 class Scrubber(Widget):
-    """``├──●───┤ LIVE``: ticks for snapshots; click to jump. ``position`` None = live."""
+    """``├──●───┤ LIVE``: ticks for snapshots, the diff base as ``A``; click to jump."""
 
     DEFAULT_CSS = """
     Scrubber { height: 1; }
     """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"scrubber--marker", "scrubber--base"}
+
+    shown: reactive[Shown | None] = reactive(None)
+    """What the screen shows (bound): how many snapshots there are, and which one, if any."""
+    base: reactive[int | None] = reactive(None)
+    """The diff base's snapshot index (bound), marked on the bar; None: none, or now."""
 
     class Jump(Message):
         """The user clicked a place on the scrubber (None = live)."""
@@ -26,24 +36,19 @@ class Scrubber(Widget):
             super().__init__()
             self.index = index
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.count = 0  # snapshots of the context
-        self.entry: SnapshotEntry | None = None  # the snapshot shown; None = live
-        self.base: int | None = None  # the diff base, marked on the bar
+    @property
+    def count(self) -> int:
+        return self.shown.snapshots if self.shown is not None else 0
 
     @property
     def position(self) -> int | None:
-        return None if self.entry is None else self.entry.index
-
-    def show(self, count: int, entry: SnapshotEntry | None, base: int | None) -> None:
-        self.count, self.entry, self.base = count, entry, base
-        self.refresh()
+        entry = self.shown.entry if self.shown is not None else None
+        return None if entry is None else entry.index
 
     def _label(self) -> str:
-        if self.entry is None:
+        entry = self.shown.entry if self.shown is not None else None
+        if entry is None:
             return f" LIVE · {self.count} snapshot{'s' if self.count != 1 else ''}"
-        entry = self.entry
         return f" {entry.index + 1}/{self.count} · ep {entry.episode} · {entry.trigger}"
 
     def _track_width(self) -> int:
@@ -80,8 +85,6 @@ class Scrubber(Widget):
         segments += [Segment("┤", dim), Segment(self._label(), accent)]
         own = self.rich_style  # the bar's background and colour, under the parts' styles
         return Strip(Segment.apply_style(segments, own)).crop_extend(0, self.size.width, own)
-
-    COMPONENT_CLASSES = {"scrubber--marker", "scrubber--base"}
 
     def on_click(self, event: events.Click) -> None:
         x = event.x - 4

@@ -8,7 +8,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Input, Static
+
+from ..types import Selection
 
 
 class SelectorBar(Vertical):
@@ -23,6 +26,9 @@ class SelectorBar(Vertical):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close", show=False)]
 
+    selection: reactive[Selection] = reactive(Selection)
+    """What the selector found (bound to the screen's): the feedback under the input."""
+
     class Changed(Message):
         def __init__(self, text: str) -> None:
             super().__init__()
@@ -35,7 +41,7 @@ class SelectorBar(Vertical):
 
     def compose(self) -> Any:
         yield Input(
-            placeholder="selector: d1-3, 1, *   #key   +tag   .text   [ttl<=1]   @t-1 …",
+            placeholder="selector: d1-3, 1, *   #key   +tag   .text   [remaining<=1]   @t-1 …",
             id="selector-input",
         )
         yield Static("", id="selector-feedback")
@@ -63,17 +69,21 @@ class SelectorBar(Vertical):
         self.remove_class("-open")
         self.post_message(self.Closed(keep=False))
 
-    def show_matches(self, count: int) -> None:
-        style = "dim" if count else "$warning"
-        noun = "match" if count == 1 else "matches"
-        self.query_one("#selector-feedback", Static).update(
-            Content.styled(f"{count} {noun}  ·  Enter keeps them, n/N walk them, Esc clears", style)
+    def watch_selection(self, selection: Selection) -> None:
+        self.query_one("#selector-feedback", Static).update(feedback(selection))
+
+
+def feedback(selection: Selection) -> Content:
+    """A caret under the offending character (the input has one cell of padding), the match
+    count, or nothing when no selector is typed."""
+    problem = selection.problem
+    if problem is not None:
+        return Content.assemble(
+            (" " * problem.position + "^", "bold $error"), (f"  {problem.reason}", "$error")
         )
-
-    def show_error(self, position: int, message: str) -> None:
-        """A caret under the offending character (the input has one cell of padding)."""
-        caret = Content.assemble((" " * position + "^", "bold $error"), (f"  {message}", "$error"))
-        self.query_one("#selector-feedback", Static).update(caret)
-
-    def clear_feedback(self) -> None:
-        self.query_one("#selector-feedback", Static).update("")
+    if not selection.text:
+        return Content("")
+    count = len(selection.matches)
+    style = "dim" if count else "$warning"
+    noun = "match" if count == 1 else "matches"
+    return Content.styled(f"{count} {noun}  ·  Enter keeps them, n/N walk them, Esc clears", style)

@@ -1,11 +1,17 @@
-"""The status line: which context, which episode, live or past, and what is pending."""
+"""The status line: which context, which episode, live or past, and what is going on.
+
+It always fits its width: when the whole line does not, the least important parts are said
+shorter first, then left out, so what matters most (where you are, and that the app is writing
+while it plays) never falls off the end.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from textual.content import Content
-from textual.widgets import Static
+from textual.reactive import reactive
+from textual.widget import Widget
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,45 +22,92 @@ class Status:
     snapshot: str | None = None  # the snapshot shown, when in the past
     trigger: str | None = None
     pending: int = 0  # events that arrived while looking at the past
-    diff: str | None = None  # "n21 → now"
+    diff: str | None = None  # "n21 ↔ now"
+    diff_counts: tuple[int, int, int] | None = None  # added, removed, changed
     playing: float | None = None  # seconds per step while playing
-    matches: str | None = None  # "3/12 matches"
+    matches: str | None = None  # "3/12 matches", or "invalid selector"
 
 
-def status_content(status: Status) -> Content:
-    if status.context is None:
-        return Content.styled(" no context selected ", "bold")
-    parts: list[tuple[str, str]] = [
-        (f" {status.context} ", "bold reverse"),
-        ("  EPISODE ", "bold"),
-        (f"{status.episode}", "bold $accent"),
+@dataclass(frozen=True, slots=True)
+class _Part:
+    text: str
+    style: str
+    short: str  # what it says when space is short ("" to leave it out)
+    rank: int  # 0 is kept whole if it can be; higher ranks give way first
+
+
+def _parts(status: Status) -> list[_Part]:
+    parts = [
+        _Part(f" {status.context} ", "bold reverse", f" {status.context} ", 0),
+        _Part("  EPISODE ", "bold", " ep ", 0),
+        _Part(f"{status.episode}", "bold $accent", f"{status.episode}", 0),
     ]
     if status.live:
-        parts.append(("   ● LIVE", "bold $success"))
+        parts.append(_Part("   ● LIVE", "bold $success", " ● LIVE", 0))
     else:
         parts.append(
-            (
+            _Part(
                 f"   ◆ PAST  snapshot {status.snapshot} ({status.trigger}) · read-only",
                 "bold $warning",
+                f" ◆ PAST {status.snapshot}",
+                0,
             )
         )
-        if status.pending:
-            noun = "event" if status.pending == 1 else "events"
-            parts.append((f"   {status.pending} new {noun} · L returns to live", "$warning"))
-    if status.diff:
-        parts.append((f"   diff {status.diff}", "bold $secondary"))
-    if status.matches:
-        parts.append((f"   {status.matches}", "$secondary"))
     if status.playing is not None:
-        parts.append((f"   ▶ playing every {status.playing:g}s", "bold $accent"))
-    return Content.assemble(*parts)
+        playing = f"{status.playing:g}s"
+        parts.append(_Part(f"   ▶ playing every {playing}", "bold $accent", f" ▶ {playing}", 1))
+    if status.pending:
+        noun = "event" if status.pending == 1 else "events"
+        parts.append(
+            _Part(
+                f"   {status.pending} new {noun} · L returns to live",
+                "$warning",
+                f" +{status.pending} new",
+                1,
+            )
+        )
+    if status.diff:
+        counts = ""
+        if status.diff_counts is not None:
+            added, removed, changed = status.diff_counts
+            counts = f"+{added} -{removed} ~{changed}"
+        parts.append(
+            _Part(f"   diff {status.diff}  {counts}".rstrip(), "bold $secondary", f" ± {counts}", 2)
+        )
+    if status.matches:
+        parts.append(_Part(f"   {status.matches}", "$secondary", f" {status.matches}", 3))
+    return parts
 
 
-class StatusBar(Static):
+def fit(parts: list[_Part], width: int) -> list[tuple[str, str]]:
+    """The parts as (text, style), made to fit ``width``: the highest ranks give way first,
+    said shorter, then left out; rank 0 is only ever said shorter."""
+    texts = [part.text for part in parts]
+    order = sorted(range(len(parts)), key=lambda i: (-parts[i].rank, -i))
+    for shorten in (True, False):
+        for index in order:
+            if sum(map(len, texts)) <= width:
+                break
+            if shorten:
+                texts[index] = parts[index].short
+            elif parts[index].rank > 0:
+                texts[index] = ""
+    return [(text, part.style) for text, part in zip(texts, parts, strict=True) if text]
+
+
+def status_content(status: Status, width: int = 10_000) -> Content:
+    if status.context is None:
+        return Content.styled(" no context selected ", "bold")
+    return Content.assemble(*fit(_parts(status), width))
+
+
+class StatusBar(Widget):
     """One line, always visible; the episode number stands out."""
 
-    status: Status | None = None  # what the bar last drew
+    status: reactive[Status | None] = reactive(None)
+    """What the bar says (bound to the screen's)."""
 
-    def show(self, status: Status) -> None:
-        self.status = status
-        self.update(status_content(status))
+    def render(self) -> Content:
+        if self.status is None:
+            return Content("")
+        return status_content(self.status, self.size.width)

@@ -39,7 +39,7 @@ async def test_a_diff_marks_added_and_changed_nodes_and_lists_the_removed(demo: 
         assert notifications(app)[-1].startswith(f"Diff: diff base set to {base.id}")
         await pilot.press("right_square_bracket", "right_square_bracket")
 
-        assert screen.diff == expected
+        assert screen.comparison is not None and screen.comparison.diff == expected
         changed = {change.id for change in expected.changed}
         tree = screen.context_tree
         assert tree.marks == {
@@ -70,8 +70,8 @@ async def test_the_detail_names_what_changed_on_a_changed_node(demo: Path) -> No
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         await pilot.press("left_curly_bracket", "d", "right_square_bracket", "right_square_bracket")
-        assert screen.diff is not None
-        change = screen.diff.changed[0]
+        assert screen.comparison is not None
+        change = screen.comparison.diff.changed[0]
         assert change.depth is not None
         before, after = change.depth
         tree = screen.context_tree
@@ -89,7 +89,7 @@ async def test_d_again_clears_the_diff(demo: Path) -> None:
         await pilot.press("left_curly_bracket", "d", "right_square_bracket")
         assert screen.context_tree.marks
         await pilot.press("d")
-        assert screen.diff_base is None and screen.diff is None
+        assert screen.diff_base is None and screen.comparison is None
         assert screen.context_tree.marks == {}
         assert "diff" not in status_text(app)
         assert "diff" not in detail_text(app).split("\n")[0]
@@ -107,7 +107,7 @@ async def test_a_diff_with_now_as_its_base_marks_what_the_older_view_lost(demo: 
         newest = screen.workspace.snapshots("researcher")[-1]
         assert f"diff now ↔ {newest.id}  +0 -0 ~0" in status_text(app)
         await pilot.press("left_square_bracket")
-        assert screen.diff is not None and screen.diff.changed
+        assert screen.comparison is not None and screen.comparison.diff.changed
         # the newer end (now) is the base: the shown, older tree marks what it lost
         shown_marks = set(screen.context_tree.marks.values())
         assert shown_marks <= {"removed", "changed"} and "changed" in shown_marks

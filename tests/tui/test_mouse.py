@@ -20,13 +20,13 @@ async def test_a_click_selects_the_line_under_it_and_a_second_click_folds(demo: 
         # The pane has a border: content line n is drawn one row below the pane's top edge.
         await pilot.click(ContextTree, offset=(8, line + 1))
         await pilot.pause()
-        assert tree.cursor == line
+        assert tree.cursor_line == line
         assert "Always" in detail_text(app)  # the concise instruction's content
 
         slot = next(n for n, text in enumerate(lines) if text.startswith("  ▾ (-1,1) slot"))
         await pilot.click(ContextTree, offset=(8, slot + 1))
         await pilot.pause()
-        assert tree.cursor == slot and pane_lines(tree) == lines  # first click: selects only
+        assert tree.cursor_line == slot and pane_lines(tree) == lines  # first click: selects only
         await pilot.click(ContextTree, offset=(8, slot + 1))
         await pilot.pause()
         folded = pane_lines(tree)
@@ -41,7 +41,7 @@ async def test_a_click_on_the_border_changes_nothing(demo: Path) -> None:
         await pilot.press("down", "down")
         await pilot.click(ContextTree, offset=(8, 0))  # the top border, over line 0
         await pilot.pause()
-        assert tree.cursor == 2
+        assert tree.cursor_line == 2
 
 
 async def test_clicks_on_the_scrubber_travel_to_the_first_snapshot_and_back_to_live(

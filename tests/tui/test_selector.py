@@ -61,7 +61,7 @@ async def test_matches_highlight_as_you_type(demo: Path) -> None:
 
         await pilot.press(*" #nothing_has_this_key")
         await wait_until(pilot, lambda: _feedback(screen).startswith("0 matches"), "no matches")
-        assert screen.matches == []
+        assert screen.matches == ()
         assert "match" not in screen.context_tree.marks.values()
 
 
@@ -92,7 +92,7 @@ async def test_n_and_N_walk_the_matches_in_order(demo: Path) -> None:
         await pilot.press("N")
         assert _row_id(screen) == ids[2] and "3/3 matches" in status_text(app)
         # the cursor's line is the match's line as drawn
-        line = screen.context_tree.cursor - int(screen.context_tree.scroll_offset.y)
+        line = screen.context_tree.cursor_line - int(screen.context_tree.scroll_offset.y)
         assert "#alert" in screen.context_tree.render_line(line).text
 
 
@@ -101,7 +101,7 @@ async def test_escape_clears_the_matches(demo: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await _type_selector(pilot, THREE_KEYS, "3 matches")
         await pilot.press("escape")
-        assert screen.selector == "" and screen.matches == []
+        assert screen.selector == "" and screen.matches == ()
         assert "match" not in screen.context_tree.marks.values()
         assert "match" not in status_text(app)
         assert not screen.query_one(SelectorBar).has_class("-open")
@@ -113,7 +113,7 @@ async def test_an_invalid_selector_shows_a_caret_under_the_offending_character(
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _type_selector(pilot, "d0, 1, x", "unknown term 'x'")
-        assert screen.matches == []
+        assert screen.matches == ()
         assert "unknown term 'x'" in _feedback(screen)
         lines = screen_text(app).splitlines()
         typed = next(i for i, line in enumerate(lines) if "d0, 1, x" in line)
@@ -173,7 +173,8 @@ async def test_a_time_qualified_selectors_matches_follow_their_nodes_and_come_ba
         assert live_ids <= found  # only those nodes, wherever they are now
         live = screen_of(app).workspace.context("researcher")
         assert all(live.locate(frozenset({node_id})) for node_id in live_ids)
-        await screen.go_to(snapshot_position)
+        screen.go_to(snapshot_position)
+        await pilot.pause()
         assert {node.id for node in screen.matches} == found  # none were forgotten
 
 
@@ -199,21 +200,38 @@ async def test_the_matches_follow_the_live_context_as_it_moves_on(demo: Path) ->
         assert {node.id for node in screen.matches}.isdisjoint(before)
 
 
-async def test_enter_selects_once(demo: Path) -> None:
-    """Keeping a selector evaluates it once; the draw that follows reuses the matches."""
+def _counting_selects(screen: ContextScreen) -> list[object]:
+    """Record every ``select`` on the live context from now on."""
+    live = screen.workspace.context("researcher")
+    calls: list[object] = []
+    select = live.select
+
+    def counting(selector: Any) -> Any:
+        calls.append(selector)
+        return select(selector)
+
+    live.select = counting  # type: ignore[method-assign]
+    return calls
+
+
+async def test_enter_keeps_the_matches_found_while_typing(demo: Path) -> None:
+    """Keeping a selector already evaluated evaluates it no more; the draw reuses the matches."""
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _type_selector(pilot, "^seq", "8 matches")
-        live = screen.workspace.context("researcher")
-        calls: list[object] = []
-        select = live.select
-
-        def counting(selector: Any) -> Any:
-            calls.append(selector)
-            return select(selector)
-
-        live.select = counting  # type: ignore[method-assign]
+        calls = _counting_selects(screen)
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.focused is screen.active_pane, "back in the tree")
-        assert len(calls) == 1
+        assert calls == []
         assert len(screen.matches) == 8
+
+
+async def test_enter_before_the_pause_in_typing_selects_once(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        calls = _counting_selects(screen)
+        await pilot.press("slash", *"^seq", "enter")  # faster than the pause that evaluates
+        await wait_until(pilot, lambda: len(screen.matches) == 8, "the matches")
+        await pilot.pause(0.3)  # longer than that pause: a late evaluation would show here
+        assert len(calls) == 1

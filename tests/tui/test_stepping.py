@@ -119,9 +119,9 @@ async def test_play_steps_forward_through_the_past_and_stops_at_live(demo: Path)
         screen._play_timer.pause()  # the test drives the steps itself
         count = len(screen.workspace.snapshots("researcher"))
         for expected in range(1, count):
-            await screen.play_step()
+            screen.play_step()
             assert screen.position == expected
-        await screen.play_step()  # caught up with now: stops, writes nothing
+        screen.play_step()  # caught up with now: stops, writes nothing
         await settle(pilot)
         assert screen.position is None and screen.play_speed is None
         assert "playing" not in status_text(app) and "LIVE" in status_text(app)
@@ -134,9 +134,9 @@ async def test_play_at_live_advances_and_pause_stops(demo: Path) -> None:
         screen = screen_of(app)
         await pilot.press("p")
         screen._play_timer.pause()
-        await screen.play_step()
+        screen.play_step()
         await settle(pilot)
-        await screen.play_step()
+        screen.play_step()
         await settle(pilot)
         assert "EPISODE 8" in status_text(app)
         await pilot.press("plus")

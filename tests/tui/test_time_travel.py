@@ -3,6 +3,7 @@ read-only (a command there is refused with a notification and changes nothing)."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -105,9 +106,11 @@ async def test_a_scrubber_with_more_snapshots_than_cells_ticks_every_cell(
     async with app.run_test(size=SIZE):
         scrubber = screen_of(app).query_one(Scrubber)
         width = scrubber._track_width()
-        scrubber.show(per_cell * width, None, None)
+        shown = screen_of(app).shown
+        assert shown is not None and shown.live
+        scrubber.shown = replace(shown, snapshots=per_cell * width)
         track = scrubber.render_line(0).text[4 : 4 + width]
         assert track == "┼" * (width - 1) + "●"
         assert scrubber._label() == f" LIVE · {per_cell * width} snapshots"
-        scrubber.show(3, None, None)  # few snapshots: ticks only where they fall
+        scrubber.shown = replace(shown, snapshots=3)  # few snapshots: ticks only where they fall
         assert scrubber.render_line(0).text[4 : 4 + width].count("┼") == 3
