@@ -30,8 +30,9 @@ it loads included.
 The numbers in the index are exact: they were taken from a projection at a known place of the
 context's stream, and are used only while the stream still ends there; otherwise the context is
 loaded (``list_contexts``) or ``contexts()`` refuses. Every process writes the index on closing
-(merged with the one stored, so processes closing together keep each other's numbers) when what
-it knows is newer.
+when what it knows is newer (and every ``INDEX_EVERY`` events while running), merged with the
+one stored: for each context the later stream end and the later numbers win, so processes
+closing together keep each other's numbers, and a lost race leaves numbers behind, never wrong.
 
 Checkpoints are caches: one that cannot be used is replayed instead, for that context only, and
 ``checkpoint_problem`` says why. A context's checkpoint is saved while running every
