@@ -103,7 +103,7 @@ INDEX_EVERY = 100  # events applied since the index was saved, while running
 ARCHIVE_EVERY = 1_000  # events of one context between archive marks
 READ_BATCH = 10_000  # events read at a time when a context catches up with its stream
 # What a cache that cannot be used raises: it is then replayed instead.
-CACHE_ERRORS = (StoreError, ContextError, ValueError, KeyError, TypeError)
+CACHE_ERRORS = (StoreError, ContextError, ValueError, KeyError, TypeError, AttributeError)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 if TYPE_CHECKING:

@@ -201,15 +201,19 @@ async def test_a_version_2_checkpoint_written_by_the_previous_release_is_read_on
     assert (await replay_from_scratch(path)).keys() == replayed.keys()
 
 
-async def test_a_damaged_version_2_checkpoint_is_replaced_by_a_replay(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    [b'{"version": 2, "contexts": {"agent": 7}}', b'{"version": 2, "contexts": []}', b"2"],
+)
+async def test_a_damaged_version_2_checkpoint_is_replaced_by_a_replay(
+    tmp_path: Path, damage: bytes
+) -> None:
     path = tmp_path / "old.pact"
     shutil.copy(FIXTURES / "v2-checkpoint.pact", path)
     replayed = await replay_from_scratch(path)
     async with await SqliteEventStore.open(path, watch=False) as store:
         # A checkpoint whose digest matches but whose content is not a checkpoint at all.
-        await store.save_checkpoint(
-            LEGACY_CHECKPOINT, 27, b'{"version": 2, "contexts": {"agent": 7}}'
-        )
+        await store.save_checkpoint(LEGACY_CHECKPOINT, 27, damage)
     async with await Workspace.open(path, watch=False) as reopened:
         assert reopened.checkpoint_problem is not None
         assert "replayed" in reopened.checkpoint_problem
