@@ -170,8 +170,10 @@ async def test_a_damaged_index_leaves_the_contexts_and_their_numbers_to_the_log(
 async def test_a_version_2_checkpoint_written_by_the_previous_release_is_read_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # fixtures/v2-checkpoint.pact: written by the previous release (one ``workspace``
-    # checkpoint holding both contexts at event 27, then two events after it).
+    # fixtures/v2-checkpoint.pact: written by the previous release's code (commit 117e8e7):
+    # context "agent" through EVERY_OPERATION as it was then, "helper" with a message every
+    # fourth of those, Workspace.checkpoint() at event 27 (one ``workspace`` checkpoint holding
+    # both), then one more event on each.
     path = tmp_path / "old.pact"
     shutil.copy(FIXTURES / "v2-checkpoint.pact", path)
     replayed = await replay_from_scratch(path)
