@@ -7,7 +7,13 @@ Each figure is printed next to an anchor measured in the same run on the same ma
 2. one ``Workspace.run`` command's latency, median and p95, next to the raw store append of
    one event of the same size (printed, no target);
 3. change-feed latency from a ``Workspace.run`` commit here to ``Workspace.changes()`` delivery
-   in another process: p95 ≤ 100 ms, next to the raw watchfiles latency for a plain file append.
+   in another process: p95 ≤ 100 ms, next to the raw watchfiles latency for a plain file append;
+4. one ``pact-tui ctx`` command as a whole process on a workspace holding a 100,000-item
+   context, next to the same command on a workspace holding only a 10-item context: (a) ``ctx
+   user`` on a small context of the big workspace: ≤ 2.0; (b) ``ctx user`` on the 100,000-item
+   context itself (printed, with where its time goes); (c) ``ctx list`` (printed). Each is the
+   median of several commands in a row (the steady state); the first command after building is
+   printed apart.
 
 The workspace of benchmark 1 is what agents leave behind: eight contexts cycling through a user
 message, a retrieved document that lives two episodes, an assistant message and an episode
@@ -19,7 +25,8 @@ checkpoint is 2,500 events old: half the checkpoint interval, the average tail. 
 each opening run in processes of their own, each with a clean heap as a user's process has.
 
 The module is also those processes, and the other process of benchmark 3:
-``python -m bench.bench_workspace build|open|follow …``.
+``python -m bench.bench_workspace build|open|follow|build-scaled|breakdown …``;
+``python -m bench.bench_workspace commands`` runs benchmark 4 alone.
 """
 
 from __future__ import annotations
@@ -116,7 +123,7 @@ def agent_batches(names: list[str]) -> Iterator[tuple[str, list[dict[str, Any]]]
 
 async def build_large_workspace(path: Path, total: int, tail: int) -> None:
     # The one checkpoint is taken by hand, ``tail`` events before the end.
-    with checkpoints(CHECKPOINT_EVERY=NEVER, CHECKPOINT_ON_CLOSE=NEVER):
+    with checkpoints(CHECKPOINT_EVERY=NEVER, CHECKPOINT_ON_CLOSE=NEVER, INDEX_EVERY=NEVER):
         async with await Workspace.open(path, create=True, watch=False) as ws:
             names = [f"agent-{n}" for n in range(AGENTS)]
             for name in names:
@@ -134,15 +141,26 @@ async def build_large_workspace(path: Path, total: int, tail: int) -> None:
 async def timed_open(path: str, mode: str) -> dict[str, Any]:
     """How long ``Workspace.open`` takes (``mode``: "checkpoint" or "replay", with checkpoint
     loading disabled), and what it arrives at."""
-    loading = {} if mode == "checkpoint" else {"CHECKPOINT": "bench:checkpoint-loading-disabled"}
-    with checkpoints(CHECKPOINT_ON_CLOSE=NEVER, **loading):  # every opening sees the same tail
+    disabled = {
+        "INDEX_CHECKPOINT": "bench:loading-disabled",
+        "CONTEXT_CHECKPOINT": "bench:loading-disabled:",
+    }
+    loading = {} if mode == "checkpoint" else disabled
+    # Every opening sees the same tail: nothing is saved on closing.
+    with checkpoints(CHECKPOINT_ON_CLOSE=NEVER, **loading):
         start = time.perf_counter()
         ws = await Workspace.open(path, watch=False)
         seconds = time.perf_counter() - start
+        ws.close = ws.store.close  # type: ignore[method-assign]  (not even the index)
         try:
             infos = ws.contexts()
             exports = [ws.context(info.name).model_dump_json() for info in infos]
-            checkpoint = await ws.store.load_checkpoint(workspace_module.CHECKPOINT)
+            saved = [
+                await ws.store.load_checkpoint(workspace_module.CONTEXT_CHECKPOINT + info.name)
+                for info in infos
+            ]
+            sizes = [len(c.data) for c in saved if c is not None]
+            seqs = [c.seq for c in saved if c is not None]
             return {
                 "seconds": seconds,
                 "head": ws.head,
@@ -150,7 +168,7 @@ async def timed_open(path: str, mode: str) -> dict[str, Any]:
                 "contexts": len(infos),
                 "items": [info.items for info in infos],
                 "snapshots": sum(info.snapshots for info in infos),
-                "checkpoint": [len(checkpoint.data), checkpoint.seq] if checkpoint else None,
+                "checkpoint": [sum(sizes), max(seqs)] if seqs else None,
             }
         finally:
             await ws.close()
@@ -195,7 +213,7 @@ def bench_reopen(directory: Path) -> Path:
     print(
         f"  {first['contexts']} contexts, {sum(first['items']):,} live items"
         f" (largest {max(first['items']):,}), {first['snapshots']:,} snapshots;"
-        f" checkpoint {size / 1e6:.1f} MB at event {seq:,}"
+        f" checkpoints {size / 1e6:.1f} MB, the latest at event {seq:,}"
     )
     reopen_s = statistics.median(run["seconds"] for run in reopens)
     report_ratio(
@@ -346,6 +364,171 @@ async def follow(path: str, count: int) -> None:
                 return
 
 
+# 4. One command on a big workspace, as a whole process
+
+
+SCALED_ITEMS = 100_000
+COMMAND_RUNS = 9  # commands in a row on each workspace after the first (the steady state)
+SMALL_CONTEXT: list[dict[str, Any]] = [
+    {"op": "insert", "selector": "d-1, 0, 0", "component": {"content": "You are brief."}},
+    *(
+        command
+        for n in range(4)
+        for command in (
+            {"op": "message", "role": "user", "text": f"question {n}"},
+            {"op": "message", "role": "assistant", "text": f"answer {n}"},
+        )
+    ),
+    {"op": "insert", "selector": "d0, 1, 0", "component": {"content": "a note", "key": "note"}},
+]  # ten items
+
+
+def pact_tui_seconds(*args: object) -> float:
+    """Wall time of ``pact-tui ARGS`` (``python -m pact_tui``) as a process of its own."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "pact_tui", *map(str, args)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        check=True,
+    )
+    return time.perf_counter() - start
+
+
+def commands_in_a_row(
+    commands: dict[str, tuple[object, ...]], runs: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each command once (the first after building), then ``runs`` more times, taking turns so
+    that the machine's ups and downs fall on all alike: the first times, and the medians."""
+    first = {label: pact_tui_seconds(*args) for label, args in commands.items()}
+    samples: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(runs):
+        for label, args in commands.items():
+            samples[label].append(pact_tui_seconds(*args))
+    return first, {label: statistics.median(times) for label, times in samples.items()}
+
+
+def bench_one_command(directory: Path) -> None:
+    print(
+        f"4. one pact-tui ctx command, as a whole process, on a workspace holding a"
+        f" {SCALED_ITEMS:,}-item context and a 10-item one vs a workspace holding only the"
+        " 10-item one"
+    )
+    big, small = directory / "scaled.pact", directory / "small.pact"
+    start = time.perf_counter()
+    in_a_fresh_process("build-scaled", big, SCALED_ITEMS)
+    in_a_fresh_process("build-scaled", small, 0)
+    print(
+        f"  (built in {fmt(time.perf_counter() - start)}: {big.stat().st_size / 1e6:.0f} MB"
+        f" and {small.stat().st_size / 1e6:.2f} MB)"
+    )
+    commands = {
+        "small on small": ("ctx", "user", small, "small", "one more question"),
+        "small on big": ("ctx", "user", big, "small", "one more question"),
+        "big on big": ("ctx", "user", big, "researcher", "one more question"),
+        "list on small": ("ctx", "list", small),
+        "list on big": ("ctx", "list", big),
+    }
+    first, median = commands_in_a_row(commands, COMMAND_RUNS)
+    print(
+        "  first command after building (not in the figures): "
+        + ", ".join(f"{label} {fmt(seconds)}" for label, seconds in first.items())
+    )
+    print(f"  medians of {COMMAND_RUNS} commands in a row on each:")
+    anchor = "ctx user on the 10-item workspace"
+    report_ratio(
+        "(a) ctx user on the 10-item context of the big workspace",
+        median["small on big"],
+        median["small on small"],
+        2.0,
+        anchor_label=anchor,
+    )
+    ratio = median["big on big"] / median["small on small"]
+    print(
+        f"  (b) ctx user on the {SCALED_ITEMS:,}-item context: {fmt(median['big on big'])}"
+        f"  ÷  {anchor} {fmt(median['small on small'])}  =  {ratio:.2f}  (printed, no target)"
+    )
+    phases = [in_a_fresh_process("breakdown", big, "researcher") for _ in range(3)]
+    in_process = statistics.median(sum(p.values()) for p in phases)
+    parts = [(name, statistics.median(p[name] for p in phases)) for name in phases[0]]
+    parts.append(("the rest: interpreter, imports, arguments", median["big on big"] - in_process))
+    print("      where its time goes: " + ", ".join(f"{n} {fmt(t)}" for n, t in parts))
+    saving = in_a_fresh_process("breakdown", big, "researcher", "save")
+    print(
+        f"      one command in {workspace_module.CHECKPOINT_ON_CLOSE} also saves the context's"
+        f" checkpoint on closing: close {fmt(saving['close (index, checkpoint)'])} then"
+        " (not in the median above)"
+    )
+    ratio = median["list on big"] / median["list on small"]
+    print(
+        f"  (c) ctx list on the big workspace: {fmt(median['list on big'])}"
+        f"  ÷  on the 10-item workspace {fmt(median['list on small'])}  =  {ratio:.2f}"
+        "  (printed, no target)"
+    )
+
+
+async def build_scaled(path: Path, items: int) -> None:
+    """Benchmark 4's workspaces: the demo's researcher context scaled to ``items`` items (none:
+    left out), and a 10-item context ``small``, each written by commands as an agent would."""
+    from pact_tui.demo import create_scaled_demo
+
+    gc.disable()  # setup, not a figure: see build()
+    if items:
+        await create_scaled_demo(path, items)
+    async with await Workspace.open(path, create=True, watch=False, lazy=True) as ws:
+        await ws.create_context("small")
+        await ws.run_many("small", SMALL_CONTEXT)
+
+
+async def breakdown(path: str, name: str, save: bool = False) -> dict[str, float]:
+    """Seconds of each phase of one ``ctx user`` command in this process, done as the command
+    line does it: open lazily, load the context, run, close (with ``save``, as the command that
+    brings the context CHECKPOINT_ON_CLOSE events past its checkpoint, which saves it)."""
+    from engine.context.context import Context
+
+    spent: dict[str, float] = {}
+
+    def timed(label: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - start
+
+        return wrapper
+
+    with (
+        mock.patch.multiple(
+            workspace_module,
+            CHECKPOINT_ON_CLOSE=1 if save else workspace_module.CHECKPOINT_ON_CLOSE,
+            _decode=timed("decode (orjson)", workspace_module._decode),
+            load_compact=timed("load (compact form)", workspace_module.load_compact),
+        ),
+        mock.patch.object(Context, "_ensure_indexed", timed("index", Context._ensure_indexed)),
+    ):
+        start = time.perf_counter()
+        ws = await Workspace.open(path, watch=False, lazy=True)
+        opened = time.perf_counter()
+        await ws.load(name)
+        loaded = time.perf_counter()
+        await ws.run(name, {"op": "message", "role": "user", "text": "one more question"})
+        ran = time.perf_counter()
+        await ws.close()
+        closed = time.perf_counter()
+    decoded, unpacked = spent["decode (orjson)"], spent["load (compact form)"]
+    indexed = spent.get("index", 0.0)  # during the tail's replay or the command
+    return {
+        "open": opened - start,
+        "read checkpoint and tail": loaded - opened - decoded - unpacked - indexed,
+        "decode (orjson)": decoded,
+        "load (compact form)": unpacked,
+        "index": indexed,
+        "command": ran - loaded,
+        "close (index, checkpoint)": closed - ran,
+    }
+
+
 def main() -> None:
     print("Workspace (engine/workspace.py)")
     with tempfile.TemporaryDirectory(prefix="bench-workspace-") as scratch:
@@ -353,7 +536,8 @@ def main() -> None:
         start = time.perf_counter()
         large = bench_reopen(directory)
         print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
-        for benchmark in (lambda d: bench_run_latency(d, large), bench_feed_latency):
+        benchmarks = (lambda d: bench_run_latency(d, large), bench_feed_latency, bench_one_command)
+        for benchmark in benchmarks:
             start = time.perf_counter()
             benchmark(directory)
             print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
@@ -371,14 +555,36 @@ async def open_role(path: str, mode: str) -> None:
     print(json.dumps(await timed_open(path, mode)))
 
 
+async def build_scaled_role(path: str, items: str) -> None:
+    await build_scaled(Path(path), int(items))
+    print(json.dumps({"built": path}))
+
+
+async def breakdown_role(path: str, name: str, save: str = "") -> None:
+    print(json.dumps(await breakdown(path, name, save == "save")))
+
+
+def commands_only() -> None:
+    """Benchmark 4 alone: ``python -m bench.bench_workspace commands``."""
+    print("Workspace (engine/workspace.py), benchmark 4 only")
+    with tempfile.TemporaryDirectory(prefix="bench-workspace-") as scratch:
+        start = time.perf_counter()
+        bench_one_command(Path(scratch))
+        print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
+
+
 ROLES: dict[str, Callable[..., Awaitable[None]]] = {
     "follow": lambda path, count: follow(path, int(count)),
     "build": build,
     "open": open_role,
+    "build-scaled": build_scaled_role,
+    "breakdown": breakdown_role,
 }
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] in ROLES:
+    if sys.argv[1:] == ["commands"]:
+        commands_only()
+    elif len(sys.argv) > 2 and sys.argv[1] in ROLES:
         asyncio.run(ROLES[sys.argv[1]](*sys.argv[2:]))
     else:
         main()

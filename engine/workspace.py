@@ -6,8 +6,41 @@ other processes appended, so the projection and the log never disagree. Events s
 command and its result; replay re-runs the command with the recorded time and the context's own
 sequential ids, and checks it gets the recorded result.
 
-Opening loads the latest ``workspace`` checkpoint and replays only the events after it. Past
-states come from the snapshots kept in memory, or are rebuilt from the nearest per-context
+Loading. A process loads only the contexts it uses. Each context has a checkpoint of its own
+(``workspace:ctx:<name>``: its compact state, its snapshot index, and the event it reflects),
+and the small ``workspace:index`` says which contexts exist, where each one's stream ends, and
+each one's numbers (episode, items, depth, snapshots) as of a place in its stream. Loading a
+context reads its checkpoint and then only the events of its own stream after it. Opening reads
+the index and brings it up to date with the events after it (which streams they touched, not
+their payloads); ``Workspace.open(path)`` then loads every context, ``Workspace.open(path,
+lazy=True)`` none.
+
+The rule: the async methods (``run``, ``run_many``, ``view``, ``select``, ``render``, ``diff``,
+``at_snapshot``, ``at_episode``, ``load``, ``list_contexts``) load the context they name
+themselves; the synchronous ones (``context``, ``snapshots``, ``snapshot_at``, ``resolve_time``,
+...) need it loaded and raise ``ContextNotLoaded`` otherwise (``UnknownContext`` for a name no
+context has). ``contexts()`` needs each context loaded or its numbers in the index current.
+``loaded()`` names the loaded contexts. A workspace opened without ``lazy`` loads every context,
+including those other processes create later, so for it nothing ever raises ``ContextNotLoaded``.
+
+An event of a context this process has not loaded is only counted (where its stream now ends);
+a context loaded later catches up from its checkpoint and its stream, events that arrive while
+it loads included.
+
+The numbers in the index are exact: they were taken from a projection at a known place of the
+context's stream, and are used only while the stream still ends there; otherwise the context is
+loaded (``list_contexts``) or ``contexts()`` refuses. Every process writes the index on closing
+when what it knows is newer (and every ``INDEX_EVERY`` events while running), merged with the
+one stored: for each context the later stream end and the later numbers win, so processes
+closing together keep each other's numbers, and a lost race leaves numbers behind, never wrong.
+
+Checkpoints are caches: one that cannot be used is replayed instead, for that context only, and
+``checkpoint_problem`` says why. A context's checkpoint is saved while running every
+``CHECKPOINT_EVERY`` events of its stream, and on close once ``CHECKPOINT_ON_CLOSE`` have come
+after it. The version-2 ``workspace`` checkpoint of earlier releases (every context in one) is
+read once, when there is no index yet, and replaced by the per-context checkpoints and the index.
+
+Past states come from the snapshots kept in memory, or are rebuilt from the nearest per-context
 archive checkpoint plus a short replay. Archives are named by marks every ``ARCHIVE_EVERY`` events
 of a context, but one is only written when the context has moved on by half its size since the
 last: a big context archived every thousand events would fill the disk with copies of itself.
@@ -18,11 +51,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import gc
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -45,15 +87,23 @@ from engine.store import (
     SqliteEventStore,
     StoredEvent,
     StoreError,
+    StreamHead,
     VerifyResult,
 )
 
 CONTEXT_PREFIX = "ctx:"
-CHECKPOINT = "workspace"
-CHECKPOINT_VERSION = 2  # 2: contexts in the compact form (engine/context/compact.py)
-CHECKPOINT_EVERY = 5_000  # events applied since the last checkpoint, while running
+INDEX_CHECKPOINT = "workspace:index"  # which contexts exist, where they end, their numbers
+CONTEXT_CHECKPOINT = "workspace:ctx:"  # + a context's name: that context's state
+LEGACY_CHECKPOINT = "workspace"  # version 2: every context in one checkpoint (read, to migrate)
+LEGACY_VERSION = 2  # contexts in the compact form (engine/context/compact.py)
+CHECKPOINT_VERSION = 3  # 3: one checkpoint per context, and the index
+CHECKPOINT_EVERY = 5_000  # events of a context since its checkpoint, while running
 CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint
+INDEX_EVERY = 100  # events applied since the index was saved, while running
 ARCHIVE_EVERY = 1_000  # events of one context between archive marks
+READ_BATCH = 10_000  # events read at a time when a context catches up with its stream
+# What a cache that cannot be used raises: it is then replayed instead.
+CACHE_ERRORS = (StoreError, ContextError, ValueError, KeyError, TypeError, AttributeError)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 if TYPE_CHECKING:
@@ -76,6 +126,12 @@ class ContextExists(WorkspaceError):
 
 class InvalidName(WorkspaceError):
     code = "INVALID_NAME"
+
+
+class ContextNotLoaded(WorkspaceError):
+    """A synchronous accessor was asked for a context this process has not loaded."""
+
+    code = "CONTEXT_NOT_LOADED"
 
 
 class ReplayDiverged(WorkspaceError):
@@ -136,6 +192,7 @@ class ContextProjection:
         self.seq = 0  # the last event of its stream applied (global seq) ...
         self.stream_seq = 0  # ... and its place in the stream
         self.archived = 0  # the stream_seq of its last archive
+        self.checkpointed = 0  # the stream_seq of its last checkpoint (saved, or loaded)
         self.snapshots: list[SnapshotEntry] = []
 
     @classmethod
@@ -157,6 +214,17 @@ class ContextProjection:
         rows = data.get("snapshots", [])
         projection.snapshots = [SnapshotEntry.load(i, row) for i, row in enumerate(rows)]
         return projection
+
+    def info(self, name: str) -> ContextInfo:
+        """The numbers ``contexts()`` shows for this context."""
+        context = self.context
+        return ContextInfo(
+            name,
+            context.current_episode,
+            context.item_count(),
+            context.history_depth,
+            len(self.snapshots),
+        )
 
     def dump(self, *, with_snapshots: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -223,18 +291,30 @@ class ContextProjection:
 class Workspace:
     """Open with ``await Workspace.open(path, create=True)``; close with ``await ws.close()``."""
 
-    def __init__(self, store: EventStore, path: Path, clock: Callable[[], int]) -> None:
+    def __init__(
+        self, store: EventStore, path: Path, clock: Callable[[], int], *, lazy: bool = False
+    ) -> None:
         self.store = store
         self.path = path
         self._clock = clock
-        self._contexts: dict[str, ContextProjection] = {}
-        self._applied = 0  # the global seq the projections reflect
-        self._checkpointed = 0
+        self._lazy = lazy
+        self._contexts: dict[str, ContextProjection] = {}  # the loaded contexts
+        self._heads: dict[str, StreamHead] = {}  # every context: where its stream ends
+        # The numbers of a context as of a place in its stream (from the index, or known to be
+        # those of a new, empty context): current while its stream ends there.
+        self._summaries: dict[str, tuple[int, ContextInfo]] = {}
+        self._loading: dict[str, list[StoredEvent]] = {}  # events arriving while one loads
+        self._load_lock = asyncio.Lock()
+        self._applied = 0  # the global seq the workspace reflects
+        self._index_seq = 0  # the seq of the index as last read or saved here
+        self._index_basis: dict[str, list[Any]] = {}  # ... and what it said, to save only news
+        self._legacy = False  # loaded from a version-2 checkpoint, to be replaced on saving
         self._rebuilt: dict[str, ContextProjection] = {}  # past states being scrubbed through
         self._closed = False
         self.checkpoint_problem: str | None = None  # why a checkpoint was not used or saved
         self._deciding = False  # whether the running command's decide() has been called
-        self._needs_reload = False  # a cancelled command may have left the projections ahead
+        # Contexts a cancelled command may have left ahead of the log: reloaded before the next.
+        self._needs_reload: set[str] = set()
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -245,65 +325,92 @@ class Workspace:
         create: bool = False,
         clock: Callable[[], int] = time.time_ns,
         watch: bool = True,
+        lazy: bool = False,
     ) -> Workspace:
         """Open (or with ``create``, make) the workspace file at ``path``.
 
         A bad file raises a ``StoreError`` and is left untouched. ``watch=False`` follows this
-        process's own commands only (no file watcher).
+        process's own commands only (no file watcher). ``lazy`` loads no context now: each is
+        loaded when an async method names it, or by ``load``; without it every context is
+        loaded, now and as other processes create them.
         """
         path = Path(path)
         store = await SqliteEventStore.open(path, create=create, clock=clock, watch=watch)
-        workspace = cls(store, path, clock)
+        workspace = cls(store, path, clock, lazy=lazy)
         try:
-            await workspace._load()
+            await workspace._start()
         except BaseException:
             await store.close()
             raise
         return workspace
 
-    async def _load(self) -> None:
-        """(Re)build every projection from the latest checkpoint and the log after it.
-
-        Built aside and swapped in at once: while it awaits, the old projections stay whole
-        for whoever reads them, and what arrives meanwhile is caught up with afterwards.
-        """
-        with _collector_paused(freeze=not self._contexts):
-            contexts, applied, problem = await self._load_projections()
-        self._contexts, self._applied, self._checkpointed = contexts, applied, applied
-        self._rebuilt.clear()
-        self._needs_reload = False
-        if problem is not None:
-            self.checkpoint_problem = problem
-        # The scan read to the end with no await since: the feed resumes from here.
+    async def _start(self) -> None:
+        """Read the index, learn where every stream ends now, and load what is to be loaded."""
+        with _collector_paused(freeze=True):
+            seq, restored = await self._read_index()
+            later = await self.store.stream_heads(seq)
+            self._applied = max([seq, *(head.seq for head in later.values())])
+            for stream, head in later.items():
+                name = _context_name(stream)
+                if name is not None:
+                    self._note(name, head.seq, head.stream_seq)
+            for name, projection in sorted(restored.items()):
+                await self._load_one(name, projection)
+            if not self._lazy:
+                await self.load(*sorted(self._heads))
+        # Nothing was applied since the streams' ends were read: the feed resumes from there.
         self.store.cursor = max(self.store.cursor, self._applied)
 
-    async def _load_projections(self) -> tuple[dict[str, ContextProjection], int, str | None]:
-        contexts: dict[str, ContextProjection] = {}
-        applied, problem = 0, None
+    async def _read_index(self) -> tuple[int, dict[str, ContextProjection]]:
+        """Take in the stored index; returns the seq it reflects, and the contexts a version-2
+        checkpoint restored if there was no index yet."""
         try:
-            checkpoint = await self.store.load_checkpoint(CHECKPOINT)
-            if checkpoint is not None:
-                data = _decode(checkpoint.data)
-                if data.get("version") != CHECKPOINT_VERSION:
-                    raise InvalidCheckpoint(f"checkpoint version {data.get('version')!r}")
-                for name, state in data["contexts"].items():
-                    contexts[name] = ContextProjection.restore(state)
-                applied = checkpoint.seq
-        except (StoreError, ContextError, ValueError, KeyError, TypeError) as error:
-            # A checkpoint is only a cache: without it, the log is replayed from the start.
+            checkpoint = await self.store.load_checkpoint(INDEX_CHECKPOINT)
+            if checkpoint is None:
+                return await self._read_legacy()
+            entries = _parse_index(_decode(checkpoint.data))
+            if checkpoint.seq > self.store.cursor and checkpoint.seq > await self.store.head():
+                raise InvalidCheckpoint(f"the index is at event {checkpoint.seq}, past the log")
+        except CACHE_ERRORS as error:
+            # A cache: without it, the contexts are found in the log (their checkpoints remain).
+            self.checkpoint_problem = (
+                f"the workspace index could not be used ({error}); read the log instead"
+            )
+            return 0, {}
+        for name, (seq, stream_seq, summary) in entries.items():
+            self._heads[name] = StreamHead(seq, stream_seq)
+            if summary is not None:
+                at, *numbers = summary
+                self._summaries[name] = (at, ContextInfo(name, *numbers))
+        self._index_seq, self._index_basis = checkpoint.seq, entries
+        return checkpoint.seq, {}
+
+    async def _read_legacy(self) -> tuple[int, dict[str, ContextProjection]]:
+        """A version-2 checkpoint holds every context as of its seq: read once, to migrate."""
+        try:
+            checkpoint = await self.store.load_checkpoint(LEGACY_CHECKPOINT)
+            if checkpoint is None:
+                return 0, {}
+            data = _decode(checkpoint.data)
+            if not isinstance(data, dict) or data.get("version") != LEGACY_VERSION:
+                raise InvalidCheckpoint("not a version-2 checkpoint")
+            restored = {
+                name: ContextProjection.restore(state) for name, state in data["contexts"].items()
+            }
+        except CACHE_ERRORS as error:
             problem = f"the checkpoint could not be used ({error}); replayed the log"
-            contexts, applied = {}, 0
-        async for batch in self.store.scan(applied):
-            for event in batch:
-                applied = _fold(contexts, event)
-        return contexts, applied, problem
+            self.checkpoint_problem = problem
+            return 0, {}
+        self._legacy = True
+        for name, projection in restored.items():
+            self._heads[name] = StreamHead(projection.seq, projection.stream_seq)
+        return checkpoint.seq, restored
 
     async def close(self) -> None:
         if self._closed:
             return
         try:
-            if self._applied - self._checkpointed >= CHECKPOINT_ON_CLOSE:
-                await self._save_caches(self.checkpoint())
+            await self._save_caches(self._save_checkpoints(CHECKPOINT_ON_CLOSE))
         finally:
             self._closed = True
             await self.store.close()
@@ -315,32 +422,231 @@ class Workspace:
         await self.close()
 
     async def checkpoint(self) -> None:
-        """Save every projection, so the next open replays only what comes after."""
-        applied = self._applied  # what the dump below reflects, whatever arrives meanwhile
-        data = {
-            "version": CHECKPOINT_VERSION,
-            "contexts": {name: p.dump() for name, p in sorted(self._contexts.items())},
-        }
-        await self.store.save_checkpoint(CHECKPOINT, applied, _encode(data))
-        self._checkpointed = max(self._checkpointed, applied)
+        """Save every loaded context that moved on since its checkpoint, and the index, so the
+        next open replays only what comes after."""
+        await self._save_checkpoints(1)
+
+    async def _save_checkpoints(self, tail: int) -> None:
+        """Save the loaded contexts ``tail`` or more events past their checkpoint, then the
+        index (and, once that is saved, drop a version-2 checkpoint read at opening)."""
+        for name, projection in sorted(self._contexts.items()):
+            if projection.stream_seq - projection.checkpointed >= tail:
+                await self._save_context(name, projection)
+        await self._save_index()
+        if self._legacy:
+            await self.store.delete_checkpoint(LEGACY_CHECKPOINT)
+            self._legacy = False
+
+    async def _save_context(self, name: str, projection: ContextProjection) -> None:
+        if name in self._needs_reload:
+            return  # it may hold a command the log does not
+        stream_seq = projection.stream_seq  # what the dump below reflects
+        data = _encode({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})
+        await self.store.save_checkpoint(CONTEXT_CHECKPOINT + name, projection.seq, data)
+        projection.checkpointed = max(projection.checkpointed, stream_seq)
+
+    async def _save_index(self) -> None:
+        """Save what this process knows of every context, if the stored index may not know it,
+        merged with the stored one: for each context, the later end and the later numbers."""
+        entries = self._index_entries()
+        if entries == self._index_basis:
+            return
+        seq = self._applied
+        merged = {name: [*entry] for name, entry in entries.items()}
+        with contextlib.suppress(*CACHE_ERRORS):  # a stored index that cannot be read is replaced
+            stored = await self.store.load_checkpoint(INDEX_CHECKPOINT)
+            if stored is not None:
+                theirs = _parse_index(_decode(stored.data))
+                seq = max(seq, stored.seq)
+                _merge_index(merged, theirs)
+                for name, (_, _, summary) in theirs.items():
+                    if summary is not None and name not in self._contexts:
+                        known = self._summaries.get(name)
+                        if known is None or summary[0] > known[0]:
+                            self._summaries[name] = (summary[0], ContextInfo(name, *summary[1:]))
+        data = _encode({"version": CHECKPOINT_VERSION, "contexts": merged})
+        await self.store.save_checkpoint(INDEX_CHECKPOINT, seq, data)
+        self._index_seq, self._index_basis = max(self._index_seq, seq), entries
+
+    def _index_entries(self) -> dict[str, list[Any]]:
+        """Each context: ``[seq, stream_seq, summary]``, where its stream ends as known here and
+        its numbers as ``[stream_seq, episode, items, depth, snapshots]`` (or None)."""
+        entries: dict[str, list[Any]] = {}
+        for name, head in sorted(self._heads.items()):
+            projection = self._contexts.get(name)
+            if projection is not None and name not in self._needs_reload:
+                at, info = projection.stream_seq, projection.info(name)
+            elif name in self._summaries:
+                at, info = self._summaries[name]
+            else:
+                entries[name] = [head.seq, head.stream_seq, None]
+                continue
+            summary = [at, info.episode, info.items, info.depth, info.snapshots]
+            entries[name] = [head.seq, head.stream_seq, summary]
+        return entries
 
     @property
     def head(self) -> int:
-        """The last event the projections reflect."""
+        """The last event the workspace reflects (loaded contexts may reflect later ones)."""
         return self._applied
 
+    # -- loading -------------------------------------------------------------------------------
+    def loaded(self) -> frozenset[str]:
+        """The contexts this process has loaded."""
+        return frozenset(self._contexts)
+
+    async def load(self, *names: str) -> None:
+        """Load the named contexts not loaded yet, each from its checkpoint and its stream.
+
+        Raises ``UnknownContext`` for a name no context has (checked in the log, so a context
+        another process just created is found).
+        """
+        for name in names:
+            if name not in self._contexts:
+                await self._load_one(name)
+
+    async def _load_one(
+        self, name: str, restored: ContextProjection | None = None, *, replace: bool = False
+    ) -> ContextProjection:
+        """Load (or with ``replace``, reload) one context: from ``restored``, else its
+        checkpoint, then the events of its stream after it, then those the change feed or a
+        command brought in meanwhile."""
+        async with self._load_lock:
+            current = self._contexts.get(name)
+            if current is not None and restored is None and not replace:
+                return current  # loaded while we waited
+            pending = self._loading[name] = []
+            try:
+                with _collector_paused(freeze=not replace):
+                    projection = await self._read_context(name, restored)
+                    for event in pending:
+                        if event.seq > projection.seq:
+                            projection.replay(event)
+            finally:
+                del self._loading[name]
+            self._contexts[name] = projection
+            self._note(name, projection.seq, projection.stream_seq)
+            return projection
+
+    async def _read_context(
+        self, name: str, restored: ContextProjection | None
+    ) -> ContextProjection:
+        projection = restored
+        if projection is None:
+            try:
+                projection = await self._restore(name)
+            except CACHE_ERRORS as error:
+                self.checkpoint_problem = (
+                    f"the checkpoint of context {name!r} could not be used ({error});"
+                    " replayed its stream"
+                )
+        if projection is not None:
+            try:
+                return await self._catch_up(name, projection)
+            except _CheckpointMismatch as error:
+                self.checkpoint_problem = (
+                    f"the checkpoint of context {name!r} does not match the log ({error});"
+                    " replayed its stream"
+                )
+        return await self._catch_up(name, None)
+
+    async def _restore(self, name: str) -> ContextProjection | None:
+        checkpoint = await self.store.load_checkpoint(CONTEXT_CHECKPOINT + name)
+        if checkpoint is None:
+            return None
+        data = _decode(checkpoint.data)
+        if not isinstance(data, dict):
+            raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
+        if data.get("version") != CHECKPOINT_VERSION or data.get("name") != name:
+            raise InvalidCheckpoint(
+                f"version {data.get('version')!r} of context {data.get('name')!r}"
+            )
+        projection = ContextProjection.restore(data)
+        if projection.seq != checkpoint.seq or projection.stream_seq < 1:
+            raise InvalidCheckpoint(
+                f"its state is at event {projection.seq}, its record at {checkpoint.seq}"
+            )
+        projection.checkpointed = projection.stream_seq
+        return projection
+
+    async def _catch_up(self, name: str, projection: ContextProjection | None) -> ContextProjection:
+        """Apply the events of the context's stream after ``projection`` (all, if None)."""
+        stream = CONTEXT_PREFIX + name
+        # From a checkpoint, read its own last event first: it must be the log's.
+        after = 0 if projection is None else projection.stream_seq - 1
+        anchored = projection is None
+        while True:
+            events = await self.store.read_stream(stream, after, limit=READ_BATCH)
+            for event in events:
+                if not anchored:
+                    anchored = True
+                    assert projection is not None
+                    if event.seq != projection.seq:
+                        raise _CheckpointMismatch(
+                            f"event {projection.stream_seq} of its stream is {event.seq}, "
+                            f"not {projection.seq}"
+                        )
+                    continue
+                if projection is None:
+                    if event.type != "context.created":
+                        raise WorkspaceError(f"stream {stream!r} does not begin with its creation")
+                    projection = ContextProjection.fresh(event.time_ns)
+                projection.replay(event)
+            if len(events) < READ_BATCH:
+                break
+            after = events[-1].stream_seq
+        if not anchored:
+            raise _CheckpointMismatch(f"its stream has no event {after + 1}")
+        if projection is None:
+            known = ", ".join(sorted(self._heads)) or "none yet"
+            raise UnknownContext(
+                f"no context named {name!r} in {self.path} (contexts: {known})", name=name
+            )
+        return projection
+
+    async def _reload(self, names: Collection[str]) -> None:
+        """Rebuild these contexts from the log (a command may have left them ahead of it)."""
+        for name in sorted(names):
+            await self._load_one(name, replace=True)
+            self._needs_reload.discard(name)
+
     # -- projection ----------------------------------------------------------------------------
+    def _note(self, name: str, seq: int, stream_seq: int) -> None:
+        """The stream of context ``name`` reaches ``stream_seq`` (at global ``seq``)."""
+        head = self._heads.get(name)
+        if head is None:  # every context begins empty, with its creation
+            self._summaries.setdefault(name, (1, _empty_info(name)))
+        if head is None or stream_seq > head.stream_seq:
+            self._heads[name] = StreamHead(seq, stream_seq)
+
     def _apply(self, event: StoredEvent) -> None:
-        """Fold one event in; events already folded in (our own commands) are skipped."""
-        if event.seq > self._applied:
-            self._applied = _fold(self._contexts, event)
+        """Take in one event: a loaded context applies it, another context only counts it.
+        Events already taken in (our own commands) are skipped."""
+        if event.seq <= self._applied:
+            return
+        self._applied = event.seq
+        name = _context_name(event.stream)
+        if name is None:
+            return
+        self._note(name, event.seq, event.stream_seq)
+        pending = self._loading.get(name)
+        if pending is not None:
+            pending.append(event)
+        projection = self._contexts.get(name)
+        if projection is None:
+            if self._lazy or pending is not None or event.type != "context.created":
+                return
+            projection = self._contexts[name] = ContextProjection.fresh(event.time_ns)
+        if event.seq > projection.seq:  # a context loaded after it was appended has it
+            projection.replay(event)
 
     async def changes(self, after: int | None = None) -> AsyncIterator[Change]:
         """Follow the change feed: batches of events, each applied before it is yielded.
 
         Every event after ``after`` (default: now) comes exactly once and in order, whichever
         process appended it, this one's own commands included. Events that arrive together come
-        as one batch, so a burst costs one repaint.
+        as one batch, so a burst costs one repaint. Events of contexts not loaded are counted,
+        not applied.
         """
         queue: asyncio.Queue[StoredEvent | BaseException | None] = asyncio.Queue()
         start = self._applied if after is None else after
@@ -385,16 +691,38 @@ class Workspace:
 
     # -- contexts ----------------------------------------------------------------------------
     def contexts(self) -> list[ContextInfo]:
-        return [
-            ContextInfo(
-                name,
-                p.context.current_episode,
-                p.context.item_count(),
-                p.context.history_depth,
-                len(p.snapshots),
+        """Every context's numbers, by name: a loaded one's from its projection, another's
+        from the index while they are current. Raises ``ContextNotLoaded`` if some context has
+        neither (``list_contexts`` loads those)."""
+        infos, unknown = [], []
+        for name in sorted(self._heads):
+            info = self._info(name)
+            if info is None:
+                unknown.append(name)
+            else:
+                infos.append(info)
+        if unknown:
+            raise ContextNotLoaded(
+                f"the numbers of context(s) {', '.join(unknown)} are not known without loading"
+                " them: use list_contexts()",
+                names=unknown,
             )
-            for name, p in sorted(self._contexts.items())
-        ]
+        return infos
+
+    async def list_contexts(self) -> list[ContextInfo]:
+        """Every context's numbers, loading the contexts the index has no current numbers for."""
+        while stale := [name for name in sorted(self._heads) if self._info(name) is None]:
+            await self.load(*stale)
+        return self.contexts()
+
+    def _info(self, name: str) -> ContextInfo | None:
+        projection = self._contexts.get(name)
+        if projection is not None:
+            return projection.info(name)
+        summary = self._summaries.get(name)
+        if summary is not None and summary[0] == self._heads[name].stream_seq:
+            return summary[1]
+        return None
 
     def applied(self, name: str) -> int:
         """How many events of a context's stream its projection reflects (its revision)."""
@@ -405,13 +733,19 @@ class Workspace:
         return self._projection(name).context
 
     def _projection(self, name: str) -> ContextProjection:
-        try:
-            return self._contexts[name]
-        except KeyError:
-            known = ", ".join(sorted(self._contexts)) or "none yet"
-            raise UnknownContext(
-                f"no context named {name!r} in {self.path} (contexts: {known})", name=name
-            ) from None
+        projection = self._contexts.get(name)
+        if projection is not None:
+            return projection
+        if name in self._heads:
+            raise ContextNotLoaded(
+                f"context {name!r} is not loaded in this process: load it first"
+                f" (await workspace.load({name!r}))",
+                name=name,
+            )
+        known = ", ".join(sorted(self._heads)) or "none yet"
+        raise UnknownContext(
+            f"no context named {name!r} in {self.path} (contexts: {known})", name=name
+        )
 
     async def create_context(self, name: str, *, actor: str = "") -> None:
         check_context_name(name)
@@ -419,7 +753,7 @@ class Workspace:
         def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
             for event in others:
                 self._apply(event)
-            if name in self._contexts:
+            if name in self._heads:
                 raise ContextExists(f"context {name!r} already exists", name=name)
             return [NewEvent(CONTEXT_PREFIX + name, "context.created", {"name": name}, actor)]
 
@@ -456,7 +790,8 @@ class Workspace:
         # the live projection never differs from a replay of the log.
         parsed = [parse_command(command) for command in commands]
         if self._needs_reload:
-            await self._load()
+            await self._reload(set(self._needs_reload))
+        await self.load(name)
         now = self._clock()
         results: list[dict[str, Any]] = []
         projection: ContextProjection | None = None
@@ -477,23 +812,26 @@ class Workspace:
             return events
 
         try:
-            stored = await self._execute(decide, changed=lambda: bool(results))
+            stored = await self._execute(decide, touched=lambda: [name] if results else [])
         except ContextError:
             if results:  # refused after others in the batch were applied: undo them
-                await self._load()
+                await self._reload([name])
             raise
         assert projection is not None
         first = projection.stream_seq
         for event, result in zip(stored, results, strict=True):
             projection.committed(event.seq, event.stream_seq, result)
         self._applied = stored[-1].seq
+        self._note(name, stored[-1].seq, stored[-1].stream_seq)
         # The command is in the log: saving caches after it may fail, but must not say it did.
         mark = projection.stream_seq - projection.stream_seq % ARCHIVE_EVERY
         spacing = max(ARCHIVE_EVERY, projection.context.item_count() // 2)
         if mark > first and projection.stream_seq - projection.archived >= spacing:
             await self._save_caches(self._archive(name, projection, mark))
-        if self._applied - self._checkpointed >= CHECKPOINT_EVERY:
-            await self._save_caches(self.checkpoint())
+        if projection.stream_seq - projection.checkpointed >= CHECKPOINT_EVERY:
+            await self._save_caches(self._save_context(name, projection))
+        if self._applied - self._index_seq >= INDEX_EVERY:
+            await self._save_caches(self._save_index())
         return results
 
     async def _save_caches(self, saving: Awaitable[None]) -> None:
@@ -506,10 +844,11 @@ class Workspace:
     async def _execute(
         self,
         decide: Callable[[Sequence[StoredEvent]], list[NewEvent]],
-        changed: Callable[[], bool] = lambda: True,
+        touched: Callable[[], Collection[str]] = tuple,
     ) -> Any:
         """Run ``decide`` in a write transaction. If the transaction fails after ``decide``
-        changed the projections (``changed()``), they are rebuilt from the log."""
+        ran commands on contexts (``touched()``: others' events it applied are in the log),
+        those contexts are rebuilt from the log."""
         self._deciding = False
         try:
             return await self.store.execute(decide)
@@ -518,12 +857,12 @@ class Workspace:
         except asyncio.CancelledError:
             # Whether it committed is unknown, and a shutdown may be under way: the next
             # command rebuilds first.
-            if self._deciding and changed():
-                self._needs_reload = True
+            if self._deciding:
+                self._needs_reload.update(touched())
             raise
         except BaseException:
-            if self._deciding and changed():
-                await self._load()
+            if self._deciding and (names := touched()):
+                await self._reload(names)
             raise
 
     # -- convenience commands (their JSON forms; ``run`` checks them) --------------------------
@@ -580,6 +919,7 @@ class Workspace:
 
     async def at_snapshot(self, name: str, snapshot_id: str) -> ContextView:
         """The read-only context as it was at a snapshot, however long ago."""
+        await self.load(name)
         held = self.snapshot_in_memory(name, snapshot_id)
         if held is not None:
             return held
@@ -589,6 +929,7 @@ class Workspace:
         return rebuilt.context.history.at_snapshot(snapshot_id)
 
     async def at_episode(self, name: str, episode: int) -> ContextView:
+        await self.load(name)
         return await self.at_snapshot(name, self.snapshot_of_episode(name, episode).id)
 
     async def _rebuild(self, name: str, entry: SnapshotEntry) -> ContextProjection:
@@ -611,7 +952,9 @@ class Workspace:
         stream = CONTEXT_PREFIX + name
         while projection.stream_seq < entry.stream_seq:
             wanted = entry.stream_seq - projection.stream_seq
-            events = await self.store.read(projection.seq, limit=min(wanted, 10_000), stream=stream)
+            events = await self.store.read_stream(
+                stream, projection.stream_seq, limit=min(wanted, READ_BATCH)
+            )
             if not events:
                 raise UnknownSnapshot(f"snapshot {entry.id!r} is past the end of {stream!r}")
             for event in events:
@@ -623,7 +966,7 @@ class Workspace:
         while mark > 0:
             # An archive is only a cache: one that cannot be read is passed over for the one
             # before.
-            with contextlib.suppress(StoreError, ContextError, ValueError, KeyError, TypeError):
+            with contextlib.suppress(*CACHE_ERRORS):
                 checkpoint = await self.store.load_checkpoint(_archive_name(name, mark))
                 if checkpoint is not None:
                     with _collector_paused():
@@ -632,7 +975,7 @@ class Workspace:
                     if archived.stream_seq <= stream_seq:
                         return archived
             mark -= ARCHIVE_EVERY
-        [created] = await self.store.read(0, limit=1, stream=CONTEXT_PREFIX + name)
+        [created] = await self.store.read_stream(CONTEXT_PREFIX + name, 0, limit=1)
         return ContextProjection.fresh(created.time_ns)
 
     async def _archive(self, name: str, projection: ContextProjection, mark: int) -> None:
@@ -645,11 +988,13 @@ class Workspace:
     # -- queries -------------------------------------------------------------------------------
     async def view(self, name: str, at: str | None = None) -> ContextView:
         """The context now (``at=None``) or at snapshot ``at``."""
+        await self.load(name)
         return self.context(name) if at is None else await self.at_snapshot(name, at)
 
     async def select(self, name: str, selector: str) -> list[Node]:
         """``select`` with the whole history reachable: ``@t-N``, ``@eN``, ``@snap:<id>``."""
         parsed = parse_selector(selector)
+        await self.load(name)
         if not parsed.is_time_qualified:
             return self.context(name).select(parsed)
         view = await self.at_snapshot(name, self.resolve_time(name, parsed).id)
@@ -702,14 +1047,54 @@ def check_context_name(name: object) -> None:
         )
 
 
-def _fold(contexts: dict[str, ContextProjection], event: StoredEvent) -> int:
-    """Apply one event to the projections it concerns; returns its seq."""
-    if event.stream.startswith(CONTEXT_PREFIX):
-        name = event.stream[len(CONTEXT_PREFIX) :]
-        if event.type == "context.created":
-            contexts[name] = ContextProjection.fresh(event.time_ns)
-        contexts[name].replay(event)
-    return event.seq
+class _CheckpointMismatch(Exception):
+    """A context's checkpoint says it ends at an event its stream does not have there."""
+
+
+def _context_name(stream: str) -> str | None:
+    return stream[len(CONTEXT_PREFIX) :] if stream.startswith(CONTEXT_PREFIX) else None
+
+
+@functools.cache
+def _empty_numbers() -> ContextInfo:
+    return ContextProjection.fresh(0).info("")
+
+
+def _empty_info(name: str) -> ContextInfo:
+    """The numbers of a context that has only been created."""
+    return dataclasses.replace(_empty_numbers(), name=name)
+
+
+def _parse_index(data: Any) -> dict[str, list[Any]]:
+    """The entries of a stored index (see ``Workspace._index_entries``), checked for shape;
+    raises ``InvalidCheckpoint`` (or KeyError, TypeError, ValueError) if malformed."""
+    if not isinstance(data, dict) or data.get("version") != CHECKPOINT_VERSION:
+        raise InvalidCheckpoint("not a version-3 workspace index")
+    if not isinstance(data.get("contexts"), dict):
+        raise InvalidCheckpoint("the index has no table of contexts")
+    entries: dict[str, list[Any]] = {}
+    for name, (seq, stream_seq, summary) in data["contexts"].items():
+        check_context_name(name)
+        numbers = [] if summary is None else summary
+        if summary is not None and (not isinstance(summary, list) or len(summary) != 5):
+            raise InvalidCheckpoint(f"context {name!r}: its numbers are {summary!r}")
+        if not all(type(n) is int and n >= 0 for n in (seq, stream_seq, *numbers)):
+            raise InvalidCheckpoint(f"context {name!r}: {[seq, stream_seq, summary]!r}")
+        if stream_seq < 1 or seq < stream_seq or (summary is not None and summary[0] > stream_seq):
+            raise InvalidCheckpoint(f"context {name!r}: {[seq, stream_seq, summary]!r}")
+        entries[name] = [seq, stream_seq, summary]
+    return entries
+
+
+def _merge_index(ours: dict[str, list[Any]], theirs: dict[str, list[Any]]) -> None:
+    """Fold another process's index entries into ``ours``: for each context, the later end of
+    its stream and the later numbers (both only grow, so the later is the truer)."""
+    for name, (seq, stream_seq, summary) in theirs.items():
+        mine = ours.setdefault(name, [seq, stream_seq, summary])
+        if stream_seq > mine[1]:
+            mine[0], mine[1] = seq, stream_seq
+        if summary is not None and (mine[2] is None or summary[0] > mine[2][0]):
+            mine[2] = summary
 
 
 def _encode(data: dict[str, Any]) -> bytes:

@@ -121,9 +121,18 @@ def _cycle(text: str | None) -> bool | int:
 
 # -- ctx: handlers ----------------------------------------------------------------------------
 async def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
+    """The workspace, opened lazily with only the context the command names loaded."""
     from engine.workspace import Workspace
 
-    return await Workspace.open(args.workspace, create=create, watch=False)
+    ws = await Workspace.open(args.workspace, create=create, watch=False, lazy=True)
+    name = getattr(args, "name", None)
+    if name is not None and not create:
+        try:
+            await ws.load(name)
+        except BaseException:
+            await ws.close()
+            raise
+    return ws
 
 
 async def _ctx_create(args: argparse.Namespace) -> None:
@@ -137,7 +146,7 @@ async def _ctx_create(args: argparse.Namespace) -> None:
 
 async def _ctx_list(args: argparse.Namespace) -> None:
     async with await _open(args) as ws:
-        infos = ws.contexts()
+        infos = await ws.list_contexts()  # loads only contexts the index has no numbers for
     rows = [dataclasses.asdict(info) for info in infos]
     lines = [f"{'name':<24} {'episode':>7} {'items':>8} {'depth':>6} {'snapshots':>9}"] + [
         f"{r['name']:<24} {r['episode']:>7} {r['items']:>8} {r['depth']:>6} {r['snapshots']:>9}"

@@ -12,6 +12,7 @@ from engine.store.base import (
     EventStore,
     NewEvent,
     StoredEvent,
+    StreamHead,
     Subscription,
     VerifyResult,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "StoreClosed",
     "StoreError",
     "StoredEvent",
+    "StreamHead",
     "Subscription",
     "TruncatedDatabase",
     "VerifyResult",

@@ -70,6 +70,13 @@ written and the exception reaches the caller of ``execute`` unchanged.
 """
 
 
+class StreamHead(NamedTuple):
+    """Where a stream ends: the global ``seq`` of its last event, and its length."""
+
+    seq: int
+    stream_seq: int
+
+
 class Checkpoint(NamedTuple):
     """A projection's serialized state as of event ``seq``; replay resumes after ``seq``."""
 
@@ -172,6 +179,16 @@ class EventStore(Closing):
     ) -> list[StoredEvent]:
         """Events with ``seq > after_seq`` in order, optionally of one stream, at most ``limit``."""
 
+    @abstractmethod
+    async def read_stream(
+        self, stream: str, after_stream_seq: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """Events of ``stream`` with ``stream_seq > after_stream_seq`` in order, at most ``limit``.
+
+        Unlike ``read(after_seq, stream=...)``, the cost does not grow with how much of the
+        stream comes before ``after_stream_seq``: for reading the tail of a long stream.
+        """
+
     async def scan(
         self, after_seq: int = 0, *, stream: str | None = None, batch_size: int = 10_000
     ) -> AsyncIterator[list[StoredEvent]]:
@@ -193,6 +210,14 @@ class EventStore(Closing):
         """Every stream with its length (its last ``stream_seq``)."""
 
     @abstractmethod
+    async def stream_heads(self, after_seq: int = 0) -> dict[str, StreamHead]:
+        """Every stream with an event after ``after_seq``, and where it ends, as of one moment.
+
+        Costs in proportion to the events after ``after_seq``: with the heads known as of some
+        ``seq``, this brings them up to date.
+        """
+
+    @abstractmethod
     def subscribe(self, after_seq: int) -> Subscription:
         """Follow the log from ``after_seq``: every later event, from any process."""
 
@@ -205,6 +230,10 @@ class EventStore(Closing):
 
     @abstractmethod
     async def load_checkpoint(self, name: str) -> Checkpoint | None: ...
+
+    @abstractmethod
+    async def delete_checkpoint(self, name: str) -> None:
+        """Forget checkpoint ``name`` (nothing happens if there is none)."""
 
     @abstractmethod
     async def verify(self) -> VerifyResult:

@@ -39,6 +39,7 @@ from engine.store.base import (
     EventStore,
     NewEvent,
     StoredEvent,
+    StreamHead,
     Subscription,
     VerifyResult,
 )
@@ -270,6 +271,17 @@ class SqliteEventStore(EventStore):
             parameters.append(limit)
         return [_event_from_row(row) for row in await self._query(sql, parameters)]
 
+    async def read_stream(
+        self, stream: str, after_stream_seq: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        self._check_open()
+        # A range of the (stream, stream_seq) index: read(after_seq, stream=...) filters on seq
+        # while walking the stream's entries from its first.
+        sql = f"SELECT {CHAIN_COLUMNS} FROM events WHERE stream = ? AND stream_seq > ?"
+        sql += " ORDER BY stream_seq LIMIT ?"
+        parameters = (stream, after_stream_seq, -1 if limit is None else limit)
+        return [_event_from_row(row) for row in await self._query(sql, parameters)]
+
     async def head(self) -> int:
         self._check_open()
         [(seq,)] = await self._query(HEAD_SQL)
@@ -281,6 +293,23 @@ class SqliteEventStore(EventStore):
             "SELECT stream, MAX(stream_seq) FROM events GROUP BY stream ORDER BY stream"
         )
         return {stream: length for stream, length in rows}
+
+    async def stream_heads(self, after_seq: int = 0) -> dict[str, StreamHead]:
+        self._check_open()
+        # Within a stream seq and stream_seq grow together: both maxima are its last event's.
+        if after_seq <= 0:  # every stream: the (stream, stream_seq) index holds all it needs
+            rows = await self._query(
+                "SELECT stream, MAX(seq), MAX(stream_seq) FROM events GROUP BY stream"
+            )
+        else:
+            # NOT INDEXED: a range of seq (the rowid), not a walk of the whole index, which is
+            # what SQLite would otherwise choose.
+            rows = await self._query(
+                "SELECT stream, MAX(seq), MAX(stream_seq) FROM events NOT INDEXED"
+                " WHERE seq > ? GROUP BY stream",
+                (after_seq,),
+            )
+        return {stream: StreamHead(seq, stream_seq) for stream, seq, stream_seq in rows}
 
     async def _query(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
         """Rows of one statement on the reader connection (one statement: one snapshot)."""
@@ -369,6 +398,10 @@ class SqliteEventStore(EventStore):
                 name=name,
             )
         return Checkpoint(seq, data)
+
+    async def delete_checkpoint(self, name: str) -> None:
+        self._check_open()
+        await self._write(lambda connection: _delete_checkpoint(connection, name))
 
     # Integrity
 
@@ -592,6 +625,16 @@ def _publish_checkpoint(
         superseded = current[1] if current is not None else None
     if superseded is not None:
         _delete_checkpoint_chunks(connection, name, superseded)
+    connection.execute("COMMIT")
+
+
+def _delete_checkpoint(connection: sqlite3.Connection, name: str) -> None:
+    # Only the published generation's pieces: those of a save under way are its own business.
+    query = "SELECT generation FROM checkpoints WHERE name = ?"
+    row = connection.execute(query, (name,)).fetchone()
+    if row is not None:
+        connection.execute("DELETE FROM checkpoints WHERE name = ?", (name,))
+        _delete_checkpoint_chunks(connection, name, row[0])
     connection.execute("COMMIT")
 
 

@@ -57,6 +57,22 @@ async def test_a_newer_checkpoint_replaces_the_old_and_an_older_one_is_ignored(
     assert chunk_rows(workspace) == 1  # the replaced and the ignored pieces are gone
 
 
+async def test_a_deleted_checkpoint_is_gone_with_its_pieces(
+    store: SqliteEventStore, workspace: Path
+) -> None:
+    await store.append(events("ctx:a", 4))
+    await store.save_checkpoint("tree", 3, os.urandom(CHECKPOINT_CHUNK_BYTES + 1))  # two pieces
+    await store.save_checkpoint("other", 4, b"kept")
+    await store.delete_checkpoint("tree")
+    await store.delete_checkpoint("never-saved")  # nothing to do
+
+    assert await store.load_checkpoint("tree") is None
+    assert await store.load_checkpoint("other") == (4, b"kept")
+    assert chunk_rows(workspace) == 1
+    await store.save_checkpoint("tree", 2, b"an older state is welcome again")
+    assert await store.load_checkpoint("tree") == (2, b"an older state is welcome again")
+
+
 async def test_a_checkpoint_beyond_the_log_is_refused(store: SqliteEventStore) -> None:
     await store.append(events("ctx:a", 3))
     with pytest.raises(InvalidCheckpoint) as refused:

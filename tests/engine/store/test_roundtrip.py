@@ -17,6 +17,7 @@ from engine.store import (
     SqliteEventStore,
     StoreClosed,
     StoredEvent,
+    StreamHead,
 )
 from engine.store.chain import GENESIS_HASH
 
@@ -56,6 +57,29 @@ async def test_read_ranges_and_streams(store: SqliteEventStore) -> None:
     assert await store.read(after_seq=10) == []
     batches = [batch async for batch in store.scan(after_seq=2, batch_size=3)]
     assert [[e.seq for e in batch] for batch in batches] == [[3, 4, 5], [6, 7, 8], [9, 10]]
+
+
+async def test_a_stream_read_from_a_place_in_it_and_where_streams_end(
+    store: SqliteEventStore,
+) -> None:
+    await store.append(events("ctx:a", 3) + events("ctx:b", 2))
+    await store.append(events("ctx:a", 2, start=3) + events("ctx:c", 1))
+    a = await store.read(stream="ctx:a")
+
+    assert await store.read_stream("ctx:a") == a
+    assert [e.stream_seq for e in await store.read_stream("ctx:a", 2)] == [3, 4, 5]
+    assert await store.read_stream("ctx:a", 1, limit=2) == a[1:3]
+    assert await store.read_stream("ctx:a", 5) == []
+    assert await store.read_stream("ctx:none") == []
+    # Where each stream ends: all of them, or those with events after a seq.
+    assert await store.stream_heads() == {
+        "ctx:a": StreamHead(7, 5),
+        "ctx:b": StreamHead(5, 2),
+        "ctx:c": StreamHead(8, 1),
+    }
+    assert await store.stream_heads(5) == {"ctx:a": StreamHead(7, 5), "ctx:c": StreamHead(8, 1)}
+    assert await store.stream_heads(7) == {"ctx:c": StreamHead(8, 1)}
+    assert await store.stream_heads(8) == {}
 
 
 async def test_fields_are_stored_as_given(store: SqliteEventStore) -> None:

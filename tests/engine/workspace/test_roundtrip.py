@@ -1,6 +1,6 @@
 """Every context operation through a real workspace file: closed, reopened, byte-identical.
 
-Reopening takes whichever path the checkpoint settings lead to: a full replay, the ``workspace``
+Reopening takes whichever path the checkpoint settings lead to: a full replay, the context's
 checkpoint plus a tail, and past states rebuilt from per-context archives.
 """
 
@@ -14,7 +14,7 @@ import pytest
 
 from engine.canonical import canonical_json
 from engine.store import NewEvent
-from engine.workspace import CHECKPOINT, Workspace
+from engine.workspace import CONTEXT_CHECKPOINT, Workspace
 
 from .conftest import (
     EVERY_OPERATION,
@@ -91,7 +91,7 @@ async def test_every_operation_survives_reopening(
         assert after.snapshots == before.snapshots
         assert after.info == before.info
         assert await after.past(reopened, "agent") == past_before
-        checkpoint = await reopened.store.load_checkpoint(CHECKPOINT)
+        checkpoint = await reopened.store.load_checkpoint(CONTEXT_CHECKPOINT + "agent")
 
     # The settings really did lead down their path.
     assert (checkpoint and checkpoint.seq) == checkpoint_seq
@@ -305,7 +305,7 @@ async def test_closing_twice_is_harmless(tmp_path: Path, monkeypatch: pytest.Mon
         await run_every_operation(ws)
         await ws.close()  # and again on leaving the block, with a checkpoint due
     async with await Workspace.open(path, watch=False) as reopened:
-        checkpoint = await reopened.store.load_checkpoint(CHECKPOINT)
+        checkpoint = await reopened.store.load_checkpoint(CONTEXT_CHECKPOINT + "agent")
         assert checkpoint is not None and checkpoint.seq == reopened.head
 
 

@@ -133,7 +133,8 @@ async def test_a_payload_that_is_not_json_is_a_typed_error_naming_the_event(
         await Workspace.open(path, watch=False)
     assert str(HELLO) in str(refused.value)
     assert refused.value.code == "CORRUPT_EVENT"
-    done = pact_tui("ctx", "list", path)
+    # A command on the context replays its stream (``ctx list`` reads only the index).
+    done = pact_tui("ctx", "print", path, "agent")
     assert done.returncode == 1
     assert done.stderr.startswith("pact-tui: CORRUPT_EVENT: event ")
 
@@ -150,7 +151,7 @@ async def test_a_forged_result_stops_the_replay_at_that_event(tmp_path: Path) ->
     assert diverged.value.details == {"seq": HELLO}
     assert f"event {HELLO} (context.message)" in str(diverged.value)
 
-    done = pact_tui("ctx", "list", path)
+    done = pact_tui("ctx", "print", path, "agent")
     assert done.returncode == 1
     [line] = done.stderr.splitlines()
     assert line.startswith(f"pact-tui: REPLAY_DIVERGED: event {HELLO} (context.message)")

@@ -1,13 +1,15 @@
 """A separate process that runs workspace commands, for the multi-process and crash tests.
 
-    python writer_process.py WORKSPACE WRITER COMMANDS [--wait-for-go]
+    python writer_process.py WORKSPACE WRITER COMMANDS [--wait-for-go] [--lazy]
         [--checkpoint-every N --archive-every M]
 
 Runs commands ``0 .. COMMANDS-1`` of ``script(WRITER, n)`` (COMMANDS 0: until killed) through
 ``Workspace.run`` on the contexts ``shared`` and ``common``, which must exist. Every command of
 the script succeeds whatever other writers do meanwhile. After each commit it prints
 ``committed <n>``; at the end, ``done``. With ``--wait-for-go`` it first opens the workspace,
-prints ``ready`` and waits for a line on stdin, so that writers start together.
+prints ``ready`` and waits for a line on stdin, so that writers start together. With ``--lazy``
+it opens the workspace as the command line does, loading each context when it first runs a
+command on it.
 
 Each script cycle inserts a group of permanent items tagged ``<writer>-g<cycle>`` one command at
 a time, then deletes the whole group with one command: the group's live items must always number
@@ -56,7 +58,12 @@ def script(writer: str, number: int) -> tuple[str, dict[str, Any]]:
 
 
 async def run(
-    path: str, writer: str, commands: int, wait_for_go: bool, intervals: tuple[int, int] | None
+    path: str,
+    writer: str,
+    commands: int,
+    wait_for_go: bool,
+    intervals: tuple[int, int] | None,
+    lazy: bool = False,
 ) -> int:
     import engine.workspace as workspace_module
     from engine.context import ContextError
@@ -64,7 +71,7 @@ async def run(
 
     if intervals is not None:
         workspace_module.CHECKPOINT_EVERY, workspace_module.ARCHIVE_EVERY = intervals
-    async with await Workspace.open(path, watch=False) as ws:
+    async with await Workspace.open(path, watch=False, lazy=lazy) as ws:
         if wait_for_go:
             print("ready", flush=True)
             sys.stdin.readline()
@@ -86,8 +93,13 @@ if __name__ == "__main__":
     parser.add_argument("writer")
     parser.add_argument("commands", type=int)
     parser.add_argument("--wait-for-go", action="store_true")
+    parser.add_argument("--lazy", action="store_true")
     parser.add_argument("--checkpoint-every", type=int)
     parser.add_argument("--archive-every", type=int)
     args = parser.parse_args()
     every = (args.checkpoint_every, args.archive_every) if args.checkpoint_every else None
-    sys.exit(asyncio.run(run(args.workspace, args.writer, args.commands, args.wait_for_go, every)))
+    sys.exit(
+        asyncio.run(
+            run(args.workspace, args.writer, args.commands, args.wait_for_go, every, args.lazy)
+        )
+    )
