@@ -74,11 +74,12 @@ import orjson
 from engine.context import Context, ContextError, ContextView
 from engine.context.clock import FixedClock, SequentialIds
 from engine.context.compact import dump_compact, load_compact
-from engine.context.errors import InvalidCommand, UnknownSnapshot
+from engine.context.errors import InvalidCommand, NotFound, UnknownSnapshot
 from engine.context.explorer import render_tree
 from engine.context.history import diff_views
 from engine.context.selector_ast import Selector
 from engine.context.selectors import parse_selector
+from engine.context.timeline import ItemStory, StoryEvent
 from engine.context.tree import Diff, Node
 from engine.store import (
     EventStore,
@@ -102,6 +103,7 @@ CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpo
 INDEX_EVERY = 100  # events applied since the index was saved, while running
 ARCHIVE_EVERY = 1_000  # events of one context between archive marks
 READ_BATCH = 10_000  # events read at a time when a context catches up with its stream
+STORY_YIELD_EVERY = 200  # events an item's story replays between giving the event loop a turn
 # What a cache that cannot be used raises: it is then replayed instead.
 CACHE_ERRORS = (StoreError, ContextError, ValueError, KeyError, TypeError, AttributeError)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -310,6 +312,8 @@ class Workspace:
         self._index_basis: dict[str, list[Any]] = {}  # ... and what it said, to save only news
         self._legacy = False  # loaded from a version-2 checkpoint, to be replaced on saving
         self._rebuilt: dict[str, ContextProjection] = {}  # past states being scrubbed through
+        self._followed: _Followed | None = None  # the item whose story was last told
+        self._story_lock = asyncio.Lock()  # one replay of it at a time
         self._closed = False
         self.checkpoint_problem: str | None = None  # why a checkpoint was not used or saved
         self._deciding = False  # whether the running command's decide() has been called
@@ -978,6 +982,47 @@ class Workspace:
         [created] = await self.store.read_stream(CONTEXT_PREFIX + name, 0, limit=1)
         return ContextProjection.fresh(created.time_ns)
 
+    # -- an item's story ------------------------------------------------------------------------
+    async def item_story(self, name: str, item_id: str, at: str | None = None) -> list[StoryEvent]:
+        """What happened to an item, told from the log (born, moved, replaced, staged), up to
+        now or to snapshot ``at``, then what is due for it. ``NotFound`` if it is not there.
+
+        The context's stream is replayed from the archive before the item's birth, whatever
+        this process loaded, and the replay is kept: asked again after more events, it replays
+        only those. One item is followed at a time.
+        """
+        view = await self.view(name, at)
+        live = view.live()
+        node = live.find(item_id) if live is not None else view.find(item_id)
+        if node is None or node.item is None or node.created_at_ns is None:
+            raise NotFound(f"context {name!r} has no item {item_id!r} there", item=item_id)
+        entry = self.snapshot(name, at) if at is not None else None
+        until = entry.stream_seq if entry is not None else self.applied(name)
+        async with self._story_lock:
+            followed = self._followed
+            if followed is None or (followed.name, followed.story.item_id) != (name, item_id):
+                stream = CONTEXT_PREFIX + name
+                born = await self.store.first_at(stream, node.created_at_ns) or 1
+                before = await self._nearest_archive(name, born - 1)
+                followed = self._followed = _Followed(name, before, ItemStory(item_id))
+            await self._replay_observing(followed, until)
+        return followed.story.told(node, until=entry.seq if entry is not None else None)
+
+    async def _replay_observing(self, followed: _Followed, until: int) -> None:
+        projection, story = followed.projection, followed.story
+        stream = CONTEXT_PREFIX + followed.name
+        while projection.stream_seq < until:
+            wanted = min(until - projection.stream_seq, READ_BATCH)
+            events = await self.store.read_stream(stream, projection.stream_seq, limit=wanted)
+            if not events:
+                return
+            for count, event in enumerate(events, 1):
+                projection.replay(event)
+                op = event.type.removeprefix("context.")
+                story.observe(projection.context, op=op, seq=event.seq)
+                if count % STORY_YIELD_EVERY == 0:
+                    await asyncio.sleep(0)  # a long replay lets the app draw meanwhile
+
     async def _archive(self, name: str, projection: ContextProjection, mark: int) -> None:
         """Save the projection as the archive for ``mark`` (its stream_seq is ``mark`` or, after
         a batch of commands, a little past it)."""
@@ -1045,6 +1090,15 @@ def check_context_name(name: object) -> None:
             "starting with a letter or digit",
             name=name,
         )
+
+
+@dataclass(slots=True)
+class _Followed:
+    """The item whose story is being told: a replay of its context, and what it observed."""
+
+    name: str
+    projection: ContextProjection
+    story: ItemStory
 
 
 class _CheckpointMismatch(Exception):

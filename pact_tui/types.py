@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.context import ContextView, Diff, Node
+from engine.context.timeline import StoryEvent
 from engine.workspace import SnapshotEntry
 
 RowKind = Literal["system", "turn", "slot", "item"]
@@ -72,3 +73,12 @@ class Comparison:
     @property
     def label(self) -> str:
         return f"{self.older} → {self.newer}"
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    """An item's story as the workspace told it, for one item in one view."""
+
+    item_id: str
+    shown: Shown
+    events: tuple[StoryEvent, ...]

@@ -1,138 +1,129 @@
-"""What happened to one item across a context's snapshots: born, moved, replaced, gone.
+"""An item's story: where it was born, how it moved, what replaced it, which stage it reached,
+and what is due next. Told from the operations themselves: :meth:`ItemStory.observe` looks at
+the item after each operation (the workspace replays its log to do so), so nothing that
+happened between two snapshots is missed, however the context was opened.
 
-Looking an item up in a snapshot by scanning the tree would cost the whole tree per snapshot.
-An item only ever sits in the turn it was placed in (ODI moves turns, not items) or, for items
-that keep their coordinates, in whichever turn is at its depth; render stages name their
-depths. So each snapshot is searched in those few turns only.
+Pure: the caller runs the operations and says which one ran; this only compares.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
-from .context import Context
-from .history import Snapshot, SnapshotContext
-from .nodes import Item, Turn
+from .nodes import Item
+from .tree import Node
+from .view import ContextView
 
-MAX_SNAPSHOTS = 500
+What = Literal["born", "moved", "replaced", "staged", "expires", "moves on", "rehydrates"]
+
+# How each operation of a command log (its ``op``) is said when it places or moves an item.
+BORN_BY = {
+    "insert": "inserted",
+    "update": "appended",
+    "message": "a message",
+    "advance": "rehydrated by its schedule",
+}
+MOVED_BY = {
+    "insert": "an insert",
+    "update": "an update",
+    "delete": "a delete",
+    "message": "a new message",
+    "advance": "the advance",
+}
 
 
 @dataclass(frozen=True, slots=True)
-class Sighting:
-    """Where an item was at one snapshot."""
+class StoryEvent:
+    """One line of the story: at ``episode``, by the event ``seq`` (None for what is due)."""
 
-    snapshot: Snapshot
-    coordinates: tuple[int, int, int]
-    item: Item
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineEvent:
     episode: int
-    snapshot_id: str | None
-    what: str  # born, seen, moved, replaced, gone; then scheduled: expires, moves on, rehydrates
+    seq: int | None
+    what: What
     detail: str
+    times: int = 1  # moves alike in a row, told once (a message pushes a note one deeper each)
 
 
-def _find_in_turn(turn: Turn, depth: int, item_id: str) -> tuple[tuple[int, int, int], Item] | None:
-    for position, slot in turn.slots.items():
-        for index, item in enumerate(slot.items):
-            if item.id == item_id:
-                return (depth, position, index - slot.core), item
-    return None
+def where(coordinates: tuple[int, ...]) -> str:
+    return "(" + ",".join(str(c) for c in coordinates) + ")"
 
 
-def _sight(snapshot: Snapshot, item_id: str, seq: int, depths: set[int]) -> Sighting | None:
-    state = snapshot.state
-    turns = state.turns
-    count = len(turns)
-    candidates: list[tuple[int, Turn]] = []
-    if seq == -1:
-        candidates.append((-1, state.system))
-    else:
-        index = bisect_left(turns, seq, key=lambda t: t.seq)
-        if index < count and turns[index].seq == seq:
-            candidates.append((count - 1 - index, turns[index]))
-    for depth in depths:
-        if depth == -1:
-            candidates.append((-1, state.system))
-        elif 0 <= depth < count:
-            candidates.append((depth, turns[count - 1 - depth]))
-    for depth, turn in candidates:
-        found = _find_in_turn(turn, depth, item_id)
-        if found is not None:
-            return Sighting(snapshot, found[0], found[1])
-    return None
+class ItemStory:
+    """The story of one item, observed operation by operation."""
+
+    def __init__(self, item_id: str) -> None:
+        self.item_id = item_id
+        self.events: list[StoryEvent] = []
+        self._seen: tuple[tuple[int, ...], Item] | None = None  # where and what, last time
+
+    def observe(self, view: ContextView, *, op: str, seq: int) -> None:
+        """After the operation ``op`` (recorded as event ``seq``) on the context ``view`` reads
+        (the live side's ``find`` is an index lookup; a snapshot's is a walk)."""
+        live = view.live()
+        node = live.find(self.item_id) if live is not None else view.find(self.item_id)
+        if node is None or node.item is None:
+            return  # not born yet (an id is never used again once its item is gone)
+        episode, item, here = view.current_episode, node.item, node.coordinates
+        if self._seen is None:
+            self._seen = (here, item)
+            self._add(StoryEvent(episode, seq, "born", f"{where(here)} · {BORN_BY.get(op, op)}"))
+            return
+        before, old = self._seen
+        self._seen = (here, item)
+        staged = False
+        if item is not old and _replaced(old, item):
+            detail = f"content {old.content_hash[:8]} → {item.content_hash[:8]}"
+            self._add(StoryEvent(episode, seq, "replaced", detail))
+        elif item is not old and (item.stage, item.passes) != (old.stage, old.passes):
+            assert item.lifecycle is not None
+            stages = len(item.lifecycle.stages)
+            detail = f"stage {old.stage + 1} → {item.stage + 1} of {stages} · {where(here)}"
+            self._add(StoryEvent(episode, seq, "staged", detail))
+            staged = True
+        if here != before and not staged:
+            detail = f"{where(before)} → {where(here)} · {MOVED_BY.get(op, op)}"
+            self._add(StoryEvent(episode, seq, "moved", detail))
+
+    def _add(self, event: StoryEvent) -> None:
+        """Moves by the same kind of operation, one after another, are told as one."""
+        last = self.events[-1] if self.events else None
+        if (
+            last is not None
+            and last.what == event.what == "moved"
+            and last.detail.split(" · ")[1] == event.detail.split(" · ")[1]
+        ):
+            start = last.detail.split(" → ")[0]
+            joined = f"{start} → {event.detail.split(' → ')[1]}"
+            self.events[-1] = replace(last, detail=joined, times=last.times + 1)
+            return
+        self.events.append(event)
+
+    def told(self, node: Node | None = None, *, until: int | None = None) -> list[StoryEvent]:
+        """The story up to event ``until`` (all of it by default), then what is due for the
+        item as ``node`` shows it (its state at that point)."""
+        events = [e for e in self.events if until is None or e.seq is None or e.seq <= until]
+        if node is None or node.item is None:
+            return events
+        return [*events, *due(node)]
 
 
-def item_timeline(view: Context | SnapshotContext, item_id: str) -> list[TimelineEvent]:
-    """The item's story over the last ``MAX_SNAPSHOTS`` snapshots up to ``view``, then what is
-    scheduled for it. Empty if ``view`` does not hold the item."""
-    node = view.find(item_id)
-    if node is None or node.item is None or node.depth is None:
-        return []
+def due(node: Node) -> list[StoryEvent]:
+    """What is scheduled for an item: its expiry or next stage, its schedule's next instance."""
     item = node.item
-    turn = view.turn_at(node.depth)
-    assert turn is not None
-    depths = {node.depth}
-    if item.lifecycle is not None:
-        depths.update(stage.depth for stage in item.lifecycle.stages)
-    # The story up to the view: all of it for the working context, up to its own snapshot for
-    # a past one (snapshots sealed later in the same episode are its future).
-    snapshots = view.history.snapshots
-    if isinstance(view, SnapshotContext):
-        mine = next((i for i, s in enumerate(snapshots) if s is view.snapshot), None)
-        snapshots = snapshots[: mine + 1] if mine is not None else []
-    window = snapshots[-MAX_SNAPSHOTS:]
-    events: list[TimelineEvent] = []
-    previous: Sighting | None = None
-    for snapshot in window:
-        seen = _sight(snapshot, item_id, turn.seq, depths)
-        episode, at = snapshot.episode, snapshot.id
-        if seen is None:
-            if previous is not None:
-                events.append(TimelineEvent(episode, at, "gone", _where(previous.coordinates)))
-        elif previous is None:
-            first_ever = snapshot is snapshots[0] or len(snapshots) <= MAX_SNAPSHOTS
-            if first_ever and not events:
-                born = seen.item.born_episode
-                where = _where(seen.coordinates)
-                if episode != born:  # the first snapshot came later: it may have moved already
-                    where = f"at {where} by episode {episode}"
-                events.append(TimelineEvent(born, at, "born", where))
-            else:
-                events.append(TimelineEvent(episode, at, "seen", _where(seen.coordinates)))
-        else:
-            if seen.coordinates != previous.coordinates:
-                detail = f"{_where(previous.coordinates)} → {_where(seen.coordinates)}"
-                events.append(TimelineEvent(episode, at, "moved", detail))
-            if seen.item is not previous.item and _replaced(previous.item, seen.item):
-                detail = f"content {previous.item.content_hash[:8]} → {seen.item.content_hash[:8]}"
-                events.append(TimelineEvent(episode, at, "replaced", detail))
-        previous = seen
-    if previous is None:  # placed since the last snapshot
-        events.append(TimelineEvent(view.current_episode, None, "born", _where(node.coordinates)))
+    assert item is not None
+    events = []
     if node.expires_at_episode is not None:
-        what = "moves on" if item.lifecycle is not None else "expires"
-        events.append(TimelineEvent(node.expires_at_episode, None, what, ""))
-    template = view.template_of(item)
-    if template is not None:
-        episode = template.next_after(view.current_episode)
-        events.append(TimelineEvent(episode, None, "rehydrates", "a fresh instance replaces it"))
+        what: What = "moves on" if item.lifecycle is not None else "expires"
+        events.append(StoryEvent(node.expires_at_episode, None, what, ""))
+    if node.template is not None:
+        episode = node.template.next_after(node.episode)
+        events.append(StoryEvent(episode, None, "rehydrates", "a fresh instance replaces it"))
     return events
 
 
 def _replaced(old: Item, new: Item) -> bool:
-    """A change by ``pact_update`` (not a stage move, which only resets the item's clock)."""
-    return (
-        any(
-            getattr(old, name) != getattr(new, name)
-            for name in ("content", "key", "tags", "ttl", "cad", "priority", "role", "data")
-        )
-        and old.lifecycle == new.lifecycle
-    )
-
-
-def _where(coordinates: tuple[int, ...]) -> str:
-    return "(" + ",".join(str(c) for c in coordinates) + ")"
+    """A change by ``pact_update``, not a stage move (which keeps every field but its stage's
+    ttl and clock)."""
+    fields = ("content", "key", "tags", "cad", "priority", "role", "data", "lifecycle")
+    changed = any(getattr(old, name) != getattr(new, name) for name in fields)
+    return changed or (new.lifecycle is None and old.ttl != new.ttl)

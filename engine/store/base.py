@@ -189,6 +189,11 @@ class EventStore(Closing):
         stream comes before ``after_stream_seq``: for reading the tail of a long stream.
         """
 
+    @abstractmethod
+    async def first_at(self, stream: str, time_ns: int) -> int | None:
+        """The ``stream_seq`` of the first event of ``stream`` recorded at ``time_ns``, if any
+        (the event that made something stamped with that time)."""
+
     async def scan(
         self, after_seq: int = 0, *, stream: str | None = None, batch_size: int = 10_000
     ) -> AsyncIterator[list[StoredEvent]]:

@@ -282,6 +282,15 @@ class SqliteEventStore(EventStore):
         parameters = (stream, after_stream_seq, -1 if limit is None else limit)
         return [_event_from_row(row) for row in await self._query(sql, parameters)]
 
+    async def first_at(self, stream: str, time_ns: int) -> int | None:
+        self._check_open()
+        # The stream's entries of the (stream, stream_seq) index, each row checked for its time.
+        [(stream_seq,)] = await self._query(
+            "SELECT MIN(stream_seq) FROM events WHERE stream = ? AND time_ns = ?",
+            (stream, time_ns),
+        )
+        return None if stream_seq is None else int(stream_seq)
+
     async def head(self) -> int:
         self._check_open()
         [(seq,)] = await self._query(HEAD_SQL)

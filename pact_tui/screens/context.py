@@ -27,7 +27,7 @@ from engine.store import StoreError
 from engine.workspace import Change, ContextInfo, SnapshotEntry, Workspace
 
 from ..tree_layout import Row
-from ..types import Comparison, Mark, RemovedItem, Selection, SelectorProblem, Shown
+from ..types import Comparison, Mark, RemovedItem, Selection, SelectorProblem, Shown, Told
 from ..widgets.context_list import ContextList
 from ..widgets.context_tree import ContextTree, LinePane, ProviderList
 from ..widgets.detail import NodeDetail, Subject
@@ -121,6 +121,8 @@ class ContextScreen(Screen[None]):
     """The diff between the base and the view shown."""
     marks: reactive[dict[str, Mark]] = reactive(dict, init=False)
     """Rows to highlight: the diff's changes and the selector's matches."""
+    told: reactive[Told | None] = reactive(None, init=False)
+    """The story of the item under the cursor, as the log tells it (read in a worker)."""
     base_index: reactive[int | None] = reactive(None, init=False)
     """The diff base's snapshot index, for the scrubber to mark (``compute_base_index``)."""
     subject: reactive[Subject | None] = reactive(None, init=False)
@@ -246,6 +248,7 @@ class ContextScreen(Screen[None]):
         self.set_class(shown is not None and not shown.live, "-past")
         self._select()
         self._compare()
+        self._tell()
         if shown is not None and (old is None or old.name != shown.name):
             self.call_after_refresh(self._build_indexes, shown.name)
 
@@ -358,10 +361,42 @@ class ContextScreen(Screen[None]):
 
     def compute_subject(self) -> Subject | None:
         """What the detail pane describes: the row under the cursor, in the view shown."""
-        shown, row = self.shown, self.highlighted
+        shown, row, told = self.shown, self.highlighted, self.told
         if shown is None or row is None:
             return None
-        return Subject(shown, row, self.comparison)
+        item_id = row.item.id if row.item is not None else None
+        story = (
+            told.events
+            if told is not None
+            and (told.item_id, told.shown)
+            == (
+                item_id,
+                shown,
+            )
+            else None
+        )
+        return Subject(shown, row, self.comparison, story)
+
+    def watch_highlighted(self) -> None:
+        self._tell()
+
+    def _tell(self) -> None:
+        """Have the log tell the story of the item under the cursor, unless it has for this
+        view already."""
+        shown, row, told = self.shown, self.highlighted, self.told
+        if shown is None or row is None or row.item is None:
+            return
+        if told is None or (told.item_id, told.shown) != (row.item.id, shown):
+            self._tell_story(shown, row.item.id)
+
+    @work(exclusive=True, group="story")
+    async def _tell_story(self, shown: Shown, item_id: str) -> None:
+        at = shown.entry.id if shown.entry is not None else None
+        try:
+            events = await self.workspace.item_story(shown.name, item_id, at)
+        except (ContextError, StoreError):
+            events = []  # gone meanwhile, or the log cannot be read: the story is empty
+        self.told = Told(item_id, shown, tuple(events))
 
     def compute_status(self) -> Status:
         shown, selection = self.shown, self.selection

@@ -14,8 +14,8 @@ from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from engine.context import Context, ContextView, ItemChange, SnapshotContext
-from engine.context.timeline import item_timeline
+from engine.context import ContextView, ItemChange
+from engine.context.timeline import StoryEvent
 
 from ..tree_layout import Row
 from ..types import Comparison, Shown
@@ -32,6 +32,7 @@ class Subject:
     shown: Shown
     row: Row
     comparison: Comparison | None = None
+    story: tuple[StoryEvent, ...] | None = None  # the item's, once the log has told it
 
 
 def _fields_table(rows: list[tuple[str, Any]]) -> Table:
@@ -53,7 +54,12 @@ def _dash(value: Any) -> str:
     return "—" if value is None or value == [] else str(value)
 
 
-def describe(view: ContextView, row: Row, change: ItemChange | None) -> RenderableType:
+def describe(
+    view: ContextView,
+    row: Row,
+    change: ItemChange | None = None,
+    story: tuple[StoryEvent, ...] | None = None,
+) -> RenderableType:
     """A renderable describing ``row``'s node as it is in ``view``."""
     if row.kind in ("system", "turn"):
         turn = row.turn
@@ -86,10 +92,17 @@ def describe(view: ContextView, row: Row, change: ItemChange | None) -> Renderab
                 ]
             ),
         )
-    return _describe_item(view, row, change)
+    return _describe_item(view, row, change, story)
 
 
-def _describe_item(view: ContextView, row: Row, change: ItemChange | None) -> RenderableType:
+def _describe_item(
+    view: ContextView,
+    row: Row,
+    change: ItemChange | None,
+    story: tuple[StoryEvent, ...] | None,
+) -> RenderableType:
+    """Every field, the change in the diff shown, the content, and the story (None: not told
+    yet, the log is being read)."""
     item = row.item
     assert item is not None and row.slot is not None
     node = view.make_node(item, row.slot, row.depth, row.offset or 0)
@@ -148,20 +161,20 @@ def _describe_item(view: ContextView, row: Row, change: ItemChange | None) -> Re
             Text("\nchanged in this diff", style="bold"),
             Text(", ".join([*change.fields, *moved]) or "—"),
         ]
-    parts += [Text("\ncontent", style="bold"), Text(item.text())]
-    if isinstance(view, (Context, SnapshotContext)):
-        story = item_timeline(view, item.id)
-        if story:
-            parts.append(Text("\nhistory", style="bold"))
-            table = Table.grid(padding=(0, 2))
-            table.add_column(justify="right", style="dim")
-            table.add_column(style="bold")
-            table.add_column(overflow="fold")
-            now = view.current_episode
-            for event in story:
-                when = f"ep {event.episode}" + (" (due)" if event.episode > now else "")
-                table.add_row(when, event.what, event.detail)
-            parts.append(table)
+    parts += [Text("\ncontent", style="bold"), Text(item.text()), Text("\nhistory", style="bold")]
+    if story is None:
+        parts.append(Text("reading the log…", style="dim"))
+    else:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(justify="right", style="dim")
+        table.add_column(style="bold")
+        table.add_column(overflow="fold")
+        now = view.current_episode
+        for event in story:
+            when = f"ep {event.episode}" + (" (due)" if event.episode > now else "")
+            times = f", {event.times} times" if event.times > 1 else ""
+            table.add_row(Text(when), Text(event.what), Text(event.detail + times))
+        parts.append(table)
     return Group(*parts)
 
 
@@ -169,9 +182,9 @@ def describe_subject(subject: Subject) -> RenderableType:
     """The node, and above it what the diff shown found."""
     comparison, row, view = subject.comparison, subject.row, subject.shown.view
     if comparison is None:
-        return describe(view, row, None)
+        return describe(view, row, None, subject.story)
     change = comparison.diff.change_of(row.item.id) if row.item is not None else None
-    return Group(diff_summary(comparison), describe(view, row, change))
+    return Group(diff_summary(comparison), describe(view, row, change, subject.story))
 
 
 def diff_summary(comparison: Comparison) -> RenderableType:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input
 
+import engine.workspace as workspace_module
 from engine.workspace import Workspace
 from pact_tui.screens.prompt import PromptScreen
 
@@ -172,24 +174,50 @@ async def test_the_detail_of_the_item_under_the_cursor_follows_the_episode(
         assert screen.workspace.context("quiet").journal_token == token  # nothing was written
 
 
-async def test_the_detail_shows_a_replace_once_a_seal_records_it(tmp_path: Path) -> None:
-    """An item's history comes from the snapshots: a seal writes nothing into the tree, yet it
-    adds the item's replacement to the history under the cursor."""
+async def test_the_detail_shows_a_replace_at_once(tmp_path: Path) -> None:
+    """An item's history comes from the log: a replace is in it as soon as it is made, no
+    snapshot needed."""
     path = tmp_path / "quiet.pact"
     async with await Workspace.open(path, create=True, watch=False) as workspace:
         await workspace.create_context("quiet")
         await workspace.add_message("quiet", "user", "hello")
         await workspace.insert("quiet", "d0, 2, 0", {"content": "note"})
-        await workspace.seal("quiet", "before")
     app = inspector(path, context="quiet")
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         line = screen.context_tree.layout_model.line_of(0, 2, 0)
         assert line is not None
         screen.context_tree.jump_to(line)
+        await wait_until(pilot, lambda: "born" in detail_text(app), "the note's history")
+        assert "replaced" not in detail_text(app)
         replace = {"op": "update", "selector": "d0, 2, 0", "component": {"content": "new note"}}
         assert await screen.run_command(replace).wait() is not None
-        await wait_until(pilot, lambda: "new note" in detail_text(app), "the new content")
-        assert "replaced" not in detail_text(app)  # no snapshot has seen it yet
-        assert await screen.run_command({"op": "seal", "trigger": "after"}).wait() is not None
-        await wait_until(pilot, lambda: "replaced" in detail_text(app), "the replace recorded")
+        await wait_until(pilot, lambda: "replaced" in detail_text(app), "the replace in it")
+        assert "new note" in detail_text(app)
+
+
+async def test_after_reopening_a_checkpointed_workspace_the_detail_tells_the_real_birth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """First use found "born at (33331,1,0)" for an item inserted at (0,1,0): the history came
+    from the snapshots held in memory, and a checkpoint had hidden the older ones."""
+    monkeypatch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 1)
+    path = tmp_path / "deep.pact"
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        await workspace.create_context("deep")
+        await workspace.add_message("deep", "user", "hello")
+        await workspace.insert("deep", "d0, 1, 0", {"content": "the note", "key": "note"})
+        for number in range(12):
+            await workspace.add_message("deep", "user", f"m{number}")
+            await workspace.advance("deep")
+    app = inspector(path, context="deep")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert screen.workspace.context("deep").history.latest is None  # no snapshot held
+        line = screen.context_tree.layout_model.line_of(12, 1, 0)
+        assert line is not None
+        screen.context_tree.jump_to(line)
+        await wait_until(pilot, lambda: "born" in detail_text(app), "the note's history")
+        detail = detail_text(app)
+        assert "(0,1,0) · inserted" in detail  # born where it was inserted, at episode 0
+        assert "(0,1,0) → (12,1,0)" in detail  # and every message since
