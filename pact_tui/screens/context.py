@@ -63,16 +63,16 @@ class ContextScreen(Screen[None]):
             "full_stop", "advance", "Advance", tooltip="advance one episode (expire, rehydrate)"
         ),
         Binding("s", "seal", "Seal", tooltip="seal a named snapshot"),
-        Binding("left_square_bracket", "step(-1)", "◀", tooltip="step back one snapshot"),
-        Binding("right_square_bracket", "step(1)", "▶", tooltip="step forward (to live)"),
+        Binding("left_square_bracket", "step_back", "◀", tooltip="step back one snapshot"),
+        Binding("right_square_bracket", "step_forward", "▶", tooltip="step forward (to live)"),
         Binding("L", "live", "Live", tooltip="return to the live context"),
         Binding("p", "play", "Play", tooltip="play/pause automatic stepping"),
-        Binding("plus", "speed(-1)", "Faster", show=False, tooltip="play faster"),
-        Binding("minus", "speed(1)", "Slower", show=False, tooltip="play slower"),
+        Binding("plus", "play_faster", "Faster", show=False, tooltip="play faster"),
+        Binding("minus", "play_slower", "Slower", show=False, tooltip="play slower"),
         Binding("d", "diff", "Diff", tooltip="mark this state as the diff base, or clear the diff"),
         Binding("slash", "search", "Select", tooltip="type a selector; matches highlight"),
-        Binding("n", "next_match(1)", "Next match", show=False, tooltip="next selector match"),
-        Binding("N", "next_match(-1)", "Prev match", show=False, tooltip="previous match"),
+        Binding("n", "next_match", "Next match", show=False, tooltip="next selector match"),
+        Binding("N", "previous_match", "Prev match", show=False, tooltip="previous match"),
         Binding("escape", "clear_selector", "Clear", show=False, tooltip="clear the selector"),
         Binding("v", "toggle_provider", "Provider", tooltip="tree ↔ what the model is sent"),
         Binding("z", "fold_history", "Fold history", show=False, tooltip="fold history turns"),
@@ -515,13 +515,17 @@ class ContextScreen(Screen[None]):
             return
         self.position = position
 
-    def action_step(self, direction: int) -> None:
-        if self.context_name is None:
-            return
+    def action_step_back(self) -> None:
+        """To the snapshot before the one shown; from live, to the newest."""
         if self.position is not None:
-            self.go_to(self.position + direction)
-        elif direction < 0:
-            self.go_to(self.workspace.snapshot_count(self.context_name) - 1)
+            self.go_to(self.position - 1)
+        else:
+            self.action_last_snapshot()
+
+    def action_step_forward(self) -> None:
+        """To the snapshot after the one shown; past the newest is live."""
+        if self.position is not None:
+            self.go_to(self.position + 1)
 
     def action_first_snapshot(self) -> None:
         self.go_to(0)
@@ -540,9 +544,16 @@ class ContextScreen(Screen[None]):
     def action_play(self) -> None:
         self.play_speed = None if self.play_speed is not None else 1.0
 
-    def action_speed(self, direction: int) -> None:
+    def action_play_faster(self) -> None:
+        self._play_at(-1)
+
+    def action_play_slower(self) -> None:
+        self._play_at(1)
+
+    def _play_at(self, step: int) -> None:
+        """The next speed in ``SPEEDS`` (seconds per step): -1 faster, 1 slower."""
         if self.play_speed is not None:
-            index = SPEEDS.index(self.play_speed) + direction
+            index = SPEEDS.index(self.play_speed) + step
             self.play_speed = SPEEDS[max(0, min(index, len(SPEEDS) - 1))]
 
     def watch_play_speed(self, speed: float | None) -> None:
@@ -555,7 +566,7 @@ class ContextScreen(Screen[None]):
     def play_step(self) -> None:
         """One automatic step: forward through the past, or advance the live context."""
         if self.position is not None:
-            self.action_step(1)
+            self.action_step_forward()
             if self.position is None:  # caught up with now: stop rather than write anything
                 self.play_speed = None
         elif self.context_name is not None and not self._commands_running():
@@ -600,7 +611,7 @@ class ContextScreen(Screen[None]):
         await self._apply_selector(text)
         if self.selection.matches:
             self.match_index = -1
-            self.action_next_match(1)
+            self.action_next_match()
 
     async def _apply_selector(self, text: str) -> None:  # async: may rebuild a snapshot
         """A time-qualified selector names its own snapshot: the view goes there, and its
@@ -637,13 +648,21 @@ class ContextScreen(Screen[None]):
     def action_clear_selector(self) -> None:
         self.selector, self.pinned, self.match_index = "", frozenset(), -1
 
-    def action_next_match(self, direction: int) -> None:
+    def action_next_match(self) -> None:
+        self._walk_matches(1)
+
+    def action_previous_match(self) -> None:
+        self._walk_matches(-1)
+
+    def _walk_matches(self, step: int) -> None:
+        """Move to the match ``step`` away from the last one walked to (wrapping), unfolding
+        what hides it."""
         matches = self.selection.matches
         if not matches:
             if self.selector:
                 self.notify("no matches", severity="warning")
             return
-        self.match_index = (self.match_index + direction) % len(matches)
+        self.match_index = (self.match_index + step) % len(matches)
         node = matches[self.match_index]
         pane = self.active_pane
         layout = pane.layout_model
