@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, OptionList
@@ -86,48 +86,51 @@ class ContextScreen(Screen[None]):
         Binding("c", "focus_contexts", "Contexts", show=False, tooltip="focus the context list"),
     ]
 
+    # ``var``: reactives that never repaint the screen by themselves (a repaint of the screen
+    # is a repaint of everything on it); the widgets bound to them redraw what they show.
+
     # -- state: what the user chose ------------------------------------------------------------
-    context_name: reactive[str | None] = reactive(None, init=False)
+    context_name: var[str | None] = var(None, init=False)
     """The context shown (one per agent)."""
-    position: reactive[int | None] = reactive(None, init=False)
+    position: var[int | None] = var(None, init=False)
     """The snapshot shown, by its index in the context's list; None: live."""
-    revision: reactive[int] = reactive(0, init=False)
+    revision: var[int] = var(0, init=False)
     """How many events of the shown context are applied: moved by the workspace's change feed
     (every process's commands, this one's included), it says the live context changed."""
-    selector: reactive[str] = reactive("", init=False)
+    selector: var[str] = var("", init=False)
     """The selector typed in the bar; its matches are highlighted."""
-    pinned: reactive[frozenset[str]] = reactive(frozenset(), init=False)
+    pinned: var[frozenset[str]] = var(frozenset(), init=False)
     """A time-qualified selector's matches, by id: it names its own snapshot, so its matches
     are those nodes wherever the view goes (those that are there)."""
-    diff_base: reactive[DiffBase | None] = reactive(None, init=False)
+    diff_base: var[DiffBase | None] = var(None, init=False)
     """The other end of the diff shown; None: no diff."""
-    play_speed: reactive[float | None] = reactive(None, init=False)
+    play_speed: var[float | None] = var(None, init=False)
     """Seconds per automatic step while playing; None: paused."""
-    pending: reactive[int] = reactive(0, init=False)
+    pending: var[int] = var(0, init=False)
     """Events of this context that arrived while the past is shown (live is not redrawn)."""
-    match_index: reactive[int] = reactive(-1, init=False)
+    match_index: var[int] = var(-1, init=False)
     """Which match ``n``/``N`` last went to; -1: none yet."""
-    highlighted: reactive[Row | None] = reactive(None, init=False)
+    highlighted: var[Row | None] = var(None, init=False)
     """The row under the cursor of the pane shown (from its Highlighted messages)."""
 
     # -- derived: set by the watchers below, never by hand -------------------------------------
-    contexts: reactive[tuple[ContextInfo, ...]] = reactive((), init=False)
+    contexts: var[tuple[ContextInfo, ...]] = var((), init=False)
     """Every context of the workspace, with its episode and size."""
-    shown: reactive[Shown | None] = reactive(None, init=False)
+    shown: var[Shown | None] = var(None, init=False)
     """What is drawn: the view for (context_name, position, revision)."""
-    selection: reactive[Selection] = reactive(Selection, init=False)
+    selection: var[Selection] = var(Selection, init=False)
     """The selector's matches in the view shown, or why it cannot be read."""
-    comparison: reactive[Comparison | None] = reactive(None, init=False)
+    comparison: var[Comparison | None] = var(None, init=False)
     """The diff between the base and the view shown."""
-    marks: reactive[dict[str, Mark]] = reactive(dict, init=False)
+    marks: var[dict[str, Mark]] = var(dict, init=False)
     """Rows to highlight: the diff's changes and the selector's matches."""
-    told: reactive[Told | None] = reactive(None, init=False)
+    told: var[Told | None] = var(None, init=False)
     """The story of the item under the cursor, as the log tells it (read in a worker)."""
-    base_index: reactive[int | None] = reactive(None, init=False)
+    base_index: var[int | None] = var(None, init=False)
     """The diff base's snapshot index, for the scrubber to mark (``compute_base_index``)."""
-    subject: reactive[Subject | None] = reactive(None, init=False)
+    subject: var[Subject | None] = var(None, init=False)
     """What the detail pane describes (``compute_subject``)."""
-    status: reactive[Status] = reactive(lambda: Status(None, None, True), init=False)
+    status: var[Status] = var(lambda: Status(None, None, True), init=False)
     """What the status line says (``compute_status``)."""
 
     def compose(self) -> Any:

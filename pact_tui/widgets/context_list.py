@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -21,9 +21,9 @@ class ContextList(OptionList):
         Binding("up,k", "cursor_up", "Up", show=False),
     ]
 
-    contexts: reactive[tuple[ContextInfo, ...]] = reactive(())
+    contexts: var[tuple[ContextInfo, ...]] = var(())
     """Every context of the workspace (bound to the screen's)."""
-    current: reactive[str | None] = reactive(None)
+    current: var[str | None] = var(None)
     """The context the screen shows (bound): the highlighted one."""
 
     def watch_contexts(self, old: tuple[ContextInfo, ...], new: tuple[ContextInfo, ...]) -> None:

@@ -18,7 +18,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -94,7 +94,7 @@ class LinePane(ScrollView, can_focus=True):
 
     TITLE: ClassVar[str] = "lines"  # what the pane's border names, before "· live"
 
-    shown: reactive[Shown | None] = reactive(None)
+    shown: var[Shown | None] = var(None)
     """The view drawn (bound to the screen's): live, or a snapshot's."""
     marks: reactive[Mapping[str, Mark]] = reactive(dict, repaint=True)
     """Rows to highlight, by node id: the diff's changes and the selector's matches."""

@@ -11,7 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Static
 
 from engine.context import ContextView, ItemChange
@@ -221,7 +221,7 @@ class NodeDetail(VerticalScroll):
     NodeDetail > Static { width: 1fr; height: auto; }
     """
 
-    subject: reactive[Subject | None] = reactive(None)
+    subject: var[Subject | None] = var(None)
     """What to describe (bound to the screen's)."""
 
     def compose(self) -> Any:

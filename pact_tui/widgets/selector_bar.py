@@ -8,7 +8,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Input, Static
 
 from ..types import Selection
@@ -26,7 +26,7 @@ class SelectorBar(Vertical):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close", show=False)]
 
-    selection: reactive[Selection] = reactive(Selection)
+    selection: var[Selection] = var(Selection)
     """What the selector found (bound to the screen's): the feedback under the input."""
 
     class Changed(Message):
