@@ -16,6 +16,7 @@ only read (opening a workspace to look at it should not pay for pydantic).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Self, TypeAlias
@@ -36,6 +37,7 @@ from pydantic_core import ErrorDetails
 from .components import ContextComponent, TextContent
 from .context import Context
 from .errors import ContextError, InvalidCommand, InvalidUpdateMode
+from .nodes import lived_ttl
 from .stages import Pos, Role
 from .tree import Node
 
@@ -167,17 +169,32 @@ ContextCommand: TypeAlias = Annotated[
     Field(discriminator="op"),
 ]
 _COMMAND: TypeAdapter[ContextCommand] = TypeAdapter(ContextCommand)
+_MODELS: dict[str, type[BaseModel]] = {
+    model.model_fields["op"].default: model
+    for model in (
+        InsertCommand,
+        UpdateCommand,
+        DeleteCommand,
+        MessageCommand,
+        AdvanceCommand,
+        SealCommand,
+    )
+}
+
+
+FORMAT = 2
+"""The version of the command forms this module writes; an event records it (``"v"``) with its
+command. Version 1 (no ``"v"``) is the previous release's, read by :func:`parse_recorded`."""
 
 
 def parse_command(
-    command: ContextCommand | Mapping[str, Any], *, recorded: bool = False
+    command: ContextCommand | Mapping[str, Any],
 ) -> tuple[ContextCommand, dict[str, Any]]:
     """The checked command and its JSON form (what an event stores), or ``InvalidCommand``
     naming what is wrong. A model built in code and its JSON form parse to equal commands.
 
     The command is taken through JSON first, so what runs now is exactly what a replay of the
-    stored form runs (string keys, lists, no NaN). ``recorded``: the form comes from the log;
-    forms that older versions accepted are read as they behaved then.
+    stored form runs (string keys, lists, no NaN).
     """
     if isinstance(command, BaseModel):
         given: Any = command.model_dump(exclude_unset=True)
@@ -188,6 +205,20 @@ def parse_command(
         data = json.loads(json.dumps(given, sort_keys=True, allow_nan=False))
     except (TypeError, ValueError) as error:
         raise InvalidCommand(f"a command must be JSON: {error}") from None
+    return _validated(data), data
+
+
+def parse_recorded(data: Any, version: int) -> ContextCommand:
+    """A command as an event recorded it (already JSON: no copy through JSON), read by the
+    rules of the version that wrote it, so it runs as it ran then. Version 1 commands were
+    checked less: keys it ignored are left out, ``"fields": null`` is no fields, and a
+    component's ``type`` other than ``text`` gave the item the type ``component``."""
+    if version < FORMAT:
+        data = _as_version_1(data)
+    return _validated(_as_recorded(data))
+
+
+def _validated(data: Any) -> ContextCommand:
     if not isinstance(data, dict):
         raise InvalidCommand(f"a command must be a JSON object, got {type(data).__name__}")
     op = data.get("op")
@@ -196,11 +227,10 @@ def parse_command(
             f"unknown context operation {op!r}; use one of {', '.join(OPS)}", op=repr(op)
         )
     try:
-        parsed = _COMMAND.validate_python(_as_recorded(data) if recorded else data)
+        return _COMMAND.validate_python(data)
     except ValidationError as error:
         first = error.errors()[0]
         raise _refusal(op, first["loc"][1:], first) from None  # [0] is the union's tag: the op
-    return parsed, data
 
 
 def parse_component(data: Any) -> ComponentSpec:
@@ -235,17 +265,59 @@ def _refusal(op: str, loc: tuple[int | str, ...], error: ErrorDetails) -> Contex
     return InvalidCommand(f"{op!r} command:{named} {message}", field=field)
 
 
-def _as_recorded(data: dict[str, Any]) -> dict[str, Any]:
-    """A stored command as it behaved when it was accepted. Before ``ttl=0`` was refused, an
-    item with ``ttl=0`` lived exactly as one with ``ttl=1`` does (seen in its birth episode,
-    gone at the next advance), so it replays as that."""
-    parts = [data.get("component"), data.get("fields")]
-    lifecycle = (data.get("component") or {}).get("render_lifecycle") or {}
-    parts += lifecycle.get("stages") or []
-    for part in parts:
-        if isinstance(part, dict) and part.get("ttl") == 0:
-            part["ttl"] = 1
+def _as_recorded(data: Any) -> Any:
+    """Before ``ttl=0`` was refused, an item with ``ttl=0`` lived exactly as one with ``ttl=1``
+    does (seen in its birth episode, gone at the next advance): it is read as that, here and by
+    every other reader of stored state (``nodes.lived_ttl``). Copies only what it changes."""
+    if not any(part.get("ttl") == 0 for part in _with_ttl(data)):
+        return data
+    data = copy.deepcopy(data)
+    for part in _with_ttl(data):
+        part["ttl"] = lived_ttl(part.get("ttl"))
     return data
+
+
+def _with_ttl(data: Any) -> list[dict[str, Any]]:
+    """The parts of a command's JSON form that may carry a ttl: its component, its message
+    fields, the component's render stages."""
+    if not isinstance(data, dict):
+        return []
+    component, fields = data.get("component"), data.get("fields")
+    lifecycle = component.get("render_lifecycle") if isinstance(component, dict) else None
+    stages = lifecycle.get("stages") if isinstance(lifecycle, dict) else None
+    parts = [component, fields, *(stages if isinstance(stages, list) else [])]
+    return [part for part in parts if isinstance(part, dict)]
+
+
+def _as_version_1(data: Any) -> Any:
+    """A version 1 command in version 2's terms (a copy)."""
+    if not isinstance(data, dict):
+        return data
+    model = _MODELS.get(data.get("op"))  # type: ignore[arg-type]
+    if model is None:
+        return data
+    out = {key: value for key, value in data.items() if key in model.model_fields}
+    if out.get("fields", {}) is None:
+        out["fields"] = {}
+    component = out.get("component")
+    if isinstance(component, dict):
+        component = dict(component)
+        if component.get("type", "text") != "text":
+            component["type"] = "component"
+        lifecycle = component.get("render_lifecycle")
+        if isinstance(lifecycle, dict):
+            lifecycle = {k: v for k, v in lifecycle.items() if k in LifecycleSpec.model_fields}
+            stages = lifecycle.get("stages")
+            if isinstance(stages, list):
+                lifecycle["stages"] = [
+                    {k: v for k, v in stage.items() if k in StageSpec.model_fields}
+                    if isinstance(stage, dict)
+                    else stage
+                    for stage in stages
+                ]
+            component["render_lifecycle"] = lifecycle
+        out["component"] = component
+    return out
 
 
 def _placed(node: Node) -> dict[str, Any]:

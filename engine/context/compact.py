@@ -19,7 +19,7 @@ from typing import Any
 from .clock import Clock, IdFactory
 from .context import Context
 from .errors import ContextError, InvalidExport
-from .nodes import Item, Slot, Template, Turn
+from .nodes import Item, Slot, Template, Turn, lived_ttl
 from .stages import Pos, RenderLifecycle
 
 FORMAT = "pact-context-compact"
@@ -121,11 +121,15 @@ def _load_item(row: list[Any], new: Any = object.__new__) -> Item:
     ) = row
     item.tags = tuple(tags)
     item._hash = None
+    if item.ttl == 0:  # written before ttl=0 was refused (see lived_ttl)
+        item.ttl = lived_ttl(item.ttl)
     if lifecycle is None:
         item.lifecycle = None
     else:
         stages, cycle = lifecycle
-        item.lifecycle = RenderLifecycle([Pos(selector, ttl=t) for selector, t in stages], cycle)
+        item.lifecycle = RenderLifecycle(
+            [Pos(selector, ttl=lived_ttl(t)) for selector, t in stages], cycle
+        )
     return item
 
 

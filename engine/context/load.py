@@ -19,6 +19,7 @@ from .nodes import (
     check_json_fields,
     check_render_lifecycle,
     check_timers,
+    lived_ttl,
 )
 from .stages import Pos, RenderLifecycle, Role
 from .tree import SYSTEM_SEQ
@@ -303,16 +304,18 @@ class _Loader:
         """An item record whose lifecycle an insert would accept and whose hash is right."""
         lifecycle = None
         stage = passes = 0
+        ttl = lived_ttl(model.ttl)  # an export written before ttl=0 was refused
         try:
             check_json_fields(model.content, model.data)
-            check_timers(model.ttl, model.cad)
+            check_timers(ttl, model.cad)
             if model.render_lifecycle is not None:
                 lc = model.render_lifecycle
-                stages = [Pos(s.selector, ttl=s.ttl) for s in lc.stages]  # parses the selectors
+                # Pos parses the selectors.
+                stages = [Pos(s.selector, ttl=lived_ttl(s.ttl)) for s in lc.stages]
                 lifecycle = RenderLifecycle(stages, lc.cycle)
                 stage, passes = lc.stage, lc.passes
                 check_render_lifecycle(lifecycle, model.cad)
-                _check_progress(lifecycle, stage, passes, model.ttl)
+                _check_progress(lifecycle, stage, passes, ttl)
         except ContextError as error:
             raise InvalidExport(error.message, **error.details) from None
         if model.creation_index > self.highest:
@@ -323,7 +326,7 @@ class _Loader:
             content=model.content,
             key=model.key,
             tags=tuple(model.tags),
-            ttl=model.ttl,
+            ttl=ttl,
             cad=model.cad,
             priority=model.priority,
             role=model.role,

@@ -57,6 +57,13 @@ def follows_message(ttl: int | None, cad: int | None) -> bool:
     return ttl is None or (ttl == 1 and cad == 1)
 
 
+def lived_ttl(ttl: int | None) -> int | None:
+    """The ttl a stored item lives by. ``ttl=0``, accepted before it was refused, lived
+    exactly as ``ttl=1`` does (seen in its birth episode, gone at the next advance): every
+    reader of stored state (a replay, a checkpoint, an export) reads it as 1, so they agree."""
+    return 1 if ttl == 0 else ttl
+
+
 def check_timers(ttl: int | None, cad: int | None) -> None:
     """Spec §3: ``ttl <= 0`` and ``cad <= 0`` are refused (at insert and at load alike): an item
     alive at no episode is a mistake, and ``ttl=1`` already means "this episode only"."""

@@ -29,6 +29,7 @@ from engine.context.commands import (
     UpdateCommand,
     apply_command,
     parse_command,
+    parse_recorded,
 )
 
 
@@ -148,20 +149,45 @@ def test_content_keeps_its_own_json_when_it_has_some() -> None:
 
 def test_a_recorded_zero_ttl_replays_as_one_episode() -> None:
     """Older versions accepted ttl=0, which lived exactly as ttl=1 does; the log keeps it."""
-    stored = {
-        "op": "insert",
-        "selector": "d0, 1, 0",
-        "component": {
-            "content": "x",
-            "ttl": 0,
-            "render_lifecycle": None,
-        },
-    }
+    stored = {"op": "insert", "selector": "d0, 1, 0", "component": {"content": "x", "ttl": 0}}
     context = Context(ids=SequentialIds(), clock=SteppingClock())
     with pytest.raises(InvalidLifecycle, match="ttl=0"):
         apply_command(context, parse_command(stored)[0])
-    recorded, _ = parse_command(stored, recorded=True)
-    assert isinstance(recorded, InsertCommand) and recorded.component.ttl == 1
+    for version in (1, 2):
+        recorded = parse_recorded(stored, version)
+        assert isinstance(recorded, InsertCommand) and recorded.component.ttl == 1
+    assert stored["component"]["ttl"] == 0  # the event's own payload is left as it is
+
+
+@pytest.mark.parametrize(
+    ("stored", "read_as"),
+    [
+        ({"op": "advance", "note": "x"}, AdvanceCommand()),
+        ({"op": "seal", "trigger": "t", "by": "me"}, SealCommand(trigger="t")),
+        ({"op": "delete", "key": "k", "why": 1}, DeleteCommand(key="k")),
+        ({"op": "message", "role": "user", "text": "hi", "fields": None},
+         MessageCommand(role="user", text="hi")),
+        ({"op": "insert", "selector": "d0, 1, 0", "component": {"type": "image", "url": "u"}},
+         InsertCommand(selector="d0, 1, 0", component=ComponentSpec(type="component", url="u"))),
+        ({"op": "insert", "selector": "d0, 1, 0", "component": {"content": "a",
+          "render_lifecycle": {"stages": [{"selector": "d0, 1, 0", "ttl": 1, "x": 2}],
+                               "cycle": False, "y": 3}}},
+         InsertCommand(selector="d0, 1, 0", component=ComponentSpec(
+             content="a", render_lifecycle=LifecycleSpec(
+                 stages=(StageSpec(selector="d0, 1, 0", ttl=1),), cycle=False)))),
+    ],
+)  # fmt: skip
+def test_a_version_1_form_reads_as_it_ran(stored: dict[str, Any], read_as: Any) -> None:
+    """The previous release ignored keys it did not know and read "fields": null as none, and
+    gave every component whose type was not text the type "component"."""
+    assert parse_recorded(stored, 1) == read_as
+    component = stored.get("component", {})
+    if component.get("type") == "image":  # the current form keeps the type it names
+        command, _ = parse_command(stored)
+        assert isinstance(command, InsertCommand) and command.component.type == "image"
+    else:  # and is checked as written: a key it does not know is a mistake
+        with pytest.raises(InvalidCommand):
+            parse_command(stored)
 
 
 names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8)

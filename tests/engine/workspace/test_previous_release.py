@@ -1,0 +1,59 @@
+"""A workspace the previous release wrote opens, and reads the same from its checkpoint as from
+a replay of its log: command forms that release accepted and this one refuses (or reads
+otherwise) are read by the rules of then. The fixture is ``fixtures/v1-commands.pact``
+(``fixtures/write_v1_commands.py`` says what is in it and which code wrote it)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from engine.store import SqliteEventStore
+from engine.workspace import LEGACY_CHECKPOINT, Workspace
+
+from .conftest import replay_from_scratch
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "v1-commands.pact"
+
+
+async def test_commands_of_the_previous_release_read_the_same_from_a_checkpoint_and_the_log(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.pact"
+    shutil.copy(FIXTURE, path)
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        checkpoint = await store.load_checkpoint(LEGACY_CHECKPOINT)
+        assert checkpoint is not None and 0 < checkpoint.seq < await store.head()
+    replayed = (await replay_from_scratch(path))["agent"].context
+    async with await Workspace.open(path, watch=False) as ws:
+        assert ws.checkpoint_problem is None  # the checkpoint was used, then the tail replayed
+        opened = ws.context("agent")
+        assert opened.model_dump_json() == replayed.model_dump_json()
+        assert (await ws.verify()).ok
+
+        # ttl=0 lived as ttl=1 does, and is read as that from the checkpoint ("late") and from
+        # the log ("later") alike
+        for key in ("late", "later"):
+            node = opened.get_by_key(key)
+            assert node is not None and (node.ttl, node.remaining) == (1, 1), key
+        staged = opened.get_by_key("staged")
+        assert staged is not None and staged.stage == 1  # its ttl=0 first stage lasted one
+        # a component typed "image" then was a "component"; what the model is sent is its
+        # fields, not "null"
+        image = opened.get_by_key("image")
+        assert image is not None and image.node_type == "component"
+        sent = [m["content"] for m in opened.render_provider()]
+        assert "null" not in sent
+        assert json.loads(next(t for t in sent if "example.org" in t)) == {
+            "type": "component",
+            "url": "https://example.org/a.png",
+        }
+
+        # what is appended now says which rules it was written by
+        await ws.advance("agent")
+        [event] = await ws.store.read(ws.head - 1)
+        assert event.payload["v"] == 2
+    assert (await replay_from_scratch(path))["agent"].context.model_dump_json() == (
+        opened.model_dump_json()
+    )
