@@ -103,7 +103,7 @@ CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpo
 INDEX_EVERY = 100  # events applied since the index was saved, while running
 ARCHIVE_EVERY = 1_000  # events of one context between archive marks
 READ_BATCH = 10_000  # events read at a time when a context catches up with its stream
-STORY_YIELD_EVERY = 200  # events an item's story replays between giving the event loop a turn
+REPLAY_YIELD_EVERY = 200  # events a replay for the app applies between giving the loop a turn
 # What a cache that cannot be used raises: it is then replayed instead.
 CACHE_ERRORS = (StoreError, ContextError, ValueError, KeyError, TypeError, AttributeError)
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -274,9 +274,10 @@ class ContextProjection:
     def replay(self, event: StoredEvent) -> None:
         """Apply one stored event of this context's stream."""
         if event.type != "context.created":
-            from engine.context.commands import parse_command  # see apply()
+            from engine.context.commands import parse_recorded  # see apply()
 
-            command, _stored = parse_command(event.payload["command"], recorded=True)
+            payload = event.payload
+            command = parse_recorded(payload["command"], payload.get("v", 1))
             result = self.apply(command, event.time_ns)
             recorded = event.payload.get("result")
             if recorded is not None and result != recorded:
@@ -312,6 +313,7 @@ class Workspace:
         self._index_basis: dict[str, list[Any]] = {}  # ... and what it said, to save only news
         self._legacy = False  # loaded from a version-2 checkpoint, to be replaced on saving
         self._rebuilt: dict[str, ContextProjection] = {}  # past states being scrubbed through
+        self._rebuild_locks: dict[str, asyncio.Lock] = {}
         self._followed: _Followed | None = None  # the item whose story was last told
         self._story_lock = asyncio.Lock()  # one replay of it at a time
         self._closed = False
@@ -788,7 +790,7 @@ class Workspace:
         Every command is checked before anything else happens; the first refusal raises its
         ``ContextError`` and the workspace is then as it was.
         """
-        from engine.context.commands import parse_command  # see ContextProjection.apply
+        from engine.context.commands import FORMAT, parse_command  # see ContextProjection.apply
 
         # Each runs as it is stored and replayed (through JSON: string keys, lists, no NaN), so
         # the live projection never differs from a replay of the log.
@@ -811,7 +813,7 @@ class Workspace:
             for command, stored in parsed:
                 result = projection.apply(command, now)
                 results.append(result)
-                payload = {"command": stored, "result": result}
+                payload = {"command": stored, "result": result, "v": FORMAT}
                 events.append(NewEvent(stream, f"context.{command.op}", payload, actor, now))
             return events
 
@@ -937,33 +939,53 @@ class Workspace:
         return await self.at_snapshot(name, self.snapshot_of_episode(name, episode).id)
 
     async def _rebuild(self, name: str, entry: SnapshotEntry) -> ContextProjection:
-        """A projection replayed up to ``entry``, from the nearest archive or the last rebuild."""
-        projection = self._rebuilt.get(name)
-        # Event ``entry.stream_seq`` records the snapshot, and archives hold no history: start
-        # from a state before that event, or from a rebuild that replayed it.
-        before = entry.stream_seq - 1
-        nearest = before - before % ARCHIVE_EVERY
-        reusable = projection is not None and (
-            nearest <= projection.stream_seq <= before
-            or (
-                projection.stream_seq == entry.stream_seq
-                and [e.id for e in projection.snapshots[-1:]] == [entry.id]
+        """A projection replayed up to ``entry``, from the nearest archive or the last rebuild.
+
+        One at a time per context: two rebuilds would replay onto the same kept projection."""
+        async with self._rebuild_locks.setdefault(name, asyncio.Lock()):
+            projection = self._rebuilt.get(name)
+            # Event ``entry.stream_seq`` records the snapshot, and archives hold no history:
+            # start from a state before that event, or from a rebuild that replayed it.
+            before = entry.stream_seq - 1
+            nearest = before - before % ARCHIVE_EVERY
+            reusable = projection is not None and (
+                nearest <= projection.stream_seq <= before
+                or (
+                    projection.stream_seq == entry.stream_seq
+                    and [e.id for e in projection.snapshots[-1:]] == [entry.id]
+                )
             )
-        )
-        if projection is None or not reusable:
-            projection = await self._nearest_archive(name, before)
-        self._rebuilt[name] = projection
-        stream = CONTEXT_PREFIX + name
-        while projection.stream_seq < entry.stream_seq:
-            wanted = entry.stream_seq - projection.stream_seq
-            events = await self.store.read_stream(
-                stream, projection.stream_seq, limit=min(wanted, READ_BATCH)
-            )
-            if not events:
+            if projection is None or not reusable:
+                projection = await self._nearest_archive(name, before)
+            self._rebuilt[name] = projection
+            await self._replay_up_to(name, projection, entry.stream_seq)
+            if projection.stream_seq < entry.stream_seq:
+                stream = CONTEXT_PREFIX + name
                 raise UnknownSnapshot(f"snapshot {entry.id!r} is past the end of {stream!r}")
-            for event in events:
+            return projection
+
+    async def _replay_up_to(
+        self,
+        name: str,
+        projection: ContextProjection,
+        stream_seq: int,
+        observe: Callable[[StoredEvent], None] | None = None,
+    ) -> None:
+        """Replay the context's stream onto ``projection`` up to ``stream_seq`` (or its end),
+        calling ``observe`` after each event; a long replay gives the event loop a turn now
+        and then, so the app draws meanwhile."""
+        stream = CONTEXT_PREFIX + name
+        while projection.stream_seq < stream_seq:
+            wanted = min(stream_seq - projection.stream_seq, READ_BATCH)
+            events = await self.store.read_stream(stream, projection.stream_seq, limit=wanted)
+            if not events:
+                return
+            for count, event in enumerate(events, 1):
                 projection.replay(event)
-        return projection
+                if observe is not None:
+                    observe(event)
+                if count % REPLAY_YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
 
     async def _nearest_archive(self, name: str, stream_seq: int) -> ContextProjection:
         mark = stream_seq - stream_seq % ARCHIVE_EVERY
@@ -992,8 +1014,7 @@ class Workspace:
         only those. One item is followed at a time.
         """
         view = await self.view(name, at)
-        live = view.live()
-        node = live.find(item_id) if live is not None else view.find(item_id)
+        node = view.find(item_id)
         if node is None or node.item is None or node.created_at_ns is None:
             raise NotFound(f"context {name!r} has no item {item_id!r} there", item=item_id)
         entry = self.snapshot(name, at) if at is not None else None
@@ -1005,23 +1026,13 @@ class Workspace:
                 born = await self.store.first_at(stream, node.created_at_ns) or 1
                 before = await self._nearest_archive(name, born - 1)
                 followed = self._followed = _Followed(name, before, ItemStory(item_id))
-            await self._replay_observing(followed, until)
-        return followed.story.told(node, until=entry.seq if entry is not None else None)
+            story, context = followed.story, followed.projection.context
 
-    async def _replay_observing(self, followed: _Followed, until: int) -> None:
-        projection, story = followed.projection, followed.story
-        stream = CONTEXT_PREFIX + followed.name
-        while projection.stream_seq < until:
-            wanted = min(until - projection.stream_seq, READ_BATCH)
-            events = await self.store.read_stream(stream, projection.stream_seq, limit=wanted)
-            if not events:
-                return
-            for count, event in enumerate(events, 1):
-                projection.replay(event)
-                op = event.type.removeprefix("context.")
-                story.observe(projection.context, op=op, seq=event.seq)
-                if count % STORY_YIELD_EVERY == 0:
-                    await asyncio.sleep(0)  # a long replay lets the app draw meanwhile
+            def observe(event: StoredEvent) -> None:
+                story.observe(context, op=event.type.removeprefix("context."), seq=event.seq)
+
+            await self._replay_up_to(name, followed.projection, until, observe)
+        return followed.story.told(node, until=entry.seq if entry is not None else None)
 
     async def _archive(self, name: str, projection: ContextProjection, mark: int) -> None:
         """Save the projection as the archive for ``mark`` (its stream_seq is ``mark`` or, after

@@ -8,7 +8,7 @@ Pure: the caller runs the operations and says which one ran; this only compares.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from .nodes import Item
@@ -44,6 +44,18 @@ class StoryEvent:
     times: int = 1  # moves alike in a row, told once (a message pushes a note one deeper each)
 
 
+@dataclass(frozen=True, slots=True)
+class _Move:
+    """One observed move: kept apart until told, so a story cut at some event never includes
+    a later move merged into an earlier one."""
+
+    episode: int
+    seq: int
+    before: tuple[int, ...]
+    after: tuple[int, ...]
+    by: str  # how the operation is said ("a new message")
+
+
 def where(coordinates: tuple[int, ...]) -> str:
     return "(" + ",".join(str(c) for c in coordinates) + ")"
 
@@ -53,58 +65,66 @@ class ItemStory:
 
     def __init__(self, item_id: str) -> None:
         self.item_id = item_id
-        self.events: list[StoryEvent] = []
+        self._observed: list[StoryEvent | _Move] = []
         self._seen: tuple[tuple[int, ...], Item] | None = None  # where and what, last time
 
     def observe(self, view: ContextView, *, op: str, seq: int) -> None:
         """After the operation ``op`` (recorded as event ``seq``) on the context ``view`` reads
-        (the live side's ``find`` is an index lookup; a snapshot's is a walk)."""
-        live = view.live()
-        node = live.find(self.item_id) if live is not None else view.find(self.item_id)
+        (the working context finds the item by its index; a snapshot walks its tree)."""
+        node = view.find(self.item_id)
         if node is None or node.item is None:
             return  # not born yet (an id is never used again once its item is gone)
         episode, item, here = view.current_episode, node.item, node.coordinates
         if self._seen is None:
             self._seen = (here, item)
-            self._add(StoryEvent(episode, seq, "born", f"{where(here)} · {BORN_BY.get(op, op)}"))
+            detail = f"{where(here)} · {BORN_BY.get(op, op)}"
+            self._observed.append(StoryEvent(episode, seq, "born", detail))
             return
         before, old = self._seen
         self._seen = (here, item)
         staged = False
         if item is not old and _replaced(old, item):
             detail = f"content {old.content_hash[:8]} → {item.content_hash[:8]}"
-            self._add(StoryEvent(episode, seq, "replaced", detail))
+            self._observed.append(StoryEvent(episode, seq, "replaced", detail))
         elif item is not old and (item.stage, item.passes) != (old.stage, old.passes):
             assert item.lifecycle is not None
             stages = len(item.lifecycle.stages)
             detail = f"stage {old.stage + 1} → {item.stage + 1} of {stages} · {where(here)}"
-            self._add(StoryEvent(episode, seq, "staged", detail))
+            self._observed.append(StoryEvent(episode, seq, "staged", detail))
             staged = True
         if here != before and not staged:
-            detail = f"{where(before)} → {where(here)} · {MOVED_BY.get(op, op)}"
-            self._add(StoryEvent(episode, seq, "moved", detail))
-
-    def _add(self, event: StoryEvent) -> None:
-        """Moves by the same kind of operation, one after another, are told as one."""
-        last = self.events[-1] if self.events else None
-        if (
-            last is not None
-            and last.what == event.what == "moved"
-            and last.detail.split(" · ")[1] == event.detail.split(" · ")[1]
-        ):
-            start = last.detail.split(" → ")[0]
-            joined = f"{start} → {event.detail.split(' → ')[1]}"
-            self.events[-1] = replace(last, detail=joined, times=last.times + 1)
-            return
-        self.events.append(event)
+            self._observed.append(_Move(episode, seq, before, here, MOVED_BY.get(op, op)))
 
     def told(self, node: Node | None = None, *, until: int | None = None) -> list[StoryEvent]:
-        """The story up to event ``until`` (all of it by default), then what is due for the
-        item as ``node`` shows it (its state at that point)."""
-        events = [e for e in self.events if until is None or e.seq is None or e.seq <= until]
+        """The story up to event ``until`` (all of it by default), moves by the same kind of
+        operation one after another told as one, then what is due for the item as ``node``
+        shows it (its state at that point)."""
+        events: list[StoryEvent] = []
+        run: list[_Move] = []
+        for observed in self._observed:
+            if until is not None and observed.seq is not None and observed.seq > until:
+                break  # what was observed is in the order of the events
+            if isinstance(observed, _Move):
+                if run and run[-1].by != observed.by:
+                    events.append(_told_moves(run))
+                    run = []
+                run.append(observed)
+                continue
+            if run:
+                events.append(_told_moves(run))
+                run = []
+            events.append(observed)
+        if run:
+            events.append(_told_moves(run))
         if node is None or node.item is None:
             return events
         return [*events, *due(node)]
+
+
+def _told_moves(run: list[_Move]) -> StoryEvent:
+    first, last = run[0], run[-1]
+    detail = f"{where(first.before)} → {where(last.after)} · {first.by}"
+    return StoryEvent(first.episode, first.seq, "moved", detail, times=len(run))
 
 
 def due(node: Node) -> list[StoryEvent]:

@@ -3,12 +3,16 @@ opened: a checkpoint that covers the item's birth hides none of it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import engine.workspace as workspace_module
 from engine.context import NotFound
 from engine.context.timeline import StoryEvent
+from engine.store import SqliteEventStore
 from engine.workspace import ContextProjection, Workspace
 
 from .conftest import ManualClock, small_checkpoints
@@ -110,3 +114,65 @@ async def test_an_item_that_is_not_there_has_no_story(tmp_path: Path) -> None:
     async with await Workspace.open(path, clock=clock, watch=False) as ws:
         with pytest.raises(NotFound):
             await ws.item_story("agent", "n9999")
+
+
+async def test_a_past_snapshot_asked_after_live_leaves_out_the_later_moves(tmp_path: Path) -> None:
+    """The replay is kept from live: a snapshot asked after it must not get moves merged in
+    from after its own event."""
+    path, clock = tmp_path / "w.pact", ManualClock()
+    note = await build(path, clock, messages=10)
+    async with await Workspace.open(path, clock=clock, watch=False) as ws:
+        first = ws.snapshots("agent")[0]  # the advance after five messages
+        now = await ws.item_story("agent", note)
+        past = await ws.item_story("agent", note, at=first.id)
+    assert [(e.detail, e.times) for e in now if e.what == "moved"] == [
+        ("(0,1,0) → (10,1,0) · a new message", 10)
+    ]
+    assert [(e.detail, e.times) for e in past if e.what == "moved"] == [
+        ("(0,1,0) → (5,1,0) · a new message", 5)
+    ]
+
+
+async def test_two_rebuilds_of_old_snapshots_at_once_both_come_out_right(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The screen, its diff and an item's story may each rebuild an old snapshot at the same
+    time: they must not replay onto the one kept projection together."""
+    # No archives: every rebuild starts from the context's creation, so a rebuild in flight is
+    # reusable by one for an earlier snapshot; small reads, so that they interleave.
+    small_checkpoints(monkeypatch, every=10, archive_every=10**6, on_close=1)
+    monkeypatch.setattr(workspace_module, "READ_BATCH", 2)
+    path, clock = tmp_path / "w.pact", ManualClock()
+    await build(path, clock, messages=60)
+    expected = {
+        entry.id: (await replayed_to(path, entry.stream_seq))
+        for entry in (await snapshots_of(path))[2:12:3]
+    }
+    async with await Workspace.open(path, clock=clock, watch=False) as ws:
+        ids = list(expected)
+        assert all(ws.snapshot_in_memory("agent", sid) is None for sid in ids)
+        await ws.at_snapshot("agent", ids[0])  # the kept projection: reusable by the others
+        views = await asyncio.gather(*(ws.at_snapshot("agent", sid) for sid in reversed(ids)))
+        got = {sid: view.model_dump_json() for sid, view in zip(reversed(ids), views, strict=True)}
+        assert got == expected
+        again = await ws.at_snapshot("agent", ids[0])  # the kept projection is still sound
+        assert again.model_dump_json() == expected[ids[0]]
+
+
+async def snapshots_of(path: Path) -> list[Any]:
+    async with await Workspace.open(path, watch=False) as ws:
+        return ws.snapshots("agent")
+
+
+async def replayed_to(path: Path, stream_seq: int) -> str:
+    """The export of the snapshot an event records, by a replay from the first event."""
+    projection = None
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        for event in await store.read_stream("ctx:agent", 0, limit=stream_seq):
+            if projection is None:
+                projection = ContextProjection.fresh(event.time_ns)
+            projection.replay(event)
+    assert projection is not None
+    latest = projection.context.history.latest
+    assert latest is not None
+    return projection.context.history.at_snapshot(latest.id).model_dump_json()
