@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
 SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated
+STORY_DELAY = 0.1  # seconds the cursor rests on an item before its story is read from the log
 MAX_REMOVED_SHOWN = 12  # removed items listed in the detail pane during a diff
 
 
@@ -243,9 +244,16 @@ class ContextScreen(Screen[None]):
 
     @work(exclusive=True, group="rebuild")
     async def _rebuild_and_show(self, name: str, entry: SnapshotEntry) -> None:
-        view = await self.workspace.at_snapshot(name, entry.id)
+        try:
+            view = await self.workspace.at_snapshot(name, entry.id)
+        except (ContextError, StoreError) as error:
+            self._failed("Cannot show that snapshot", error)
+            return
         if (name, entry.index) == (self.context_name, self.position):  # still what is wanted
             self._shown(name, view, entry)
+
+    def _failed(self, what: str, error: Exception) -> None:
+        self.notify(str(error), title=what, severity="error", markup=False)
 
     def watch_shown(self, old: Shown | None, shown: Shown | None) -> None:
         self.set_class(shown is not None and not shown.live, "-past")
@@ -310,19 +318,28 @@ class ContextScreen(Screen[None]):
         )
         views = [self._held(shown.name, older), self._held(shown.name, newer)]
         if views[0] is None or views[1] is None:
-            self._rebuild_and_compare(shown.name, older, newer)
+            self._rebuild_and_compare(base, shown, older, newer)
         else:
             self._compared(older, newer, views[0], views[1])
 
     @work(exclusive=True, group="rebuild-diff")
     async def _rebuild_and_compare(
-        self, name: str, older: SnapshotEntry | None, newer: SnapshotEntry | None
+        self,
+        base: DiffBase,
+        shown: Shown,
+        older: SnapshotEntry | None,
+        newer: SnapshotEntry | None,
     ) -> None:
-        base, shown = self.diff_base, self.shown
-        ws = self.workspace
-        older_view = await ws.view(name, older.id if older is not None else None)
-        newer_view = await ws.view(name, newer.id if newer is not None else None)
-        if (base, shown) == (self.diff_base, self.shown):  # nothing moved on meanwhile
+        """``base`` and ``shown``: what was wanted when this was asked for (a worker starts
+        later, when they may have moved on)."""
+        ws, name = self.workspace, shown.name
+        try:
+            older_view = await ws.view(name, older.id if older is not None else None)
+            newer_view = await ws.view(name, newer.id if newer is not None else None)
+        except (ContextError, StoreError) as error:
+            self._failed("Cannot compute that diff", error)
+            return
+        if (base, shown) == (self.diff_base, self.shown):  # still what is wanted
             self._compared(older, newer, older_view, newer_view)
 
     def _compared(
@@ -368,29 +385,31 @@ class ContextScreen(Screen[None]):
         if shown is None or row is None:
             return None
         item_id = row.item.id if row.item is not None else None
-        story = (
-            told.events
-            if told is not None
-            and (told.item_id, told.shown)
-            == (
-                item_id,
-                shown,
-            )
-            else None
-        )
+        # The item's story as last told, until the log has told it for this view: the detail
+        # does not flash "reading the log…" at every change.
+        same_item = told is not None and (told.item_id, told.shown.name) == (item_id, shown.name)
+        story = told.events if told is not None and same_item else None
         return Subject(shown, row, self.comparison, story)
 
     def watch_highlighted(self) -> None:
         self._tell()
 
+    _story_timer: Timer | None = None
+
     def _tell(self) -> None:
         """Have the log tell the story of the item under the cursor, unless it has for this
-        view already."""
+        view already, once the cursor rests (a long replay is not begun for every row the
+        cursor passes)."""
         shown, row, told = self.shown, self.highlighted, self.told
         if shown is None or row is None or row.item is None:
             return
         if told is None or (told.item_id, told.shown) != (row.item.id, shown):
-            self._tell_story(shown, row.item.id)
+            if self._story_timer is not None:
+                self._story_timer.stop()
+            item_id = row.item.id
+            self._story_timer = self.set_timer(
+                STORY_DELAY, lambda: self._tell_story(shown, item_id)
+            )
 
     @work(exclusive=True, group="story")
     async def _tell_story(self, shown: Shown, item_id: str) -> None:
@@ -700,11 +719,22 @@ class ContextScreen(Screen[None]):
         self.switch_context(str(event.option.id))
 
     def switch_context(self, name: str) -> None:
+        """Show another context, live, with no diff, pins or row of the old one: those are set
+        without their watchers, so that what they derive is derived once, for the new context,
+        when ``context_name`` changes last."""
         if name == self.context_name:
             return
-        self.position, self.pending = None, 0
-        self.diff_base, self.pinned, self.match_index = None, frozenset(), -1
-        self.revision = self.workspace.applied(name)
+        fresh: dict[str, object] = {
+            "position": None,
+            "pending": 0,
+            "diff_base": None,
+            "pinned": frozenset(),
+            "match_index": -1,
+            "highlighted": None,
+            "revision": self.workspace.applied(name),
+        }
+        for attribute, value in fresh.items():
+            self.set_reactive(getattr(ContextScreen, attribute), value)
         self.context_name = name
         self.context_tree.focus()
 

@@ -15,7 +15,7 @@ class FittedFooter(Footer):
 
     async def recompose(self) -> None:
         await super().recompose()
-        self.call_after_refresh(self._fit)
+        self._fit()  # before the next frame, which would show the keys running on
 
     def on_resize(self) -> None:
         self._fit()

@@ -5,12 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rich.style import Style
 
+from engine.workspace import Workspace
 from pact_tui.widgets.context_tree import LinePane
 from pact_tui.widgets.scrubber import Scrubber
 
-from .inspector import SIZE, detail_text, inspector, notifications, screen_of, status_text
+from .inspector import (
+    SIZE,
+    detail_text,
+    inspector,
+    notifications,
+    screen_of,
+    settle,
+    status_text,
+    wait_until,
+)
 
 
 def _line_of(pane: LinePane, node_id: str) -> int:
@@ -111,3 +122,30 @@ async def test_a_diff_with_now_as_its_base_marks_what_the_older_view_lost(demo: 
         # the newer end (now) is the base: the shown, older tree marks what it lost
         shown_marks = set(screen.context_tree.marks.values())
         assert shown_marks <= {"removed", "changed"} and "changed" in shown_marks
+
+
+async def test_switching_context_leaves_the_diff_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A diff against an old snapshot (rebuilt in a worker, which starts after the switch) is
+    not carried over to the next context, whose ids would collide with the old one's."""
+    path = tmp_path / "two.pact"
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        for name in ("a", "b"):
+            await workspace.create_context(name)
+            for number in range(6):
+                await workspace.add_message(name, "user", f"{name}{number}")
+                await workspace.insert(name, "d0, 1, 0", {"content": f"note {number}"})
+                await workspace.advance(name)
+    app = inspector(path, context="a")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        # Every snapshot as if long ago: rebuilt, in a worker.
+        monkeypatch.setattr(screen.workspace, "snapshot_in_memory", lambda name, sid: None)
+        await pilot.press("left_curly_bracket", "d")  # the base, in the past
+        await wait_until(pilot, lambda: screen.comparison is not None, "the diff")
+        screen.switch_context("b")
+        await settle(pilot)
+        assert screen.context_name == "b" and screen.diff_base is None
+        assert screen.comparison is None and screen.context_tree.marks == {}
+        assert "diff" not in status_text(app)

@@ -147,7 +147,7 @@ async def test_deep_coordinates_never_run_into_the_type_column() -> None:
 async def test_the_footer_at_80_columns_shows_whole_keys_and_nothing_stray(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await wait_until(pilot, lambda: "? Help" in screen_text(app), "the footer")
         footer = screen_text(app).splitlines()[-1]
         assert footer.rstrip().endswith("palette")  # no letter of a hidden key after it
         keys = [key for key in screen_of(app).query(FooterKey) if key.display]

@@ -188,7 +188,7 @@ async def test_the_detail_shows_a_replace_at_once(tmp_path: Path) -> None:
         line = screen.context_tree.layout_model.line_of(0, 2, 0)
         assert line is not None
         screen.context_tree.jump_to(line)
-        await wait_until(pilot, lambda: "born" in detail_text(app), "the note's history")
+        await wait_until(pilot, lambda: "· inserted" in detail_text(app), "the note's history")
         assert "replaced" not in detail_text(app)
         replace = {"op": "update", "selector": "d0, 2, 0", "component": {"content": "new note"}}
         assert await screen.run_command(replace).wait() is not None
@@ -217,7 +217,7 @@ async def test_after_reopening_a_checkpointed_workspace_the_detail_tells_the_rea
         line = screen.context_tree.layout_model.line_of(12, 1, 0)
         assert line is not None
         screen.context_tree.jump_to(line)
-        await wait_until(pilot, lambda: "born" in detail_text(app), "the note's history")
+        await wait_until(pilot, lambda: "· inserted" in detail_text(app), "the note's history")
         detail = detail_text(app)
         assert "(0,1,0) · inserted" in detail  # born where it was inserted, at episode 0
         assert "(0,1,0) → (12,1,0)" in detail  # and every message since
