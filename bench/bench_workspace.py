@@ -465,6 +465,21 @@ def bench_one_command(directory: Path) -> None:
         f"  ÷  on the 10-item workspace {fmt(median['list on small'])}  =  {ratio:.2f}"
         "  (printed, no target)"
     )
+    told = in_a_fresh_process("story", big, "researcher")
+    print(
+        f"  (d) an item's story told from the log, on the {SCALED_ITEMS:,}-item context (printed,"
+        " no target):"
+    )
+    ratio = told["oldest"] / told["replay"]
+    print(
+        f"      its oldest item, replaying the whole stream: {fmt(told['oldest'])}  ÷  a replay"
+        f" of the whole stream alone {fmt(told['replay'])}  =  {ratio:.2f}"
+    )
+    print(
+        f"      the newest item it was built with (from the last archive before it):"
+        f" {fmt(told['newest'])}; an item placed now (from the context's checkpoint):"
+        f" {fmt(told['placed'])}; that one again after one more command: {fmt(told['again'])}"
+    )
 
 
 async def build_scaled(path: Path, items: int) -> None:
@@ -529,6 +544,44 @@ async def breakdown(path: str, name: str, save: bool = False) -> dict[str, float
     }
 
 
+async def story(path: str, name: str) -> dict[str, float]:
+    """Seconds to tell the story of the context's oldest and newest items, of an item placed
+    now (after the context's checkpoint), and of that one again after one more command; and,
+    as the anchor, a plain replay of the stream from the context's creation (what the oldest
+    item's story must replay too)."""
+    ws = await Workspace.open(path, watch=False, lazy=True)
+    try:
+        await ws.load(name)
+        items = [node for node in ws.context(name).select("*") if node.item is not None]
+        oldest = min(items, key=lambda node: node.creation_index or 0).id
+        newest = max(items, key=lambda node: node.creation_index or 0).id
+        start = time.perf_counter()
+        projection = workspace_module.ContextProjection.fresh(0)
+        await ws._replay_up_to(name, projection, ws.applied(name))
+        replay = time.perf_counter() - start
+        del projection
+        timings = {"replay": replay}
+        for label, item_id in (("oldest", oldest), ("newest", newest)):
+            start = time.perf_counter()
+            await ws.item_story(name, item_id)
+            timings[label] = time.perf_counter() - start
+        placed = await ws.run(name, {"op": "message", "role": "user", "text": "a new one"})
+        start = time.perf_counter()
+        await ws.item_story(name, placed["id"])
+        timings["placed"] = time.perf_counter() - start
+        await ws.run(name, {"op": "advance"})
+        start = time.perf_counter()
+        await ws.item_story(name, placed["id"])
+        timings["again"] = time.perf_counter() - start
+        return timings
+    finally:
+        await ws.close()
+
+
+async def story_role(path: str, name: str) -> None:
+    print(json.dumps(await story(path, name)))
+
+
 def main() -> None:
     print("Workspace (engine/workspace.py)")
     with tempfile.TemporaryDirectory(prefix="bench-workspace-") as scratch:
@@ -579,6 +632,7 @@ ROLES: dict[str, Callable[..., Awaitable[None]]] = {
     "open": open_role,
     "build-scaled": build_scaled_role,
     "breakdown": breakdown_role,
+    "story": story_role,
 }
 
 if __name__ == "__main__":

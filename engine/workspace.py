@@ -1004,6 +1004,16 @@ class Workspace:
         [created] = await self.store.read_stream(CONTEXT_PREFIX + name, 0, limit=1)
         return ContextProjection.fresh(created.time_ns)
 
+    async def _state_before(self, name: str, stream_seq: int) -> ContextProjection:
+        """A fresh projection of the context at or before event ``stream_seq`` of its stream,
+        from the latest cache that is: its own checkpoint (often close behind: an item born
+        since the checkpoint replays only what came after it), else an archive."""
+        with contextlib.suppress(*CACHE_ERRORS), _collector_paused():
+            saved = await self._restore(name)
+            if saved is not None and saved.stream_seq <= stream_seq:
+                return saved
+        return await self._nearest_archive(name, stream_seq)
+
     # -- an item's story ------------------------------------------------------------------------
     async def item_story(self, name: str, item_id: str, at: str | None = None) -> list[StoryEvent]:
         """What happened to an item, told from the log (born, moved, replaced, staged), up to
@@ -1024,7 +1034,7 @@ class Workspace:
             if followed is None or (followed.name, followed.story.item_id) != (name, item_id):
                 stream = CONTEXT_PREFIX + name
                 born = await self.store.first_at(stream, node.created_at_ns) or 1
-                before = await self._nearest_archive(name, born - 1)
+                before = await self._state_before(name, born - 1)
                 followed = self._followed = _Followed(name, before, ItemStory(item_id))
             story, context = followed.story, followed.projection.context
 
