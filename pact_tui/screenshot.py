@@ -31,7 +31,9 @@ async def screenshot(out: Path) -> None:
         app = PactApp(path, clock=fixed_clock(), watch=False, context="researcher", theme=None)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            await pilot.press("end", "up", "up", "up")  # onto the render-lifecycle alert
+            await pilot.press("end", "up")  # onto the render-lifecycle alert
+            await pilot.pause(0.3)  # its story is read once the cursor rests...
+            await app.workers.wait_for_complete()  # ...from the log, in a worker
             await pilot.pause()
             out.parent.mkdir(parents=True, exist_ok=True)
             app.save_screenshot(filename=out.name, path=str(out.parent))
