@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from engine.canonical import text_problem
 from engine.context import Context, ContextError, ContextView
 from engine.context.clock import FixedClock, SequentialIds
 from engine.context.compact import dump_compact, load_compact
@@ -78,13 +79,14 @@ from engine.context.errors import InvalidCommand, NotFound, UnknownSnapshot
 from engine.context.explorer import render_tree
 from engine.context.history import diff_views
 from engine.context.selector_ast import Selector
-from engine.context.selectors import parse_selector
+from engine.context.selectors import check_input_selector
 from engine.context.timeline import ItemStory, StoryEvent
 from engine.context.tree import Diff, Node
 from engine.store import (
     EventStore,
     InvalidCheckpoint,
     NewEvent,
+    ReadOnlyWorkspace,
     SqliteEventStore,
     StoredEvent,
     StoreError,
@@ -128,6 +130,10 @@ class ContextExists(WorkspaceError):
 
 class InvalidName(WorkspaceError):
     code = "INVALID_NAME"
+
+
+class InvalidActor(WorkspaceError):
+    code = "INVALID_ACTOR"
 
 
 class ContextNotLoaded(WorkspaceError):
@@ -278,8 +284,15 @@ class ContextProjection:
 
             payload = event.payload
             command = parse_recorded(payload["command"], payload.get("v", 1))
-            result = self.apply(command, event.time_ns)
             recorded = event.payload.get("result")
+            try:
+                result = self.apply(command, event.time_ns)
+            except NotFound:
+                # Earlier releases stored a delete that matched nothing (now refused): it
+                # changed nothing then, as the refusal changes nothing now.
+                if event.type != "context.delete" or recorded != {"deleted": []}:
+                    raise
+                result = recorded
             if recorded is not None and result != recorded:
                 raise ReplayDiverged(
                     f"event {event.seq} ({event.type}) replayed to {result}, "
@@ -332,16 +345,21 @@ class Workspace:
         clock: Callable[[], int] = time.time_ns,
         watch: bool = True,
         lazy: bool = False,
+        read_only: bool = False,
     ) -> Workspace:
         """Open (or with ``create``, make) the workspace file at ``path``.
 
         A bad file raises a ``StoreError`` and is left untouched. ``watch=False`` follows this
         process's own commands only (no file watcher). ``lazy`` loads no context now: each is
         loaded when an async method names it, or by ``load``; without it every context is
-        loaded, now and as other processes create them.
+        loaded, now and as other processes create them. ``read_only`` writes nothing to the
+        file, checkpoints included (a long tail is replayed at every open): commands raise
+        ``ReadOnlyWorkspace``.
         """
         path = Path(path)
-        store = await SqliteEventStore.open(path, create=create, clock=clock, watch=watch)
+        store = await SqliteEventStore.open(
+            path, create=create, read_only=read_only, clock=clock, watch=watch
+        )
         workspace = cls(store, path, clock, lazy=lazy)
         try:
             await workspace._start()
@@ -412,8 +430,23 @@ class Workspace:
             self._heads[name] = StreamHead(projection.seq, projection.stream_seq)
         return checkpoint.seq, restored
 
+    @property
+    def read_only(self) -> bool:
+        """Opened read-only: looking only, nothing is written (see ``open``)."""
+        return self.store.read_only
+
+    def _check_writable(self) -> None:
+        if self.store.read_only:
+            raise ReadOnlyWorkspace(
+                "the workspace was opened read-only: commands cannot run", path=str(self.path)
+            )
+
     async def close(self) -> None:
         if self._closed:
+            return
+        if self.store.read_only:
+            self._closed = True
+            await self.store.close()
             return
         try:
             await self._save_caches(self._save_checkpoints(CHECKPOINT_ON_CLOSE))
@@ -430,6 +463,7 @@ class Workspace:
     async def checkpoint(self) -> None:
         """Save every loaded context that moved on since its checkpoint, and the index, so the
         next open replays only what comes after."""
+        self._check_writable()
         await self._save_checkpoints(1)
 
     async def _save_checkpoints(self, tail: int) -> None:
@@ -754,7 +788,9 @@ class Workspace:
         )
 
     async def create_context(self, name: str, *, actor: str = "") -> None:
+        self._check_writable()
         check_context_name(name)
+        check_actor(actor)
 
         def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
             for event in others:
@@ -794,6 +830,8 @@ class Workspace:
 
         # Each runs as it is stored and replayed (through JSON: string keys, lists, no NaN), so
         # the live projection never differs from a replay of the log.
+        self._check_writable()
+        check_actor(actor)
         parsed = [parse_command(command) for command in commands]
         if self._needs_reload:
             await self._reload(set(self._needs_reload))
@@ -1058,8 +1096,9 @@ class Workspace:
         return self.context(name) if at is None else await self.at_snapshot(name, at)
 
     async def select(self, name: str, selector: str) -> list[Node]:
-        """``select`` with the whole history reachable: ``@t-N``, ``@eN``, ``@snap:<id>``."""
-        parsed = parse_selector(selector)
+        """``select`` with the whole history reachable: ``@t-N``, ``@eN``, ``@snap:<id>``.
+        The selector is one given now: checked as such (``check_input_selector``)."""
+        parsed = check_input_selector(selector)
         await self.load(name)
         if not parsed.is_time_qualified:
             return self.context(name).select(parsed)
@@ -1111,6 +1150,15 @@ def check_context_name(name: object) -> None:
             "starting with a letter or digit",
             name=name,
         )
+
+
+def check_actor(actor: object) -> None:
+    """Raise ``InvalidActor`` unless ``actor`` can be recorded as who acted: text."""
+    if not isinstance(actor, str):
+        raise InvalidActor(f"an actor is a string, not {type(actor).__name__}")
+    problem = text_problem(actor)
+    if problem is not None:
+        raise InvalidActor(f"actor {actor!a}: {problem}")
 
 
 @dataclass(slots=True)

@@ -22,7 +22,7 @@ from textual.signal import Signal
 from textual.widgets import Static
 
 from engine.context import ContextError
-from engine.store import StoreError
+from engine.store import StoreError, can_write
 from engine.workspace import Change, Workspace
 
 from .screens.context import ContextScreen
@@ -102,6 +102,7 @@ class PactApp(App[int]):
         theme_dirs: list[Path] | None = None,
         context: str | None = None,
         create: bool = False,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
         self.workspace_changed: Signal[Change] = Signal(self, "workspace-changed")
@@ -110,6 +111,8 @@ class PactApp(App[int]):
         self.clock = clock or time.time_ns
         self.live_updates = watch
         self.create = create
+        self.read_only = read_only
+        """Asked to open read-only (``--read-only``); one this user cannot write is, anyway."""
         self.initial_context = context
         self.workspace: Workspace | None = None
         self.theme_dirs = theme_dirs if theme_dirs is not None else default_theme_dirs()
@@ -198,13 +201,35 @@ class PactApp(App[int]):
     async def on_mount(self) -> None:
         for problem in self._startup_problems:
             self.notify(problem, title="Theme", severity="error", timeout=8)
+        cannot_write = not self.read_only and self.path.exists() and not can_write(self.path)
         try:
             self.workspace = await Workspace.open(
-                self.path, create=self.create, clock=self.clock, watch=self.live_updates
+                self.path,
+                create=self.create and not self.read_only,
+                clock=self.clock,
+                watch=self.live_updates,
+                read_only=self.read_only or cannot_write,
             )
         except (StoreError, ContextError) as error:
             self.exit(return_code=1, message=f"pact-tui: {error}")
             return
+        if cannot_write:
+            self.notify(
+                f"This user cannot write {self.path} (the file or its folder is read-only): "
+                "it is open read-only, and commands are off.",
+                title="Read-only",
+                severity="warning",
+                timeout=10,
+                markup=False,
+            )
+        if self.workspace.store.unchanging:
+            self.notify(
+                "SQLite cannot set up its shared memory in this folder: the workspace is read "
+                "as it is now, and changes by other processes are not shown.",
+                title="Read-only",
+                severity="warning",
+                timeout=10,
+            )
         await self.switch_mode("context")
         if self.live_updates:
             self.follow_workspace()

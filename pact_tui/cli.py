@@ -17,12 +17,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import io
 import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from engine.canonical import MAX_NESTING, text_problem, whole_number
 from engine.context import ContextError, Node
 from engine.store import StoreError
 
@@ -72,6 +75,11 @@ def _component(args: argparse.Namespace) -> ComponentSpec:
             given = json.loads(args.component)
         except json.JSONDecodeError as error:
             raise UsageError(f"--component is not JSON: {error}") from None
+        except RecursionError:
+            raise UsageError(
+                f"--component nests too deeply to read (a component nests at most "
+                f"{MAX_NESTING} levels)"
+            ) from None
         if not isinstance(given, dict):
             raise UsageError("--component must be a JSON object")
         return parse_component(given)
@@ -103,9 +111,9 @@ def _stage(text: str) -> StageSpec:
     if not selector:
         return StageSpec(selector=text)
     try:
-        return StageSpec(selector=selector, ttl=int(ttl))
-    except ValueError:
-        raise UsageError(f"--stage {text!r}: the part after ':' must be a whole number") from None
+        return StageSpec(selector=selector, ttl=whole_number(ttl))
+    except ValueError as error:
+        raise UsageError(f"--stage {text!r}: after ':', {error}") from None
 
 
 def _cycle(text: str | None) -> bool | int:
@@ -114,17 +122,20 @@ def _cycle(text: str | None) -> bool | int:
     if text.lower() == "true":
         return True
     try:
-        return int(text)
+        return whole_number(text)
     except ValueError:
         raise UsageError(f"--cycle {text!r}: use true, false or a number of passes") from None
 
 
 # -- ctx: handlers ----------------------------------------------------------------------------
-async def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
-    """The workspace, opened lazily with only the context the command names loaded."""
+async def _open(args: argparse.Namespace, *, create: bool = False, read_only: bool = False) -> Any:
+    """The workspace, opened lazily with only the context the command names loaded; a query
+    opens it ``read_only``: looking writes nothing, and works where writing cannot."""
     from engine.workspace import Workspace
 
-    ws = await Workspace.open(args.workspace, create=create, watch=False, lazy=True)
+    ws = await Workspace.open(
+        args.workspace, create=create, watch=False, lazy=True, read_only=read_only
+    )
     name = getattr(args, "name", None)
     if name is not None and not create:
         try:
@@ -136,16 +147,18 @@ async def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
 
 
 async def _ctx_create(args: argparse.Namespace) -> None:
+    from engine.store import made_or_nothing
     from engine.workspace import check_context_name
 
     check_context_name(args.name)  # before the workspace file is made
-    async with await _open(args, create=True) as ws:
-        await ws.create_context(args.name, actor=args.actor)
+    with made_or_nothing(Path(args.workspace)):  # a create that fails leaves no file behind
+        async with await _open(args, create=True) as ws:
+            await ws.create_context(args.name, actor=args.actor)
     _emit(args, {"created": args.name}, f"created context {args.name!r} in {args.workspace}")
 
 
 async def _ctx_list(args: argparse.Namespace) -> None:
-    async with await _open(args) as ws:
+    async with await _open(args, read_only=True) as ws:
         infos = await ws.list_contexts()  # loads only contexts the index has no numbers for
     rows = [dataclasses.asdict(info) for info in infos]
     lines = [f"{'name':<24} {'episode':>7} {'items':>8} {'depth':>6} {'snapshots':>9}"] + [
@@ -228,7 +241,7 @@ async def _ctx_seal(args: argparse.Namespace) -> None:
 
 
 async def _ctx_select(args: argparse.Namespace) -> None:
-    async with await _open(args) as ws:
+    async with await _open(args, read_only=True) as ws:
         nodes = await ws.select(args.name, args.selector)
     text = "\n".join(_node_line(n) for n in nodes) if nodes else "no match"
     _emit(args, [n.model_dump() for n in nodes], text)
@@ -242,7 +255,7 @@ def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
 
 
 async def _ctx_print(args: argparse.Namespace) -> None:
-    async with await _open(args) as ws:
+    async with await _open(args, read_only=True) as ws:
         at = _resolve_at(ws, args)
         if args.json:
             view = await ws.view(args.name, at)
@@ -256,10 +269,10 @@ def _snapshot_ref(ws: Any, name: str, ref: str) -> str | None:
     """``now``, a snapshot id, ``eN`` (episode N) or ``-N`` (N-th newest)."""
     if ref == "now":
         return None
-    if ref.startswith("e") and ref[1:].isdigit():
-        return str(ws.snapshot_of_episode(name, int(ref[1:])).id)
-    if ref.startswith("-") and ref[1:].isdigit():
-        count, steps = ws.snapshot_count(name), int(ref[1:])
+    if ref.startswith("e") and _is_digits(ref[1:]):
+        return str(ws.snapshot_of_episode(name, _number(ref[1:], ref)).id)
+    if ref.startswith("-") and _is_digits(ref[1:]):
+        count, steps = ws.snapshot_count(name), _number(ref[1:], ref)
         if not 1 <= steps <= count:
             raise UsageError(f"{ref}: context {name!r} has {count} snapshot(s)")
         return str(ws.snapshot_at(name, -steps).id)
@@ -267,8 +280,19 @@ def _snapshot_ref(ws: Any, name: str, ref: str) -> str | None:
     return ref
 
 
+def _is_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _number(text: str, given: str) -> int:
+    try:
+        return whole_number(text)
+    except ValueError as error:
+        raise UsageError(f"{given}: {error}") from None
+
+
 async def _ctx_diff(args: argparse.Namespace) -> None:
-    async with await _open(args) as ws:
+    async with await _open(args, read_only=True) as ws:
         older = _snapshot_ref(ws, args.name, args.older)
         newer = _snapshot_ref(ws, args.name, args.newer)
         diff = await ws.diff(args.name, older, newer)
@@ -280,7 +304,7 @@ async def _ctx_diff(args: argparse.Namespace) -> None:
 
 
 async def _ctx_snapshots(args: argparse.Namespace) -> None:
-    async with await _open(args) as ws:
+    async with await _open(args, read_only=True) as ws:
         entries = ws.snapshots(args.name)
     rows = [
         {"index": e.index, "id": e.id, "episode": e.episode, "trigger": e.trigger, "seq": e.seq}
@@ -295,7 +319,7 @@ async def _ctx_snapshots(args: argparse.Namespace) -> None:
 async def _verify(args: argparse.Namespace) -> int:
     from engine.store import SqliteEventStore
 
-    async with await SqliteEventStore.open(args.workspace, watch=False) as store:
+    async with await SqliteEventStore.open(args.workspace, read_only=True, watch=False) as store:
         result = await store.verify()
     data = {
         "ok": result.ok,
@@ -310,8 +334,6 @@ async def _verify(args: argparse.Namespace) -> int:
 
 # -- the app and the demo ----------------------------------------------------------------------
 def _open_app(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from .app import PactApp
 
     path = Path(args.workspace)
@@ -321,7 +343,7 @@ def _open_app(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    app = PactApp(path, theme=args.theme, context=args.context)
+    app = PactApp(path, theme=args.theme, context=args.context, read_only=args.read_only)
     app.run()
     return app.return_code or 0
 
@@ -331,7 +353,6 @@ def _demo(args: argparse.Namespace) -> int:
         return _print_demo(args)
     import subprocess
     import tempfile
-    from pathlib import Path
 
     from .app import PactApp
     from .demo import create_demo, create_scaled_demo
@@ -391,9 +412,9 @@ def _print_demo(args: argparse.Namespace) -> int:
 # -- the parser -------------------------------------------------------------------------------
 def _int(text: str) -> int:
     try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        return whole_number(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -407,6 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
     opening.add_argument("workspace", help="the workspace file")
     opening.add_argument("--context", help="the context to show first")
     opening.add_argument("--theme", help="a theme name (see themes/)")
+    opening.add_argument(
+        "--read-only", action="store_true", help="look only: open the file read-only"
+    )
     opening.set_defaults(sync=_open_app)
 
     demo = commands.add_parser("demo", help="open the inspector on a fresh demo workspace")
@@ -510,6 +534,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # Text stored before input was checked may hold what the terminal's encoding cannot
+        # write: shown as an escape (\udc80), never a UnicodeEncodeError.
+        sys.stdout.reconfigure(errors="backslashreplace")
+    problem = _argument_problem(argv)
+    if problem is not None:
+        fake = argparse.Namespace(json="--json" in argv)
+        _fail(fake, f"USAGE: {problem}", {"code": "USAGE", "message": problem})
+        return EXIT_FAILED
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv.insert(0, "open")  # pact-tui WORKSPACE
     args = build_parser().parse_args(argv)
@@ -529,6 +562,24 @@ def _main(argv: Sequence[str] | None) -> int:
         message = f"INTERNAL: {type(error).__name__}: {error} (PACT_TUI_DEBUG=1 shows where)"
         _fail(args, message, {"code": "INTERNAL", "message": str(error)})
     return EXIT_FAILED
+
+
+def _argument_problem(argv: Sequence[str]) -> str | None:
+    """What makes an argument not text (an invalid UTF-8 byte, which Python decodes to a lone
+    surrogate), naming the argument; None when every argument is text."""
+    for index, argument in enumerate(argv):
+        if text_problem(argument) is None:
+            continue
+        option, equals, _value = argument.partition("=")
+        if argument.startswith("--") and equals:
+            named = option
+        elif index and argv[index - 1].startswith("-"):
+            named = argv[index - 1]
+        else:
+            named = f"argument {index + 1}"
+        shown = argument.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return f"{named} ({shown!r}) is not valid UTF-8 text"
+    return None
 
 
 def _fail(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> None:

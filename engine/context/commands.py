@@ -34,10 +34,13 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from engine.canonical import UnfitValue, check_fit
+
 from .components import ContextComponent, TextContent
 from .context import Context
 from .errors import ContextError, InvalidCommand, InvalidUpdateMode
 from .nodes import lived_ttl
+from .selectors import check_input_selector
 from .stages import Pos, Role
 from .tree import Node
 
@@ -201,11 +204,19 @@ def parse_command(
         given.setdefault("op", command.op)
     else:
         given = command
-    try:
-        data = json.loads(json.dumps(given, sort_keys=True, allow_nan=False))
-    except (TypeError, ValueError) as error:
-        raise InvalidCommand(f"a command must be JSON: {error}") from None
-    return _validated(data), data
+    checked = _validated(data := _as_json(given, "a command"))
+    for selector in _selectors(checked):
+        check_input_selector(selector)
+    return checked, data
+
+
+def _selectors(command: ContextCommand) -> list[str]:
+    """The selectors a command carries: where it acts, and its component's stages."""
+    selector = getattr(command, "selector", None)
+    component = getattr(command, "component", None)
+    lifecycle = component.render_lifecycle if component is not None else None
+    stages = [stage.selector for stage in lifecycle.stages] if lifecycle is not None else []
+    return [selector, *stages] if selector is not None else stages
 
 
 def parse_recorded(data: Any, version: int) -> ContextCommand:
@@ -236,13 +247,25 @@ def _validated(data: Any) -> ContextCommand:
 def parse_component(data: Any) -> ComponentSpec:
     """A component from its JSON form (``--component``), or ``InvalidCommand`` naming what is
     wrong, as a command carrying it would be refused."""
+    given = _as_json(data, "a component")
     try:
-        return ComponentSpec.model_validate(json.loads(json.dumps(data, allow_nan=False)))
+        return ComponentSpec.model_validate(given)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise _refusal("insert", ("component", *first["loc"]), first) from None
+
+
+def _as_json(given: Any, what: str) -> Any:
+    """``given`` taken through JSON (string keys, lists), once :func:`check_fit` has found
+    nothing the engine does not take in; ``InvalidCommand`` naming the place otherwise."""
+    try:
+        check_fit(given)
+        return json.loads(json.dumps(given, sort_keys=True, allow_nan=False))
+    except UnfitValue as error:
+        where = f" at {error.where!r}" if error.where else ""
+        raise InvalidCommand(f"{what}{where}: {error.problem}", field=error.where) from None
     except (TypeError, ValueError) as error:
-        if isinstance(error, ValidationError):
-            first = error.errors()[0]
-            raise _refusal("insert", ("component", *first["loc"]), first) from None
-        raise InvalidCommand(f"a component must be JSON: {error}") from None
+        raise InvalidCommand(f"{what} must be JSON: {error}") from None
 
 
 def _refusal(op: str, loc: tuple[int | str, ...], error: ErrorDetails) -> ContextError:

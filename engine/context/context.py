@@ -134,6 +134,7 @@ class Context(ContextView):
 
     def pact_delete(self, selector: str | None = None, *, key: str | None = None) -> list[str]:
         """Delete by coordinates, by query, or by key; returns the deleted ids in canonical order.
+        Deleting nothing is refused (``NotFound``, ``UnknownKey``).
 
         Deleting an item with a cadence also ends its schedule: it does not come back.
         """
@@ -156,8 +157,9 @@ class Context(ContextView):
                 and all(isinstance(p, Exact) for p in (coord.depth, coord.position, coord.offset))
             )
             targets = [n for n in self.select(parsed) if n.item is not None]
-            if exact and not targets:
-                raise NotFound(f"nothing at {selector!r} to delete", selector=selector)
+            if not targets:  # a typo'd query should not pass for a delete that happened
+                where = "at" if exact else "matches"
+                raise NotFound(f"nothing {where} {selector!r} to delete", selector=selector)
         doomed = [self._items[n.item.id] for n in targets if n.item is not None]
         touched = {self._where[item.id][0] for item in doomed}
         templates += [item.template_id for item in doomed if item.template_id is not None]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal, NoReturn
 
+from engine.canonical import INT_MAX, INT_MIN, lone_surrogate
 from engine.context.errors import InvalidSelector
 from engine.context.selector_ast import (
     Attr,
@@ -36,7 +37,7 @@ from engine.context.selector_ast import (
     Value,
 )
 
-__all__ = ["parse_selector", "parse_selector_uncached"]
+__all__ = ["check_input_selector", "parse_selector", "parse_selector_uncached"]
 
 _DIGITS = frozenset("0123456789")
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -75,13 +76,14 @@ _TERM_HINT = "a coordinate or a selector term (^region, #key, +tag, .type, [attr
 class _Parser:
     """One parse of one string: ``i`` is the cursor, ``opener`` the innermost open ``(``/``[``."""
 
-    __slots__ = ("i", "n", "opener", "text")
+    __slots__ = ("i", "in_range", "n", "opener", "text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, in_range: bool = False) -> None:
         self.text = text
         self.n = len(text)
         self.i = 0
         self.opener = -1
+        self.in_range = in_range  # refuse integers outside the engine's range
 
     # -- errors -------------------------------------------------------------------------------
 
@@ -166,7 +168,16 @@ class _Parser:
         if j - start > _MAX_DIGITS:
             self.fail(f"integer too long (more than {_MAX_DIGITS} digits)", start, j)
         self.i = j
-        return int(text[start:j])
+        return self.number(start, j)
+
+    def number(self, start: int, end: int) -> int:
+        """The integer written at ``text[start:end]`` (ASCII digits, checked by the caller);
+        with ``in_range``, refused outside the engine's range rather than carried as a bigger
+        int (or, when placing, clamped to the end of a slot)."""
+        value = int(self.text[start:end])
+        if self.in_range and not INT_MIN <= value <= INT_MAX:
+            self.fail(f"integer outside the engine's range ({INT_MIN}..{INT_MAX})", start, end)
+        return value
 
     def read_ident(self, what: str) -> str:
         """IDENT = ``[A-Za-z0-9_][A-Za-z0-9_\\-.:]*``."""
@@ -373,7 +384,7 @@ class _Parser:
         if j == start:
             where = start + 1 if text.startswith("-", start) else start
             self.fail_expected(f"expected an integer, a range or '*' for the {role}", where)
-        lo = int(text[start:j])
+        lo = self.number(start, j)
         if j < n:
             c = text[j]
             if c == "." and text.startswith(".", j + 1):
@@ -383,7 +394,7 @@ class _Parser:
                     self.fail_expected("expected an integer after '..'", where)
                 self.reject_decimal(j + 2, hi_end, role)
                 self.i = hi_end
-                return self.span(lo, int(text[j + 2 : hi_end]), start, role)
+                return self.span(lo, self.number(j + 2, hi_end), start, role)
             if c == "-":
                 if text[start] == "-" or text.startswith("-", j + 1):
                     self.fail(
@@ -394,7 +405,7 @@ class _Parser:
                     self.fail_expected("expected an integer after '-'", j + 1)
                 self.reject_decimal(j + 1, hi_end, role)
                 self.i = hi_end
-                return self.span(lo, int(text[j + 1 : hi_end]), start, role)
+                return self.span(lo, self.number(j + 1, hi_end), start, role)
             self.reject_decimal(start, j, role)
         self.i = j
         exact = _EXACT.get(lo)
@@ -563,7 +574,7 @@ class _Parser:
             self.fail(f"number too long (more than {_MAX_DIGITS} characters)", start, j)
         self.i = j
         literal = text[start:j]
-        return float(literal) if is_float else int(literal)
+        return float(literal) if is_float else self.number(start, j)
 
 
 def parse_selector_uncached(text: str) -> Selector:
@@ -576,6 +587,22 @@ def parse_selector_uncached(text: str) -> Selector:
             token=type(text).__name__,
         )
     return _Parser(text).parse()
+
+
+def check_input_selector(text: str) -> Selector:
+    """Parse a selector given now (a command's, a query typed in), stricter than one read back
+    from the log: it must be text, and every integer in it within the engine's range. Logs
+    written before these rules hold selectors that broke them, and must still replay."""
+    if isinstance(text, str) and (at := lone_surrogate(text)) is not None:
+        raise InvalidSelector(  # not text: it could not even be printed in an error
+            "a lone surrogate is not text (an invalid UTF-8 byte, or half of a '\\uXXXX' pair)",
+            selector=text.encode("utf-8", "backslashreplace").decode(),
+            position=at,
+            token=ascii(text[at]).strip("'"),
+        )
+    if not isinstance(text, str):
+        return parse_selector_uncached(text)  # raises
+    return _Parser(text, in_range=True).parse()
 
 
 def parse_selector(text: str) -> Selector:

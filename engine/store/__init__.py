@@ -26,14 +26,18 @@ from engine.store.errors import (
     InvalidCheckpoint,
     InvalidEvent,
     NotADatabase,
+    ReadOnlyWorkspace,
     SchemaTooNew,
+    SeveralLinks,
     StorageFailure,
     StoreClosed,
     StoreError,
     TruncatedDatabase,
     WorkspaceLocked,
     WorkspaceNotFound,
+    WorkspaceUnreadable,
 )
+from engine.store.file_check import can_write, made_or_nothing
 from engine.store.sqlite import SqliteEventStore
 
 __all__ = [
@@ -52,7 +56,9 @@ __all__ = [
     "InvalidEvent",
     "NewEvent",
     "NotADatabase",
+    "ReadOnlyWorkspace",
     "SchemaTooNew",
+    "SeveralLinks",
     "SqliteEventStore",
     "StorageFailure",
     "StoreClosed",
@@ -64,4 +70,7 @@ __all__ = [
     "VerifyResult",
     "WorkspaceLocked",
     "WorkspaceNotFound",
+    "WorkspaceUnreadable",
+    "can_write",
+    "made_or_nothing",
 ]

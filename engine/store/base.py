@@ -143,6 +143,12 @@ class Subscription(AsyncIterator[StoredEvent], Closing):
 class EventStore(Closing):
     """An append-only, hash-chained event log shared by several processes."""
 
+    read_only: bool = False
+    """Opened for reading only: :meth:`execute`, :meth:`append` and the checkpoint writes
+    raise ``ReadOnlyWorkspace`` and write nothing."""
+    unchanging: bool = False
+    """Read as a file no process writes: others' changes are not seen (see the SQLite store)."""
+
     @property
     @abstractmethod
     def cursor(self) -> int:

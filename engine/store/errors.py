@@ -74,13 +74,38 @@ class ForeignDatabase(StoreError):
     code = "FOREIGN_DATABASE"
 
 
+class WorkspaceUnreadable(StoreError):
+    """The file (or a folder on its path) may not be read by this process."""
+
+    code = "PERMISSION_DENIED"
+
+
+class SeveralLinks(StoreError):
+    """The file has more than one hard link: SQLite keeps its write-ahead log beside the name
+    a process opened, so processes opening it by different names would each keep their own."""
+
+    code = "SEVERAL_LINKS"
+
+
 class SchemaTooNew(StoreError):
     """A workspace written by a newer version of this program: opening it could corrupt it."""
 
     code = "SCHEMA_TOO_NEW"
 
 
+class SchemaTooOld(StoreError):
+    """A workspace written by an older version, opened read-only: upgrading it is a write."""
+
+    code = "SCHEMA_TOO_OLD"
+
+
 # Using an open workspace
+
+
+class ReadOnlyWorkspace(StoreError):
+    """A command or a checkpoint was asked of a store opened read-only."""
+
+    code = "READ_ONLY"
 
 
 class WorkspaceLocked(StoreError):

@@ -11,18 +11,24 @@ Synchronous: the store runs it in a worker thread.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.store.errors import (
+    CorruptDatabase,
     EmptyWorkspaceFile,
     ForeignDatabase,
     NotADatabase,
     SchemaTooNew,
+    SeveralLinks,
     TruncatedDatabase,
     WorkspaceNotFound,
+    WorkspaceUnreadable,
 )
 from engine.store.schema import APPLICATION_ID, SCHEMA_VERSION
 from engine.store.sqlite_errors import translate_sqlite_error
@@ -66,8 +72,22 @@ def inspect_workspace_file(path: Path, *, create: bool) -> None:
             "no workspace at this path (pact-tui ctx create PATH NAME makes one)",
             path=where,
         ) from None
+    except PermissionError:
+        raise WorkspaceUnreadable(
+            "permission denied: a folder on the path may not be searched by this user",
+            path=where,
+        ) from None
     if not path.is_file():
         raise NotADatabase("not a regular file", path=where)
+    if status.st_nlink > 1:
+        raise SeveralLinks(
+            f"the file has {status.st_nlink} hard links. SQLite keeps a workspace's "
+            "write-ahead log beside the name it was opened by, so processes opening it by "
+            "different names would each keep their own and lose each other's commits. Open "
+            "it by one name only: remove the other links, or copy the file",
+            path=where,
+            links=status.st_nlink,
+        )
     if status.st_size == 0:
         if create:
             return
@@ -76,8 +96,13 @@ def inspect_workspace_file(path: Path, *, create: bool) -> None:
             path=where,
         )
 
-    with path.open("rb") as file:
-        header_bytes = file.read(HEADER_SIZE)
+    try:
+        with path.open("rb") as file:
+            header_bytes = file.read(HEADER_SIZE)
+    except PermissionError:
+        raise WorkspaceUnreadable(
+            "permission denied: this user may not read the file", path=where
+        ) from None
     if not header_bytes.startswith(SQLITE_MAGIC):
         if SQLITE_MAGIC.startswith(header_bytes):
             raise TruncatedDatabase(
@@ -147,6 +172,14 @@ def _refuse_unless_usable(
 ) -> None:
     """Pass ours and, with ``create``, a blank one (no tables yet); refuse the rest."""
     if application_id == APPLICATION_ID:
+        if user_version < 1:
+            # pact-tui sets its application_id and schema version in the same transaction
+            # that makes its tables: a file with the one and not the other was made otherwise.
+            raise CorruptDatabase(
+                f"it carries pact-tui's application_id but schema version {user_version} "
+                "(PRAGMA user_version), which no version of pact-tui writes",
+                path=where,
+            )
         if user_version > SCHEMA_VERSION:
             raise SchemaTooNew(
                 f"written by a newer version of pact-tui (schema {user_version}; this version "
@@ -170,3 +203,55 @@ def _refuse_unless_usable(
         path=where,
         application_id=application_id,
     )
+
+
+def can_write(path: Path) -> bool:
+    """Whether this process may write the workspace at ``path``: the file, and the folder, where
+    SQLite makes its write-ahead log and shared-memory files (unless both are there already and
+    writable). What the operating system says, a read-only file system included."""
+    path = path.resolve()  # the log is made beside the file a link leads to
+    if not os.access(path, os.W_OK):
+        return False
+    if os.access(path.parent, os.W_OK | os.X_OK):
+        return True
+    sidecars = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    return all(os.access(sidecar, os.W_OK) for sidecar in sidecars)
+
+
+# Files SQLite makes beside a database.
+SIDECARS = ("-wal", "-shm", "-journal")
+
+
+@contextlib.contextmanager
+def made_or_nothing(path: Path) -> Iterator[None]:
+    """Around making a workspace at ``path``: when what runs inside fails, the files it made are
+    removed again (and a file that was empty is emptied again), so a failed create leaves
+    nothing behind. A file that held anything before is never touched, and neither is one that
+    holds events by then: another process made it meanwhile."""
+    file = path.resolve()
+    names = [file, *(file.with_name(file.name + suffix) for suffix in SIDECARS)]
+    existed = {name for name in names if name.exists()}
+    was_empty = file in existed and file.is_file() and file.stat().st_size == 0
+    try:
+        yield
+    except BaseException:
+        if (file not in existed or was_empty) and not _holds_events(file):
+            for name in names:
+                if name not in existed and name.is_file():
+                    name.unlink(missing_ok=True)
+            if was_empty:
+                os.truncate(file, 0)
+        raise
+
+
+def _holds_events(file: Path) -> bool:
+    if not file.is_file() or file.stat().st_size == 0:
+        return False
+    try:
+        connection = sqlite3.connect(file.as_uri() + "?mode=ro", uri=True)
+        try:
+            return bool(connection.execute("SELECT EXISTS (SELECT 1 FROM events)").fetchone()[0])
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return False  # no events table, or nothing SQLite can read: nothing anyone made

@@ -46,15 +46,18 @@ from engine.store.base import (
 from engine.store.chain import CHAIN_COLUMNS, ChainHead, ChainRow, encode_events, verify_rows
 from engine.store.errors import (
     CorruptCheckpoint,
+    CorruptDatabase,
     CorruptEvent,
     ForeignDatabase,
     InvalidCheckpoint,
+    ReadOnlyWorkspace,
     SchemaTooNew,
+    SchemaTooOld,
     StorageFailure,
     StoreClosed,
 )
 from engine.store.feed import ChangeFeed
-from engine.store.file_check import inspect_workspace_file
+from engine.store.file_check import can_write, inspect_workspace_file, made_or_nothing
 from engine.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from engine.store.sqlite_errors import is_busy, translate_sqlite_error
 from engine.store.writer_thread import WriterThread
@@ -81,18 +84,26 @@ class SqliteEventStore(EventStore):
     def __init__(
         self,
         path: Path,
-        writer: WriterThread,
+        writer: WriterThread | None,
         reader: aiosqlite.Connection,
         *,
         head: int,
         clock: Clock,
         busy_timeout: float,
         watch: bool,
+        unchanging: bool = False,
     ) -> None:
         self.path = path
         self._where = str(path)
-        self._writer = writer
+        # The file itself: SQLite names the write-ahead log after it, not after a link to it.
+        self._file = path.resolve()
+        self._writer_or_none = writer
         self._reader = reader
+        self.read_only = writer is None
+        """Opened read-only: commands and checkpoints raise ``ReadOnlyWorkspace``."""
+        self.unchanging = unchanging
+        """Read as a file nobody writes (a read-only folder, and no write-ahead log beside it):
+        SQLite could not set up the shared memory readers use to see others' commits."""
         self._clock = clock
         self._busy_timeout = busy_timeout
         self._cursor = head
@@ -104,7 +115,7 @@ class SqliteEventStore(EventStore):
             head=head,
             read_after=self.read,
             data_version=self._data_version,
-            database_file=path.absolute() if watch else None,
+            database_file=self._file if watch and not unchanging else None,
         )
 
     @classmethod
@@ -113,12 +124,17 @@ class SqliteEventStore(EventStore):
         path: str | os.PathLike[str],
         *,
         create: bool = False,
+        read_only: bool = False,
         clock: Clock = time.time_ns,
         busy_timeout: float = 5.0,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
         watch: bool = True,
     ) -> SqliteEventStore:
         """Open the workspace at ``path``; with ``create``, make it if missing or empty.
+
+        ``read_only`` opens it for reading only, and writes nothing to it: no schema upgrade,
+        no switch to WAL mode (SQLite may leave its ``-wal`` and ``-shm`` files beside it).
+        Commands and checkpoints then raise :class:`~engine.store.errors.ReadOnlyWorkspace`.
 
         ``busy_timeout`` is how long, in seconds, to wait for another process's write lock
         before raising :class:`~engine.store.errors.WorkspaceLocked`. ``synchronous="NORMAL"``
@@ -129,15 +145,39 @@ class SqliteEventStore(EventStore):
         """
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', not {synchronous!r}")
+        if create and read_only:
+            raise ValueError("a workspace cannot be created read-only")
         path = Path(path)
         where = str(path)
         await asyncio.to_thread(inspect_workspace_file, path, create=create)
+        if read_only:
+            return await cls._open_read_only(path, clock, busy_timeout, watch)
+        if path.exists() and not await asyncio.to_thread(can_write, path):
+            raise ReadOnlyWorkspace(
+                "this user cannot write the file or its folder: commands cannot run (queries "
+                "and `pact-tui open` read it read-only)",
+                path=where,
+            )
+        with made_or_nothing(path) if create else contextlib.nullcontext():
+            return await cls._open_writable(path, clock, busy_timeout, synchronous, watch)
+
+    @classmethod
+    async def _open_writable(
+        cls,
+        path: Path,
+        clock: Clock,
+        busy_timeout: float,
+        synchronous: str,
+        watch: bool,
+    ) -> SqliteEventStore:
+        where = str(path)
         connections: list[WriterThread | aiosqlite.Connection] = []
+        file = path.resolve()
         try:
-            writer = await WriterThread.connect(path, busy_timeout)
+            writer = await WriterThread.connect(file, busy_timeout)
             connections.append(writer)
             await writer.run(_set_up_writer, where, synchronous)
-            reader = await _connect(path, busy_timeout)
+            reader = await _connect(str(file), busy_timeout)
             connections.append(reader)
             await reader.execute("PRAGMA query_only = ON")
             head = await _head(reader)
@@ -150,6 +190,59 @@ class SqliteEventStore(EventStore):
         return cls(
             path, writer, reader, head=head, clock=clock, busy_timeout=busy_timeout, watch=watch
         )
+
+    @classmethod
+    async def _open_read_only(
+        cls, path: Path, clock: Clock, busy_timeout: float, watch: bool
+    ) -> SqliteEventStore:
+        where = str(path)
+        try:
+            uri, unchanging = await asyncio.to_thread(_read_only_uri, path.resolve())
+        except sqlite3.Error as error:
+            raise translate_sqlite_error(error, where) from error
+        reader = await _connect(uri, busy_timeout, uri=True)
+        try:
+            rows = await reader.execute_fetchall("PRAGMA user_version")
+            [(version,)] = list(rows)
+            if version < SCHEMA_VERSION:
+                # The upgrade is a write; this process may not make it.
+                raise SchemaTooOld(
+                    f"written by an older version of pact-tui (schema {version}; this version "
+                    f"reads {SCHEMA_VERSION}): open it once for writing to upgrade it",
+                    path=where,
+                    found_version=version,
+                    supported_version=SCHEMA_VERSION,
+                )
+            head = await _head(reader)
+        except BaseException as error:
+            await reader.close()
+            if isinstance(error, sqlite3.Error):
+                raise translate_sqlite_error(error, where) from error
+            raise
+        return cls(
+            path,
+            None,
+            reader,
+            head=head,
+            clock=clock,
+            busy_timeout=busy_timeout,
+            watch=watch,
+            unchanging=unchanging,
+        )
+
+    @property
+    def _writer(self) -> WriterThread:
+        """The writer; every writing method checks first (``_check_writable``)."""
+        self._check_writable()
+        assert self._writer_or_none is not None
+        return self._writer_or_none
+
+    def _check_writable(self) -> None:
+        if self._writer_or_none is None:
+            raise ReadOnlyWorkspace(
+                "the workspace was opened read-only: nothing can be written to it",
+                path=self._where,
+            )
 
     # Commands
 
@@ -165,6 +258,7 @@ class SqliteEventStore(EventStore):
 
     async def execute(self, decide: Decide) -> list[StoredEvent]:
         self._check_open()
+        self._check_writable()
         async with self._write_lock:
             self._check_open()  # close() may have run while we waited for _write_lock
             cached, cursor = self._chain_head, self._cursor
@@ -192,6 +286,7 @@ class SqliteEventStore(EventStore):
 
     async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         self._check_open()
+        self._check_writable()
         # Where the events land does not change their payloads: encoded before taking the lock.
         to_append, payloads = encode_events(events, self._where)
         async with self._write_lock:
@@ -343,6 +438,7 @@ class SqliteEventStore(EventStore):
 
     async def save_checkpoint(self, name: str, seq: int, data: bytes) -> None:
         self._check_open()
+        self._check_writable()
         # The log only grows, so a seq that exists now still exists when the checkpoint lands.
         head = await self.head()
         if not 0 <= seq <= head:
@@ -410,6 +506,7 @@ class SqliteEventStore(EventStore):
 
     async def delete_checkpoint(self, name: str) -> None:
         self._check_open()
+        self._check_writable()
         await self._write(lambda connection: _delete_checkpoint(connection, name))
 
     # Integrity
@@ -417,7 +514,7 @@ class SqliteEventStore(EventStore):
     async def verify(self) -> VerifyResult:
         self._check_open()
         try:
-            return await asyncio.to_thread(verify_file, self.path)
+            return await asyncio.to_thread(verify_file, self._file)
         except sqlite3.Error as error:
             raise translate_sqlite_error(error, self._where) from error
 
@@ -428,8 +525,9 @@ class SqliteEventStore(EventStore):
             return
         self._closed = True
         await self._feed.close()
-        async with self._write_lock:  # let a command in flight finish
-            await self._writer.close()
+        if self._writer_or_none is not None:
+            async with self._write_lock:  # let a command in flight finish
+                await self._writer_or_none.close()
         await self._reader.close()
 
     def _check_open(self) -> None:
@@ -439,7 +537,8 @@ class SqliteEventStore(EventStore):
 
 def verify_file(path: Path) -> VerifyResult:
     """Walk the chain of the workspace at ``path`` with a read-only connection (blocking)."""
-    connection = sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True)
+    uri, _unchanging = _read_only_uri(path)
+    connection = sqlite3.connect(uri, uri=True)
     try:
         # One SELECT is one read snapshot; the cursor yields rows as SQLite steps.
         rows: Iterable[ChainRow] = connection.execute(
@@ -456,10 +555,42 @@ def verify_file(path: Path) -> VerifyResult:
 HEAD_SQL = "SELECT COALESCE(MAX(seq), 0) FROM events"
 
 
-async def _connect(path: Path, busy_timeout: float) -> aiosqlite.Connection:
+async def _connect(
+    database: str, busy_timeout: float, *, uri: bool = False
+) -> aiosqlite.Connection:
     # isolation_level=None: no implicit BEGINs.
     # timeout= is SQLite's busy timeout: how long to wait for another connection's lock.
-    return await aiosqlite.connect(path, isolation_level=None, timeout=busy_timeout)
+    return await aiosqlite.connect(database, isolation_level=None, timeout=busy_timeout, uri=uri)
+
+
+# What SQLite reports when a reader of a WAL file cannot make the shared-memory file it needs.
+_NO_SHARED_MEMORY = (sqlite3.SQLITE_READONLY_DIRECTORY, sqlite3.SQLITE_READONLY_CANTINIT)
+
+
+def _read_only_uri(file: Path) -> tuple[str, bool]:
+    """The URI to read ``file`` (resolved) without writing it, and whether it is read as an
+    unchanging file (blocking).
+
+    A reader of a WAL-mode file needs its ``-shm`` file, which SQLite makes beside it. In a
+    folder this process cannot write, with no ``-wal`` file there, no process is writing it (a
+    writer keeps a ``-wal`` file beside it while open), so SQLite is told the file is immutable
+    and reads it without shared memory. With a ``-wal`` file there and no way to read it
+    safely, the error stands.
+    """
+    uri = file.as_uri() + "?mode=ro"
+    try:
+        probe = sqlite3.connect(uri, uri=True)
+        try:
+            probe.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        finally:
+            probe.close()
+    except sqlite3.OperationalError as error:
+        code = getattr(error, "sqlite_errorcode", 0)
+        wal = file.with_name(file.name + "-wal")
+        if code not in _NO_SHARED_MEMORY or (wal.exists() and wal.stat().st_size > 0):
+            raise
+        return uri + "&immutable=1", True
+    return uri, False
 
 
 async def _head(connection: aiosqlite.Connection) -> int:
@@ -689,6 +820,8 @@ def _migrate(connection: sqlite3.Connection, where: str) -> None:
                 path=where,
                 application_id=application_id,
             )
+        if version < 0:  # inspect_workspace_file refused it; changed by hand since?
+            raise CorruptDatabase(f"its schema version is {version}", path=where)
         if version > SCHEMA_VERSION:
             raise SchemaTooNew(
                 f"written by a newer version of pact-tui (schema {version}; this version reads "

@@ -22,7 +22,7 @@ from textual.widgets import ContentSwitcher, OptionList
 
 from engine.context import ContextError, ContextView, InvalidSelector, Node
 from engine.context.history import diff_views
-from engine.context.selectors import parse_selector
+from engine.context.selectors import check_input_selector, parse_selector
 from engine.store import StoreError
 from engine.workspace import Change, ContextInfo, SnapshotEntry, Workspace
 
@@ -46,6 +46,7 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
 SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated
 STORY_DELAY = 0.1  # seconds the cursor rests on an item before its story is read from the log
 MAX_REMOVED_SHOWN = 12  # removed items listed in the detail pane during a diff
+COMMAND_ACTIONS = frozenset({"message", "advance", "seal"})  # the actions that write
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,6 +447,7 @@ class ContextScreen(Screen[None]):
             diff_counts=counts,
             playing=self.play_speed,
             matches=matches,
+            read_only=self.workspace.read_only,
         )
 
     @on(LinePane.Highlighted)
@@ -468,7 +470,20 @@ class ContextScreen(Screen[None]):
             self.context_name = self.contexts[0].name
 
     # -- step control -----------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Commands are shown dimmed, and do nothing, in a workspace open read-only."""
+        if action in COMMAND_ACTIONS and self.workspace.read_only:
+            return None
+        return True
+
     def _writable(self) -> bool:
+        if self.workspace.read_only:  # the palette's commands come here without check_action
+            self.notify(
+                "The workspace is open read-only: commands cannot run.",
+                severity="warning",
+                title="Read-only",
+            )
+            return False
         if self.context_name is None:
             self.notify("no context selected", severity="warning")
             return False
@@ -642,7 +657,7 @@ class ContextScreen(Screen[None]):
         name = self.context_name
         if name is not None:
             try:
-                parsed = parse_selector(text)
+                parsed = check_input_selector(text)  # typed in: checked as given now
                 if parsed.is_time_qualified:
                     entry = self.workspace.resolve_time(name, parsed)
                     past = await self.workspace.at_snapshot(name, entry.id)

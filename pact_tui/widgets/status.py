@@ -26,6 +26,7 @@ class Status:
     diff_counts: tuple[int, int, int] | None = None  # added, removed, changed
     playing: float | None = None  # seconds per step while playing
     matches: str | None = None  # "3/12 matches", or "invalid selector"
+    read_only: bool = False  # the workspace is open read-only: no commands
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,8 @@ def _parts(status: Status) -> list[_Part]:
                 0,
             )
         )
+    if status.read_only:
+        parts.append(_Part("   READ-ONLY", "bold $warning", " RO", 0))
     if status.playing is not None:
         playing = f"{status.playing:g}s"
         parts.append(_Part(f"   ▶ playing every {playing}", "bold $accent", f" ▶ {playing}", 1))

@@ -85,7 +85,7 @@ def read_state(path: Path) -> tuple[int, dict[str, str], dict[str, list[str]]]:
     """The event head, every context's export and snapshot ids, as a fresh open shows them."""
 
     async def read() -> tuple[int, dict[str, str], dict[str, list[str]]]:
-        async with await Workspace.open(path, watch=False) as ws:
+        async with await Workspace.open(path, watch=False, read_only=True) as ws:
             names = [info.name for info in ws.contexts()]
             return (
                 ws.head,
@@ -98,7 +98,7 @@ def read_state(path: Path) -> tuple[int, dict[str, str], dict[str, list[str]]]:
 
 def events(path: Path) -> list[Any]:
     async def read() -> list[Any]:
-        async with await Workspace.open(path, watch=False) as ws:
+        async with await Workspace.open(path, watch=False, read_only=True) as ws:
             return await ws.store.read()
 
     return asyncio.run(read())

@@ -101,6 +101,28 @@ def test_a_malformed_selector_names_position_and_token(
         (write("d0, 1, 0", "--stage", "d0, 1, 0", "--cycle", "often"), "USAGE", "often"),
         (write("d0, 1, 0", "--cycle", "2"), "USAGE", "--cycle needs --stage"),
         (["diff", "{path}", "agent", "-5"], "USAGE", "-5"),
+        # input the engine does not take in (issue 10: each was accepted, or an INTERNAL error)
+        (["insert", "{path}", "agent", "d0, 1, 0", "--component", '{"content": "a\\ud800"}'],
+         "INVALID_COMMAND", "lone surrogate"),
+        (["insert", "{path}", "agent", "d0, 1, 0", "--component",
+          '{"type": "x", "content": ' + "[" * 65 + "]" * 65 + "}"], "INVALID_COMMAND",
+         "nested more than 64 levels"),
+        (["insert", "{path}", "agent", "d0, 1, 0", "--component",
+          '{"type": "x", "content": ' + "[" * 100_000 + "]" * 100_000 + "}"], "USAGE",
+         "nests too deeply"),
+        (["insert", "{path}", "agent", "d0, 1, 0", "--component",
+          '{"type": "x", "content": {"n": 1180591620717411303424}}'], "INVALID_COMMAND",
+         "outside the engine's range"),
+        (write("d0, 1, 9223372036854775808"), "INVALID_SELECTOR", "outside the engine's range"),
+        (write("d0, 99999999999999999999999, 0"), "INVALID_SELECTOR", "engine's range"),
+        (write("d0, 1, 0", "--stage", "d0, 1, 0:\u0661"), "USAGE", "ASCII digits"),
+        (write("d0, 1, 0", "--stage", "d0, 1, 0", "--cycle", "\u0662"), "USAGE", "passes"),
+        (["diff", "{path}", "agent", "-\u0661"], "UNKNOWN_SNAPSHOT", "-\u0661"),
+        (["delete", "{path}", "agent", "+no-such-tag"], "NOT_FOUND", "nothing matches"),
+        (["delete", "{path}", "agent", "[ttl>5]"], "NOT_FOUND", "nothing matches"),
+        (["user", "{path}", "agent", "hi", "--actor", "a\udcffb"], "USAGE", "--actor"),
+        (["user", "{path}", "agent", "half \udcc3"], "USAGE", "not valid UTF-8"),
+        (["select", "{path}", "agent", "#k\udcff"], "USAGE", "not valid UTF-8"),
     ],
 )  # fmt: skip
 def test_a_refused_command_changes_nothing(
@@ -125,6 +147,9 @@ def test_a_refused_command_changes_nothing(
         ["print", "{path}", "agent", "--mode", "poster"],
         ["update", "{path}", "agent", "d0, 1, 0", "x", "--mode", "sideways"],
         ["print", "{path}", "agent", "--at", "n1", "--episode", "1"],
+        write("d0, 1, 0", "--ttl", "\u0663"),  # int() reads other scripts' digits
+        write("d0, 1, 0", "--ttl", "99999999999999999999"),
+        ["advance", "{path}", "agent", "--steps", "\u0662"],
     ],
 )
 def test_a_usage_error_is_argparse_exit_2_and_changes_nothing(

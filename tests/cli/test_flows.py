@@ -159,7 +159,12 @@ def test_update_and_delete(path: Path) -> None:
     ok("ctx", "insert", path, "agent", "d0, 2, 0", "y", "--tag", "t")
     ran = ok("ctx", "delete", path, "agent", "+t")
     assert re.fullmatch(r"deleted 2: n\d+ n\d+\n", ran.out)
-    assert ok("ctx", "delete", path, "agent", "+t").out == "deleted 0: \n"
+    # Deleting nothing is refused and appends nothing (it appended an event before).
+    head = ok("verify", path, "--json").data["checked"]
+    assert (
+        "nothing matches '+t'" in failed("ctx", "delete", path, "agent", "+t", code="NOT_FOUND").err
+    )
+    assert ok("verify", path, "--json").data["checked"] == head
 
     failed("ctx", "delete", path, "agent", code="USAGE")
     failed("ctx", "delete", path, "agent", "d0, 1, 0", "--key", "k", code="USAGE")

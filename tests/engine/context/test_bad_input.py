@@ -549,12 +549,12 @@ def test_unknown_key_after_the_last_item_is_gone() -> None:
     raises_unchanged(ctx, UnknownKey, "UNKNOWN_KEY", lambda: ctx.pact_delete(key="k"), "'k'")
 
 
-def test_delete_by_empty_query_is_not_an_error() -> None:
+def test_a_delete_that_matches_nothing_is_refused() -> None:
     ctx = populated()
-    before = ctx.model_dump_json()
-    assert ctx.pact_delete("#nothing") == []
-    assert ctx.pact_delete("d0-1, 9, *") == []
-    assert ctx.model_dump_json() == before
+    for query in ("#nothing", "d0-1, 9, *", "+no-such-tag"):
+        raises_unchanged(
+            ctx, NotFound, "NOT_FOUND", lambda q=query: ctx.pact_delete(q), f"matches {query!r}"
+        )
 
 
 def test_single_integer_index_is_a_typed_error() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from engine.context import Context, TextContent
+from engine.context.errors import NotFound
 
 from .conftest import (
     check_structure,
@@ -194,7 +195,10 @@ def test_delete_by_query_deletes_every_match_in_canonical_order(ctx: Context) ->
     assert ctx.pact_delete("+x") == [sys_x.id, x1.id, x2.id]
     assert ctx.select("+x") == []
     assert ctx.find(keep.id) is not None
-    assert ctx.pact_delete("+x") == []  # a query that matches nothing deletes nothing
+    before = ctx.model_dump()
+    with pytest.raises(NotFound, match="nothing matches '\\+x' to delete"):
+        ctx.pact_delete("+x")  # a query that matches nothing is refused, changing nothing
+    assert ctx.model_dump() == before
     assert ctx.pact_delete("d0, 1-3, *") == [keep.id]
 
 

@@ -522,6 +522,9 @@ class ContextMachine(RuleBasedStateMachine):
     @rule(tag=st.sampled_from(TAGS))
     def delete_query(self, tag: str) -> None:
         holders = [n.id for n in self.ctx.select(f"+{tag}")]
+        if not holders:  # deleting nothing is refused, changing nothing
+            self.fail_with(("delete", f"+{tag}"), NotFound, "NOT_FOUND")
+            return
         placed_before = placements(self.ctx)
         assert self.run(("delete", f"+{tag}")) == holders
         check_turn_moves(placed_before, placements(self.ctx), self.ctx.history_depth)

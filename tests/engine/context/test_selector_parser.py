@@ -37,7 +37,7 @@ from engine.context.selector_ast import (
     TypeIs,
     Value,
 )
-from engine.context.selectors import parse_selector, parse_selector_uncached
+from engine.context.selectors import check_input_selector, parse_selector, parse_selector_uncached
 
 # -- helpers to build expected ASTs ---------------------------------------------------------------
 
@@ -129,7 +129,7 @@ COORDS = [
     ("d1-1", C(Span(1, 1))),
     ("d007", C(7)),
     ("d-0", C(0)),
-    ("d12345678901234567890", C(12345678901234567890)),
+    ("d12345678901234567890", C(12345678901234567890)),  # read back from a log: any size
     ("( d0 , 1 , 0 )", C(0, 1, 0)),
     ("(0,1)", C(0, 1)),
     ("(*)", C(Star())),
@@ -407,6 +407,7 @@ ERRORS: list[tuple[str, int, str, str]] = [
     ("d0, 1, 2.25", 7, "2.25", "the offset must be an integer"),
     ("d1..3.5", 4, "3.5", "the depth must be an integer"),
     ("d" + "1" * 101, 1, "1" * 101, "integer too long"),
+    ("d0, \u0661, 0", 4, "\u0661", "expected a coordinate"),  # ASCII digits only
     ("d0, 1, 0x", 8, "x", "unknown term 'x'"),
     ("d0x", 2, "x", "unknown term 'x'"),
     ("d0*", 2, "*", "expected whitespace, ',', '>' or a selector term"),
@@ -848,3 +849,34 @@ def test_parse_selector_caches_and_long_unions_parse() -> None:
     assert parse_selector_uncached("d1-3, 1, *") == first
     long_text = ", ".join(f"(d{i}, 1, *)#k{i}" for i in range(300))
     assert len(parse_selector_uncached(long_text).alternatives) == 300
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "token"),
+    [
+        ("d9223372036854775808", 1, "9223372036854775808"),
+        ("d0, 1, -9223372036854775809", 7, "-9223372036854775809"),
+        ("d0, 1..99999999999999999999", 7, "99999999999999999999"),
+        ("[ttl>9223372036854775808]", 5, "9223372036854775808"),
+        ("@e99999999999999999999 #a", 2, "99999999999999999999"),
+    ],
+)
+def test_a_selector_given_now_keeps_its_integers_in_the_engines_range(
+    text: str, position: int, token: str
+) -> None:
+    parse_selector(text)  # as a log written before the rule holds it: still read
+    with pytest.raises(InvalidSelector) as info:
+        check_input_selector(text)
+    assert (info.value.position, info.value.token) == (position, token)
+    assert "outside the engine's range" in info.value.reason
+    assert check_input_selector("d9223372036854775807, -9223372036854775808") is not None
+
+
+def test_a_selector_that_is_not_text_is_refused_in_words_that_can_be_printed() -> None:
+    with pytest.raises(InvalidSelector) as info:
+        check_input_selector("#a\ud800")  # what an invalid UTF-8 byte in an argument becomes
+    err = info.value
+    assert (err.code, err.position) == ("INVALID_SELECTOR", 2)
+    assert "lone surrogate" in err.reason
+    assert err.selector == "#a\\ud800"
+    assert "\\ud800" in str(err).encode("utf-8").decode()  # it can be written out

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from engine.canonical import canonical_json
+from engine.context.errors import InvalidCommand
 from engine.store.chain import CHAIN_COLUMNS, GENESIS_HASH, ChainRow, event_hash
 from engine.workspace import Workspace
 
@@ -105,13 +106,16 @@ async def test_it_verifies_replays_and_takes_a_new_command(copy: Path) -> None:
             "Due in 4 episodes",
         ]
 
-        await workspace.run(
-            "writer", {"op": "message", "role": "user", "text": f"More — {ODD}"}, actor="tëst"
-        )
+        # The old code took a lone surrogate in; today's refuses it at input (what is stored
+        # still replays, above). Everything else in ODD is text and is taken.
+        with pytest.raises(InvalidCommand, match="lone surrogate"):
+            await workspace.run("writer", {"op": "message", "role": "user", "text": ODD})
+        text = f"More — {ODD.replace(chr(0xD800), '')}"
+        await workspace.run("writer", {"op": "message", "role": "user", "text": text}, actor="tëst")
         result = await workspace.verify()
         assert result.ok and result.checked == EVENTS + 1
         writer = list(workspace.context("writer").provider_messages())
-        assert ("user", f"More — {ODD}") in writer
+        assert ("user", text) in writer
 
     rows = stored_rows(copy)
     assert rows[EVENTS - 1][8] == LAST_HASH and rows[EVENTS][7] == LAST_HASH  # linked onto it

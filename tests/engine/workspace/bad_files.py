@@ -6,20 +6,23 @@ Each maker writes one kind of bad file at the path it is given and returns the p
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Awaitable, Callable
 from contextlib import closing
 from pathlib import Path
 
 from engine.store import (
+    CorruptDatabase,
     EmptyWorkspaceFile,
     NotADatabase,
     SchemaTooNew,
+    SeveralLinks,
     StoreError,
     TruncatedDatabase,
     WorkspaceNotFound,
 )
-from engine.store.schema import SCHEMA_VERSION
+from engine.store.schema import APPLICATION_ID, SCHEMA_VERSION
 from engine.workspace import Workspace
 
 from .conftest import EVERY_OPERATION
@@ -61,6 +64,34 @@ async def future_schema(path: Path) -> Path:
     return path
 
 
+async def negative_schema(path: Path) -> Path:
+    """``PRAGMA user_version = -1`` on a real workspace (the store once failed: KeyError: 0)."""
+    await real_workspace(path, rounds=1)
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA user_version = -1")
+        connection.commit()
+    return path
+
+
+async def claims_our_id(path: Path) -> Path:
+    """Another program's database that sets pact-tui's application_id but no schema version:
+    opening it once added three tables and set user_version, even for ``verify``."""
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        connection.execute("INSERT INTO notes (body) VALUES ('mine')")
+        connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        connection.commit()
+    return path
+
+
+async def second_link(path: Path) -> Path:
+    """A workspace with a second hard link: two processes writing through the two names each
+    kept their own write-ahead log, and 200 of 400 acknowledged commands were lost."""
+    await real_workspace(path, rounds=1)
+    os.link(path, path.with_name("the-other-name.pact"))
+    return path
+
+
 async def directory(path: Path) -> Path:
     path.mkdir()
     (path / "inside.txt").write_text("a file in the directory\n")
@@ -79,6 +110,9 @@ BAD_FILES: dict[str, tuple[Maker, type[StoreError], str, bool]] = {
     "empty-file": (empty_file, EmptyWorkspaceFile, "EMPTY_FILE", False),
     "truncated-database": (truncated_database, TruncatedDatabase, "TRUNCATED_DATABASE", True),
     "future-schema": (future_schema, SchemaTooNew, "SCHEMA_TOO_NEW", True),
+    "negative-schema": (negative_schema, CorruptDatabase, "CORRUPT_DATABASE", True),
+    "claims-our-id": (claims_our_id, CorruptDatabase, "CORRUPT_DATABASE", True),
+    "second-link": (second_link, SeveralLinks, "SEVERAL_LINKS", True),
     "directory": (directory, NotADatabase, "NOT_A_DATABASE", True),
     "missing-file": (missing_file, WorkspaceNotFound, "WORKSPACE_NOT_FOUND", False),
 }

@@ -9,6 +9,9 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
+from engine.context.errors import InvalidCommand, InvalidSelector, NotFound
 from engine.store import SqliteEventStore
 from engine.workspace import LEGACY_CHECKPOINT, Workspace
 
@@ -57,3 +60,42 @@ async def test_commands_of_the_previous_release_read_the_same_from_a_checkpoint_
     assert (await replay_from_scratch(path))["agent"].context.model_dump_json() == (
         opened.model_dump_json()
     )
+
+
+ACCEPTED = Path(__file__).resolve().parent / "fixtures" / "v1-accepted.pact"
+
+
+async def test_what_the_previous_release_accepted_and_this_one_refuses_still_replays(
+    tmp_path: Path,
+) -> None:
+    """fixtures/v1-accepted.pact (see write_v1_accepted.py) holds deletes that matched nothing,
+    coordinates past the engine's range, a lone surrogate and a 70-bit integer: input refused
+    today, in a log that must replay to what the previous release showed."""
+    path = tmp_path / "old.pact"
+    shutil.copy(ACCEPTED, path)
+    shown_then = json.loads(ACCEPTED.with_suffix(".json").read_text())
+    async with await Workspace.open(path, watch=False) as ws:
+        assert (await ws.verify()).ok
+        agent = ws.context("agent")
+        assert json.loads(agent.model_dump_json()) == shown_then
+        far = agent.get_by_key("far")
+        assert far is not None and far.coordinates[1:] == (1, 1)  # clamped then: kept so
+        head = ws.head
+
+        # The same input now: each refused, nothing appended.
+        refused: list[tuple[dict[str, object], type[Exception], str]] = [
+            ({"op": "delete", "selector": "+no-such-tag"}, NotFound, "nothing matches"),
+            (insert("d0, 1, 99999999999999999999999", "far"), InvalidSelector, "range"),
+            (insert("d0, 99999999999999999999999, 0", "wide"), InvalidSelector, "range"),
+            (insert("d0, 2, 0", "half \ud800 pair"), InvalidCommand, "lone surrogate"),
+            (insert("d0, 3, 0", {"big": 2**70}, "data"), InvalidCommand, "engine's range"),
+        ]
+        for command, error, words in refused:
+            with pytest.raises(error, match=words):
+                await ws.run("agent", command)
+        assert ws.head == head
+        assert json.loads(ws.context("agent").model_dump_json()) == shown_then
+
+
+def insert(selector: str, content: object, type_: str = "text") -> dict[str, object]:
+    return {"op": "insert", "selector": selector, "component": {"type": type_, "content": content}}

@@ -1,0 +1,144 @@
+"""Looking never writes, and works where writing cannot (issue 10 §3); what the file system
+refuses is said in one line (§4). Permissions are real: the commands run as a separate process
+for which file permissions apply (``tests.processes.as_ordinary_user``)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+import engine.workspace as workspace_module
+from engine.workspace import Workspace
+from tests.engine.workspace.bad_files import state
+from tests.processes import run_as_ordinary_user
+
+from .conftest import Ran, failed, ok
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+LOOKING = [
+    ("verify", "{path}"),
+    ("ctx", "list", "{path}"),
+    ("ctx", "print", "{path}", "agent"),
+    ("ctx", "print", "{path}", "agent", "--mode", "provider", "--episode", "1"),
+    ("ctx", "select", "{path}", "agent", "*"),
+    ("ctx", "snapshots", "{path}", "agent"),
+    ("ctx", "diff", "{path}", "agent", "-1"),
+]
+
+
+def looking(path: Path) -> list[list[str]]:
+    return [[str(path) if part == "{path}" else part for part in command] for command in LOOKING]
+
+
+async def workspace_with_a_long_tail(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A context whose log runs 300 events past any checkpoint: a process that closes it
+    read-write saves one (more than CHECKPOINT_ON_CLOSE), so looking must not."""
+    with monkeypatch.context() as patch:
+        patch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 10**9)
+        patch.setattr(workspace_module, "CHECKPOINT_EVERY", 10**9)
+        patch.setattr(workspace_module, "INDEX_EVERY", 10**9)
+        async with await Workspace.open(path, create=True, watch=False) as ws:
+            await ws.create_context("agent")
+            await ws.run("agent", {"op": "message", "role": "user", "text": "hi"})
+            for n in range(150):
+                await ws.run("agent", {"op": "advance"})
+                await ws.run("agent", {"op": "message", "role": "user", "text": f"m{n}"})
+
+
+def checkpoint_rows(path: Path) -> list[tuple[object, ...]]:
+    uri = path.absolute().as_uri() + "?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True)) as connection:
+        return connection.execute("SELECT * FROM checkpoints ORDER BY name").fetchall()
+
+
+def test_looking_writes_nothing_not_even_a_switch_to_wal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "agents.pact"
+    asyncio.run(workspace_with_a_long_tail(path, monkeypatch))
+    # A copy in rollback-journal mode (as another tool may leave it): opening it for writing
+    # switches it to WAL, which rewrites its header.
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute("PRAGMA journal_mode = DELETE")
+    before, checkpoints = state(path), checkpoint_rows(path)
+    for command in looking(path):
+        ok(*command)
+    assert state(path) == before
+    assert checkpoint_rows(path) == checkpoints
+
+
+def cli_as_ordinary_user(*args: object) -> Ran:
+    done = run_as_ordinary_user([sys.executable, "-m", "pact_tui", *map(str, args)])
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def test_looking_works_in_a_folder_this_user_cannot_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = folder / "agents.pact"
+    asyncio.run(workspace_with_a_long_tail(path, monkeypatch))
+    expected = [ok(*command).out for command in looking(path)]  # as the owner sees it
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        before = state(path)
+        for command, out in zip(looking(path), expected, strict=True):
+            ran = cli_as_ordinary_user(*command)
+            assert (ran.code, ran.err, ran.out) == (0, "", out), command
+        # Writing is refused in one line that says why; nothing was made beside it.
+        ran = cli_as_ordinary_user("ctx", "user", path, "agent", "hello")
+        assert (ran.code, ran.out) == (1, "")
+        [line] = ran.err.splitlines()
+        assert line.startswith("pact-tui: READ_ONLY: this user cannot write"), line
+        assert state(path) == before
+    finally:
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_a_workspace_this_user_cannot_read_is_one_line(tmp_path: Path, what: str) -> None:
+    folder = tmp_path / "private"
+    folder.mkdir()
+    path = folder / "agents.pact"
+    ok("ctx", "create", path, "agent")
+    locked = path if what == "file" else folder
+    locked.chmod(0o000)
+    try:
+        for command in (["ctx", "list", path], ["verify", path], ["ctx", "user", path, "a", "x"]):
+            ran = cli_as_ordinary_user(*command)
+            assert (ran.code, ran.out) == (1, ""), ran
+            [line] = ran.err.splitlines()  # not a PermissionError traceback
+            assert line.startswith("pact-tui: PERMISSION_DENIED: permission denied"), line
+            assert str(path) in line
+    finally:
+        locked.chmod(0o755)
+    assert ok("ctx", "list", path).out.splitlines()[1].startswith("agent")  # untouched
+
+
+@pytest.mark.parametrize("blocked", ["-wal", "-shm"])
+def test_a_create_that_fails_leaves_no_file_behind(tmp_path: Path, blocked: str) -> None:
+    """SQLite cannot make its write-ahead log (or shared memory) file: a folder of that name is
+    in the way. The workspace file was made first, and was left behind, empty or half made."""
+    path = tmp_path / "agents.pact"
+    (tmp_path / f"agents.pact{blocked}").mkdir()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    ran = failed("ctx", "create", path, "agent", code="STORAGE_FAILURE")
+    assert str(path) in ran.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_create_into_an_empty_file_that_fails_leaves_it_empty(tmp_path: Path) -> None:
+    path = tmp_path / "agents.pact"
+    path.touch()
+    (tmp_path / "agents.pact-wal").mkdir()
+    failed("ctx", "create", path, "agent", code="STORAGE_FAILURE")
+    assert path.stat().st_size == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agents.pact", "agents.pact-wal"]
