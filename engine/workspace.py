@@ -34,11 +34,14 @@ when what it knows is newer (and every ``INDEX_EVERY`` events while running), me
 one stored: for each context the later stream end and the later numbers win, so processes
 closing together keep each other's numbers, and a lost race leaves numbers behind, never wrong.
 
-Checkpoints are caches: one that cannot be used is replayed instead, for that context only, and
-``checkpoint_problem`` says why. A context's checkpoint is saved while running every
-``CHECKPOINT_EVERY`` events of its stream, and on close once ``CHECKPOINT_ON_CLOSE`` have come
-after it. The version-2 ``workspace`` checkpoint of earlier releases (every context in one) is
-read once, when there is no index yet, and replaced by the per-context checkpoints and the index.
+Checkpoints are caches the chain vouches for: the store hands out only a checkpoint whose event is
+still the log's event at its place, with the hash it had when the checkpoint was saved. One that
+cannot be used is replayed instead, for that context only, and ``checkpoint_problem`` says why; so
+is one whose state the events after it do not replay onto (its state is not the log's), and an
+archive whose place in its stream is not the log's. A context's checkpoint is saved while running
+every ``CHECKPOINT_EVERY`` events of its stream, and on close once ``CHECKPOINT_ON_CLOSE`` have come
+after it. The version-2 ``workspace`` checkpoint of earlier releases (every context in one) is read
+once, when there is no index yet, and replaced by the per-context checkpoints and the index.
 
 Past states come from the snapshots kept in memory, or are rebuilt from the nearest per-context
 archive checkpoint plus a short replay. Archives are named by marks every ``ARCHIVE_EVERY`` events
@@ -82,6 +85,7 @@ from engine.context.selectors import parse_selector
 from engine.context.timeline import ItemStory, StoryEvent
 from engine.context.tree import Diff, Node
 from engine.store import (
+    Checkpoint,
     EventStore,
     InvalidCheckpoint,
     NewEvent,
@@ -196,6 +200,7 @@ class ContextProjection:
         self.archived = 0  # the stream_seq of its last archive
         self.checkpointed = 0  # the stream_seq of its last checkpoint (saved, or loaded)
         self.snapshots: list[SnapshotEntry] = []
+        self.cached_from: str | None = None  # the cache it was restored from, to name it
 
     @classmethod
     def fresh(cls, time_ns: int) -> ContextProjection:
@@ -406,6 +411,7 @@ class Workspace:
         except CACHE_ERRORS as error:
             problem = f"the checkpoint could not be used ({error}); replayed the log"
             self.checkpoint_problem = problem
+            self._legacy = True  # replaced all the same, once the index is saved
             return 0, {}
         self._legacy = True
         for name, projection in restored.items():
@@ -554,6 +560,13 @@ class Workspace:
                     f"the checkpoint of context {name!r} does not match the log ({error});"
                     " replayed its stream"
                 )
+            except ReplayDiverged as error:
+                # The log's events after it do not replay onto it: a state that is not the
+                # log's at its place. Replaying from the start says whether the log is at fault.
+                self.checkpoint_problem = (
+                    f"the checkpoint of context {name!r} is not the log's state at its place"
+                    f" (after it, {error}); replayed its stream"
+                )
         return await self._catch_up(name, None)
 
     async def _restore(self, name: str) -> ContextProjection | None:
@@ -567,11 +580,7 @@ class Workspace:
             raise InvalidCheckpoint(
                 f"version {data.get('version')!r} of context {data.get('name')!r}"
             )
-        projection = ContextProjection.restore(data)
-        if projection.seq != checkpoint.seq or projection.stream_seq < 1:
-            raise InvalidCheckpoint(
-                f"its state is at event {projection.seq}, its record at {checkpoint.seq}"
-            )
+        projection = _restored(checkpoint, data)
         projection.checkpointed = projection.stream_seq
         return projection
 
@@ -958,7 +967,14 @@ class Workspace:
             if projection is None or not reusable:
                 projection = await self._nearest_archive(name, before)
             self._rebuilt[name] = projection
-            await self._replay_up_to(name, projection, entry.stream_seq)
+            try:
+                await self._replay_up_to(name, projection, entry.stream_seq)
+            except ReplayDiverged as error:
+                if projection.cached_from is None:
+                    raise  # replayed from the stream's start: the log is at fault
+                self._cache_not_replayed(name, projection.cached_from, error)
+                projection = self._rebuilt[name] = await self._fresh(name)
+                await self._replay_up_to(name, projection, entry.stream_seq)
             if projection.stream_seq < entry.stream_seq:
                 stream = CONTEXT_PREFIX + name
                 raise UnknownSnapshot(f"snapshot {entry.id!r} is past the end of {stream!r}")
@@ -990,27 +1006,62 @@ class Workspace:
     async def _nearest_archive(self, name: str, stream_seq: int) -> ContextProjection:
         mark = stream_seq - stream_seq % ARCHIVE_EVERY
         while mark > 0:
-            # An archive is only a cache: one that cannot be read is passed over for the one
+            # An archive is only a cache: one that cannot be used is passed over for the one
             # before.
-            with contextlib.suppress(*CACHE_ERRORS):
-                checkpoint = await self.store.load_checkpoint(_archive_name(name, mark))
+            archive = _archive_name(name, mark)
+            try:
+                checkpoint = await self.store.load_checkpoint(archive)
                 if checkpoint is not None:
                     with _collector_paused():
-                        archived = ContextProjection.restore(_decode(checkpoint.data))
+                        archived = _restored(checkpoint)
                     # A batch of commands may have carried the archive past its mark.
                     if archived.stream_seq <= stream_seq:
+                        await self._check_anchor(name, archived)
+                        archived.cached_from = f"archive {archive!r}"
                         return archived
+            except (*CACHE_ERRORS, _CheckpointMismatch) as error:
+                self.checkpoint_problem = (
+                    f"archive {archive!r} could not be used ({error}); replayed from an earlier"
+                    " state"
+                )
             mark -= ARCHIVE_EVERY
-        [created] = await self.store.read_stream(CONTEXT_PREFIX + name, 0, limit=1)
-        return ContextProjection.fresh(created.time_ns)
+        return await self._fresh(name)
+
+    async def _fresh(self, name: str) -> ContextProjection:
+        """The context before its first event (its creation, replayed next)."""
+        stream = CONTEXT_PREFIX + name
+        first = await self.store.read_stream(stream, 0, limit=1)
+        if not first:
+            raise UnknownContext(f"no context named {name!r} in {self.path}", name=name)
+        return ContextProjection.fresh(first[0].time_ns)
+
+    async def _check_anchor(self, name: str, projection: ContextProjection) -> None:
+        """Raise ``_CheckpointMismatch`` unless the log's event at the projection's place in its
+        stream is the one it says it reflects."""
+        stream = CONTEXT_PREFIX + name
+        events = await self.store.read_stream(stream, projection.stream_seq - 1, limit=1)
+        if not events or events[0].seq != projection.seq:
+            found = f"event {events[0].seq}" if events else "no such event"
+            raise _CheckpointMismatch(
+                f"its state is after event {projection.stream_seq} of {stream!r}, the log's"
+                f" event {projection.seq}, but the log has {found} there"
+            )
+
+    def _cache_not_replayed(self, name: str, cached_from: str, error: ReplayDiverged) -> None:
+        self.checkpoint_problem = (
+            f"{cached_from} is not the log's state at its place (after it, {error});"
+            f" replayed context {name!r} from its start"
+        )
 
     async def _state_before(self, name: str, stream_seq: int) -> ContextProjection:
         """A fresh projection of the context at or before event ``stream_seq`` of its stream,
         from the latest cache that is: its own checkpoint (often close behind: an item born
         since the checkpoint replays only what came after it), else an archive."""
-        with contextlib.suppress(*CACHE_ERRORS), _collector_paused():
+        with contextlib.suppress(*CACHE_ERRORS, _CheckpointMismatch), _collector_paused():
             saved = await self._restore(name)
             if saved is not None and saved.stream_seq <= stream_seq:
+                await self._check_anchor(name, saved)
+                saved.cached_from = f"the checkpoint of context {name!r}"
                 return saved
         return await self._nearest_archive(name, stream_seq)
 
@@ -1041,7 +1092,18 @@ class Workspace:
             def observe(event: StoredEvent) -> None:
                 story.observe(context, op=event.type.removeprefix("context."), seq=event.seq)
 
-            await self._replay_up_to(name, followed.projection, until, observe)
+            try:
+                await self._replay_up_to(name, followed.projection, until, observe)
+            except ReplayDiverged as error:
+                cached_from = followed.projection.cached_from
+                if cached_from is None:
+                    raise  # replayed from the stream's start: the log is at fault
+                self._followed = None
+                self._cache_not_replayed(name, cached_from, error)
+                followed = _Followed(name, await self._fresh(name), ItemStory(item_id))
+                story, context = followed.story, followed.projection.context
+                await self._replay_up_to(name, followed.projection, until, observe)
+                self._followed = followed
         return followed.story.told(node, until=entry.seq if entry is not None else None)
 
     async def _archive(self, name: str, projection: ContextProjection, mark: int) -> None:
@@ -1138,6 +1200,22 @@ def _empty_numbers() -> ContextInfo:
 def _empty_info(name: str) -> ContextInfo:
     """The numbers of a context that has only been created."""
     return dataclasses.replace(_empty_numbers(), name=name)
+
+
+def _restored(checkpoint: Checkpoint, data: Any = None) -> ContextProjection:
+    """The projection a context's checkpoint or archive holds (``data``: its decoded bytes, if
+    decoded already); raises ``InvalidCheckpoint`` (or KeyError, ...) if malformed, or if its
+    state is not at the event the checkpoint is recorded at."""
+    if data is None:
+        data = _decode(checkpoint.data)
+    if not isinstance(data, dict):
+        raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
+    projection = ContextProjection.restore(data)
+    if projection.seq != checkpoint.seq or projection.stream_seq < 1:
+        raise InvalidCheckpoint(
+            f"its state is at event {projection.seq}, its record at {checkpoint.seq}"
+        )
+    return projection
 
 
 def _parse_index(data: Any) -> dict[str, list[Any]]:

@@ -17,7 +17,9 @@ from engine.store.base import (
     VerifyResult,
 )
 from engine.store.errors import (
+    BrokenTail,
     ChangeFeedFailed,
+    CheckpointNotInLog,
     CorruptCheckpoint,
     CorruptDatabase,
     CorruptEvent,
@@ -37,9 +39,11 @@ from engine.store.errors import (
 from engine.store.sqlite import SqliteEventStore
 
 __all__ = [
+    "BrokenTail",
     "ChainProblem",
     "ChangeFeedFailed",
     "Checkpoint",
+    "CheckpointNotInLog",
     "Clock",
     "CorruptCheckpoint",
     "CorruptDatabase",

@@ -113,6 +113,21 @@ class CorruptCheckpoint(StoreError):
     code = "CORRUPT_CHECKPOINT"
 
 
+class CheckpointNotInLog(StoreError):
+    """A stored checkpoint the log does not vouch for: its event is past the log's end, or the
+    log's event at its place is not the one it was taken at (the log lost its tail and grew
+    again, or the checkpoint was changed). A cache to ignore: replay from the log instead."""
+
+    code = "CHECKPOINT_NOT_IN_LOG"
+
+
+class BrokenTail(StoreError):
+    """The log's last event does not verify (checked when the store opens): appending after it
+    would extend a broken chain, so writes are refused; reads still work."""
+
+    code = "BROKEN_TAIL"
+
+
 class ChangeFeedFailed(StoreError):
     """The change feed stopped on an error; the subscription cannot continue."""
 

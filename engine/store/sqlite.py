@@ -27,6 +27,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -43,8 +44,16 @@ from engine.store.base import (
     Subscription,
     VerifyResult,
 )
-from engine.store.chain import CHAIN_COLUMNS, ChainHead, ChainRow, encode_events, verify_rows
+from engine.store.chain import (
+    CHAIN_COLUMNS,
+    GENESIS_HASH,
+    ChainHead,
+    ChainRow,
+    encode_events,
+    verify_rows,
+)
 from engine.store.errors import (
+    CheckpointNotInLog,
     CorruptCheckpoint,
     CorruptEvent,
     ForeignDatabase,
@@ -55,7 +64,12 @@ from engine.store.errors import (
 )
 from engine.store.feed import ChangeFeed
 from engine.store.file_check import inspect_workspace_file
-from engine.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from engine.store.schema import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    NOT_IN_LOG_AT_UPGRADE,
+    SCHEMA_VERSION,
+)
 from engine.store.sqlite_errors import is_busy, translate_sqlite_error
 from engine.store.writer_thread import WriterThread
 
@@ -365,41 +379,57 @@ class SqliteEventStore(EventStore):
                         data=piece,
                     )
                 )
-            digest = hashlib.sha256(data).hexdigest()
-            saved_ns = self._clock()
+            saved = _SavedGeneration(
+                name,
+                seq,
+                generation,
+                size=len(data),
+                digest=hashlib.sha256(data).hexdigest(),
+                saved_ns=self._clock(),
+            )
             await self._write(
-                lambda connection: _publish_checkpoint(
-                    connection, name, seq, generation, len(data), digest, saved_ns
-                )
+                lambda connection: _publish_checkpoint(connection, saved, self._where)
             )
         except BaseException as error:
             # Best effort: pieces of a checkpoint that was never published are dead weight.
             async with self._write_lock:
                 with contextlib.suppress(sqlite3.Error):
-                    await self._writer.run(_delete_checkpoint_chunks, name, generation)
+                    await self._writer.run(_delete_generation, name, generation)
             if isinstance(error, sqlite3.Error):
                 raise translate_sqlite_error(error, self._where) from error
             raise
 
-    async def _write(self, step: Callable[[sqlite3.Connection], None]) -> None:
+    async def _write(self, step: Callable[[sqlite3.Connection], T]) -> T:
         """One write transaction of its own: ``step`` runs after BEGIN IMMEDIATE and commits."""
         async with self._write_lock:
             self._check_open()  # close() may have run while we waited for _write_lock
-            await self._locked(step)
+            return await self._locked(step)
 
     async def load_checkpoint(self, name: str) -> Checkpoint | None:
         self._check_open()
-        # One statement, so one snapshot: a concurrent save cannot swap chunks under us.
+        # One statement, so one snapshot: a concurrent save cannot swap chunks under us, and
+        # the log's end and its event at the checkpoint's place are read as of the same moment.
         rows = await self._query(
-            "SELECT c.seq, c.size, c.sha256, k.data FROM checkpoints AS c"
+            "SELECT c.seq, c.size, c.sha256, c.event_hash, e.hash,"
+            f" ({HEAD_SQL}), k.data FROM checkpoints AS c"
+            " LEFT JOIN events AS e ON e.seq = c.seq"
             " LEFT JOIN checkpoint_chunks AS k ON k.name = c.name AND k.generation = c.generation"
             " WHERE c.name = ? ORDER BY k.chunk",
             (name,),
         )
         if not rows:
             return None
-        seq, size, digest = rows[0][0], rows[0][1], rows[0][2]
-        data = b"".join(row[3] for row in rows if row[3] is not None)
+        seq, size, digest, recorded, found, head = rows[0][:6]
+        why = _not_vouched(seq, recorded, found, head)
+        if why is not None:
+            raise CheckpointNotInLog(
+                f"checkpoint {name!r} {why}: the log does not vouch for it",
+                path=self._where,
+                name=name,
+                seq=seq,
+                head=head,
+            )
+        data = b"".join(row[6] for row in rows if row[6] is not None)
         if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
             raise CorruptCheckpoint(
                 f"checkpoint {name!r} does not match its digest: rebuild it by replaying",
@@ -407,6 +437,11 @@ class SqliteEventStore(EventStore):
                 name=name,
             )
         return Checkpoint(seq, data)
+
+    async def checkpoints(self) -> dict[str, int]:
+        self._check_open()
+        rows = await self._query("SELECT name, seq FROM checkpoints ORDER BY name")
+        return {name: seq for name, seq in rows}
 
     async def delete_checkpoint(self, name: str) -> None:
         self._check_open()
@@ -609,31 +644,74 @@ def _insert_checkpoint_chunk(
     connection.execute("COMMIT")
 
 
+@dataclass(frozen=True, slots=True)
+class _SavedGeneration:
+    """A checkpoint whose pieces are written, to publish."""
+
+    name: str
+    seq: int
+    generation: str
+    size: int
+    digest: str
+    saved_ns: int
+
+
+def _not_vouched(seq: int, recorded: str | None, found: str | None, head: int) -> str | None:
+    """Why the log does not vouch for a checkpoint at event ``seq`` whose event had hash
+    ``recorded`` (None: saved by a release that recorded none) when the log's event ``seq``
+    has hash ``found`` (None: no such event) and its last event is ``head``; None if it does."""
+    if seq > head:
+        return f"is at event {seq}, past the log's last event {head}"
+    expected = GENESIS_HASH if seq == 0 else found
+    if recorded == NOT_IN_LOG_AT_UPGRADE:
+        return f"is at event {seq}, which was past the log's end when the file was upgraded"
+    if recorded is not None and recorded != expected:
+        return (
+            f"was taken at event {seq} when its hash was {recorded[:16]}…, but the log's event "
+            f"{seq} has hash {str(expected)[:16]}… (the log lost events and grew again, or the "
+            "checkpoint was changed)"
+        )
+    return None
+
+
 def _publish_checkpoint(
-    connection: sqlite3.Connection,
-    name: str,
-    seq: int,
-    generation: str,
-    size: int,
-    digest: str,
-    saved_ns: int,
+    connection: sqlite3.Connection, saved: _SavedGeneration, where: str
 ) -> None:
+    """Point checkpoint ``saved.name`` at the saved generation, with the hash of its event,
+    unless the stored one is at a later event and vouched for by the log."""
+    name, seq = saved.name, saved.seq
+    event = connection.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+    if seq > 0 and event is None:
+        raise InvalidCheckpoint(
+            f"checkpoint {name!r} at seq {seq}, but the log no longer holds event {seq}",
+            path=where,
+            name=name,
+            seq=seq,
+        )
+    event_hash = GENESIS_HASH if seq == 0 else str(event[0])
     current = connection.execute(
-        "SELECT seq, generation FROM checkpoints WHERE name = ?", (name,)
+        f"SELECT c.seq, c.generation, c.event_hash, e.hash, ({HEAD_SQL}) FROM checkpoints AS c"
+        " LEFT JOIN events AS e ON e.seq = c.seq WHERE c.name = ?",
+        (name,),
     ).fetchone()
+    kept = False
+    if current is not None:
+        current_seq, _, recorded, found, head = current
+        # Another process saved a later state meanwhile, one the log vouches for: keep it.
+        kept = current_seq > seq and _not_vouched(current_seq, recorded, found, head) is None
     superseded: str | None
-    if current is not None and current[0] > seq:
-        # Another process saved a later state meanwhile: keep it, drop ours.
-        superseded = generation
+    if kept:
+        superseded = saved.generation
     else:
         connection.execute(
             "INSERT OR REPLACE INTO checkpoints"
-            " (name, seq, generation, size, sha256, saved_ns) VALUES (?, ?, ?, ?, ?, ?)",
-            (name, seq, generation, size, digest, saved_ns),
+            " (name, seq, generation, size, sha256, saved_ns, event_hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (name, seq, saved.generation, saved.size, saved.digest, saved.saved_ns, event_hash),
         )
         superseded = current[1] if current is not None else None
     if superseded is not None:
-        _delete_checkpoint_chunks(connection, name, superseded)
+        _delete_generation(connection, name, superseded)
     connection.execute("COMMIT")
 
 
@@ -643,11 +721,11 @@ def _delete_checkpoint(connection: sqlite3.Connection, name: str) -> None:
     row = connection.execute(query, (name,)).fetchone()
     if row is not None:
         connection.execute("DELETE FROM checkpoints WHERE name = ?", (name,))
-        _delete_checkpoint_chunks(connection, name, row[0])
+        _delete_generation(connection, name, row[0])
     connection.execute("COMMIT")
 
 
-def _delete_checkpoint_chunks(connection: sqlite3.Connection, name: str, generation: str) -> None:
+def _delete_generation(connection: sqlite3.Connection, name: str, generation: str) -> None:
     connection.execute(
         "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?", (name, generation)
     )
