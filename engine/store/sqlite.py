@@ -367,10 +367,13 @@ class SqliteEventStore(EventStore):
                 seq=seq,
             )
         generation = secrets.token_hex(8)
+        # The rowid of the generation's first piece orders it among the others of its name:
+        # SQLite gives a new row the largest rowid yet, plus one.
+        first_rowid: int | None = None
         try:
             for chunk, offset in enumerate(range(0, len(data), CHECKPOINT_CHUNK_BYTES)):
                 piece = data[offset : offset + CHECKPOINT_CHUNK_BYTES]
-                await self._write(
+                rowid = await self._write(
                     functools.partial(
                         _insert_checkpoint_chunk,
                         name=name,
@@ -379,10 +382,13 @@ class SqliteEventStore(EventStore):
                         data=piece,
                     )
                 )
+                first_rowid = rowid if first_rowid is None else first_rowid
             saved = _SavedGeneration(
                 name,
                 seq,
                 generation,
+                first_rowid,
+                pieces=-(-len(data) // CHECKPOINT_CHUNK_BYTES),
                 size=len(data),
                 digest=hashlib.sha256(data).hexdigest(),
                 saved_ns=self._clock(),
@@ -636,21 +642,26 @@ def _stream_lengths(connection: sqlite3.Connection, streams: set[str]) -> dict[s
 
 def _insert_checkpoint_chunk(
     connection: sqlite3.Connection, name: str, generation: str, chunk: int, data: bytes
-) -> None:
-    connection.execute(
+) -> int:
+    """Insert one piece and commit; returns its rowid."""
+    cursor = connection.execute(
         "INSERT INTO checkpoint_chunks (name, generation, chunk, data) VALUES (?, ?, ?, ?)",
         (name, generation, chunk, data),
     )
     connection.execute("COMMIT")
+    return int(cursor.lastrowid or 0)
 
 
 @dataclass(frozen=True, slots=True)
 class _SavedGeneration:
-    """A checkpoint whose pieces are written, to publish."""
+    """A checkpoint whose pieces are written, to publish: ``first_rowid`` is its first piece's
+    (None when it has none), ``pieces`` how many it has."""
 
     name: str
     seq: int
     generation: str
+    first_rowid: int | None
+    pieces: int
     size: int
     digest: str
     saved_ns: int
@@ -677,8 +688,12 @@ def _not_vouched(seq: int, recorded: str | None, found: str | None, head: int) -
 def _publish_checkpoint(
     connection: sqlite3.Connection, saved: _SavedGeneration, where: str
 ) -> None:
-    """Point checkpoint ``saved.name`` at the saved generation, with the hash of its event,
-    unless the stored one is at a later event and vouched for by the log."""
+    """Point checkpoint ``saved.name`` at the saved generation, unless the stored one is at a
+    later event and vouched for by the log; then remove every other generation of that name
+    begun before this one: the one replaced, and pieces of saves that never finished (a killed
+    process). Generations begun after this one may be saves under way: the next to publish
+    removes them. A generation that lost pieces meanwhile (removed by a save of the same name
+    that finished first, which also began after it) is not published."""
     name, seq = saved.name, saved.seq
     event = connection.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
     if seq > 0 and event is None:
@@ -689,6 +704,12 @@ def _publish_checkpoint(
             seq=seq,
         )
     event_hash = GENESIS_HASH if seq == 0 else str(event[0])
+    [(pieces, size)] = connection.execute(
+        "SELECT COUNT(*), COALESCE(SUM(LENGTH(data)), 0) FROM checkpoint_chunks"
+        " WHERE name = ? AND generation = ?",
+        (name, saved.generation),
+    )
+    complete = (pieces, size) == (saved.pieces, saved.size)
     current = connection.execute(
         f"SELECT c.seq, c.generation, c.event_hash, e.hash, ({HEAD_SQL}) FROM checkpoints AS c"
         " LEFT JOIN events AS e ON e.seq = c.seq WHERE c.name = ?",
@@ -699,35 +720,44 @@ def _publish_checkpoint(
         current_seq, _, recorded, found, head = current
         # Another process saved a later state meanwhile, one the log vouches for: keep it.
         kept = current_seq > seq and _not_vouched(current_seq, recorded, found, head) is None
-    superseded: str | None
-    if kept:
-        superseded = saved.generation
-    else:
+    if complete and not kept:
         connection.execute(
             "INSERT OR REPLACE INTO checkpoints"
             " (name, seq, generation, size, sha256, saved_ns, event_hash)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (name, seq, saved.generation, saved.size, saved.digest, saved.saved_ns, event_hash),
         )
-        superseded = current[1] if current is not None else None
-    if superseded is not None:
-        _delete_generation(connection, name, superseded)
+        published = saved.generation
+    else:
+        published = current[1] if current is not None else ""
+    # Begun before this one: its first piece has a smaller rowid (this one has none if its data
+    # is empty: then every generation so far began before it).
+    began = saved.first_rowid
+    if began is None:
+        [(began,)] = connection.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM checkpoint_chunks")
+    connection.execute(
+        "DELETE FROM checkpoint_chunks WHERE name = ? AND generation != ? AND (generation = ?"
+        " OR generation IN (SELECT generation FROM checkpoint_chunks WHERE name = ?"
+        " GROUP BY generation HAVING MIN(rowid) < ?))",
+        (name, published, saved.generation, name, began),
+    )
     connection.execute("COMMIT")
 
 
 def _delete_checkpoint(connection: sqlite3.Connection, name: str) -> None:
-    # Only the published generation's pieces: those of a save under way are its own business.
-    query = "SELECT generation FROM checkpoints WHERE name = ?"
-    row = connection.execute(query, (name,)).fetchone()
-    if row is not None:
-        connection.execute("DELETE FROM checkpoints WHERE name = ?", (name,))
-        _delete_generation(connection, name, row[0])
+    # Every generation: a save of this name under way then finds its pieces gone, and does not
+    # publish them.
+    connection.execute("DELETE FROM checkpoints WHERE name = ?", (name,))
+    connection.execute("DELETE FROM checkpoint_chunks WHERE name = ?", (name,))
     connection.execute("COMMIT")
 
 
 def _delete_generation(connection: sqlite3.Connection, name: str, generation: str) -> None:
+    """Remove the pieces of a save that failed (never those of a published checkpoint)."""
     connection.execute(
-        "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?", (name, generation)
+        "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?"
+        " AND NOT EXISTS (SELECT 1 FROM checkpoints WHERE name = ? AND generation = ?)",
+        (name, generation, name, generation),
     )
 
 
