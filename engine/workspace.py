@@ -141,9 +141,18 @@ class ContextNotLoaded(WorkspaceError):
 
 
 class ReplayDiverged(WorkspaceError):
-    """Replaying an event gave another result than the one recorded: the log or code changed."""
+    """Replaying an event gave another result than the one recorded (or was refused): the log
+    or code changed."""
 
     code = "REPLAY_DIVERGED"
+
+
+class UnreplayableEvent(WorkspaceError):
+    """An event of a context's stream that cannot be replayed at all: its payload holds no
+    command this version can read, or the stream does not begin with the context's creation.
+    The chain may well verify: another program appended it, or the start was cut off."""
+
+    code = "UNREPLAYABLE_EVENT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,23 +286,56 @@ class ContextProjection:
             )
 
     def replay(self, event: StoredEvent) -> None:
-        """Apply one stored event of this context's stream."""
-        if event.type != "context.created":
-            from engine.context.commands import parse_recorded  # see apply()
+        """Apply one stored event of this context's stream.
 
-            payload = event.payload
-            command = parse_recorded(payload["command"], payload.get("v", 1))
-            result = self.apply(command, event.time_ns)
-            recorded = event.payload.get("result")
-            if recorded is not None and result != recorded:
-                raise ReplayDiverged(
-                    f"event {event.seq} ({event.type}) replayed to {result}, "
-                    f"but the log recorded {recorded}",
-                    seq=event.seq,
-                )
-            self.committed(event.seq, event.stream_seq, result)
-        else:
+        Raises ``UnreplayableEvent`` if it holds no command this version can read, and
+        ``ReplayDiverged`` if its command is refused or gives another result than recorded."""
+        if event.type == "context.created":
             self.seq, self.stream_seq = event.seq, event.stream_seq
+            return
+        command = _recorded_command(event)
+        try:
+            result = self.apply(command, event.time_ns)
+        except ContextError as refused:
+            raise ReplayDiverged(
+                f"event {event.seq} ({event.type}) was refused when replayed ({refused}), "
+                "but the log recorded it as done",
+                seq=event.seq,
+            ) from None
+        recorded = event.payload.get("result")
+        if recorded is not None and result != recorded:
+            raise ReplayDiverged(
+                f"event {event.seq} ({event.type}) replayed to {result}, "
+                f"but the log recorded {recorded}",
+                seq=event.seq,
+            )
+        self.committed(event.seq, event.stream_seq, result)
+
+
+def _recorded_command(event: StoredEvent) -> ContextCommand:
+    """The command an event of a context's stream recorded, or ``UnreplayableEvent``."""
+    from engine.context.commands import parse_recorded  # see ContextProjection.apply
+
+    def unreplayable(why: str) -> UnreplayableEvent:
+        return UnreplayableEvent(
+            f"event {event.seq} ({event.type}) of stream {event.stream!r} cannot be replayed:"
+            f" {why}",
+            seq=event.seq,
+            stream=event.stream,
+        )
+
+    payload = event.payload
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("command"), Mapping):
+        shown = json.dumps(payload, ensure_ascii=False, default=str)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise unreplayable(f"its payload holds no command ({shown})")
+    version = payload.get("v", 1)
+    if type(version) is not int:
+        raise unreplayable(f"its command's form version is {version!r}, not a whole number")
+    try:
+        return parse_recorded(payload["command"], version)
+    except ContextError as error:
+        raise unreplayable(f"its command is not one this version can run ({error})") from None
 
 
 class Workspace:
@@ -603,8 +645,7 @@ class Workspace:
                         )
                     continue
                 if projection is None:
-                    if event.type != "context.created":
-                        raise WorkspaceError(f"stream {stream!r} does not begin with its creation")
+                    _check_creation(event)
                     projection = ContextProjection.fresh(event.time_ns)
                 projection.replay(event)
             if len(events) < READ_BATCH:
@@ -1033,6 +1074,7 @@ class Workspace:
         first = await self.store.read_stream(stream, 0, limit=1)
         if not first:
             raise UnknownContext(f"no context named {name!r} in {self.path}", name=name)
+        _check_creation(first[0])
         return ContextProjection.fresh(first[0].time_ns)
 
     async def _check_anchor(self, name: str, projection: ContextProjection) -> None:
@@ -1186,6 +1228,25 @@ class _Followed:
 
 class _CheckpointMismatch(Exception):
     """A context's checkpoint says it ends at an event its stream does not have there."""
+
+
+def _check_creation(event: StoredEvent) -> None:
+    """Raise ``UnreplayableEvent`` unless ``event``, the first of its stream in the log, is
+    the context's creation."""
+    if event.stream_seq != 1:
+        raise UnreplayableEvent(
+            f"event {event.seq} ({event.type}) is the first of stream {event.stream!r} in the"
+            f" log, but it is number {event.stream_seq} of that stream: its start is missing",
+            seq=event.seq,
+            stream=event.stream,
+        )
+    if event.type != "context.created":
+        raise UnreplayableEvent(
+            f"event {event.seq} ({event.type}) begins stream {event.stream!r}, but a context's"
+            " stream begins with its creation (context.created)",
+            seq=event.seq,
+            stream=event.stream,
+        )
 
 
 def _context_name(stream: str) -> str | None:
