@@ -51,8 +51,10 @@ from engine.store.chain import (
     ChainRow,
     encode_events,
     verify_rows,
+    verify_tail,
 )
 from engine.store.errors import (
+    BrokenTail,
     CheckpointNotInLog,
     CorruptCheckpoint,
     CorruptEvent,
@@ -102,6 +104,7 @@ class SqliteEventStore(EventStore):
         clock: Clock,
         busy_timeout: float,
         watch: bool,
+        broken_tail: BrokenTail | None = None,
     ) -> None:
         self.path = path
         self._where = str(path)
@@ -114,6 +117,8 @@ class SqliteEventStore(EventStore):
         self._chain_head: ChainHead | None = None
         self._write_lock = asyncio.Lock()  # one transaction at a time on the writer connection
         self._closed = False
+        # Why the log takes no writes: its last event did not verify when the store opened.
+        self._broken_tail = broken_tail
         self._feed = ChangeFeed(
             head=head,
             read_after=self.read,
@@ -155,6 +160,7 @@ class SqliteEventStore(EventStore):
             connections.append(reader)
             await reader.execute("PRAGMA query_only = ON")
             head = await _head(reader)
+            broken_tail = await _broken_tail(reader, where)
         except BaseException as error:
             for connection in connections:
                 await connection.close()
@@ -162,7 +168,14 @@ class SqliteEventStore(EventStore):
                 raise translate_sqlite_error(error, where) from error
             raise
         return cls(
-            path, writer, reader, head=head, clock=clock, busy_timeout=busy_timeout, watch=watch
+            path,
+            writer,
+            reader,
+            head=head,
+            clock=clock,
+            busy_timeout=busy_timeout,
+            watch=watch,
+            broken_tail=broken_tail,
         )
 
     # Commands
@@ -178,7 +191,7 @@ class SqliteEventStore(EventStore):
         self._cursor = seq
 
     async def execute(self, decide: Decide) -> list[StoredEvent]:
-        self._check_open()
+        self._check_writable()
         async with self._write_lock:
             self._check_open()  # close() may have run while we waited for _write_lock
             cached, cursor = self._chain_head, self._cursor
@@ -205,7 +218,7 @@ class SqliteEventStore(EventStore):
         return stored
 
     async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        self._check_open()
+        self._check_writable()
         # Where the events land does not change their payloads: encoded before taking the lock.
         to_append, payloads = encode_events(events, self._where)
         async with self._write_lock:
@@ -356,7 +369,7 @@ class SqliteEventStore(EventStore):
     # Checkpoints
 
     async def save_checkpoint(self, name: str, seq: int, data: bytes) -> None:
-        self._check_open()
+        self._check_writable()  # a cache the chain vouches for: not of a chain that is broken
         # The log only grows, so a seq that exists now still exists when the checkpoint lands.
         head = await self.head()
         if not 0 <= seq <= head:
@@ -477,6 +490,11 @@ class SqliteEventStore(EventStore):
         if self._closed:
             raise StoreClosed("the store is closed", path=self._where)
 
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self._broken_tail is not None:
+            raise self._broken_tail
+
 
 def verify_file(path: Path) -> VerifyResult:
     """Walk the chain of the workspace at ``path`` with a read-only connection (blocking)."""
@@ -506,6 +524,36 @@ async def _connect(path: Path, busy_timeout: float) -> aiosqlite.Connection:
 async def _head(connection: aiosqlite.Connection) -> int:
     rows = await connection.execute_fetchall(HEAD_SQL)
     return int(next(iter(rows))[0])
+
+
+async def _broken_tail(connection: aiosqlite.Connection, where: str) -> BrokenTail | None:
+    """The error that refuses writes if the log's last event does not verify: its hash, its
+    link to the event before it, its place in its stream. Two reads of an index, whatever the
+    length of the log."""
+    rows = list(
+        await connection.execute_fetchall(
+            f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq DESC LIMIT 2"
+        )
+    )
+    if not rows:
+        return None
+    last: ChainRow = tuple(rows[0])
+    before: ChainRow | None = tuple(rows[1]) if len(rows) > 1 else None
+    [(length,)] = await connection.execute_fetchall(
+        "SELECT COALESCE(MAX(stream_seq), 0) FROM events WHERE stream = ? AND seq < ?",
+        (last[1], last[0]),
+    )
+    result = verify_tail(last, before, int(length))
+    if result.ok:
+        return None
+    return BrokenTail(
+        f"event {result.broken_seq}, the log's last, does not verify ({result.problem}:"
+        f" {result.detail}): the workspace takes no writes, so that the chain is not extended"
+        " past a broken link (pact-tui verify names the first broken event)",
+        path=where,
+        seq=result.broken_seq,
+        problem=str(result.problem),
+    )
 
 
 def _event_from_row(row: Any) -> StoredEvent:

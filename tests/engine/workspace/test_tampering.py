@@ -252,3 +252,24 @@ async def test_an_event_refused_when_replayed_is_named_as_a_divergence(tmp_path:
         f"pact-tui: REPLAY_DIVERGED: event {seq} (context.delete) was refused when replayed ("
     ), line
     assert line.endswith("but the log recorded it as done")
+
+
+async def test_a_command_on_a_workspace_whose_last_event_was_changed_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "tail.pact"
+    head = await make_workspace(path)
+    change_one_byte(path, head, b"v", b"w")  # the last event: still JSON, still replays
+
+    done = pact_tui("ctx", "user", path, "agent", "one more")
+    assert (done.returncode, done.stdout) == (1, "")
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        f"pact-tui: BROKEN_TAIL: event {head}, the log's last, does not verify (hash_mismatch: "
+    )
+    # What is there can still be read, and verified.
+    done = pact_tui("ctx", "print", path, "agent")
+    assert done.returncode == 0 and done.stdout
+    assert pact_tui("verify", path).stdout.startswith(f"broken: event {head}: hash_mismatch")
+    with closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("SELECT MAX(seq) FROM events").fetchone() == (head,)
