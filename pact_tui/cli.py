@@ -125,6 +125,7 @@ async def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
     from engine.workspace import Workspace
 
     ws = await Workspace.open(args.workspace, create=create, watch=False, lazy=True)
+    args.opened = ws  # for the note on a checkpoint it could not use (see _main)
     name = getattr(args, "name", None)
     if name is not None and not create:
         try:
@@ -516,7 +517,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if hasattr(args, "sync"):
         return int(args.sync(args))
     try:
-        return asyncio.run(args.handler(args)) or 0
+        code = asyncio.run(args.handler(args)) or 0
     except (ContextError, StoreError) as error:
         _fail(args, str(error), error.to_dict())
     except KeyboardInterrupt:
@@ -528,7 +529,23 @@ def _main(argv: Sequence[str] | None) -> int:
             raise
         message = f"INTERNAL: {type(error).__name__}: {error} (PACT_TUI_DEBUG=1 shows where)"
         _fail(args, message, {"code": "INTERNAL", "message": str(error)})
+    else:
+        _note_checkpoint_problem(args)
+        return code
     return EXIT_FAILED
+
+
+def _note_checkpoint_problem(args: argparse.Namespace) -> None:
+    """Say on stderr why a checkpoint was not used or saved (the command's result stands: a
+    checkpoint is a cache, and the log was read instead)."""
+    problem = getattr(getattr(args, "opened", None), "checkpoint_problem", None)
+    if problem is None:
+        return
+    if getattr(args, "json", False):
+        note = {"code": "CHECKPOINT_NOT_USED", "message": problem}
+        print(json.dumps({"note": note}, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"pact-tui: note: {' '.join(problem.split())}", file=sys.stderr)
 
 
 def _fail(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> None:
