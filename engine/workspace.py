@@ -99,6 +99,7 @@ from engine.store import (
 CONTEXT_PREFIX = "ctx:"
 INDEX_CHECKPOINT = "workspace:index"  # which contexts exist, where they end, their numbers
 CONTEXT_CHECKPOINT = "workspace:ctx:"  # + a context's name: that context's state
+ARCHIVE_PREFIX = "archive:" + CONTEXT_PREFIX  # + "<name>:<mark>": a context's past state
 LEGACY_CHECKPOINT = "workspace"  # version 2: every context in one checkpoint (read, to migrate)
 LEGACY_VERSION = 2  # contexts in the compact form (engine/context/compact.py)
 CHECKPOINT_VERSION = 3  # 3: one checkpoint per context, and the index
@@ -421,7 +422,7 @@ class Workspace:
             checkpoint = await self.store.load_checkpoint(INDEX_CHECKPOINT)
             if checkpoint is None:
                 return await self._read_legacy()
-            entries = _parse_index(_decode(checkpoint.data))
+            entries = parse_index(decode_checkpoint(checkpoint.data))
             if checkpoint.seq > self.store.cursor and checkpoint.seq > await self.store.head():
                 raise InvalidCheckpoint(f"the index is at event {checkpoint.seq}, past the log")
         except CACHE_ERRORS as error:
@@ -444,7 +445,7 @@ class Workspace:
             checkpoint = await self.store.load_checkpoint(LEGACY_CHECKPOINT)
             if checkpoint is None:
                 return 0, {}
-            data = _decode(checkpoint.data)
+            data = decode_checkpoint(checkpoint.data)
             if not isinstance(data, dict) or data.get("version") != LEGACY_VERSION:
                 raise InvalidCheckpoint("not a version-2 checkpoint")
             restored = {
@@ -495,7 +496,7 @@ class Workspace:
         if name in self._needs_reload:
             return  # it may hold a command the log does not
         stream_seq = projection.stream_seq  # what the dump below reflects
-        data = _encode({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})
+        data = encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})
         await self.store.save_checkpoint(CONTEXT_CHECKPOINT + name, projection.seq, data)
         projection.checkpointed = max(projection.checkpointed, stream_seq)
 
@@ -510,7 +511,7 @@ class Workspace:
         with contextlib.suppress(*CACHE_ERRORS):  # a stored index that cannot be read is replaced
             stored = await self.store.load_checkpoint(INDEX_CHECKPOINT)
             if stored is not None:
-                theirs = _parse_index(_decode(stored.data))
+                theirs = parse_index(decode_checkpoint(stored.data))
                 seq = max(seq, stored.seq)
                 _merge_index(merged, theirs)
                 for name, (_, _, summary) in theirs.items():
@@ -518,7 +519,7 @@ class Workspace:
                         known = self._summaries.get(name)
                         if known is None or summary[0] > known[0]:
                             self._summaries[name] = (summary[0], ContextInfo(name, *summary[1:]))
-        data = _encode({"version": CHECKPOINT_VERSION, "contexts": merged})
+        data = encode_checkpoint({"version": CHECKPOINT_VERSION, "contexts": merged})
         await self.store.save_checkpoint(INDEX_CHECKPOINT, seq, data)
         self._index_seq, self._index_basis = max(self._index_seq, seq), entries
 
@@ -615,14 +616,7 @@ class Workspace:
         checkpoint = await self.store.load_checkpoint(CONTEXT_CHECKPOINT + name)
         if checkpoint is None:
             return None
-        data = _decode(checkpoint.data)
-        if not isinstance(data, dict):
-            raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
-        if data.get("version") != CHECKPOINT_VERSION or data.get("name") != name:
-            raise InvalidCheckpoint(
-                f"version {data.get('version')!r} of context {data.get('name')!r}"
-            )
-        projection = _restored(checkpoint, data)
+        projection = context_checkpoint_projection(name, checkpoint)
         projection.checkpointed = projection.stream_seq
         return projection
 
@@ -645,7 +639,7 @@ class Workspace:
                         )
                     continue
                 if projection is None:
-                    _check_creation(event)
+                    check_stream_start(event)
                     projection = ContextProjection.fresh(event.time_ns)
                 projection.replay(event)
             if len(events) < READ_BATCH:
@@ -1049,12 +1043,12 @@ class Workspace:
         while mark > 0:
             # An archive is only a cache: one that cannot be used is passed over for the one
             # before.
-            archive = _archive_name(name, mark)
+            archive = archive_name(name, mark)
             try:
                 checkpoint = await self.store.load_checkpoint(archive)
                 if checkpoint is not None:
                     with _collector_paused():
-                        archived = _restored(checkpoint)
+                        archived = restored_projection(checkpoint)
                     # A batch of commands may have carried the archive past its mark.
                     if archived.stream_seq <= stream_seq:
                         await self._check_anchor(name, archived)
@@ -1074,7 +1068,7 @@ class Workspace:
         first = await self.store.read_stream(stream, 0, limit=1)
         if not first:
             raise UnknownContext(f"no context named {name!r} in {self.path}", name=name)
-        _check_creation(first[0])
+        check_stream_start(first[0])
         return ContextProjection.fresh(first[0].time_ns)
 
     async def _check_anchor(self, name: str, projection: ContextProjection) -> None:
@@ -1152,8 +1146,8 @@ class Workspace:
         """Save the projection as the archive for ``mark`` (its stream_seq is ``mark`` or, after
         a batch of commands, a little past it)."""
         projection.archived = projection.stream_seq
-        data = _encode(projection.dump(with_snapshots=False))
-        await self.store.save_checkpoint(_archive_name(name, mark), projection.seq, data)
+        data = encode_checkpoint(projection.dump(with_snapshots=False))
+        await self.store.save_checkpoint(archive_name(name, mark), projection.seq, data)
 
     # -- queries -------------------------------------------------------------------------------
     async def view(self, name: str, at: str | None = None) -> ContextView:
@@ -1230,7 +1224,7 @@ class _CheckpointMismatch(Exception):
     """A context's checkpoint says it ends at an event its stream does not have there."""
 
 
-def _check_creation(event: StoredEvent) -> None:
+def check_stream_start(event: StoredEvent) -> None:
     """Raise ``UnreplayableEvent`` unless ``event``, the first of its stream in the log, is
     the context's creation."""
     if event.stream_seq != 1:
@@ -1263,12 +1257,23 @@ def _empty_info(name: str) -> ContextInfo:
     return dataclasses.replace(_empty_numbers(), name=name)
 
 
-def _restored(checkpoint: Checkpoint, data: Any = None) -> ContextProjection:
+def context_checkpoint_projection(name: str, checkpoint: Checkpoint) -> ContextProjection:
+    """The projection context ``name``'s own checkpoint holds; raises ``InvalidCheckpoint`` (or
+    KeyError, ...) if it is malformed, of another context, or not at its recorded event."""
+    data = decode_checkpoint(checkpoint.data)
+    if not isinstance(data, dict):
+        raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
+    if data.get("version") != CHECKPOINT_VERSION or data.get("name") != name:
+        raise InvalidCheckpoint(f"version {data.get('version')!r} of context {data.get('name')!r}")
+    return restored_projection(checkpoint, data)
+
+
+def restored_projection(checkpoint: Checkpoint, data: Any = None) -> ContextProjection:
     """The projection a context's checkpoint or archive holds (``data``: its decoded bytes, if
     decoded already); raises ``InvalidCheckpoint`` (or KeyError, ...) if malformed, or if its
     state is not at the event the checkpoint is recorded at."""
     if data is None:
-        data = _decode(checkpoint.data)
+        data = decode_checkpoint(checkpoint.data)
     if not isinstance(data, dict):
         raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
     projection = ContextProjection.restore(data)
@@ -1279,7 +1284,7 @@ def _restored(checkpoint: Checkpoint, data: Any = None) -> ContextProjection:
     return projection
 
 
-def _parse_index(data: Any) -> dict[str, list[Any]]:
+def parse_index(data: Any) -> dict[str, list[Any]]:
     """The entries of a stored index (see ``Workspace._index_entries``), checked for shape;
     raises ``InvalidCheckpoint`` (or KeyError, TypeError, ValueError) if malformed."""
     if not isinstance(data, dict) or data.get("version") != CHECKPOINT_VERSION:
@@ -1311,7 +1316,7 @@ def _merge_index(ours: dict[str, list[Any]], theirs: dict[str, list[Any]]) -> No
             mine[2] = summary
 
 
-def _encode(data: dict[str, Any]) -> bytes:
+def encode_checkpoint(data: dict[str, Any]) -> bytes:
     """A checkpoint's bytes: JSON by orjson (ten times json's speed); for what orjson refuses
     (integers beyond 64 bits in some content) json's, marked with a leading ``J`` because
     orjson would read those integers back as floats."""
@@ -1321,7 +1326,7 @@ def _encode(data: dict[str, Any]) -> bytes:
         return b"J" + json.dumps(data, separators=(",", ":")).encode()
 
 
-def _decode(data: bytes) -> Any:
+def decode_checkpoint(data: bytes) -> Any:
     return json.loads(data[1:]) if data[:1] == b"J" else orjson.loads(data)
 
 
@@ -1342,5 +1347,5 @@ def _collector_paused(*, freeze: bool = False) -> Iterator[None]:
             gc.enable()
 
 
-def _archive_name(name: str, stream_seq: int) -> str:
-    return f"archive:{CONTEXT_PREFIX}{name}:{stream_seq}"
+def archive_name(name: str, stream_seq: int) -> str:
+    return f"{ARCHIVE_PREFIX}{name}:{stream_seq}"

@@ -3,7 +3,9 @@
 Every ``ctx`` subcommand takes the workspace path, runs one command or query, and prints a line
 for people or, with ``--json``, one JSON document for scripts. A failure is one line on stderr
 (``pact-tui: CODE: message``; with ``--json`` the error object) and a non-zero exit. ``verify``
-finding a broken chain is a result, printed like an intact one, with exit status 1.
+finding a broken chain is a result, printed like an intact one, with exit status 1; so is
+``verify --deep`` finding a checkpoint that is not what the log's events build, or a context
+they do not rebuild.
 
 When the reader of the output goes away (``pact-tui … | head``), the command stops quietly with
 status 141, as a shell reports a Unix tool killed by SIGPIPE (128 + 13).
@@ -297,16 +299,65 @@ async def _verify(args: argparse.Namespace) -> int:
     from engine.store import SqliteEventStore
 
     async with await SqliteEventStore.open(args.workspace, watch=False) as store:
-        result = await store.verify()
-    data = {
+        if args.deep:
+            from engine.deep_verify import verify_deep
+
+            deep = await verify_deep(store)
+            result = deep.chain
+        else:
+            result = await store.verify()
+    data: dict[str, Any] = {
         "ok": result.ok,
         "checked": result.checked,
         "broken_seq": result.broken_seq,
         "problem": str(result.problem) if result.problem else None,
         "detail": result.detail,
     }
-    _emit(args, data, str(result) if result.ok else f"broken: {result}")
-    return 0 if result.ok else EXIT_FAILED
+    lines = [str(result) if result.ok else f"broken: {result}"]
+    if args.deep:
+        data["ok"] = deep.ok
+        data["contexts"] = [replay.to_dict() for replay in deep.contexts]
+        data["checkpoints"] = [finding.to_dict() for finding in deep.checkpoints]
+        lines.extend(_deep_lines(deep))
+    _emit(args, data, "\n".join(lines))
+    return 0 if data["ok"] else EXIT_FAILED
+
+
+VERDICTS = {
+    "matches": "matching",
+    "differs": "differing",
+    "ignored": "ignored",
+    "unchecked": "unchecked",
+}
+
+
+def _deep_lines(deep: Any) -> list[str]:
+    """What ``verify --deep`` found beyond the chain, a line each, then its verdict."""
+    lines = [
+        f"broken: context {replay.name!r} cannot be rebuilt from the log: {replay.error}"
+        for replay in deep.contexts
+        if replay.error is not None
+    ]
+    said = {"differs": "broken", "unchecked": "unchecked", "ignored": "ignored"}
+    for finding in deep.checkpoints:
+        if finding.verdict in said:
+            where = f"checkpoint {finding.name!r} (event {finding.seq})"
+            lines.append(f"{said[finding.verdict]}: {where}: {finding.detail}")
+    events = sum(replay.events for replay in deep.contexts)
+    rebuilt = f"{len(deep.contexts)} context(s) rebuilt from their {events} events"
+    total = len(deep.checkpoints)
+    if deep.count("matches") == total:
+        lines.append(f"{'ok' if deep.ok else 'broken'}: {rebuilt}; {total} checkpoint(s) match")
+    else:
+        counts = ", ".join(
+            f"{deep.count(verdict)} {label}"
+            for verdict, label in VERDICTS.items()
+            if deep.count(verdict)
+        )
+        lines.append(
+            f"{'ok' if deep.ok else 'broken'}: {rebuilt}; of {total} checkpoint(s), {counts}"
+        )
+    return lines
 
 
 # -- the app and the demo ----------------------------------------------------------------------
@@ -430,6 +481,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     verify = commands.add_parser("verify", parents=[common], help="walk the workspace's hash chain")
     verify.add_argument("workspace", help="the workspace file")
+    verify.add_argument(
+        "--deep",
+        action="store_true",
+        help="also rebuild every context from the log and compare every checkpoint with it",
+    )
     verify.set_defaults(handler=_verify)
 
     ctx = commands.add_parser("ctx", help="drive a context from outside the app")
