@@ -128,6 +128,20 @@ class BrokenTail(StoreError):
     code = "BROKEN_TAIL"
 
 
+class DestinationExists(StoreError):
+    """A backup's destination (or a file SQLite keeps beside it) is already there, and the
+    caller did not ask to replace it."""
+
+    code = "DESTINATION_EXISTS"
+
+
+class InvalidDestination(StoreError):
+    """A backup's destination that cannot be one: a folder, the workspace itself, a path in
+    no folder there is."""
+
+    code = "INVALID_DESTINATION"
+
+
 class ChangeFeedFailed(StoreError):
     """The change feed stopped on an error; the subscription cannot continue."""
 

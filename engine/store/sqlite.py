@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeVar
 
 import aiosqlite
 
+from engine.store.backup import BackupResult, backup_file
 from engine.store.base import (
     Checkpoint,
     Clock,
@@ -474,6 +475,15 @@ class SqliteEventStore(EventStore):
             return await asyncio.to_thread(verify_file, self.path)
         except sqlite3.Error as error:
             raise translate_sqlite_error(error, self._where) from error
+
+    async def backup(
+        self, destination: str | os.PathLike[str], *, replace: bool = False
+    ) -> BackupResult:
+        """Copy the workspace, as of one moment, to a new file at ``destination`` with SQLite's
+        online backup, while others write (see :mod:`engine.store.backup`); its chain is
+        verified. An existing destination raises ``DestinationExists`` unless ``replace``."""
+        self._check_open()
+        return await asyncio.to_thread(backup_file, self.path, Path(destination), replace=replace)
 
     # Lifecycle
 
