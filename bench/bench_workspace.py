@@ -517,7 +517,7 @@ async def breakdown(path: str, name: str, save: bool = False) -> dict[str, float
         mock.patch.multiple(
             workspace_module,
             CHECKPOINT_ON_CLOSE=1 if save else workspace_module.CHECKPOINT_ON_CLOSE,
-            _decode=timed("decode (orjson)", workspace_module._decode),
+            decode_checkpoint=timed("decode (orjson)", workspace_module.decode_checkpoint),
             load_compact=timed("load (compact form)", workspace_module.load_compact),
         ),
         mock.patch.object(Context, "_ensure_indexed", timed("index", Context._ensure_indexed)),

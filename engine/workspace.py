@@ -34,11 +34,14 @@ when what it knows is newer (and every ``INDEX_EVERY`` events while running), me
 one stored: for each context the later stream end and the later numbers win, so processes
 closing together keep each other's numbers, and a lost race leaves numbers behind, never wrong.
 
-Checkpoints are caches: one that cannot be used is replayed instead, for that context only, and
-``checkpoint_problem`` says why. A context's checkpoint is saved while running every
-``CHECKPOINT_EVERY`` events of its stream, and on close once ``CHECKPOINT_ON_CLOSE`` have come
-after it. The version-2 ``workspace`` checkpoint of earlier releases (every context in one) is
-read once, when there is no index yet, and replaced by the per-context checkpoints and the index.
+Checkpoints are caches the chain vouches for: the store hands out only a checkpoint whose event is
+still the log's event at its place, with the hash it had when the checkpoint was saved. One that
+cannot be used is replayed instead, for that context only, and ``checkpoint_problem`` says why; so
+is one whose state the events after it do not replay onto (its state is not the log's), and an
+archive whose place in its stream is not the log's. A context's checkpoint is saved while running
+every ``CHECKPOINT_EVERY`` events of its stream, and on close once ``CHECKPOINT_ON_CLOSE`` have come
+after it. The version-2 ``workspace`` checkpoint of earlier releases (every context in one) is read
+once, when there is no index yet, and replaced by the per-context checkpoints and the index.
 
 Past states come from the snapshots kept in memory, or are rebuilt from the nearest per-context
 archive checkpoint plus a short replay. Archives are named by marks every ``ARCHIVE_EVERY`` events
@@ -83,6 +86,7 @@ from engine.context.selectors import check_input_selector
 from engine.context.timeline import ItemStory, StoryEvent
 from engine.context.tree import Diff, Node
 from engine.store import (
+    Checkpoint,
     EventStore,
     InvalidCheckpoint,
     NewEvent,
@@ -97,6 +101,7 @@ from engine.store import (
 CONTEXT_PREFIX = "ctx:"
 INDEX_CHECKPOINT = "workspace:index"  # which contexts exist, where they end, their numbers
 CONTEXT_CHECKPOINT = "workspace:ctx:"  # + a context's name: that context's state
+ARCHIVE_PREFIX = "archive:" + CONTEXT_PREFIX  # + "<name>:<mark>": a context's past state
 LEGACY_CHECKPOINT = "workspace"  # version 2: every context in one checkpoint (read, to migrate)
 LEGACY_VERSION = 2  # contexts in the compact form (engine/context/compact.py)
 CHECKPOINT_VERSION = 3  # 3: one checkpoint per context, and the index
@@ -143,9 +148,18 @@ class ContextNotLoaded(WorkspaceError):
 
 
 class ReplayDiverged(WorkspaceError):
-    """Replaying an event gave another result than the one recorded: the log or code changed."""
+    """Replaying an event gave another result than the one recorded (or was refused): the log
+    or code changed."""
 
     code = "REPLAY_DIVERGED"
+
+
+class UnreplayableEvent(WorkspaceError):
+    """An event of a context's stream that cannot be replayed at all: its payload holds no
+    command this version can read, or the stream does not begin with the context's creation.
+    The chain may well verify: another program appended it, or the start was cut off."""
+
+    code = "UNREPLAYABLE_EVENT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +216,7 @@ class ContextProjection:
         self.archived = 0  # the stream_seq of its last archive
         self.checkpointed = 0  # the stream_seq of its last checkpoint (saved, or loaded)
         self.snapshots: list[SnapshotEntry] = []
+        self.cached_from: str | None = None  # the cache it was restored from, to name it
 
     @classmethod
     def fresh(cls, time_ns: int) -> ContextProjection:
@@ -278,30 +293,66 @@ class ContextProjection:
             )
 
     def replay(self, event: StoredEvent) -> None:
-        """Apply one stored event of this context's stream."""
-        if event.type != "context.created":
-            from engine.context.commands import parse_recorded  # see apply()
+        """Apply one stored event of this context's stream.
 
-            payload = event.payload
-            command = parse_recorded(payload["command"], payload.get("v", 1))
-            recorded = event.payload.get("result")
-            try:
-                result = self.apply(command, event.time_ns)
-            except NotFound:
-                # Earlier releases stored a delete that matched nothing (now refused): it
-                # changed nothing then, as the refusal changes nothing now.
-                if event.type != "context.delete" or recorded != {"deleted": []}:
-                    raise
-                result = recorded
-            if recorded is not None and result != recorded:
-                raise ReplayDiverged(
-                    f"event {event.seq} ({event.type}) replayed to {result}, "
-                    f"but the log recorded {recorded}",
-                    seq=event.seq,
-                )
-            self.committed(event.seq, event.stream_seq, result)
-        else:
+        Raises ``UnreplayableEvent`` if it holds no command this version can read, and
+        ``ReplayDiverged`` if its command is refused or gives another result than recorded."""
+        if event.type == "context.created":
             self.seq, self.stream_seq = event.seq, event.stream_seq
+            return
+        command = _recorded_command(event)
+        recorded = event.payload.get("result")
+        try:
+            result = self.apply(command, event.time_ns)
+        except NotFound as refused:
+            # Earlier releases stored a delete that matched nothing (now refused): it changed
+            # nothing then, as the refusal changes nothing now.
+            if event.type != "context.delete" or recorded != {"deleted": []}:
+                raise _refused_on_replay(event, refused) from None
+            result = recorded
+        except ContextError as refused:
+            raise _refused_on_replay(event, refused) from None
+        if recorded is not None and result != recorded:
+            raise ReplayDiverged(
+                f"event {event.seq} ({event.type}) replayed to {result}, "
+                f"but the log recorded {recorded}",
+                seq=event.seq,
+            )
+        self.committed(event.seq, event.stream_seq, result)
+
+
+def _refused_on_replay(event: StoredEvent, refused: ContextError) -> ReplayDiverged:
+    return ReplayDiverged(
+        f"event {event.seq} ({event.type}) was refused when replayed ({refused}), "
+        "but the log recorded it as done",
+        seq=event.seq,
+    )
+
+
+def _recorded_command(event: StoredEvent) -> ContextCommand:
+    """The command an event of a context's stream recorded, or ``UnreplayableEvent``."""
+    from engine.context.commands import parse_recorded  # see ContextProjection.apply
+
+    def unreplayable(why: str) -> UnreplayableEvent:
+        return UnreplayableEvent(
+            f"event {event.seq} ({event.type}) of stream {event.stream!r} cannot be replayed:"
+            f" {why}",
+            seq=event.seq,
+            stream=event.stream,
+        )
+
+    payload = event.payload
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("command"), Mapping):
+        shown = json.dumps(payload, ensure_ascii=False, default=str)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise unreplayable(f"its payload holds no command ({shown})")
+    version = payload.get("v", 1)
+    if type(version) is not int:
+        raise unreplayable(f"its command's form version is {version!r}, not a whole number")
+    try:
+        return parse_recorded(payload["command"], version)
+    except ContextError as error:
+        raise unreplayable(f"its command is not one this version can run ({error})") from None
 
 
 class Workspace:
@@ -392,7 +443,7 @@ class Workspace:
             checkpoint = await self.store.load_checkpoint(INDEX_CHECKPOINT)
             if checkpoint is None:
                 return await self._read_legacy()
-            entries = _parse_index(_decode(checkpoint.data))
+            entries = parse_index(decode_checkpoint(checkpoint.data))
             if checkpoint.seq > self.store.cursor and checkpoint.seq > await self.store.head():
                 raise InvalidCheckpoint(f"the index is at event {checkpoint.seq}, past the log")
         except CACHE_ERRORS as error:
@@ -415,7 +466,7 @@ class Workspace:
             checkpoint = await self.store.load_checkpoint(LEGACY_CHECKPOINT)
             if checkpoint is None:
                 return 0, {}
-            data = _decode(checkpoint.data)
+            data = decode_checkpoint(checkpoint.data)
             if not isinstance(data, dict) or data.get("version") != LEGACY_VERSION:
                 raise InvalidCheckpoint("not a version-2 checkpoint")
             restored = {
@@ -424,6 +475,7 @@ class Workspace:
         except CACHE_ERRORS as error:
             problem = f"the checkpoint could not be used ({error}); replayed the log"
             self.checkpoint_problem = problem
+            self._legacy = True  # replaced all the same, once the index is saved
             return 0, {}
         self._legacy = True
         for name, projection in restored.items():
@@ -481,7 +533,7 @@ class Workspace:
         if name in self._needs_reload:
             return  # it may hold a command the log does not
         stream_seq = projection.stream_seq  # what the dump below reflects
-        data = _encode({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})
+        data = encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})
         await self.store.save_checkpoint(CONTEXT_CHECKPOINT + name, projection.seq, data)
         projection.checkpointed = max(projection.checkpointed, stream_seq)
 
@@ -496,7 +548,7 @@ class Workspace:
         with contextlib.suppress(*CACHE_ERRORS):  # a stored index that cannot be read is replaced
             stored = await self.store.load_checkpoint(INDEX_CHECKPOINT)
             if stored is not None:
-                theirs = _parse_index(_decode(stored.data))
+                theirs = parse_index(decode_checkpoint(stored.data))
                 seq = max(seq, stored.seq)
                 _merge_index(merged, theirs)
                 for name, (_, _, summary) in theirs.items():
@@ -504,7 +556,7 @@ class Workspace:
                         known = self._summaries.get(name)
                         if known is None or summary[0] > known[0]:
                             self._summaries[name] = (summary[0], ContextInfo(name, *summary[1:]))
-        data = _encode({"version": CHECKPOINT_VERSION, "contexts": merged})
+        data = encode_checkpoint({"version": CHECKPOINT_VERSION, "contexts": merged})
         await self.store.save_checkpoint(INDEX_CHECKPOINT, seq, data)
         self._index_seq, self._index_basis = max(self._index_seq, seq), entries
 
@@ -588,24 +640,20 @@ class Workspace:
                     f"the checkpoint of context {name!r} does not match the log ({error});"
                     " replayed its stream"
                 )
+            except ReplayDiverged as error:
+                # The log's events after it do not replay onto it: a state that is not the
+                # log's at its place. Replaying from the start says whether the log is at fault.
+                self.checkpoint_problem = (
+                    f"the checkpoint of context {name!r} is not the log's state at its place"
+                    f" (after it, {error}); replayed its stream"
+                )
         return await self._catch_up(name, None)
 
     async def _restore(self, name: str) -> ContextProjection | None:
         checkpoint = await self.store.load_checkpoint(CONTEXT_CHECKPOINT + name)
         if checkpoint is None:
             return None
-        data = _decode(checkpoint.data)
-        if not isinstance(data, dict):
-            raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
-        if data.get("version") != CHECKPOINT_VERSION or data.get("name") != name:
-            raise InvalidCheckpoint(
-                f"version {data.get('version')!r} of context {data.get('name')!r}"
-            )
-        projection = ContextProjection.restore(data)
-        if projection.seq != checkpoint.seq or projection.stream_seq < 1:
-            raise InvalidCheckpoint(
-                f"its state is at event {projection.seq}, its record at {checkpoint.seq}"
-            )
+        projection = context_checkpoint_projection(name, checkpoint)
         projection.checkpointed = projection.stream_seq
         return projection
 
@@ -628,8 +676,7 @@ class Workspace:
                         )
                     continue
                 if projection is None:
-                    if event.type != "context.created":
-                        raise WorkspaceError(f"stream {stream!r} does not begin with its creation")
+                    check_stream_start(event)
                     projection = ContextProjection.fresh(event.time_ns)
                 projection.replay(event)
             if len(events) < READ_BATCH:
@@ -996,7 +1043,14 @@ class Workspace:
             if projection is None or not reusable:
                 projection = await self._nearest_archive(name, before)
             self._rebuilt[name] = projection
-            await self._replay_up_to(name, projection, entry.stream_seq)
+            try:
+                await self._replay_up_to(name, projection, entry.stream_seq)
+            except ReplayDiverged as error:
+                if projection.cached_from is None:
+                    raise  # replayed from the stream's start: the log is at fault
+                self._cache_not_replayed(name, projection.cached_from, error)
+                projection = self._rebuilt[name] = await self._fresh(name)
+                await self._replay_up_to(name, projection, entry.stream_seq)
             if projection.stream_seq < entry.stream_seq:
                 stream = CONTEXT_PREFIX + name
                 raise UnknownSnapshot(f"snapshot {entry.id!r} is past the end of {stream!r}")
@@ -1028,27 +1082,63 @@ class Workspace:
     async def _nearest_archive(self, name: str, stream_seq: int) -> ContextProjection:
         mark = stream_seq - stream_seq % ARCHIVE_EVERY
         while mark > 0:
-            # An archive is only a cache: one that cannot be read is passed over for the one
+            # An archive is only a cache: one that cannot be used is passed over for the one
             # before.
-            with contextlib.suppress(*CACHE_ERRORS):
-                checkpoint = await self.store.load_checkpoint(_archive_name(name, mark))
+            archive = archive_name(name, mark)
+            try:
+                checkpoint = await self.store.load_checkpoint(archive)
                 if checkpoint is not None:
                     with _collector_paused():
-                        archived = ContextProjection.restore(_decode(checkpoint.data))
+                        archived = restored_projection(checkpoint)
                     # A batch of commands may have carried the archive past its mark.
                     if archived.stream_seq <= stream_seq:
+                        await self._check_anchor(name, archived)
+                        archived.cached_from = f"archive {archive!r}"
                         return archived
+            except (*CACHE_ERRORS, _CheckpointMismatch) as error:
+                self.checkpoint_problem = (
+                    f"archive {archive!r} could not be used ({error}); replayed from an earlier"
+                    " state"
+                )
             mark -= ARCHIVE_EVERY
-        [created] = await self.store.read_stream(CONTEXT_PREFIX + name, 0, limit=1)
-        return ContextProjection.fresh(created.time_ns)
+        return await self._fresh(name)
+
+    async def _fresh(self, name: str) -> ContextProjection:
+        """The context before its first event (its creation, replayed next)."""
+        stream = CONTEXT_PREFIX + name
+        first = await self.store.read_stream(stream, 0, limit=1)
+        if not first:
+            raise UnknownContext(f"no context named {name!r} in {self.path}", name=name)
+        check_stream_start(first[0])
+        return ContextProjection.fresh(first[0].time_ns)
+
+    async def _check_anchor(self, name: str, projection: ContextProjection) -> None:
+        """Raise ``_CheckpointMismatch`` unless the log's event at the projection's place in its
+        stream is the one it says it reflects."""
+        stream = CONTEXT_PREFIX + name
+        events = await self.store.read_stream(stream, projection.stream_seq - 1, limit=1)
+        if not events or events[0].seq != projection.seq:
+            found = f"event {events[0].seq}" if events else "no such event"
+            raise _CheckpointMismatch(
+                f"its state is after event {projection.stream_seq} of {stream!r}, the log's"
+                f" event {projection.seq}, but the log has {found} there"
+            )
+
+    def _cache_not_replayed(self, name: str, cached_from: str, error: ReplayDiverged) -> None:
+        self.checkpoint_problem = (
+            f"{cached_from} is not the log's state at its place (after it, {error});"
+            f" replayed context {name!r} from its start"
+        )
 
     async def _state_before(self, name: str, stream_seq: int) -> ContextProjection:
         """A fresh projection of the context at or before event ``stream_seq`` of its stream,
         from the latest cache that is: its own checkpoint (often close behind: an item born
         since the checkpoint replays only what came after it), else an archive."""
-        with contextlib.suppress(*CACHE_ERRORS), _collector_paused():
+        with contextlib.suppress(*CACHE_ERRORS, _CheckpointMismatch), _collector_paused():
             saved = await self._restore(name)
             if saved is not None and saved.stream_seq <= stream_seq:
+                await self._check_anchor(name, saved)
+                saved.cached_from = f"the checkpoint of context {name!r}"
                 return saved
         return await self._nearest_archive(name, stream_seq)
 
@@ -1079,15 +1169,26 @@ class Workspace:
             def observe(event: StoredEvent) -> None:
                 story.observe(context, op=event.type.removeprefix("context."), seq=event.seq)
 
-            await self._replay_up_to(name, followed.projection, until, observe)
+            try:
+                await self._replay_up_to(name, followed.projection, until, observe)
+            except ReplayDiverged as error:
+                cached_from = followed.projection.cached_from
+                if cached_from is None:
+                    raise  # replayed from the stream's start: the log is at fault
+                self._followed = None
+                self._cache_not_replayed(name, cached_from, error)
+                followed = _Followed(name, await self._fresh(name), ItemStory(item_id))
+                story, context = followed.story, followed.projection.context
+                await self._replay_up_to(name, followed.projection, until, observe)
+                self._followed = followed
         return followed.story.told(node, until=entry.seq if entry is not None else None)
 
     async def _archive(self, name: str, projection: ContextProjection, mark: int) -> None:
         """Save the projection as the archive for ``mark`` (its stream_seq is ``mark`` or, after
         a batch of commands, a little past it)."""
         projection.archived = projection.stream_seq
-        data = _encode(projection.dump(with_snapshots=False))
-        await self.store.save_checkpoint(_archive_name(name, mark), projection.seq, data)
+        data = encode_checkpoint(projection.dump(with_snapshots=False))
+        await self.store.save_checkpoint(archive_name(name, mark), projection.seq, data)
 
     # -- queries -------------------------------------------------------------------------------
     async def view(self, name: str, at: str | None = None) -> ContextView:
@@ -1174,6 +1275,25 @@ class _CheckpointMismatch(Exception):
     """A context's checkpoint says it ends at an event its stream does not have there."""
 
 
+def check_stream_start(event: StoredEvent) -> None:
+    """Raise ``UnreplayableEvent`` unless ``event``, the first of its stream in the log, is
+    the context's creation."""
+    if event.stream_seq != 1:
+        raise UnreplayableEvent(
+            f"event {event.seq} ({event.type}) is the first of stream {event.stream!r} in the"
+            f" log, but it is number {event.stream_seq} of that stream: its start is missing",
+            seq=event.seq,
+            stream=event.stream,
+        )
+    if event.type != "context.created":
+        raise UnreplayableEvent(
+            f"event {event.seq} ({event.type}) begins stream {event.stream!r}, but a context's"
+            " stream begins with its creation (context.created)",
+            seq=event.seq,
+            stream=event.stream,
+        )
+
+
 def _context_name(stream: str) -> str | None:
     return stream[len(CONTEXT_PREFIX) :] if stream.startswith(CONTEXT_PREFIX) else None
 
@@ -1188,7 +1308,34 @@ def _empty_info(name: str) -> ContextInfo:
     return dataclasses.replace(_empty_numbers(), name=name)
 
 
-def _parse_index(data: Any) -> dict[str, list[Any]]:
+def context_checkpoint_projection(name: str, checkpoint: Checkpoint) -> ContextProjection:
+    """The projection context ``name``'s own checkpoint holds; raises ``InvalidCheckpoint`` (or
+    KeyError, ...) if it is malformed, of another context, or not at its recorded event."""
+    data = decode_checkpoint(checkpoint.data)
+    if not isinstance(data, dict):
+        raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
+    if data.get("version") != CHECKPOINT_VERSION or data.get("name") != name:
+        raise InvalidCheckpoint(f"version {data.get('version')!r} of context {data.get('name')!r}")
+    return restored_projection(checkpoint, data)
+
+
+def restored_projection(checkpoint: Checkpoint, data: Any = None) -> ContextProjection:
+    """The projection a context's checkpoint or archive holds (``data``: its decoded bytes, if
+    decoded already); raises ``InvalidCheckpoint`` (or KeyError, ...) if malformed, or if its
+    state is not at the event the checkpoint is recorded at."""
+    if data is None:
+        data = decode_checkpoint(checkpoint.data)
+    if not isinstance(data, dict):
+        raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
+    projection = ContextProjection.restore(data)
+    if projection.seq != checkpoint.seq or projection.stream_seq < 1:
+        raise InvalidCheckpoint(
+            f"its state is at event {projection.seq}, its record at {checkpoint.seq}"
+        )
+    return projection
+
+
+def parse_index(data: Any) -> dict[str, list[Any]]:
     """The entries of a stored index (see ``Workspace._index_entries``), checked for shape;
     raises ``InvalidCheckpoint`` (or KeyError, TypeError, ValueError) if malformed."""
     if not isinstance(data, dict) or data.get("version") != CHECKPOINT_VERSION:
@@ -1220,7 +1367,7 @@ def _merge_index(ours: dict[str, list[Any]], theirs: dict[str, list[Any]]) -> No
             mine[2] = summary
 
 
-def _encode(data: dict[str, Any]) -> bytes:
+def encode_checkpoint(data: dict[str, Any]) -> bytes:
     """A checkpoint's bytes: JSON by orjson (ten times json's speed); for what orjson refuses
     (integers beyond 64 bits in some content) json's, marked with a leading ``J`` because
     orjson would read those integers back as floats."""
@@ -1230,7 +1377,7 @@ def _encode(data: dict[str, Any]) -> bytes:
         return b"J" + json.dumps(data, separators=(",", ":")).encode()
 
 
-def _decode(data: bytes) -> Any:
+def decode_checkpoint(data: bytes) -> Any:
     return json.loads(data[1:]) if data[:1] == b"J" else orjson.loads(data)
 
 
@@ -1251,5 +1398,5 @@ def _collector_paused(*, freeze: bool = False) -> Iterator[None]:
             gc.enable()
 
 
-def _archive_name(name: str, stream_seq: int) -> str:
-    return f"archive:{CONTEXT_PREFIX}{name}:{stream_seq}"
+def archive_name(name: str, stream_seq: int) -> str:
+    return f"{ARCHIVE_PREFIX}{name}:{stream_seq}"

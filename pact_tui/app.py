@@ -230,6 +230,9 @@ class PactApp(App[int]):
                 severity="warning",
                 timeout=10,
             )
+        not_used = self.workspace.checkpoint_problem  # a cache: the log was read instead
+        if not_used is not None:
+            self.notify(not_used, title="Checkpoint", severity="warning", timeout=10, markup=False)
         await self.switch_mode("context")
         if self.live_updates:
             self.follow_workspace()

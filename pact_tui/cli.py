@@ -3,7 +3,9 @@
 Every ``ctx`` subcommand takes the workspace path, runs one command or query, and prints a line
 for people or, with ``--json``, one JSON document for scripts. A failure is one line on stderr
 (``pact-tui: CODE: message``; with ``--json`` the error object) and a non-zero exit. ``verify``
-finding a broken chain is a result, printed like an intact one, with exit status 1.
+finding a broken chain is a result, printed like an intact one, with exit status 1; so is
+``verify --deep`` finding a checkpoint that is not what the log's events build, or a context
+they do not rebuild.
 
 When the reader of the output goes away (``pact-tui … | head``), the command stops quietly with
 status 141, as a shell reports a Unix tool killed by SIGPIPE (128 + 13).
@@ -136,6 +138,7 @@ async def _open(args: argparse.Namespace, *, create: bool = False, read_only: bo
     ws = await Workspace.open(
         args.workspace, create=create, watch=False, lazy=True, read_only=read_only
     )
+    args.opened = ws  # for the note on a checkpoint it could not use (see _main)
     name = getattr(args, "name", None)
     if name is not None and not create:
         try:
@@ -320,16 +323,90 @@ async def _verify(args: argparse.Namespace) -> int:
     from engine.store import SqliteEventStore
 
     async with await SqliteEventStore.open(args.workspace, read_only=True, watch=False) as store:
-        result = await store.verify()
-    data = {
+        if args.deep:
+            from engine.deep_verify import verify_deep
+
+            deep = await verify_deep(store)
+            result = deep.chain
+        else:
+            result = await store.verify()
+    data: dict[str, Any] = {
         "ok": result.ok,
         "checked": result.checked,
         "broken_seq": result.broken_seq,
         "problem": str(result.problem) if result.problem else None,
         "detail": result.detail,
     }
-    _emit(args, data, str(result) if result.ok else f"broken: {result}")
-    return 0 if result.ok else EXIT_FAILED
+    lines = [str(result) if result.ok else f"broken: {result}"]
+    if args.deep:
+        data["ok"] = deep.ok
+        data["contexts"] = [replay.to_dict() for replay in deep.contexts]
+        data["checkpoints"] = [finding.to_dict() for finding in deep.checkpoints]
+        lines.extend(_deep_lines(deep))
+    _emit(args, data, "\n".join(lines))
+    return 0 if data["ok"] else EXIT_FAILED
+
+
+VERDICTS = {
+    "matches": "matching",
+    "differs": "differing",
+    "ignored": "ignored",
+    "unchecked": "unchecked",
+}
+
+
+def _deep_lines(deep: Any) -> list[str]:
+    """What ``verify --deep`` found beyond the chain, a line each, then its verdict."""
+    lines = [
+        f"broken: context {replay.name!r} cannot be rebuilt from the log: {replay.error}"
+        for replay in deep.contexts
+        if replay.error is not None
+    ]
+    said = {"differs": "broken", "unchecked": "unchecked", "ignored": "ignored"}
+    for finding in deep.checkpoints:
+        if finding.verdict in said:
+            where = f"checkpoint {finding.name!r} (event {finding.seq})"
+            lines.append(f"{said[finding.verdict]}: {where}: {finding.detail}")
+    events = sum(replay.events for replay in deep.contexts)
+    rebuilt = f"{len(deep.contexts)} context(s) rebuilt from their {events} events"
+    total = len(deep.checkpoints)
+    if deep.count("matches") == total:
+        lines.append(f"{'ok' if deep.ok else 'broken'}: {rebuilt}; {total} checkpoint(s) match")
+    else:
+        counts = ", ".join(
+            f"{deep.count(verdict)} {label}"
+            for verdict, label in VERDICTS.items()
+            if deep.count(verdict)
+        )
+        lines.append(
+            f"{'ok' if deep.ok else 'broken'}: {rebuilt}; of {total} checkpoint(s), {counts}"
+        )
+    return lines
+
+
+async def _backup(args: argparse.Namespace) -> int:
+    from engine.store import SqliteEventStore
+
+    async with await SqliteEventStore.open(args.workspace, read_only=True, watch=False) as store:
+        copied = await store.backup(args.destination, replace=args.force)
+    chain = copied.chain
+    data = {
+        "ok": chain.ok,
+        "path": str(copied.path),
+        "bytes": copied.size,
+        "events": chain.checked,
+        "checkpoints": copied.checkpoints,
+        "broken_seq": chain.broken_seq,
+        "problem": str(chain.problem) if chain.problem else None,
+        "detail": chain.detail,
+    }
+    what = f"{chain.checked} events and {copied.checkpoints} checkpoint(s), {copied.size} bytes"
+    if chain.ok:
+        text = f"backed up {args.workspace} to {copied.path}: {what}; chain intact"
+    else:  # a faithful copy of a broken chain: kept, and said as verify says it
+        text = f"backed up {args.workspace} to {copied.path}; broken: {chain}"
+    _emit(args, data, text)
+    return 0 if chain.ok else EXIT_FAILED
 
 
 # -- the app and the demo ----------------------------------------------------------------------
@@ -453,7 +530,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     verify = commands.add_parser("verify", parents=[common], help="walk the workspace's hash chain")
     verify.add_argument("workspace", help="the workspace file")
+    verify.add_argument(
+        "--deep",
+        action="store_true",
+        help="also rebuild every context from the log and compare every checkpoint with it",
+    )
     verify.set_defaults(handler=_verify)
+
+    backup = commands.add_parser(
+        "backup",
+        parents=[common],
+        help="copy the workspace with SQLite's online backup, while others write",
+        description="Copy the workspace, as of one moment, to a new file (SQLite's online"
+        " backup: other processes go on writing), then verify the copy's chain.",
+    )
+    backup.add_argument("workspace", help="the workspace file")
+    backup.add_argument("destination", help="the new file (refused if it exists)")
+    backup.add_argument("--force", action="store_true", help="replace the destination")
+    backup.set_defaults(handler=_backup)
 
     ctx = commands.add_parser("ctx", help="drive a context from outside the app")
     sub = ctx.add_subparsers(dest="ctx_command", required=True, metavar="SUBCOMMAND")
@@ -516,7 +610,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = ("open", "demo", "ctx", "verify")
+COMMANDS = ("open", "demo", "ctx", "verify", "backup")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -549,7 +643,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if hasattr(args, "sync"):
         return int(args.sync(args))
     try:
-        return asyncio.run(args.handler(args)) or 0
+        code = asyncio.run(args.handler(args)) or 0
     except (ContextError, StoreError) as error:
         _fail(args, str(error), error.to_dict())
     except KeyboardInterrupt:
@@ -561,6 +655,9 @@ def _main(argv: Sequence[str] | None) -> int:
             raise
         message = f"INTERNAL: {type(error).__name__}: {error} (PACT_TUI_DEBUG=1 shows where)"
         _fail(args, message, {"code": "INTERNAL", "message": str(error)})
+    else:
+        _note_checkpoint_problem(args)
+        return code
     return EXIT_FAILED
 
 
@@ -580,6 +677,19 @@ def _argument_problem(argv: Sequence[str]) -> str | None:
         shown = argument.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         return f"{named} ({shown!r}) is not valid UTF-8 text"
     return None
+
+
+def _note_checkpoint_problem(args: argparse.Namespace) -> None:
+    """Say on stderr why a checkpoint was not used or saved (the command's result stands: a
+    checkpoint is a cache, and the log was read instead)."""
+    problem = getattr(getattr(args, "opened", None), "checkpoint_problem", None)
+    if problem is None:
+        return
+    if getattr(args, "json", False):
+        note = {"code": "CHECKPOINT_NOT_USED", "message": problem}
+        print(json.dumps({"note": note}, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"pact-tui: note: {' '.join(problem.split())}", file=sys.stderr)
 
 
 def _fail(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> None:

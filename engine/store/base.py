@@ -234,13 +234,28 @@ class EventStore(Closing):
 
     @abstractmethod
     async def save_checkpoint(self, name: str, seq: int, data: bytes) -> None:
-        """Keep ``data``, the state of projection ``name`` as of event ``seq``.
+        """Keep ``data``, the state of projection ``name`` as of event ``seq``, with the hash
+        of event ``seq`` as the log holds it.
 
-        A checkpoint at a lower ``seq`` than the one already stored is ignored.
+        A checkpoint at a lower ``seq`` than one already stored that the log vouches for is
+        ignored. Once saved, every earlier save of ``name`` is gone, the pieces of saves that
+        never finished included.
         """
 
     @abstractmethod
-    async def load_checkpoint(self, name: str) -> Checkpoint | None: ...
+    async def load_checkpoint(self, name: str) -> Checkpoint | None:
+        """Checkpoint ``name``, None if there is none.
+
+        Only a checkpoint the log vouches for is returned: one whose event is still the log's
+        event at that place, with the hash it had when the checkpoint was saved. Otherwise
+        raises :class:`~engine.store.errors.CheckpointNotInLog` (its event is past the log's
+        end, or another event is there now), or
+        :class:`~engine.store.errors.CorruptCheckpoint` if its bytes do not match its digest.
+        """
+
+    @abstractmethod
+    async def checkpoints(self) -> dict[str, int]:
+        """Every stored checkpoint's name, with the ``seq`` it is recorded at."""
 
     @abstractmethod
     async def delete_checkpoint(self, name: str) -> None:

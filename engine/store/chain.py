@@ -190,14 +190,28 @@ def _checked_event(index: int, event: object, where: str | None) -> NewEvent:
     return NewEvent(stream, type_, event.payload, actor, time_ns)
 
 
-def verify_rows(rows: Iterable[ChainRow]) -> VerifyResult:
+def verify_tail(last: ChainRow, before: ChainRow | None, stream_length_before: int) -> VerifyResult:
+    """Check the log's last event alone: its hash, its link to the event ``before`` it (None:
+    it is the first), and its place in its stream (``stream_length_before`` events of its
+    stream come before it). Costs the same however long the log is."""
+    if before is None:
+        return verify_rows([last])
+    seq, _, _, _, _, _, _, _, hash_ = before
+    stream = last[1]
+    return verify_rows([last], after=ChainHead(seq, hash_, {stream: stream_length_before}))
+
+
+def verify_rows(rows: Iterable[ChainRow], *, after: ChainHead | None = None) -> VerifyResult:
     """Walk rows in ``seq`` order and report the first one that breaks the chain.
 
+    The rows follow ``after`` (the seq and hash of the event before them, and the lengths of
+    their streams then), or begin the log if None.
     Streaming: holds one row and the last ``stream_seq`` of each stream, never the whole log.
     """
-    expected_seq = 1
-    prev_hash = GENESIS_HASH
-    stream_lengths: dict[str, int] = {}
+    start = ChainHead() if after is None else after
+    expected_seq = start.seq + 1
+    prev_hash = start.hash
+    stream_lengths: dict[str, int] = dict(start.stream_lengths)
     checked = 0
     for seq, stream, stream_seq, type_, time_ns, actor, payload, stored_prev, stored_hash in rows:
         if seq != expected_seq:

@@ -138,6 +138,35 @@ class CorruptCheckpoint(StoreError):
     code = "CORRUPT_CHECKPOINT"
 
 
+class CheckpointNotInLog(StoreError):
+    """A stored checkpoint the log does not vouch for: its event is past the log's end, or the
+    log's event at its place is not the one it was taken at (the log lost its tail and grew
+    again, or the checkpoint was changed). A cache to ignore: replay from the log instead."""
+
+    code = "CHECKPOINT_NOT_IN_LOG"
+
+
+class BrokenTail(StoreError):
+    """The log's last event does not verify (checked when the store opens): appending after it
+    would extend a broken chain, so writes are refused; reads still work."""
+
+    code = "BROKEN_TAIL"
+
+
+class DestinationExists(StoreError):
+    """A backup's destination (or a file SQLite keeps beside it) is already there, and the
+    caller did not ask to replace it."""
+
+    code = "DESTINATION_EXISTS"
+
+
+class InvalidDestination(StoreError):
+    """A backup's destination that cannot be one: a folder, the workspace itself, a path in
+    no folder there is."""
+
+    code = "INVALID_DESTINATION"
+
+
 class ChangeFeedFailed(StoreError):
     """The change feed stopped on an error; the subscription cannot continue."""
 

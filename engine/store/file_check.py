@@ -255,3 +255,58 @@ def _holds_events(file: Path) -> bool:
             connection.close()
     except sqlite3.Error:
         return False  # no events table, or nothing SQLite can read: nothing anyone made
+
+
+# What SQLite reports when a reader of a WAL file cannot make the shared-memory file it needs.
+_NO_SHARED_MEMORY = (sqlite3.SQLITE_READONLY_DIRECTORY, sqlite3.SQLITE_READONLY_CANTINIT)
+
+
+def read_only_uri(file: Path) -> tuple[str, bool]:
+    """The URI to read ``file`` (resolved) without writing it, and whether it is read as an
+    unchanging file (blocking).
+
+    A reader of a WAL-mode file needs its ``-shm`` file, which SQLite makes beside it. In a
+    folder this process cannot write, with no ``-wal`` file there, no process is writing it (a
+    writer keeps a ``-wal`` file beside it while open), so SQLite is told the file is immutable
+    and reads it without shared memory. With a ``-wal`` file there and no way to read it
+    safely, the error stands.
+    """
+    uri = file.as_uri() + "?mode=ro"
+    try:
+        probe = sqlite3.connect(uri, uri=True)
+        try:
+            probe.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        finally:
+            probe.close()
+    except sqlite3.OperationalError as error:
+        code = getattr(error, "sqlite_errorcode", 0)
+        wal = file.with_name(file.name + "-wal")
+        if code not in _NO_SHARED_MEMORY or (wal.exists() and wal.stat().st_size > 0):
+            raise
+        return uri + "&immutable=1", True
+    return uri, False
+
+
+def sidecars_absent(file: Path) -> bool:
+    """Whether neither the ``-wal`` nor the ``-shm`` file is beside ``file``."""
+    return not any(file.with_name(file.name + suffix).exists() for suffix in ("-wal", "-shm"))
+
+
+def tidy_after_reading(file: Path) -> None:
+    """Remove the ``-wal`` and ``-shm`` files a read-only connection made beside ``file`` (it
+    cannot remove them itself), the way SQLite does: a connection that may write closes, and
+    if it is the last one, SQLite deletes them. Only when the log is empty, so that closing
+    writes nothing to the file (a checkpoint of no frames); a log holding commits is another
+    process's to finish. Blocking."""
+    wal = file.with_name(file.name + "-wal")
+    try:
+        if wal.stat().st_size != 0 or not can_write(file):
+            return
+        connection = sqlite3.connect(file, isolation_level=None)
+        try:
+            connection.execute("PRAGMA query_only = ON")
+            connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        finally:
+            connection.close()
+    except (OSError, sqlite3.Error):
+        return  # tidying is a courtesy: the files do no harm

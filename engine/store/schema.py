@@ -10,6 +10,10 @@ from __future__ import annotations
 # "PACT" in ASCII: lets us tell our workspace from any other SQLite file.
 APPLICATION_ID = 0x50414354
 
+# The event hash recorded, at the upgrade to version 2, for a checkpoint past the log's end:
+# no event ever has it, so that checkpoint is never used.
+NOT_IN_LOG_AT_UPGRADE = "none: its event was not in the log at the upgrade"
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         """
@@ -46,6 +50,19 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             chunk       INTEGER NOT NULL,
             data        BLOB    NOT NULL,
             UNIQUE (name, generation, chunk)
+        )
+        """,
+    ),
+    2: (
+        # The hash of the event a checkpoint was taken at: the log vouches for a checkpoint only
+        # while its event is still there, with that hash (a log that lost its tail and grew
+        # again has other events at those places). A checkpoint written before this step is
+        # vouched for by the log as it stands at the upgrade; one past its end then, never.
+        "ALTER TABLE checkpoints ADD COLUMN event_hash TEXT",
+        f"""
+        UPDATE checkpoints SET event_hash = COALESCE(
+            (SELECT hash FROM events WHERE events.seq = checkpoints.seq),
+            CASE WHEN seq = 0 THEN '{"0" * 64}' ELSE '{NOT_IN_LOG_AT_UPGRADE}' END
         )
         """,
     ),

@@ -27,11 +27,13 @@ import secrets
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import aiosqlite
 
+from engine.store.backup import BackupResult, backup_file
 from engine.store.base import (
     Checkpoint,
     Clock,
@@ -43,8 +45,18 @@ from engine.store.base import (
     Subscription,
     VerifyResult,
 )
-from engine.store.chain import CHAIN_COLUMNS, ChainHead, ChainRow, encode_events, verify_rows
+from engine.store.chain import (
+    CHAIN_COLUMNS,
+    GENESIS_HASH,
+    ChainHead,
+    ChainRow,
+    encode_events,
+    verify_rows,
+    verify_tail,
+)
 from engine.store.errors import (
+    BrokenTail,
+    CheckpointNotInLog,
     CorruptCheckpoint,
     CorruptDatabase,
     CorruptEvent,
@@ -57,8 +69,20 @@ from engine.store.errors import (
     StoreClosed,
 )
 from engine.store.feed import ChangeFeed
-from engine.store.file_check import can_write, inspect_workspace_file, made_or_nothing
-from engine.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from engine.store.file_check import (
+    can_write,
+    inspect_workspace_file,
+    made_or_nothing,
+    read_only_uri,
+    sidecars_absent,
+    tidy_after_reading,
+)
+from engine.store.schema import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    NOT_IN_LOG_AT_UPGRADE,
+    SCHEMA_VERSION,
+)
 from engine.store.sqlite_errors import is_busy, translate_sqlite_error
 from engine.store.writer_thread import WriterThread
 
@@ -70,6 +94,9 @@ CHECKPOINT_CHUNK_BYTES = 1 << 20
 # How many events appended by others a command reads to keep its cached chain head current,
 # before it rather reads the head afresh.
 CACHED_HEAD_CATCH_UP_LIMIT = 1_000
+
+# The schema versions a read-only store reads as they are (it cannot upgrade them).
+READABLE_SCHEMAS = range(1, SCHEMA_VERSION + 1)
 
 _INSERT_EVENT = (
     "INSERT INTO events (seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash)"
@@ -92,6 +119,7 @@ class SqliteEventStore(EventStore):
         busy_timeout: float,
         watch: bool,
         unchanging: bool = False,
+        broken_tail: BrokenTail | None = None,
     ) -> None:
         self.path = path
         self._where = str(path)
@@ -111,6 +139,10 @@ class SqliteEventStore(EventStore):
         self._chain_head: ChainHead | None = None
         self._write_lock = asyncio.Lock()  # one transaction at a time on the writer connection
         self._closed = False
+        # Why the log takes no writes: its last event did not verify when the store opened.
+        self._broken_tail = broken_tail
+        self._schema = SCHEMA_VERSION  # a read-only store may read an older one as it is
+        self._tidy_at_close = False  # remove the -wal and -shm files this store made
         self._feed = ChangeFeed(
             head=head,
             read_after=self.read,
@@ -181,6 +213,7 @@ class SqliteEventStore(EventStore):
             connections.append(reader)
             await reader.execute("PRAGMA query_only = ON")
             head = await _head(reader)
+            broken_tail = await _broken_tail(reader, where)
         except BaseException as error:
             for connection in connections:
                 await connection.close()
@@ -188,7 +221,14 @@ class SqliteEventStore(EventStore):
                 raise translate_sqlite_error(error, where) from error
             raise
         return cls(
-            path, writer, reader, head=head, clock=clock, busy_timeout=busy_timeout, watch=watch
+            path,
+            writer,
+            reader,
+            head=head,
+            clock=clock,
+            busy_timeout=busy_timeout,
+            watch=watch,
+            broken_tail=broken_tail,
         )
 
     @classmethod
@@ -196,19 +236,23 @@ class SqliteEventStore(EventStore):
         cls, path: Path, clock: Clock, busy_timeout: float, watch: bool
     ) -> SqliteEventStore:
         where = str(path)
+        tidy = sidecars_absent(path.resolve())  # those SQLite makes now are removed at close
         try:
-            uri, unchanging = await asyncio.to_thread(_read_only_uri, path.resolve())
+            uri, unchanging = await asyncio.to_thread(read_only_uri, path.resolve())
         except sqlite3.Error as error:
             raise translate_sqlite_error(error, where) from error
         reader = await _connect(uri, busy_timeout, uri=True)
         try:
             rows = await reader.execute_fetchall("PRAGMA user_version")
             [(version,)] = list(rows)
-            if version < SCHEMA_VERSION:
-                # The upgrade is a write; this process may not make it.
+            # The upgrade is a write, which this store does not make: it reads what each
+            # version has. Version 1 recorded no event hash with a checkpoint: one is taken as
+            # an upgrade would vouch for it then, while its event is in the log.
+            if version not in READABLE_SCHEMAS:
                 raise SchemaTooOld(
                     f"written by an older version of pact-tui (schema {version}; this version "
-                    f"reads {SCHEMA_VERSION}): open it once for writing to upgrade it",
+                    f"reads {min(READABLE_SCHEMAS)} to {SCHEMA_VERSION}): open it once for "
+                    "writing to upgrade it",
                     path=where,
                     found_version=version,
                     supported_version=SCHEMA_VERSION,
@@ -219,7 +263,7 @@ class SqliteEventStore(EventStore):
             if isinstance(error, sqlite3.Error):
                 raise translate_sqlite_error(error, where) from error
             raise
-        return cls(
+        store = cls(
             path,
             None,
             reader,
@@ -229,20 +273,21 @@ class SqliteEventStore(EventStore):
             watch=watch,
             unchanging=unchanging,
         )
+        store._schema = version
+        store._tidy_at_close = tidy and not unchanging
+        return store
 
     @property
     def _writer(self) -> WriterThread:
         """The writer; every writing method checks first (``_check_writable``)."""
-        self._check_writable()
-        assert self._writer_or_none is not None
+        if self._writer_or_none is None:
+            raise self._read_only_error()
         return self._writer_or_none
 
-    def _check_writable(self) -> None:
-        if self._writer_or_none is None:
-            raise ReadOnlyWorkspace(
-                "the workspace was opened read-only: nothing can be written to it",
-                path=self._where,
-            )
+    def _read_only_error(self) -> ReadOnlyWorkspace:
+        return ReadOnlyWorkspace(
+            "the workspace was opened read-only: nothing can be written to it", path=self._where
+        )
 
     # Commands
 
@@ -257,7 +302,6 @@ class SqliteEventStore(EventStore):
         self._cursor = seq
 
     async def execute(self, decide: Decide) -> list[StoredEvent]:
-        self._check_open()
         self._check_writable()
         async with self._write_lock:
             self._check_open()  # close() may have run while we waited for _write_lock
@@ -285,7 +329,6 @@ class SqliteEventStore(EventStore):
         return stored
 
     async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        self._check_open()
         self._check_writable()
         # Where the events land does not change their payloads: encoded before taking the lock.
         to_append, payloads = encode_events(events, self._where)
@@ -437,8 +480,7 @@ class SqliteEventStore(EventStore):
     # Checkpoints
 
     async def save_checkpoint(self, name: str, seq: int, data: bytes) -> None:
-        self._check_open()
-        self._check_writable()
+        self._check_writable()  # a cache the chain vouches for: not of a chain that is broken
         # The log only grows, so a seq that exists now still exists when the checkpoint lands.
         head = await self.head()
         if not 0 <= seq <= head:
@@ -449,10 +491,13 @@ class SqliteEventStore(EventStore):
                 seq=seq,
             )
         generation = secrets.token_hex(8)
+        # The rowid of the generation's first piece orders it among the others of its name:
+        # SQLite gives a new row the largest rowid yet, plus one.
+        first_rowid: int | None = None
         try:
             for chunk, offset in enumerate(range(0, len(data), CHECKPOINT_CHUNK_BYTES)):
                 piece = data[offset : offset + CHECKPOINT_CHUNK_BYTES]
-                await self._write(
+                rowid = await self._write(
                     functools.partial(
                         _insert_checkpoint_chunk,
                         name=name,
@@ -461,41 +506,61 @@ class SqliteEventStore(EventStore):
                         data=piece,
                     )
                 )
-            digest = hashlib.sha256(data).hexdigest()
-            saved_ns = self._clock()
+                first_rowid = rowid if first_rowid is None else first_rowid
+            saved = _SavedGeneration(
+                name,
+                seq,
+                generation,
+                first_rowid,
+                pieces=-(-len(data) // CHECKPOINT_CHUNK_BYTES),
+                size=len(data),
+                digest=hashlib.sha256(data).hexdigest(),
+                saved_ns=self._clock(),
+            )
             await self._write(
-                lambda connection: _publish_checkpoint(
-                    connection, name, seq, generation, len(data), digest, saved_ns
-                )
+                lambda connection: _publish_checkpoint(connection, saved, self._where)
             )
         except BaseException as error:
             # Best effort: pieces of a checkpoint that was never published are dead weight.
             async with self._write_lock:
                 with contextlib.suppress(sqlite3.Error):
-                    await self._writer.run(_delete_checkpoint_chunks, name, generation)
+                    await self._writer.run(_delete_generation, name, generation)
             if isinstance(error, sqlite3.Error):
                 raise translate_sqlite_error(error, self._where) from error
             raise
 
-    async def _write(self, step: Callable[[sqlite3.Connection], None]) -> None:
+    async def _write(self, step: Callable[[sqlite3.Connection], T]) -> T:
         """One write transaction of its own: ``step`` runs after BEGIN IMMEDIATE and commits."""
         async with self._write_lock:
             self._check_open()  # close() may have run while we waited for _write_lock
-            await self._locked(step)
+            return await self._locked(step)
 
     async def load_checkpoint(self, name: str) -> Checkpoint | None:
         self._check_open()
-        # One statement, so one snapshot: a concurrent save cannot swap chunks under us.
+        # One statement, so one snapshot: a concurrent save cannot swap chunks under us, and
+        # the log's end and its event at the checkpoint's place are read as of the same moment.
+        recorded = "c.event_hash" if self._schema >= 2 else "NULL"  # version 1 had none
         rows = await self._query(
-            "SELECT c.seq, c.size, c.sha256, k.data FROM checkpoints AS c"
+            f"SELECT c.seq, c.size, c.sha256, {recorded}, e.hash, ({HEAD_SQL}), k.data"
+            " FROM checkpoints AS c"
+            " LEFT JOIN events AS e ON e.seq = c.seq"
             " LEFT JOIN checkpoint_chunks AS k ON k.name = c.name AND k.generation = c.generation"
             " WHERE c.name = ? ORDER BY k.chunk",
             (name,),
         )
         if not rows:
             return None
-        seq, size, digest = rows[0][0], rows[0][1], rows[0][2]
-        data = b"".join(row[3] for row in rows if row[3] is not None)
+        seq, size, digest, recorded, found, head = rows[0][:6]
+        why = _not_vouched(seq, recorded, found, head)
+        if why is not None:
+            raise CheckpointNotInLog(
+                f"checkpoint {name!r} {why}: the log does not vouch for it",
+                path=self._where,
+                name=name,
+                seq=seq,
+                head=head,
+            )
+        data = b"".join(row[6] for row in rows if row[6] is not None)
         if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
             raise CorruptCheckpoint(
                 f"checkpoint {name!r} does not match its digest: rebuild it by replaying",
@@ -504,8 +569,12 @@ class SqliteEventStore(EventStore):
             )
         return Checkpoint(seq, data)
 
-    async def delete_checkpoint(self, name: str) -> None:
+    async def checkpoints(self) -> dict[str, int]:
         self._check_open()
+        rows = await self._query("SELECT name, seq FROM checkpoints ORDER BY name")
+        return {name: seq for name, seq in rows}
+
+    async def delete_checkpoint(self, name: str) -> None:
         self._check_writable()
         await self._write(lambda connection: _delete_checkpoint(connection, name))
 
@@ -518,6 +587,15 @@ class SqliteEventStore(EventStore):
         except sqlite3.Error as error:
             raise translate_sqlite_error(error, self._where) from error
 
+    async def backup(
+        self, destination: str | os.PathLike[str], *, replace: bool = False
+    ) -> BackupResult:
+        """Copy the workspace, as of one moment, to a new file at ``destination`` with SQLite's
+        online backup, while others write (see :mod:`engine.store.backup`); its chain is
+        verified. An existing destination raises ``DestinationExists`` unless ``replace``."""
+        self._check_open()
+        return await asyncio.to_thread(backup_file, self._file, Path(destination), replace=replace)
+
     # Lifecycle
 
     async def close(self) -> None:
@@ -529,15 +607,24 @@ class SqliteEventStore(EventStore):
             async with self._write_lock:  # let a command in flight finish
                 await self._writer_or_none.close()
         await self._reader.close()
+        if self._tidy_at_close:
+            await asyncio.to_thread(tidy_after_reading, self._file)
 
     def _check_open(self) -> None:
         if self._closed:
             raise StoreClosed("the store is closed", path=self._where)
 
+    def _check_writable(self) -> None:
+        self._check_open()
+        if self._writer_or_none is None:
+            raise self._read_only_error()
+        if self._broken_tail is not None:
+            raise self._broken_tail
+
 
 def verify_file(path: Path) -> VerifyResult:
     """Walk the chain of the workspace at ``path`` with a read-only connection (blocking)."""
-    uri, _unchanging = _read_only_uri(path)
+    uri, _unchanging = read_only_uri(path)
     connection = sqlite3.connect(uri, uri=True)
     try:
         # One SELECT is one read snapshot; the cursor yields rows as SQLite steps.
@@ -563,39 +650,39 @@ async def _connect(
     return await aiosqlite.connect(database, isolation_level=None, timeout=busy_timeout, uri=uri)
 
 
-# What SQLite reports when a reader of a WAL file cannot make the shared-memory file it needs.
-_NO_SHARED_MEMORY = (sqlite3.SQLITE_READONLY_DIRECTORY, sqlite3.SQLITE_READONLY_CANTINIT)
-
-
-def _read_only_uri(file: Path) -> tuple[str, bool]:
-    """The URI to read ``file`` (resolved) without writing it, and whether it is read as an
-    unchanging file (blocking).
-
-    A reader of a WAL-mode file needs its ``-shm`` file, which SQLite makes beside it. In a
-    folder this process cannot write, with no ``-wal`` file there, no process is writing it (a
-    writer keeps a ``-wal`` file beside it while open), so SQLite is told the file is immutable
-    and reads it without shared memory. With a ``-wal`` file there and no way to read it
-    safely, the error stands.
-    """
-    uri = file.as_uri() + "?mode=ro"
-    try:
-        probe = sqlite3.connect(uri, uri=True)
-        try:
-            probe.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-        finally:
-            probe.close()
-    except sqlite3.OperationalError as error:
-        code = getattr(error, "sqlite_errorcode", 0)
-        wal = file.with_name(file.name + "-wal")
-        if code not in _NO_SHARED_MEMORY or (wal.exists() and wal.stat().st_size > 0):
-            raise
-        return uri + "&immutable=1", True
-    return uri, False
-
-
 async def _head(connection: aiosqlite.Connection) -> int:
     rows = await connection.execute_fetchall(HEAD_SQL)
     return int(next(iter(rows))[0])
+
+
+async def _broken_tail(connection: aiosqlite.Connection, where: str) -> BrokenTail | None:
+    """The error that refuses writes if the log's last event does not verify: its hash, its
+    link to the event before it, its place in its stream. Two reads of an index, whatever the
+    length of the log."""
+    rows = list(
+        await connection.execute_fetchall(
+            f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq DESC LIMIT 2"
+        )
+    )
+    if not rows:
+        return None
+    last: ChainRow = tuple(rows[0])
+    before: ChainRow | None = tuple(rows[1]) if len(rows) > 1 else None
+    [(length,)] = await connection.execute_fetchall(
+        "SELECT COALESCE(MAX(stream_seq), 0) FROM events WHERE stream = ? AND seq < ?",
+        (last[1], last[0]),
+    )
+    result = verify_tail(last, before, int(length))
+    if result.ok:
+        return None
+    return BrokenTail(
+        f"event {result.broken_seq}, the log's last, does not verify ({result.problem}:"
+        f" {result.detail}): the workspace takes no writes, so that the chain is not extended"
+        " past a broken link (pact-tui verify names the first broken event)",
+        path=where,
+        seq=result.broken_seq,
+        problem=str(result.problem),
+    )
 
 
 def _event_from_row(row: Any) -> StoredEvent:
@@ -732,55 +819,122 @@ def _stream_lengths(connection: sqlite3.Connection, streams: set[str]) -> dict[s
 
 def _insert_checkpoint_chunk(
     connection: sqlite3.Connection, name: str, generation: str, chunk: int, data: bytes
-) -> None:
-    connection.execute(
+) -> int:
+    """Insert one piece and commit; returns its rowid."""
+    cursor = connection.execute(
         "INSERT INTO checkpoint_chunks (name, generation, chunk, data) VALUES (?, ?, ?, ?)",
         (name, generation, chunk, data),
     )
     connection.execute("COMMIT")
+    return int(cursor.lastrowid or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class _SavedGeneration:
+    """A checkpoint whose pieces are written, to publish: ``first_rowid`` is its first piece's
+    (None when it has none), ``pieces`` how many it has."""
+
+    name: str
+    seq: int
+    generation: str
+    first_rowid: int | None
+    pieces: int
+    size: int
+    digest: str
+    saved_ns: int
+
+
+def _not_vouched(seq: int, recorded: str | None, found: str | None, head: int) -> str | None:
+    """Why the log does not vouch for a checkpoint at event ``seq`` whose event had hash
+    ``recorded`` (None: saved by a release that recorded none) when the log's event ``seq``
+    has hash ``found`` (None: no such event) and its last event is ``head``; None if it does."""
+    if seq > head:
+        return f"is at event {seq}, past the log's last event {head}"
+    expected = GENESIS_HASH if seq == 0 else found
+    if recorded == NOT_IN_LOG_AT_UPGRADE:
+        return f"is at event {seq}, which was past the log's end when the file was upgraded"
+    if recorded is not None and recorded != expected:
+        return (
+            f"was taken at event {seq} when its hash was {recorded[:16]}…, but the log's event "
+            f"{seq} has hash {str(expected)[:16]}… (the log lost events and grew again, or the "
+            "checkpoint was changed)"
+        )
+    return None
 
 
 def _publish_checkpoint(
-    connection: sqlite3.Connection,
-    name: str,
-    seq: int,
-    generation: str,
-    size: int,
-    digest: str,
-    saved_ns: int,
+    connection: sqlite3.Connection, saved: _SavedGeneration, where: str
 ) -> None:
+    """Point checkpoint ``saved.name`` at the saved generation, unless the stored one is at a
+    later event and vouched for by the log; then remove every other generation of that name
+    begun before this one: the one replaced, and pieces of saves that never finished (a killed
+    process). Generations begun after this one may be saves under way: the next to publish
+    removes them. A generation that lost pieces meanwhile (removed by a save of the same name
+    that finished first, which also began after it) is not published."""
+    name, seq = saved.name, saved.seq
+    event = connection.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+    if seq > 0 and event is None:
+        raise InvalidCheckpoint(
+            f"checkpoint {name!r} at seq {seq}, but the log no longer holds event {seq}",
+            path=where,
+            name=name,
+            seq=seq,
+        )
+    event_hash = GENESIS_HASH if seq == 0 else str(event[0])
+    [(pieces, size)] = connection.execute(
+        "SELECT COUNT(*), COALESCE(SUM(LENGTH(data)), 0) FROM checkpoint_chunks"
+        " WHERE name = ? AND generation = ?",
+        (name, saved.generation),
+    )
+    complete = (pieces, size) == (saved.pieces, saved.size)
     current = connection.execute(
-        "SELECT seq, generation FROM checkpoints WHERE name = ?", (name,)
+        f"SELECT c.seq, c.generation, c.event_hash, e.hash, ({HEAD_SQL}) FROM checkpoints AS c"
+        " LEFT JOIN events AS e ON e.seq = c.seq WHERE c.name = ?",
+        (name,),
     ).fetchone()
-    superseded: str | None
-    if current is not None and current[0] > seq:
-        # Another process saved a later state meanwhile: keep it, drop ours.
-        superseded = generation
-    else:
+    kept = False
+    if current is not None:
+        current_seq, _, recorded, found, head = current
+        # Another process saved a later state meanwhile, one the log vouches for: keep it.
+        kept = current_seq > seq and _not_vouched(current_seq, recorded, found, head) is None
+    if complete and not kept:
         connection.execute(
             "INSERT OR REPLACE INTO checkpoints"
-            " (name, seq, generation, size, sha256, saved_ns) VALUES (?, ?, ?, ?, ?, ?)",
-            (name, seq, generation, size, digest, saved_ns),
+            " (name, seq, generation, size, sha256, saved_ns, event_hash)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (name, seq, saved.generation, saved.size, saved.digest, saved.saved_ns, event_hash),
         )
-        superseded = current[1] if current is not None else None
-    if superseded is not None:
-        _delete_checkpoint_chunks(connection, name, superseded)
+        published = saved.generation
+    else:
+        published = current[1] if current is not None else ""
+    # Begun before this one: its first piece has a smaller rowid (this one has none if its data
+    # is empty: then every generation so far began before it).
+    began = saved.first_rowid
+    if began is None:
+        [(began,)] = connection.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM checkpoint_chunks")
+    connection.execute(
+        "DELETE FROM checkpoint_chunks WHERE name = ? AND generation != ? AND (generation = ?"
+        " OR generation IN (SELECT generation FROM checkpoint_chunks WHERE name = ?"
+        " GROUP BY generation HAVING MIN(rowid) < ?))",
+        (name, published, saved.generation, name, began),
+    )
     connection.execute("COMMIT")
 
 
 def _delete_checkpoint(connection: sqlite3.Connection, name: str) -> None:
-    # Only the published generation's pieces: those of a save under way are its own business.
-    query = "SELECT generation FROM checkpoints WHERE name = ?"
-    row = connection.execute(query, (name,)).fetchone()
-    if row is not None:
-        connection.execute("DELETE FROM checkpoints WHERE name = ?", (name,))
-        _delete_checkpoint_chunks(connection, name, row[0])
+    # Every generation: a save of this name under way then finds its pieces gone, and does not
+    # publish them.
+    connection.execute("DELETE FROM checkpoints WHERE name = ?", (name,))
+    connection.execute("DELETE FROM checkpoint_chunks WHERE name = ?", (name,))
     connection.execute("COMMIT")
 
 
-def _delete_checkpoint_chunks(connection: sqlite3.Connection, name: str, generation: str) -> None:
+def _delete_generation(connection: sqlite3.Connection, name: str, generation: str) -> None:
+    """Remove the pieces of a save that failed (never those of a published checkpoint)."""
     connection.execute(
-        "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?", (name, generation)
+        "DELETE FROM checkpoint_chunks WHERE name = ? AND generation = ?"
+        " AND NOT EXISTS (SELECT 1 FROM checkpoints WHERE name = ? AND generation = ?)",
+        (name, generation, name, generation),
     )
 
 

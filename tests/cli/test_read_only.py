@@ -5,6 +5,7 @@ for which file permissions apply (``tests.processes.as_ordinary_user``)."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sqlite3
 import sys
 from contextlib import closing
@@ -20,6 +21,9 @@ from tests.processes import run_as_ordinary_user
 from .conftest import Ran, failed, ok
 
 pytestmark = pytest.mark.filterwarnings("error")
+
+FIXTURES = Path(__file__).resolve().parents[1] / "engine" / "workspace" / "fixtures"
+V2_CHECKPOINT = FIXTURES / "v2-checkpoint.pact"  # written by the previous release (schema 1)
 
 LOOKING = [
     ("verify", "{path}"),
@@ -52,20 +56,22 @@ async def workspace_with_a_long_tail(path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def checkpoint_rows(path: Path) -> list[tuple[object, ...]]:
-    uri = path.absolute().as_uri() + "?mode=ro"
+    uri = path.absolute().as_uri() + "?mode=ro&immutable=1"  # makes no -wal, -shm beside it
     with closing(sqlite3.connect(uri, uri=True)) as connection:
         return connection.execute("SELECT * FROM checkpoints ORDER BY name").fetchall()
 
 
+@pytest.mark.parametrize("journal", ["delete", "wal"])
 def test_looking_writes_nothing_not_even_a_switch_to_wal(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, journal: str
 ) -> None:
+    """In rollback-journal mode (as a backup, or another tool, leaves a file), opening it for
+    writing switches it to WAL, which rewrites its header. In WAL mode, a reader makes the
+    -wal and -shm files beside it: they are gone again when it is done."""
     path = tmp_path / "agents.pact"
     asyncio.run(workspace_with_a_long_tail(path, monkeypatch))
-    # A copy in rollback-journal mode (as another tool may leave it): opening it for writing
-    # switches it to WAL, which rewrites its header.
     with closing(sqlite3.connect(path)) as connection:
-        connection.execute("PRAGMA journal_mode = DELETE")
+        connection.execute(f"PRAGMA journal_mode = {journal}")
     before, checkpoints = state(path), checkpoint_rows(path)
     for command in looking(path):
         ok(*command)
@@ -142,3 +148,27 @@ def test_a_create_into_an_empty_file_that_fails_leaves_it_empty(tmp_path: Path) 
     failed("ctx", "create", path, "agent", code="STORAGE_FAILURE")
     assert path.stat().st_size == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["agents.pact", "agents.pact-wal"]
+
+
+def test_looking_at_a_workspace_of_the_previous_schema_does_not_upgrade_it(tmp_path: Path) -> None:
+    """The previous release's files are schema 1: an upgrade is a write, which looking does not
+    make; its checkpoint is used as the upgrade would vouch for it."""
+    path = tmp_path / "old.pact"
+    shutil.copy(V2_CHECKPOINT, path)
+    before = state(path)
+    assert schema_version(path) == 1
+    assert ok("verify", path, "--json").data["ok"] is True
+    listed = ok("ctx", "list", path)
+    assert listed.err == ""  # no note: the checkpoint was used
+    assert "agent" in listed.out
+    assert ok("verify", path, "--deep", "--json").data["ok"] is True
+    assert state(path) == before
+    assert schema_version(path) == 1
+    ok("ctx", "user", path, "agent", "hello")  # writing upgrades it
+    assert schema_version(path) == 2
+
+
+def schema_version(path: Path) -> int:
+    uri = path.absolute().as_uri() + "?mode=ro&immutable=1"  # makes no -wal, -shm beside it
+    with closing(sqlite3.connect(uri, uri=True)) as connection:
+        return int(connection.execute("PRAGMA user_version").fetchone()[0])

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engine.store import CorruptCheckpoint, InvalidCheckpoint, SqliteEventStore
 from engine.store.sqlite import CHECKPOINT_CHUNK_BYTES
 
-from .conftest import events
+from .conftest import events, start_helper
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -95,3 +98,109 @@ async def test_a_damaged_checkpoint_is_reported_not_returned(
     with pytest.raises(CorruptCheckpoint) as damaged:
         await store.load_checkpoint("tree")
     assert damaged.value.code == "CORRUPT_CHECKPOINT"
+
+
+def generations(path: Path) -> dict[str, set[str]]:
+    """Each checkpoint name with the generations it has pieces of."""
+    with closing(sqlite3.connect(path)) as connection:
+        rows = connection.execute("SELECT DISTINCT name, generation FROM checkpoint_chunks")
+        found: dict[str, set[str]] = {}
+        for name, generation in rows:
+            found.setdefault(name, set()).add(generation)
+    return found
+
+
+def kill_a_save_halfway(path: Path, name: str) -> None:
+    """A real process saves a three-piece checkpoint and is killed after its first piece."""
+    process = start_helper("checkpoint_process.py", path, name, 2 * CHECKPOINT_CHUNK_BYTES + 1)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line == "piece 0 written\n", line + process.communicate()[1]
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+
+
+async def test_a_finished_save_removes_the_pieces_of_saves_killed_halfway(
+    store: SqliteEventStore, workspace: Path
+) -> None:
+    # The issue's case: killed saves left orphaned pieces that no later checkpoint cleaned.
+    await store.append(events("ctx:a", 5))
+    await store.save_checkpoint("tree", 4, b"state at 4")
+    for _ in range(3):
+        kill_a_save_halfway(workspace, "tree")
+    kill_a_save_halfway(workspace, "other")
+    assert chunk_rows(workspace) == 1 + 3 + 1  # one piece of each killed save
+    assert await store.load_checkpoint("tree") == (4, b"state at 4")
+
+    await store.save_checkpoint("tree", 5, b"state at 5")
+    assert await store.load_checkpoint("tree") == (5, b"state at 5")
+    # Only the new generation of "tree" is left; "other" is another checkpoint's business.
+    assert len(generations(workspace)["tree"]) == 1
+    assert chunk_rows(workspace) == 1 + 1
+    # Deleting a checkpoint removes every generation of it, unfinished ones included.
+    await store.delete_checkpoint("other")
+    assert chunk_rows(workspace) == 1
+
+
+class PausedSave:
+    """A save by ``store`` that stops after its first piece until ``resume()``."""
+
+    def __init__(self, store: SqliteEventStore, name: str, seq: int, data: bytes) -> None:
+        self.began, self.resumed = asyncio.Event(), asyncio.Event()
+        real, pieces = store._write, 0
+
+        async def write(step: Any) -> Any:
+            nonlocal pieces
+            written = await real(step)
+            pieces += 1
+            if pieces == 1:
+                self.began.set()
+                await self.resumed.wait()
+            return written
+
+        store._write = write  # type: ignore[method-assign]
+        self.task = asyncio.ensure_future(store.save_checkpoint(name, seq, data))
+
+    async def __aenter__(self) -> PausedSave:
+        await self.began.wait()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.resumed.set()
+        await self.task
+
+
+async def test_a_save_that_finishes_first_removes_a_slower_one_begun_before_it(
+    workspace: Path,
+) -> None:
+    async with (
+        await SqliteEventStore.open(workspace, create=True) as slow,
+        await SqliteEventStore.open(workspace) as fast,
+    ):
+        await fast.append(events("ctx:a", 9))
+        big = os.urandom(2 * CHECKPOINT_CHUNK_BYTES + 1)
+        async with PausedSave(slow, "tree", 5, big):
+            await fast.save_checkpoint("tree", 8, b"state at 8")
+        # The slow save lost its pieces: it published nothing, and left nothing behind.
+        assert await fast.load_checkpoint("tree") == (8, b"state at 8")
+        assert chunk_rows(workspace) == 1
+
+
+async def test_a_save_begun_after_one_that_finishes_is_left_to_finish(workspace: Path) -> None:
+    async with (
+        await SqliteEventStore.open(workspace, create=True) as first,
+        await SqliteEventStore.open(workspace) as second,
+    ):
+        await first.append(events("ctx:a", 9))
+        later = os.urandom(2 * CHECKPOINT_CHUNK_BYTES + 1)
+        earlier = os.urandom(CHECKPOINT_CHUNK_BYTES + 1)
+        async with (
+            PausedSave(first, "tree", 5, earlier) as one,
+            PausedSave(second, "tree", 8, later),
+        ):
+            one.resumed.set()
+            await one.task  # published; the save begun after it keeps its pieces
+            assert await first.load_checkpoint("tree") == (5, earlier)
+        assert await second.load_checkpoint("tree") == (8, later)
+        assert chunk_rows(workspace) == 3

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import StoredEvent
+from engine.deep_verify import verify_deep
+from engine.store import SqliteEventStore, StoredEvent
 from engine.workspace import (
     INDEX_CHECKPOINT,
     ContextInfo,
@@ -20,8 +21,8 @@ from engine.workspace import (
     ContextProjection,
     UnknownContext,
     Workspace,
-    _decode,
-    _parse_index,
+    decode_checkpoint,
+    parse_index,
 )
 from tests.processes import REPO_ROOT
 
@@ -247,13 +248,20 @@ async def test_the_numbers_in_the_index_stay_exact_with_several_processes(
         out, err = process.communicate(timeout=GUARD_S)
         assert process.returncode == 0, out + err
 
+    # The index the processes left (where each stream ends, as of its event) and every
+    # context checkpoint say what the log says.
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        deep = await verify_deep(store)
+    assert deep.ok and {f.verdict for f in deep.checkpoints} <= {"matches"}, deep
     replayed = await replay_from_scratch(path)
     expected = [replayed[name].info(name) for name in sorted(replayed)]
     # Whatever the stored index says of a context is what a replay to that place gives.
     async with await Workspace.open(path, watch=False, lazy=True) as ws:
         checkpoint = await ws.store.load_checkpoint(INDEX_CHECKPOINT)
         assert checkpoint is not None
-        for name, (_, stream_seq, summary) in _parse_index(_decode(checkpoint.data)).items():
+        for name, (_, stream_seq, summary) in parse_index(
+            decode_checkpoint(checkpoint.data)
+        ).items():
             assert summary is not None
             at, *numbers = summary
             assert at <= stream_seq <= replayed[name].stream_seq

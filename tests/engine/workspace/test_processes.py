@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.deep_verify import verify_deep
 from engine.store import SqliteEventStore, StoredEvent
 from engine.workspace import Workspace
 
@@ -40,7 +41,11 @@ def commands_of(events: list[StoredEvent], writer: str) -> list[tuple[str, dict[
 
 
 async def assert_projections_are_a_fresh_replay(path: Path) -> dict[str, str]:
-    """Opening (checkpoint + tail) gives what a replay from the first event gives, past included."""
+    """Opening (checkpoint + tail) gives what a replay from the first event gives, past included;
+    and every checkpoint the processes left says what the log says (``verify --deep``)."""
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        deep = await verify_deep(store)
+    assert deep.ok and {f.verdict for f in deep.checkpoints} <= {"matches"}, deep
     replayed = await replay_from_scratch(path)
     async with await Workspace.open(path, watch=False) as ws:
         exports = {name: ws.context(name).model_dump_json() for name in CONTEXTS}

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import ChainProblem, StoreError
+from engine.context import ContextError
+from engine.store import ChainProblem, NewEvent, SqliteEventStore, StoreError
 from engine.workspace import ReplayDiverged, Workspace
 from tests.processes import REPO_ROOT
 
@@ -158,3 +159,117 @@ async def test_a_forged_result_stops_the_replay_at_that_event(tmp_path: Path) ->
     done = pact_tui("verify", path)
     assert (done.returncode, done.stderr) == (1, "")
     assert done.stdout.startswith(f"broken: event {HELLO}: hash_mismatch")
+
+
+# -- events that verify but cannot be replayed ---------------------------------------------------
+async def append_behind_the_workspace(path: Path, *events: NewEvent) -> int:
+    """Append events through the store, as another program could: the chain stays intact."""
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        stored = await store.append(list(events))
+        assert (await store.verify()).ok
+    return stored[0].seq
+
+
+@pytest.mark.parametrize(
+    ("event", "said"),
+    [
+        (
+            NewEvent("ctx:agent", "context.insert", {"result": None}),
+            "(context.insert) of stream 'ctx:agent' cannot be replayed: its payload holds no"
+            ' command ({"result": null})',
+        ),
+        (
+            NewEvent("ctx:agent", "context.insert", {"command": {"op": "fly"}, "v": 2}),
+            "(context.insert) of stream 'ctx:agent' cannot be replayed: its command is not one"
+            " this version can run (INVALID_COMMAND: unknown context operation 'fly'",
+        ),
+        (
+            NewEvent("ctx:agent", "context.insert", {"command": {"op": "advance"}, "v": "2"}),
+            "cannot be replayed: its command's form version is '2', not a whole number",
+        ),
+        (
+            NewEvent("ctx:ghost", "context.message", {"command": {"op": "advance"}}),
+            "(context.message) begins stream 'ctx:ghost', but a context's stream begins with its"
+            " creation (context.created)",
+        ),
+    ],
+    ids=["result-null", "unknown-op", "version-not-a-number", "no-creation"],
+)
+async def test_an_event_that_verifies_but_cannot_be_replayed_is_named(
+    tmp_path: Path, event: NewEvent, said: str
+) -> None:
+    path = tmp_path / "unreplayable.pact"
+    await make_workspace(path)
+    seq = await append_behind_the_workspace(path, event)
+    name = event.stream.removeprefix("ctx:")
+
+    with pytest.raises(ContextError) as refused:
+        await Workspace.open(path, watch=False)
+    assert refused.value.code == "UNREPLAYABLE_EVENT"
+    assert str(refused.value).startswith(f"UNREPLAYABLE_EVENT: event {seq} ")
+    assert said in str(refused.value)
+    assert refused.value.details == {"seq": seq, "stream": event.stream}
+
+    for command in (("print",), ("user", "hello")):
+        done = pact_tui("ctx", command[0], path, name, *command[1:])
+        assert (done.returncode, done.stdout) == (1, "")
+        [line] = done.stderr.splitlines()
+        assert line.startswith(f"pact-tui: UNREPLAYABLE_EVENT: event {seq} "), line
+        assert said in line
+    done = pact_tui("ctx", "print", path, name, "--json")
+    assert json.loads(done.stderr)["error"]["code"] == "UNREPLAYABLE_EVENT"
+    assert pact_tui("verify", path).returncode == 0  # the chain itself is intact
+
+
+async def test_a_stream_whose_first_event_was_deleted_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "no-start.pact"
+    await make_workspace(path)
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute("DELETE FROM events WHERE seq = 1")  # agent's creation
+        connection.commit()
+
+    done = pact_tui("ctx", "print", path, "agent")
+    assert (done.returncode, done.stdout) == (1, "")
+    [line] = done.stderr.splitlines()
+    assert line == (
+        "pact-tui: UNREPLAYABLE_EVENT: event 2 (context.insert) is the first of stream"
+        " 'ctx:agent' in the log, but it is number 2 of that stream: its start is missing"
+    )
+    done = pact_tui("verify", path)
+    assert done.stdout.startswith("broken: event 2: seq_gap")
+
+
+async def test_an_event_refused_when_replayed_is_named_as_a_divergence(tmp_path: Path) -> None:
+    path = tmp_path / "refused.pact"
+    await make_workspace(path)
+    payload = {"command": {"op": "delete", "key": "nobody", "selector": None}, "v": 2}
+    seq = await append_behind_the_workspace(path, NewEvent("ctx:agent", "context.delete", payload))
+
+    done = pact_tui("ctx", "print", path, "agent")
+    assert (done.returncode, done.stdout) == (1, "")
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        f"pact-tui: REPLAY_DIVERGED: event {seq} (context.delete) was refused when replayed ("
+    ), line
+    assert line.endswith("but the log recorded it as done")
+
+
+async def test_a_command_on_a_workspace_whose_last_event_was_changed_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "tail.pact"
+    head = await make_workspace(path)
+    change_one_byte(path, head, b"v", b"w")  # the last event: still JSON, still replays
+
+    done = pact_tui("ctx", "user", path, "agent", "one more")
+    assert (done.returncode, done.stdout) == (1, "")
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        f"pact-tui: BROKEN_TAIL: event {head}, the log's last, does not verify (hash_mismatch: "
+    )
+    # What is there can still be read, and verified.
+    done = pact_tui("ctx", "print", path, "agent")
+    assert done.returncode == 0 and done.stdout
+    assert pact_tui("verify", path).stdout.startswith(f"broken: event {head}: hash_mismatch")
+    with closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("SELECT MAX(seq) FROM events").fetchone() == (head,)
