@@ -69,3 +69,17 @@ async def test_a_writable_workspace_is_not_read_only(demo: Path) -> None:
         assert app.workspace.head == head + 1
     async with await Workspace.open(demo, watch=False, read_only=True) as ws:
         assert ws.head == head + 1
+
+
+def test_a_workspace_this_user_cannot_read_ends_the_app_with_one_line(demo: Path) -> None:
+    demo.chmod(0o000)
+    try:
+        done = run_as_ordinary_user([sys.executable, str(HERE / "unreadable_app.py"), str(demo)])
+    finally:
+        demo.chmod(0o644)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["return_code"] == 1
+    said = " ".join(seen["stderr"].split())  # the console wraps it at its width
+    assert said.startswith("pact-tui: PERMISSION_DENIED: permission denied: this user may not")
+    assert "Traceback" not in done.stderr + seen["stderr"]
