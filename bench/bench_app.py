@@ -13,7 +13,16 @@ Every figure is measured in this run next to its anchor:
    advances the context every 150 ms and prints when each commit returned; the app (following
    the change feed, as it does live) notes when each episode is first composed on screen.
 
-The module is also the child processes: ``python -m bench.bench_app minimal|pact|writer …``.
+4. big items (issue 10): the provider view of a context holding two 10 MB messages, from the
+   ``v`` key to the first frame composed showing it with the detail of the item under the
+   cursor ÷ the same with two 10 KB messages: ≤ 2; and quitting: ``q`` is pressed a second
+   after that frame (a person has looked), and the time runs from then to the parent seeing
+   the process end (one clock for both): ≤ 1 s. A key pressed while the app is busy is read
+   when it is free, as from a terminal, so a quit waits for whatever is being drawn. Each run
+   is a fresh headless process (median of 3).
+
+The module is also the child processes: ``python -m bench.bench_app minimal|pact|writer|big …``;
+``python -m bench.bench_app big-items`` runs benchmark 4 alone.
 """
 
 from __future__ import annotations
@@ -32,6 +41,9 @@ from typing import Any
 from bench.common import REPO_ROOT, fmt, monotonic_ns, percentile, report_limit, report_ratio
 
 SMALL, LARGE = 1_000, 100_000
+BIG_ITEM, SMALL_ITEM = 10_000_000, 10_000  # characters of each of the two messages
+BIG_RUNS = 3
+QUIT_AFTER = 1.0  # seconds after the provider view is drawn that q is pressed
 STARTS = 5
 ADVANCES = 30
 COMMITS = 40
@@ -77,6 +89,45 @@ def child_pact(path: str) -> None:
             done = True
             print(monotonic_ns(), flush=True)
             app.exit()
+
+    on_paint(app, painted)
+    app.run(headless=True)
+
+
+def child_big(path: str) -> None:
+    """Open ``path`` on its context ``big``, press ``v``, and print when the key was pressed,
+    when the provider view was first drawn with the item under the cursor described, and when
+    ``q`` was pressed (``QUIT_AFTER`` later; read when the app is free)."""
+    from textual.widgets import ContentSwitcher
+
+    from pact_tui.app import PactApp
+    from pact_tui.screens.context import ContextScreen
+    from pact_tui.widgets.detail import NodeDetail
+
+    app = PactApp(path, watch=False, context="big")
+    stage = "opening"
+
+    def press_v() -> None:
+        print("key", monotonic_ns(), flush=True)
+        app.simulate_key("v")
+
+    def painted() -> None:
+        nonlocal stage
+        screen = app.screen
+        if not isinstance(screen, ContextScreen) or screen.view is None:
+            return
+        if stage == "opening":
+            stage = "switching"
+            app.call_later(press_v)  # a key posted while a frame is drawn is lost
+            return
+        subject = screen.query_one(NodeDetail).subject
+        shown = screen.query_one(ContentSwitcher).current == "provider"
+        if stage == "switching" and shown and subject is not None and subject.row.item:
+            stage = "quitting"
+            painted_ns = monotonic_ns()
+            print("painted", painted_ns, flush=True)
+            print("quit", painted_ns + int(QUIT_AFTER * 1e9), flush=True)
+            app.set_timer(QUIT_AFTER, lambda: app.simulate_key("q"))
 
     on_paint(app, painted)
     app.run(headless=True)
@@ -220,6 +271,73 @@ def bench_live(path: Path) -> None:
     report_limit("commit elsewhere → on screen, p95", percentile(samples, 0.95) * 1e3, 250, "ms")
 
 
+# -- 4. big items --------------------------------------------------------------------------------
+async def build_big(path: Path, size: int) -> None:
+    """A context ``big`` holding a user and an assistant message of ``size`` characters each,
+    in lines of prose."""
+    from engine.workspace import Workspace
+
+    line = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 2 + "\n"
+    body = (line * (size // len(line) + 1))[:size]
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        await workspace.create_context("big")
+        await workspace.run("big", {"op": "message", "role": "user", "text": body})
+        await workspace.run("big", {"op": "message", "role": "assistant", "text": body})
+
+
+def big_run(path: Path) -> tuple[float, float]:
+    """One fresh process: (the v key to the provider view drawn, the q key to the process
+    gone), in seconds."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bench.bench_app", "big", str(path)],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TEXTUAL_ANIMATIONS": "none"},
+    )
+    output, _ = child.communicate(timeout=600)
+    gone = monotonic_ns()
+    times = dict(line.split() for line in output.splitlines() if line)
+    if child.returncode != 0 or set(times) != {"key", "painted", "quit"}:
+        raise RuntimeError(f"the child failed ({child.returncode}): {output!r}")
+    paint = (int(times["painted"]) - int(times["key"])) / 1e9
+    return paint, (gone - int(times["quit"])) / 1e9
+
+
+def bench_big_items(directory: Path) -> None:
+    print(f"4. big items: the provider view with two messages ({BIG_RUNS} runs each, median)")
+    paths = {}
+    for size in (SMALL_ITEM, BIG_ITEM):
+        paths[size] = directory / f"big-{size}.pact"
+        asyncio.run(build_big(paths[size], size))
+    big_run(paths[SMALL_ITEM])  # warm the file cache and the imports
+    runs = {size: [big_run(paths[size]) for _ in range(BIG_RUNS)] for size in paths}
+    paint = {size: statistics.median(p for p, _ in runs[size]) for size in runs}
+    quit_ = {size: statistics.median(q for _, q in runs[size]) for size in runs}
+    print(f"  quit with two 10 KB items: {fmt(quit_[SMALL_ITEM])}")
+    report_ratio(
+        "provider view, v → first paint, two 10 MB items ÷ two 10 KB",
+        paint[BIG_ITEM],
+        paint[SMALL_ITEM],
+        2,
+        anchor_label="10 KB",
+    )
+    report_limit(
+        "quit with two 10 MB items, q → process gone",
+        quit_[BIG_ITEM] * 1e3,
+        1000,
+        "ms",
+        anchor_text=f"10 KB items: {fmt(quit_[SMALL_ITEM])}",
+    )
+
+
+def big_items_only() -> None:
+    """Benchmark 4 alone: ``python -m bench.bench_app big-items``."""
+    print("Inspector app (pact_tui), benchmark 4 only")
+    with tempfile.TemporaryDirectory(prefix="bench-app-") as scratch:
+        bench_big_items(Path(scratch))
+
+
 def build(directory: Path, items: int) -> Path:
     from pact_tui.demo import create_scaled_demo
 
@@ -238,6 +356,7 @@ def main() -> None:
         bench_cold_start(large)
         bench_advance(small, large)
         bench_live(large)
+        bench_big_items(directory)
 
 
 if __name__ == "__main__":
@@ -246,6 +365,10 @@ if __name__ == "__main__":
         child_minimal()
     elif role == "pact":
         child_pact(sys.argv[2])
+    elif role == "big":
+        child_big(sys.argv[2])
+    elif role == "big-items":
+        big_items_only()
     elif role == "writer":
         child_writer(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     else:

@@ -33,6 +33,21 @@ def canonical_json(value: object) -> str:
     return _ENCODER.encode(value)
 
 
+def canonical_json_head(value: object, limit: int) -> str:
+    """The first ``limit`` characters of :func:`canonical_json`, without writing the rest: a
+    display of one line of a 10 MB value writes a line's worth of it (the encoder's iterencode
+    yields its text piece by piece). Raises what :func:`canonical_json` raises for what it
+    reaches."""
+    pieces: list[str] = []
+    length = 0
+    for piece in _ENCODER.iterencode(value):
+        pieces.append(piece)
+        length += len(piece)
+        if length >= limit:
+            break
+    return "".join(pieces)[:limit]
+
+
 # -- what the engine takes in -------------------------------------------------------------------
 # The engine's integers are SQLite's INTEGER: a signed 64-bit number. A coordinate, a ttl or any
 # other number outside it is refused where it comes in, not clamped or carried as a big int.

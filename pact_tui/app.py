@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from engine.context import ContextError
 from engine.store import StoreError, can_write
+from engine.visible import visible
 from engine.workspace import Change, Workspace
 
 from .screens.context import ContextScreen
@@ -75,6 +76,11 @@ class PactApp(App[int]):
         yield SystemCommand(
             "Toggle provider view", "what the model would be sent", screen.action_toggle_provider
         )
+        yield SystemCommand(
+            "Read the item's whole content",
+            "the item under the cursor, however long",
+            screen.action_read_content,
+        )
         yield SystemCommand("Return to live", "leave the past", screen.action_live)
         yield SystemCommand(
             "Diff: mark or clear the base", "compare two snapshots", screen.action_diff
@@ -87,7 +93,7 @@ class PactApp(App[int]):
         if self.workspace is not None:
             for info in self.workspace.contexts():
                 yield SystemCommand(
-                    f"Switch to context {info.name}",
+                    f"Switch to context {visible(info.name)}",
                     f"episode {info.episode}, {info.items} items",
                     partial(screen.switch_context, info.name),
                 )
@@ -164,10 +170,11 @@ class PactApp(App[int]):
             else:
                 consequence = "Its theme is not available until it is fixed."
             self.notify(
-                f"{error.problem}. {consequence}",
-                title=f"Theme file {path.name}",
+                visible(f"{error.problem}. {consequence}"),
+                title=visible(f"Theme file {path.name}"),
                 severity="error",
                 timeout=8,
+                markup=False,
             )
             return
         theme = theme_file.theme
@@ -183,7 +190,7 @@ class PactApp(App[int]):
                 screen.refresh(layout=True)
                 for widget in screen.walk_children():
                     widget.refresh()
-        self.notify(f"theme {theme.name!r} reloaded", timeout=3)
+        self.notify(visible(f"theme {theme.name!r} reloaded"), timeout=3, markup=False)
 
     @work(exclusive=True, group="themes")
     async def watch_themes(self) -> None:
@@ -200,7 +207,7 @@ class PactApp(App[int]):
     # -- the workspace --------------------------------------------------------------------------
     async def on_mount(self) -> None:
         for problem in self._startup_problems:
-            self.notify(problem, title="Theme", severity="error", timeout=8)
+            self.notify(visible(problem), title="Theme", severity="error", timeout=8, markup=False)
         cannot_write = not self.read_only and self.path.exists() and not can_write(self.path)
         try:
             self.workspace = await Workspace.open(
@@ -211,11 +218,12 @@ class PactApp(App[int]):
                 read_only=self.read_only or cannot_write,
             )
         except (StoreError, ContextError) as error:
-            self.exit(return_code=1, message=f"pact-tui: {error}")
+            self.exit(return_code=1, message=visible(f"pact-tui: {error}"))
             return
         if cannot_write:
             self.notify(
-                f"This user cannot write {self.path} (the file or its folder is read-only): "
+                f"This user cannot write {visible(str(self.path))} (the file or its folder is "
+                "read-only): "
                 "it is open read-only, and commands are off.",
                 title="Read-only",
                 severity="warning",
@@ -232,7 +240,9 @@ class PactApp(App[int]):
             )
         not_used = self.workspace.checkpoint_problem  # a cache: the log was read instead
         if not_used is not None:
-            self.notify(not_used, title="Checkpoint", severity="warning", timeout=10, markup=False)
+            self.notify(
+                visible(not_used), title="Checkpoint", severity="warning", timeout=10, markup=False
+            )
         await self.switch_mode("context")
         if self.live_updates:
             self.follow_workspace()
@@ -252,7 +262,10 @@ class PactApp(App[int]):
                 self.workspace_changed.publish(change)
         except (StoreError, ContextError) as error:
             self.notify(
-                f"live updates stopped: {error}", severity="error", timeout=15, markup=False
+                visible(f"live updates stopped: {error}"),
+                severity="error",
+                timeout=15,
+                markup=False,
             )
 
     # -- screenshots (Ctrl+P → Screenshot) --------------------------------------------------------
@@ -283,7 +296,7 @@ class PactApp(App[int]):
 
     def _screenshot_failed(self, why: str) -> None:
         self.notify(
-            f"Could not save the screenshot: {why}",
+            visible(f"Could not save the screenshot: {why}"),
             title="Screenshot",
             severity="error",
             markup=False,

@@ -7,6 +7,12 @@ finding a broken chain is a result, printed like an intact one, with exit status
 ``verify --deep`` finding a checkpoint that is not what the log's events build, or a context
 they do not rebuild.
 
+Every line goes out through :func:`_print`, which makes control characters visible
+(``engine.visible``): a key, a trigger or a path from the workspace or the command line never
+acts on the operator's terminal. Fields are made visible one by one as they are put on a line
+(a newline in a key cannot forge a row), and the whole output again on its way out; a JSON
+document stays the same document (the escapes are JSON's).
+
 When the reader of the output goes away (``pact-tui … | head``), the command stops quietly with
 status 141, as a shell reports a Unix tool killed by SIGPIPE (128 + 13).
 
@@ -25,11 +31,12 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO
 
 from engine.canonical import MAX_NESTING, text_problem, whole_number
 from engine.context import ContextError, Node
 from engine.store import StoreError
+from engine.visible import visible
 
 if TYPE_CHECKING:
     from engine.context.commands import ComponentSpec, ContextCommand, StageSpec
@@ -41,25 +48,30 @@ Handler = Callable[[argparse.Namespace], Awaitable[int | None]]  # an exit statu
 
 
 # -- output -----------------------------------------------------------------------------------
+def _print(text: str, *, file: TextIO | None = None) -> None:
+    """The one way out: lines keep their line breaks, nothing else reaches the terminal raw."""
+    print(visible(text, multiline=True), file=file or sys.stdout)
+
+
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
     if getattr(args, "json", False):
-        print(json.dumps(data, ensure_ascii=False, sort_keys=True))
+        _print(json.dumps(data, ensure_ascii=False, sort_keys=True))
     elif text:
-        print(text)
+        _print(text)
 
 
 def _node_line(node: Node) -> str:
     coords = ",".join(str(c) for c in node.coordinates)
-    text = node.item.text() if node.item is not None else ""
+    text = node.item.text_head(71) if node.item is not None else ""  # 71: more than 70?
     if len(text) > 70:
         text = text[:67] + "..."
-    parts = [f"({coords})", node.node_type, node.id]
+    parts = [f"({coords})", visible(node.node_type), visible(node.id)]
     if node.key:
-        parts.append(f"#{node.key}")
-    parts.extend(f"+{tag}" for tag in node.tags)
+        parts.append(f"#{visible(node.key)}")
+    parts.extend(f"+{visible(tag)}" for tag in node.tags)
     if node.lifecycle:
         parts.append(node.lifecycle)
-    return "  ".join(parts) + f"  {json.dumps(text, ensure_ascii=False)}"
+    return "  ".join(parts) + f"  {visible(json.dumps(text, ensure_ascii=False))}"
 
 
 class UsageError(ContextError):
@@ -157,7 +169,8 @@ async def _ctx_create(args: argparse.Namespace) -> None:
     with made_or_nothing(Path(args.workspace)):  # a create that fails leaves no file behind
         async with await _open(args, create=True) as ws:
             await ws.create_context(args.name, actor=args.actor)
-    _emit(args, {"created": args.name}, f"created context {args.name!r} in {args.workspace}")
+    where = visible(args.workspace)
+    _emit(args, {"created": args.name}, f"created context {args.name!r} in {where}")
 
 
 async def _ctx_list(args: argparse.Namespace) -> None:
@@ -165,7 +178,8 @@ async def _ctx_list(args: argparse.Namespace) -> None:
         infos = await ws.list_contexts()  # loads only contexts the index has no numbers for
     rows = [dataclasses.asdict(info) for info in infos]
     lines = [f"{'name':<24} {'episode':>7} {'items':>8} {'depth':>6} {'snapshots':>9}"] + [
-        f"{r['name']:<24} {r['episode']:>7} {r['items']:>8} {r['depth']:>6} {r['snapshots']:>9}"
+        f"{visible(r['name']):<24} {r['episode']:>7} {r['items']:>8} {r['depth']:>6}"
+        f" {r['snapshots']:>9}"
         for r in rows
     ]
     _emit(args, rows, "\n".join(lines) if rows else "no contexts yet")
@@ -179,7 +193,7 @@ async def _run(args: argparse.Namespace, command: ContextCommand) -> dict[str, A
 
 def _placed_text(verb: str, result: dict[str, Any]) -> str:
     coords = ",".join(str(c) for c in result["coordinates"])
-    return f"{verb} {result['id']} at ({coords})"
+    return f"{verb} {visible(result['id'])} at ({coords})"
 
 
 async def _ctx_insert(args: argparse.Namespace) -> None:
@@ -203,7 +217,8 @@ async def _ctx_delete(args: argparse.Namespace) -> None:
     if (args.selector is None) == (args.key is None):
         raise UsageError("delete takes a SELECTOR or --key KEY (one of them)")
     result = await _run(args, DeleteCommand(selector=args.selector, key=args.key))
-    _emit(args, result, f"deleted {len(result['deleted'])}: {' '.join(result['deleted'])}")
+    deleted = " ".join(visible(node_id) for node_id in result["deleted"])
+    _emit(args, result, f"deleted {len(result['deleted'])}: {deleted}")
 
 
 def _message_handler(role: Literal["user", "assistant"]) -> Handler:
@@ -265,7 +280,7 @@ async def _ctx_print(args: argparse.Namespace) -> None:
             data = view.render_provider() if args.mode == "provider" else view.model_dump()
             _emit(args, data, "")
         else:
-            print(await ws.render(args.name, args.mode, at))
+            _print(await ws.render(args.name, args.mode, at))
 
 
 def _snapshot_ref(ws: Any, name: str, ref: str) -> str | None:
@@ -299,10 +314,10 @@ async def _ctx_diff(args: argparse.Namespace) -> None:
         older = _snapshot_ref(ws, args.name, args.older)
         newer = _snapshot_ref(ws, args.name, args.newer)
         diff = await ws.diff(args.name, older, newer)
-    lines = [f"+ {i}" for i in diff.added] + [f"- {i}" for i in diff.removed]
+    lines = [f"+ {visible(i)}" for i in diff.added] + [f"- {visible(i)}" for i in diff.removed]
     for change in diff.changed:
         moves = [f"{name} {a}→{b}" for name, (a, b) in change.moves().items()]
-        lines.append(f"~ {change.id}: {', '.join([*change.fields, *moves])}")
+        lines.append(f"~ {visible(change.id)}: {visible(', '.join([*change.fields, *moves]))}")
     _emit(args, diff.to_dict(), "\n".join(lines) if lines else "no changes")
 
 
@@ -314,7 +329,8 @@ async def _ctx_snapshots(args: argparse.Namespace) -> None:
         for e in entries
     ]
     text = "\n".join(
-        f"{r['index']:>5}  {r['id']:<10} episode {r['episode']:<6} {r['trigger']}" for r in rows
+        f"{r['index']:>5}  {visible(r['id']):<10} episode {r['episode']:<6} {visible(r['trigger'])}"
+        for r in rows
     )
     _emit(args, rows, text or "no snapshots yet")
 
@@ -337,7 +353,7 @@ async def _verify(args: argparse.Namespace) -> int:
         "problem": str(result.problem) if result.problem else None,
         "detail": result.detail,
     }
-    lines = [str(result) if result.ok else f"broken: {result}"]
+    lines = [visible(str(result)) if result.ok else f"broken: {visible(str(result))}"]
     if args.deep:
         data["ok"] = deep.ok
         data["contexts"] = [replay.to_dict() for replay in deep.contexts]
@@ -358,15 +374,16 @@ VERDICTS = {
 def _deep_lines(deep: Any) -> list[str]:
     """What ``verify --deep`` found beyond the chain, a line each, then its verdict."""
     lines = [
-        f"broken: context {replay.name!r} cannot be rebuilt from the log: {replay.error}"
+        f"broken: context {replay.name!r} cannot be rebuilt from the log: "
+        f"{visible(str(replay.error))}"
         for replay in deep.contexts
         if replay.error is not None
     ]
     said = {"differs": "broken", "unchecked": "unchecked", "ignored": "ignored"}
     for finding in deep.checkpoints:
         if finding.verdict in said:
-            where = f"checkpoint {finding.name!r} (event {finding.seq})"
-            lines.append(f"{said[finding.verdict]}: {where}: {finding.detail}")
+            where = f"checkpoint {visible(finding.name)!r} (event {finding.seq})"
+            lines.append(f"{said[finding.verdict]}: {where}: {visible(finding.detail)}")
     events = sum(replay.events for replay in deep.contexts)
     rebuilt = f"{len(deep.contexts)} context(s) rebuilt from their {events} events"
     total = len(deep.checkpoints)
@@ -401,10 +418,11 @@ async def _backup(args: argparse.Namespace) -> int:
         "detail": chain.detail,
     }
     what = f"{chain.checked} events and {copied.checkpoints} checkpoint(s), {copied.size} bytes"
+    source, copy = visible(args.workspace), visible(str(copied.path))
     if chain.ok:
-        text = f"backed up {args.workspace} to {copied.path}: {what}; chain intact"
+        text = f"backed up {source} to {copy}: {what}; chain intact"
     else:  # a faithful copy of a broken chain: kept, and said as verify says it
-        text = f"backed up {args.workspace} to {copied.path}; broken: {chain}"
+        text = f"backed up {source} to {copy}; broken: {visible(str(chain))}"
     _emit(args, data, text)
     return 0 if chain.ok else EXIT_FAILED
 
@@ -415,8 +433,10 @@ def _open_app(args: argparse.Namespace) -> int:
 
     path = Path(args.workspace)
     if not path.exists():
-        print(
-            f"pact-tui: no workspace at {path} (create one with: pact-tui ctx create {path} NAME)",
+        where = visible(str(path))
+        _print(
+            f"pact-tui: no workspace at {where} (create one with: pact-tui ctx create "
+            f"{where} NAME)",
             file=sys.stderr,
         )
         return EXIT_FAILED
@@ -463,7 +483,8 @@ def _demo(args: argparse.Namespace) -> int:
         if driver is not None:
             driver.terminate()
             driver.wait(timeout=5)
-    print(f"The demo workspace is kept at {path}; reopen it with: pact-tui {path}")
+    where = visible(str(path))
+    _print(f"The demo workspace is kept at {where}; reopen it with: pact-tui {where}")
     return code
 
 
@@ -477,12 +498,12 @@ def _print_demo(args: argparse.Namespace) -> int:
     for number, (description, action) in enumerate(demo_steps(), start=1):
         action(context)
         if args.verbose:
-            print(f"\n── step {number}: {description}  (episode {context.current_episode})")
-            explorer.print("tree")
-    print(f"\n── the context after the demo (episode {context.current_episode})")
-    explorer.print("tree")
-    print("\n── what the model would be sent")
-    explorer.print("provider")
+            _print(f"\n── step {number}: {description}  (episode {context.current_episode})")
+            _print(explorer.render("tree"))
+    _print(f"\n── the context after the demo (episode {context.current_episode})")
+    _print(explorer.render("tree"))
+    _print("\n── what the model would be sent")
+    _print(explorer.render("provider"))
     return 0
 
 
@@ -494,8 +515,16 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its errors made visible: they quote the arguments given
+    (``unrecognized arguments: …``). Its subparsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(visible(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pact-tui",
         description="Inspect live agent context trees and multi-agent documents.",
     )
@@ -521,9 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(sync=_demo)
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="print JSON for scripts")
-    in_context = argparse.ArgumentParser(add_help=False, parents=[common])
+    in_context = _Parser(add_help=False, parents=[common])
     in_context.add_argument("workspace", help="the workspace file")
     in_context.add_argument("name", help="the context's name")
     in_context.add_argument("--actor", default="cli", help="who is acting (recorded in the log)")
@@ -687,16 +716,17 @@ def _note_checkpoint_problem(args: argparse.Namespace) -> None:
         return
     if getattr(args, "json", False):
         note = {"code": "CHECKPOINT_NOT_USED", "message": problem}
-        print(json.dumps({"note": note}, ensure_ascii=False), file=sys.stderr)
+        _print(json.dumps({"note": note}, ensure_ascii=False), file=sys.stderr)
     else:
-        print(f"pact-tui: note: {' '.join(problem.split())}", file=sys.stderr)
+        _print(f"pact-tui: note: {visible(' '.join(problem.split()))}", file=sys.stderr)
 
 
 def _fail(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> None:
     if getattr(args, "json", False):
-        print(json.dumps({"error": payload}, ensure_ascii=False, default=str), file=sys.stderr)
+        error = json.dumps({"error": payload}, ensure_ascii=False, default=str)
+        _print(error, file=sys.stderr)
     else:
-        print(f"pact-tui: {' '.join(message.split())}", file=sys.stderr)
+        _print(f"pact-tui: {visible(' '.join(message.split()))}", file=sys.stderr)
 
 
 if __name__ == "__main__":

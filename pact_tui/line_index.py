@@ -35,6 +35,9 @@ class LineIndex:
             i &= i - 1
         return total
 
+    def size(self, index: int) -> int:
+        return self._sizes[index]
+
     def set(self, index: int, size: int) -> None:
         delta = size - self._sizes[index]
         if delta == 0:

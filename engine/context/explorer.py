@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Literal, TextIO
 
+from engine.visible import visible
+
 from .context import Context
 from .errors import ContextError
 from .view import ContextView
@@ -19,28 +21,33 @@ def _timer(value: int | None) -> str:
 
 
 def render_tree(view: ContextView) -> str:
-    """A plain-text picture of the tree: one line per node with its coordinates and timers."""
-    lines = [f"context {view.root_id}  episode {view.current_episode}"]
+    """A plain-text picture of the tree: one line per node with its coordinates and timers.
+
+    Every string from the workspace is :func:`~engine.visible.visible` (one line each: a key
+    cannot start a line of its own); the content is quoted as JSON, its first 60 characters.
+    """
+    lines = [f"context {visible(view.root_id)}  episode {view.current_episode}"]
     for depth, turn in view.iter_turns():
         if depth == -1:
-            lines.append(f"├─ system (d-1) id={turn.id}")
+            lines.append(f"├─ system (d-1) id={visible(turn.id)}")
         else:
             label = "active" if depth == 0 else "history"
-            role = turn.role or "-"
-            lines.append(f"├─ turn d{depth} [{label}] role={role} id={turn.id}")
+            role = visible(turn.role or "-")
+            lines.append(f"├─ turn d{depth} [{label}] role={role} id={visible(turn.id)}")
         for slot in turn.sorted_slots():
-            lines.append(f"│  ├─ slot ({depth},{slot.position}) id={slot.id}")
+            lines.append(f"│  ├─ slot ({depth},{slot.position}) id={visible(slot.id)}")
             for index, item in enumerate(slot.items):
                 node = view.make_node(item, slot, depth, index - slot.core)
-                text = item.text().replace("\n", " ")
+                text = item.text_head(61).replace("\n", " ")  # 61: is there more than 60?
                 if len(text) > 60:
                     text = text[:57] + "..."
+                tags = ",".join(visible(tag) for tag in item.tags)
                 lines.append(
-                    f"│  │  ├─ ({depth},{slot.position},{node.offset}) {item.node_type} "
-                    f"id={item.id} key={item.key or '-'} tags=[{','.join(item.tags)}] "
+                    f"│  │  ├─ ({depth},{slot.position},{node.offset}) {visible(item.node_type)} "
+                    f"id={visible(item.id)} key={visible(item.key or '-')} tags=[{tags}] "
                     f"{node.lifecycle} ttl={_timer(item.ttl)} age={_timer(node.age)} "
                     f"remaining={_timer(node.remaining)} cad={_timer(item.cad)} "
-                    f"next={_timer(node.next_rehydration_episode)} {json.dumps(text)}"
+                    f"next={_timer(node.next_rehydration_episode)} {visible(json.dumps(text))}"
                 )
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.canonical import canonical_json
+from engine.canonical import canonical_json, canonical_json_head
 
 from .errors import InvalidComponent, InvalidLifecycle
 from .stages import RenderLifecycle
@@ -203,6 +203,16 @@ class Item:
         if content is None:
             return canonical_json({**(self.data or {}), "type": self.node_type})
         return canonical_json(content)
+
+    def text_head(self, limit: int) -> str:
+        """The first ``limit`` characters of :meth:`text`, without building the rest of it: a
+        display of one line of a 10 MB item reads a line's worth."""
+        content = self.content
+        if isinstance(content, str):
+            return content[:limit]
+        if content is None:
+            return canonical_json_head({**(self.data or {}), "type": self.node_type}, limit)
+        return canonical_json_head(content, limit)
 
 
 class Slot:

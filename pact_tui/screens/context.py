@@ -24,6 +24,7 @@ from engine.context import ContextError, ContextView, InvalidSelector, Node
 from engine.context.history import diff_views
 from engine.context.selectors import check_input_selector, parse_selector
 from engine.store import StoreError
+from engine.visible import visible
 from engine.workspace import Change, ContextInfo, SnapshotEntry, Workspace
 
 from ..tree_layout import Row
@@ -36,6 +37,7 @@ from ..widgets.scrubber import Scrubber
 from ..widgets.selector_bar import SelectorBar
 from ..widgets.status import Status, StatusBar
 from .prompt import PromptScreen
+from .reader import ReaderScreen
 
 if TYPE_CHECKING:
     from engine.context.commands import ContextCommand
@@ -77,6 +79,7 @@ class ContextScreen(Screen[None]):
         Binding("N", "previous_match", "Prev match", show=False, tooltip="previous match"),
         Binding("escape", "clear_selector", "Clear", show=False, tooltip="clear the selector"),
         Binding("v", "toggle_provider", "Provider", tooltip="tree ↔ what the model is sent"),
+        Binding("o", "read_content", "Read", show=False, tooltip="read the item's whole content"),
         Binding("z", "fold_history", "Fold history", show=False, tooltip="fold history turns"),
         Binding("Z", "unfold_all", "Unfold all", show=False, tooltip="unfold everything"),
         Binding(
@@ -192,7 +195,9 @@ class ContextScreen(Screen[None]):
         wanted = app.initial_context
         if wanted is not None and wanted not in names:
             self.notify(
-                f"no context named {wanted!r}; showing the first", severity="warning", markup=False
+                visible(f"no context named {wanted!r}; showing the first"),
+                severity="warning",
+                markup=False,
             )
         self.context_tree.focus()
         self.context_name = wanted if wanted in names else (names[0] if names else None)
@@ -254,7 +259,7 @@ class ContextScreen(Screen[None]):
             self._shown(name, view, entry)
 
     def _failed(self, what: str, error: Exception) -> None:
-        self.notify(str(error), title=what, severity="error", markup=False)
+        self.notify(visible(str(error)), title=what, severity="error", markup=False)
 
     def watch_shown(self, old: Shown | None, shown: Shown | None) -> None:
         self.set_class(shown is not None and not shown.live, "-past")
@@ -353,7 +358,7 @@ class ContextScreen(Screen[None]):
         diff = diff_views(older_view, newer_view)
         gone = set(diff.removed[:MAX_REMOVED_SHOWN])
         removed = tuple(
-            RemovedItem(item.id, f"({depth},{slot.position},{offset})", item.text())
+            RemovedItem(item.id, f"({depth},{slot.position},{offset})", item.text_head(41))
             for item, depth, slot, offset in older_view.iter_items()
             if item.id in gone
         )
@@ -504,7 +509,7 @@ class ContextScreen(Screen[None]):
         try:
             result: dict[str, Any] = await self.workspace.run(name, command, actor="tui")
         except (ContextError, StoreError) as error:
-            self.notify(str(error), severity="error", title="Refused", markup=False)
+            self.notify(visible(str(error)), severity="error", title="Refused", markup=False)
             return None
         finally:
             # The change feed says so too when it runs (watch=True); without it, this does.
@@ -625,7 +630,7 @@ class ContextScreen(Screen[None]):
         entry = self.shown.entry if self.shown is not None else None
         self.diff_base = DiffBase(entry.id if entry else None, self.position)
         self.notify(
-            f"diff base set to {entry.id if entry else 'now'}: move with [ ] to compare",
+            f"diff base set to {visible(entry.id) if entry else 'now'}: move with [ ] to compare",
             title="Diff",
             markup=False,
         )
@@ -719,6 +724,26 @@ class ContextScreen(Screen[None]):
         pane.catch_up()
         pane.focus()
         self.highlighted = pane.current_row
+
+    def action_read_content(self) -> None:
+        """The whole content of the item under the cursor, over the inspector."""
+        row = self.highlighted
+        if row is None or row.item is None:
+            self.notify("put the cursor on an item to read its content", severity="warning")
+            return
+        self._read(row)
+
+    @on(LinePane.Selected)
+    def _on_selected(self, event: LinePane.Selected) -> None:
+        if event.row.item is not None:  # Enter on an item reads it (on a header it folds)
+            self._read(event.row)
+
+    def _read(self, row: Row) -> None:
+        item = row.item
+        assert item is not None and row.slot is not None
+        where = f"({row.depth},{row.slot.position},{row.offset})"
+        title = f" {visible(item.node_type, limit=40)} {visible(item.id)} {where} · Esc closes"
+        self.app.push_screen(ReaderScreen(title, item.text()))
 
     def action_fold_history(self) -> None:
         self.context_tree.fold_history()

@@ -9,6 +9,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from engine.visible import WITHOUT_ANY
+
 
 class PromptScreen(ModalScreen[str | None]):
     """Dismisses with the text typed (Enter) or None (Escape). Empty text is not accepted."""
@@ -34,7 +36,12 @@ class PromptScreen(ModalScreen[str | None]):
     def compose(self) -> Any:
         with Vertical():
             yield Label(self.question)
-            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Input(
+                value=self.value,
+                placeholder=self.placeholder,
+                id="prompt-input",
+                restrict=WITHOUT_ANY,  # a paste holding control characters is refused
+            )
             yield Label("Enter to confirm · Esc to cancel", id="prompt-hint")
 
     def on_mount(self) -> None:

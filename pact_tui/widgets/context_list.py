@@ -10,6 +10,7 @@ from textual.reactive import var
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from engine.visible import visible
 from engine.workspace import ContextInfo
 
 
@@ -51,5 +52,5 @@ class ContextList(OptionList):
 
 def _label(info: ContextInfo) -> Text:
     return Text.assemble(
-        (info.name, "bold"), "\n", (f"ep {info.episode} · {info.items} items", "dim")
+        (visible(info.name), "bold"), "\n", (f"ep {info.episode} · {info.items} items", "dim")
     )

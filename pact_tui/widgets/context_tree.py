@@ -3,6 +3,10 @@
 Both show a :class:`TreeLayout` of a context view: the tree with turn and slot headers, the
 provider rendering as one line per item. They keep a cursor on a node, not on a line number, so
 the selection stays put while ODI pushes turns deeper under it.
+
+Every string from the workspace on a row (keys, tags, types, roles, ids, content) is shown
+:func:`~engine.visible.visible`, one line each; a row reads a line's worth of an item's content
+(``Item.text_head``), whatever its size.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive, var
@@ -25,6 +30,7 @@ from textual.strip import Strip
 from engine.context import ContextView
 from engine.context.nodes import Item
 from engine.context.tree import provider_role
+from engine.visible import visible
 from engine.workspace import SnapshotEntry
 
 from ..tree_layout import Row, TreeLayout
@@ -37,6 +43,8 @@ BADGES = {
     "cyclic": ("CYCL", "tree--cyclic"),
 }
 BAR_WIDTH = 4
+ROW_LIMIT = 400  # characters of a key, a tag or a role a row reads (no pane is wider)
+ROLES = ("system", "user", "assistant")  # each has a style (provider--<role>)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +67,11 @@ def ttl_bar(remaining: int, ttl: int) -> str:
 
 
 def preview(item: Item, width: int = 200) -> str:
-    text = item.text().replace("\n", " ⏎ ")
+    """The start of an item's content on one line (newlines as ⏎), at most ``width``
+    characters; as it is, for the caller to quote or make visible."""
+    # A newline becomes three characters, so the first `width + 1` say all a preview shows
+    # (and whether there is more).
+    text = item.text_head(width + 1).replace("\n", " ⏎ ")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -148,7 +160,7 @@ class LinePane(ScrollView, can_focus=True):
             self._forget()  # folds and the cursor's node belong to the context they were for
         if new is None:
             return
-        self.border_title = f"{self.TITLE} · {_when(new.entry)}"
+        self.border_title = Content(f"{self.TITLE} · {_when(new.entry)}")  # never markup
         # A hidden pane (the provider view, most of the time) lays out what it shows only when
         # it is shown: at 100,000 items that is a tenth of a second off the app's start.
         self._behind = not self.display
@@ -325,7 +337,7 @@ class LinePane(ScrollView, can_focus=True):
 def _when(entry: SnapshotEntry | None) -> str:
     if entry is None:
         return "live"
-    return f"PAST · snapshot {entry.id} · episode {entry.episode} · read-only"
+    return f"PAST · snapshot {visible(entry.id)} · episode {entry.episode} · read-only"
 
 
 def _anchor_of(row: Row) -> Anchor:
@@ -416,7 +428,7 @@ class ContextTree(LinePane):
                 title, style = "system  d-1", s("tree--system")
             else:
                 where = "active" if row.depth == 0 else "history"
-                role = turn.role or "no message"
+                role = visible(turn.role or "no message", limit=40)
                 title, style = f"turn d{row.depth}  {role} · {where}", s("tree--turn")
             return [
                 Segment(glyph, style),
@@ -446,7 +458,7 @@ class ContextTree(LinePane):
         out = [
             Segment("    "),
             Segment(f"{coords:<{width - 1}} ", s("tree--coords")),
-            Segment(f"{item.node_type[:6]} ", s("tree--type")),
+            Segment(f"{visible(item.node_type[:6])} ", s("tree--type")),
             Segment(badge, s(badge_style)),
             Segment(" "),
         ]
@@ -463,11 +475,13 @@ class ContextTree(LinePane):
         elif item.lifecycle is not None:
             stages = len(item.lifecycle.stages)
             out.append(Segment(f"§{item.stage + 1}/{stages} ", s("tree--stage")))
+        # A row is as wide as the pane: a key or a tag is never read further than a row shows.
         if item.key is not None:
-            out.append(Segment(f"#{item.key} ", s("tree--key")))
-        for tag in item.tags:
-            out.append(Segment(f"+{tag} ", s("tree--tag")))
-        out.append(Segment(json.dumps(preview(item), ensure_ascii=False), s("tree--content")))
+            out.append(Segment(f"#{visible(item.key, limit=ROW_LIMIT)} ", s("tree--key")))
+        for tag in item.tags[:ROW_LIMIT]:
+            out.append(Segment(f"+{visible(tag, limit=ROW_LIMIT)} ", s("tree--tag")))
+        quoted = json.dumps(preview(item), ensure_ascii=False)  # a JSON string, made visible
+        out.append(Segment(visible(quoted), s("tree--content")))
         return out
 
 
@@ -492,8 +506,9 @@ class ProviderList(LinePane):
         item = row.item
         assert item is not None
         role = provider_role(row.depth, item.role, row.turn.role)
+        style = f"provider--{role}" if role in ROLES else "provider--user"
         return [
-            Segment(f"{role:<10}", self.style_of(f"provider--{role}")),
+            Segment(f"{visible(role, limit=ROW_LIMIT):<10}", self.style_of(style)),
             Segment("│ ", self.style_of("tree--dim")),
-            Segment(preview(item, 400), self.style_of("tree--content")),
+            Segment(visible(preview(item, 400)), self.style_of("tree--content")),
         ]

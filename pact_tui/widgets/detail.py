@@ -1,4 +1,11 @@
-"""The detail pane: every field of the node under the cursor, its full content and its story."""
+"""The detail pane: every field of the node under the cursor, its content and its story.
+
+Every string from the workspace is shown :func:`~engine.visible.visible`: a field on one line
+(a newline in a key is ``\\n``), the content with its own line breaks. The content is shown up
+to ``CONTENT_CHARS`` characters or ``CONTENT_LINES`` lines, whichever comes first, then a line
+saying how much more there is: ``o`` (or Enter on the item) reads all of it
+(:class:`~pact_tui.screens.reader.ReaderScreen`). A field is shown up to ``FIELD_CHARS``.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +22,18 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from engine.context import ContextView, ItemChange
+from engine.context.nodes import Item
 from engine.context.timeline import StoryEvent
+from engine.visible import visible
 
 from ..tree_layout import Row
 from ..types import Comparison, Shown
+
+CONTENT_CHARS = 4_000  # of an item's content in the pane (o reads all of it)
+CONTENT_LINES = 80
+FIELD_CHARS = 2_000  # of a key, a tag list, the data: more than a pane's height of them
+# ensure_ascii=False: the data as people read it (visible() makes what must be visible so).
+_READABLE_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +55,7 @@ def _fields_table(rows: list[tuple[str, Any]]) -> Table:
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for name, value in rows:
-        table.add_row(name, value if isinstance(value, Text) else Text(str(value)))
+        table.add_row(name, Text(visible(str(value), limit=FIELD_CHARS)))
     return table
 
 
@@ -52,6 +67,39 @@ def timestamp(time_ns: int) -> str:
 
 def _dash(value: Any) -> str:
     return "—" if value is None or value == [] else str(value)
+
+
+def json_head(value: Any, limit: int) -> str:
+    """The first ``limit`` characters of ``value`` as JSON (then ``…``), without writing the
+    rest (item data can be as big as content)."""
+    pieces: list[str] = []
+    length = 0
+    for piece in _READABLE_JSON.iterencode(value):
+        pieces.append(piece)
+        length += len(piece)
+        if length > limit:
+            return "".join(pieces)[: limit - 1] + "…"
+    return "".join(pieces)
+
+
+def content_head(item: Item) -> tuple[str, bool]:
+    """The start of an item's content the pane shows, and whether there is more."""
+    head = item.text_head(CONTENT_CHARS + 1)
+    more = len(head) > CONTENT_CHARS
+    lines = head[:CONTENT_CHARS].split("\n", CONTENT_LINES)
+    if len(lines) > CONTENT_LINES:
+        return "\n".join(lines[:CONTENT_LINES]), True
+    return head[:CONTENT_CHARS], more
+
+
+def _more_of(item: Item, shown: str) -> Text:
+    """How much of the content is not shown, and how to read it."""
+    if isinstance(item.content, str):
+        total = len(item.content)
+        said = f"the first {len(shown):,} of {total:,} characters"
+    else:
+        said = f"the first {len(shown):,} characters"
+    return Text(f"… {said} · o reads it all", style="dim italic")
 
 
 def describe(
@@ -138,7 +186,11 @@ def _describe_item(
             )
         )
     parts: list[RenderableType] = [
-        Text.assemble((f"{item.node_type} ", "bold"), (item.id, "bold"), f"   ({coords})  "),
+        Text.assemble(
+            (f"{visible(item.node_type, limit=FIELD_CHARS)} ", "bold"),
+            (visible(item.id), "bold"),
+            f"   ({coords})  ",
+        ),
         Text(node.lifecycle or "", style="italic"),
         _fields_table(
             [
@@ -151,7 +203,7 @@ def _describe_item(
                 ("created", f"{timestamp(item.created_at_ns)} ({item.created_at_ns} ns)"),
                 ("parent", row.slot.id),
                 ("content hash", item.content_hash),
-                *([("data", json.dumps(item.data, ensure_ascii=False))] if item.data else []),
+                *([("data", json_head(item.data, FIELD_CHARS))] if item.data else []),
             ]
         ),
     ]
@@ -159,9 +211,13 @@ def _describe_item(
         moved = [f"{name} {before} → {after}" for name, (before, after) in change.moves().items()]
         parts += [
             Text("\nchanged in this diff", style="bold"),
-            Text(", ".join([*change.fields, *moved]) or "—"),
+            Text(visible(", ".join([*change.fields, *moved]), limit=FIELD_CHARS) or "—"),
         ]
-    parts += [Text("\ncontent", style="bold"), Text(item.text()), Text("\nhistory", style="bold")]
+    shown, more = content_head(item)
+    parts += [Text("\ncontent", style="bold"), Text(visible(shown, multiline=True))]
+    if more:
+        parts.append(_more_of(item, shown))
+    parts.append(Text("\nhistory", style="bold"))
     if story is None:
         parts.append(Text("reading the log…", style="dim"))
     else:
@@ -173,7 +229,8 @@ def _describe_item(
         for event in story:
             when = f"ep {event.episode}" + (" (due)" if event.episode > now else "")
             times = f", {event.times} times" if event.times > 1 else ""
-            table.add_row(Text(when), Text(event.what), Text(event.detail + times))
+            detail = visible(event.detail, limit=FIELD_CHARS) + times
+            table.add_row(Text(when), Text(event.what), Text(detail))
         parts.append(table)
     return Group(*parts)
 
@@ -193,7 +250,7 @@ def diff_summary(comparison: Comparison) -> RenderableType:
     diff, removed = comparison.diff, comparison.removed
     counts = Text.assemble(
         ("diff ", "bold"),
-        (comparison.label, "bold"),
+        (visible(comparison.label), "bold"),
         "   ",
         (f"+{len(diff.added)} added", "green"),
         "  ",
@@ -205,7 +262,11 @@ def diff_summary(comparison: Comparison) -> RenderableType:
     for gone in removed:
         short = gone.text if len(gone.text) <= 40 else gone.text[:39] + "…"
         parts.append(
-            Text.assemble(("  - ", "red"), f"{gone.id} {gone.coordinates} ", (short, "dim"))
+            Text.assemble(
+                ("  - ", "red"),
+                f"{visible(gone.id)} {gone.coordinates} ",
+                (visible(short), "dim"),
+            )
         )
     more = len(diff.removed) - len(removed)
     if more > 0:

@@ -12,6 +12,8 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from engine.visible import visible
+
 from ..types import Shown
 
 
@@ -49,7 +51,8 @@ class Scrubber(Widget):
         entry = self.shown.entry if self.shown is not None else None
         if entry is None:
             return f" LIVE · {self.count} snapshot{'s' if self.count != 1 else ''}"
-        return f" {entry.index + 1}/{self.count} · ep {entry.episode} · {entry.trigger}"
+        trigger = visible(entry.trigger, limit=200)
+        return f" {entry.index + 1}/{self.count} · ep {entry.episode} · {trigger}"
 
     def _track_width(self) -> int:
         return max(4, self.size.width - 35)

@@ -11,6 +11,8 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Input, Static
 
+from engine.visible import WITHOUT_ANY, visible
+
 from ..types import Selection
 
 
@@ -43,6 +45,7 @@ class SelectorBar(Vertical):
         yield Input(
             placeholder="selector: d1-3, 1, *   #key   +tag   .text   [remaining<=1]   @t-1 …",
             id="selector-input",
+            restrict=WITHOUT_ANY,  # a paste holding control characters is refused
         )
         yield Static("", id="selector-feedback")
 
@@ -79,7 +82,8 @@ def feedback(selection: Selection) -> Content:
     problem = selection.problem
     if problem is not None:
         return Content.assemble(
-            (" " * problem.position + "^", "bold $error"), (f"  {problem.reason}", "$error")
+            (" " * problem.position + "^", "bold $error"),
+            (f"  {visible(problem.reason, limit=500)}", "$error"),
         )
     if not selection.text:
         return Content("")

@@ -13,6 +13,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from engine.visible import visible
+
 
 @dataclass(frozen=True, slots=True)
 class Status:
@@ -38,8 +40,12 @@ class _Part:
 
 
 def _parts(status: Status) -> list[_Part]:
+    # The names and the trigger come from the workspace: shown visible, a trigger at most a
+    # line's worth (the line gives way by rank anyway).
+    context = visible(str(status.context), limit=64)
+    snapshot, trigger = visible(str(status.snapshot)), visible(str(status.trigger), limit=200)
     parts = [
-        _Part(f" {status.context} ", "bold reverse", f" {status.context} ", 0),
+        _Part(f" {context} ", "bold reverse", f" {context} ", 0),
         _Part("  EPISODE ", "bold", " ep ", 0),
         _Part(f"{status.episode}", "bold $accent", f"{status.episode}", 0),
     ]
@@ -48,9 +54,9 @@ def _parts(status: Status) -> list[_Part]:
     else:
         parts.append(
             _Part(
-                f"   ◆ PAST  snapshot {status.snapshot} ({status.trigger}) · read-only",
+                f"   ◆ PAST  snapshot {snapshot} ({trigger}) · read-only",
                 "bold $warning",
-                f" ◆ PAST {status.snapshot}",
+                f" ◆ PAST {snapshot}",
                 0,
             )
         )
@@ -75,10 +81,16 @@ def _parts(status: Status) -> list[_Part]:
             added, removed, changed = status.diff_counts
             counts = f"+{added} -{removed} ~{changed}"
         parts.append(
-            _Part(f"   diff {status.diff}  {counts}".rstrip(), "bold $secondary", f" ± {counts}", 2)
+            _Part(
+                f"   diff {visible(status.diff)}  {counts}".rstrip(),
+                "bold $secondary",
+                f" ± {counts}",
+                2,
+            )
         )
     if status.matches:
-        parts.append(_Part(f"   {status.matches}", "$secondary", f" {status.matches}", 3))
+        matches = visible(status.matches)
+        parts.append(_Part(f"   {matches}", "$secondary", f" {matches}", 3))
     return parts
 
 

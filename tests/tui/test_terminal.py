@@ -4,6 +4,7 @@ poll of the screen (or of the pane's exit status), never a fixed sleep."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shlex
@@ -15,6 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.hostile import TITLE, build_hostile
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
@@ -149,3 +152,48 @@ def test_a_bad_workspace_in_a_real_terminal_says_why_and_exits_1(
     screen = " ".join(terminal.everything().split())
     assert "pact-tui: NOT_A_DATABASE: the file does not start with the SQLite header" in screen
     assert notes.read_text() == "not a workspace\n"
+
+
+def test_a_hostile_workspace_leaves_the_terminal_alone(terminal: Terminal, tmp_path: Path) -> None:
+    """Keys, tags, content and triggers that set the window title, write the clipboard (OSC 52,
+    which tmux turns into a paste buffer when set-clipboard is on) and clear the screen: shown
+    made visible by ``ctx print``, ``ctx select`` and the app (tree, provider view, reader),
+    while the pane keeps its title, no buffer appears and the screen is not cleared."""
+    workspace = tmp_path / "evil.pact"
+    asyncio.run(build_hostile(workspace))
+    cli = shlex.join(_pact_tui())
+    script = (
+        "tmux wait-for go && "  # the options below are set before anything is printed
+        f"{cli} ctx print {workspace} evil && {cli} ctx select {workspace} evil '*' && "
+        f"{cli} {workspace}"
+    )
+    terminal.start(["sh", "-c", script])
+    terminal.tmux("set-option", "-s", "set-clipboard", "on")
+    title = terminal.tmux("display-message", "-p", "-t", "app", "#{pane_title}")
+    terminal.tmux("wait-for", "-S", "go")
+
+    def untouched(what: str) -> bool:
+        """The pane's title as it was, and no paste buffer (else fail at once, saying where)."""
+        now = terminal.tmux("display-message", "-p", "-t", "app", "#{pane_title}")
+        assert now == title and TITLE not in now, f"{what}: the title is now {now!r}"
+        assert terminal.tmux("list-buffers") == "", f"{what}: a paste buffer appeared"
+        return True
+
+    def shows(*parts: str, where: str) -> Callable[[str], bool]:
+        return lambda screen: untouched(where) and all(part in screen for part in parts)
+
+    first = ("evil   EPISODE 1   ● LIVE", "context tree · live", "#k\\u001b[2J\\u001b]0;pwned")
+    terminal.wait_for(shows(*first, where="the tree"), "the inspector")
+    terminal.keys("v")
+    provider = shows("provider rendering · live", where="the provider view")
+    terminal.wait_for(provider, "the provider view")
+    terminal.keys("g", "o")
+    reader = shows("replaced \\u001b[2J", "Esc closes", where="the reader")
+    terminal.wait_for(reader, "the reader")
+    terminal.keys("Escape")  # apart from the next key: ESC q would be read as Alt+q
+    terminal.wait_for(lambda s: "Esc closes" not in s, "the reader to close")
+    terminal.keys("q")
+    assert terminal.wait_for_exit() == 0
+    untouched("the end")
+    before_the_app = terminal.everything()
+    assert "key=k\\u001b[2J" in before_the_app  # ctx print, made visible

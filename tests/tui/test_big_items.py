@@ -1,0 +1,148 @@
+"""Big items stay responsive: a row and the detail pane read a line's worth (a screenful) of an
+item's content whatever its size; the detail says how much more there is, and the reader
+(``o``, or Enter on the item) shows all of it, a screenful at a time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from textual.app import App
+
+from engine.context.nodes import Item
+from engine.workspace import Workspace
+from pact_tui.screens.reader import ReaderScreen
+from pact_tui.widgets.detail import CONTENT_CHARS, CONTENT_LINES
+from pact_tui.widgets.reader import ContentReader
+
+from .inspector import (
+    SIZE,
+    detail_text,
+    inspector,
+    pane_lines,
+    screen_of,
+    screen_text,
+    settle,
+    wait_until,
+)
+
+LINE = "lorem ipsum dolor\n"
+BIG = LINE * 20_000 + "THE END"  # 360 KB, 20,001 short lines: the detail shows 80 of them
+BIG_JSON = {"rows": [{"n": n, "text": "lorem ipsum " * 4} for n in range(2_000)], "z": "END"}
+
+
+async def make(path: Path) -> None:
+    async with await Workspace.open(path, create=True, watch=False) as ws:
+        await ws.create_context("big")
+        await ws.run("big", {"op": "message", "role": "user", "text": BIG})
+        component = {"type": "table", "content": BIG_JSON}
+        await ws.run("big", {"op": "insert", "selector": "d0, 1, 0", "component": component})
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    import asyncio
+
+    path = tmp_path / "big.pact"
+    asyncio.run(make(path))
+    return path
+
+
+async def test_the_detail_shows_the_start_and_the_reader_all_of_it(path: Path) -> None:
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("v")  # the provider view: the message, then the table
+        await settle(pilot)
+        lines = pane_lines(screen.provider)
+        assert lines[0].startswith("user      │ lorem ipsum dolor ⏎ lorem ipsum dolor ⏎ lorem")
+        assert lines[1].startswith('user      │ {"rows":[{"n":0,"text":"lorem ipsum')
+
+        shown = " ".join(detail_text(app).split())
+        assert "THE END" not in shown
+        assert f"… the first {CONTENT_LINES * len(LINE) - 1:,} of {len(BIG):,} characters" in shown
+        assert "o reads it all" in shown
+
+        await pilot.press("o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReaderScreen), "the reader")
+        reader = app.screen.query_one(ContentReader)
+        assert reader.row_count == 20_001  # a line a row: each fits the width
+        await pilot.press("end")
+        await pilot.pause()
+        assert "THE END" in screen_text(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen, "the reader to close")
+
+        await pilot.press("down")  # the table: JSON, one line; the detail shows its start
+        await settle(pilot)
+        shown = " ".join(detail_text(app).split())
+        assert f"… the first {CONTENT_CHARS:,} characters · o reads it all" in shown
+        await pilot.press("enter")  # Enter on an item reads it too
+        await wait_until(pilot, lambda: isinstance(app.screen, ReaderScreen), "the reader")
+        await pilot.press("end")
+        await pilot.pause()
+        assert '"z":"END"}' in screen_text(app).replace(" ", "").replace("│", "")
+
+
+async def test_rows_and_the_detail_never_build_an_items_whole_text(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every row of both panes and the detail for each, on a diff too (its removed items),
+    drawn with ``Item.text`` refusing: they read ``text_head``, a screenful."""
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("full_stop")  # a snapshot, to diff against
+        await settle(pilot)
+
+        def whole_text(item: Item) -> str:
+            raise AssertionError(f"the whole text of {item.id} was built")
+
+        monkeypatch.setattr(Item, "text", whole_text)
+        await pilot.press("d")
+        for pane_key in ("", "v"):
+            if pane_key:
+                await pilot.press(pane_key)
+            pane = screen.active_pane
+            await pilot.press("home")
+            for line in range(pane.layout_model.line_count):
+                if line:
+                    await pilot.press("down")
+                await settle(pilot)
+                assert detail_text(app)  # drawn, with no AssertionError from a worker
+        assert app.is_running
+
+
+class _OneReader(App[None]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield ContentReader(self.text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x" * 100_000,  # one long line
+        ("中文字符" * 30 + "\n") * 50 + "终",  # wide characters: 2 cells each
+        "a\tb\n\n" + "é" * 250 + "\x1b[2J",  # a tab, an empty line, one-cell non-ASCII
+    ],
+    ids=["one long line", "wide characters", "tabs and escapes"],
+)
+async def test_the_reader_breaks_lines_at_the_width_and_loses_nothing(text: str) -> None:
+    app = _OneReader(text)
+    async with app.run_test(size=(80, 24)) as pilot:
+        reader = app.query_one(ContentReader)
+        await pilot.pause()
+        width = reader.scrollable_content_region.width
+        rows = [reader.row_text(row) for row in range(reader.row_count)]
+        assert all(cell_len(row) <= width for row in rows)
+        expected = text.replace("\t", "       ").replace("\x1b", "\\u001b").replace("\n", "")
+        assert "".join(rows) == expected
+        await pilot.press("end")
+        await pilot.pause()
+        drawn = [reader.render_line(y).text.strip() for y in range(reader.size.height)]
+        assert rows[-1].strip() in drawn  # the end is on screen
