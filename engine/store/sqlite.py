@@ -120,6 +120,8 @@ class SqliteEventStore(EventStore):
         watch: bool,
         unchanging: bool = False,
         broken_tail: BrokenTail | None = None,
+        schema: int = SCHEMA_VERSION,
+        tidy_at_close: bool = False,
     ) -> None:
         self.path = path
         self._where = str(path)
@@ -141,8 +143,8 @@ class SqliteEventStore(EventStore):
         self._closed = False
         # Why the log takes no writes: its last event did not verify when the store opened.
         self._broken_tail = broken_tail
-        self._schema = SCHEMA_VERSION  # a read-only store may read an older one as it is
-        self._tidy_at_close = False  # remove the -wal and -shm files this store made
+        self._schema = schema  # a read-only store may read an older one as it is
+        self._tidy_at_close = tidy_at_close  # remove the -wal and -shm files this store made
         self._feed = ChangeFeed(
             head=head,
             read_after=self.read,
@@ -263,7 +265,7 @@ class SqliteEventStore(EventStore):
             if isinstance(error, sqlite3.Error):
                 raise translate_sqlite_error(error, where) from error
             raise
-        store = cls(
+        return cls(
             path,
             None,
             reader,
@@ -272,10 +274,9 @@ class SqliteEventStore(EventStore):
             busy_timeout=busy_timeout,
             watch=watch,
             unchanging=unchanging,
+            schema=version,
+            tidy_at_close=tidy and not unchanging,
         )
-        store._schema = version
-        store._tidy_at_close = tidy and not unchanging
-        return store
 
     @property
     def _writer(self) -> WriterThread:
