@@ -22,6 +22,9 @@ class ProtocolError(Exception):
             self.code = code
         self.description = description
         self.metadata = metadata
+        # Events of due work fired before the refusal (``decide`` ticks first): the command
+        # changed nothing, but these were due whatever it was, and are appended all the same.
+        self.fired: list[dict[str, Any]] = []
 
     def wire(self) -> dict[str, Any]:
         """The error as one entry of ``{"errors": [...]}``."""

@@ -1,0 +1,58 @@
+"""Information barriers: which sections an agent may see, and which it may read.
+
+An agent *sees* a section (its id, title, level, version) when all of these hold:
+- its clearance reaches the section's classification (an unclassified section is open to all);
+- the section belongs to no organisation, or to the agent's;
+- its context mode reaches it: ``Full`` and ``SummaryOnly`` every section; ``SectionScoped`` the
+  invited sections and everything under them; ``Neighbourhood`` those plus their parents,
+  siblings and children.
+It *reads* a section (its content, proposals, intents, constraints, comments) when it sees it
+and its mode is not ``SummaryOnly``. A section an agent does not see does not exist for it: every
+read path leaves it out, events about it reach the agent without payload or section id, and a
+command that names it is refused as ``section.not_found`` (the name the agent typed, nothing
+else). Humans and the system see and read everything.
+"""
+
+from __future__ import annotations
+
+from engine.protocol.document import Document
+from engine.protocol.model import Agent, Section
+
+
+def sees(doc: Document, agent: Agent | None, section: Section) -> bool:
+    """Whether ``agent`` (None: a human or the system) may know the section exists."""
+    if agent is None:
+        return True
+    if section.rank > agent.clearance_rank:
+        return False
+    if section.organisation is not None and section.organisation != agent.organisation:
+        return False
+    return in_mode(doc, agent, section)
+
+
+def reads(doc: Document, agent: Agent | None, section: Section) -> bool:
+    """Whether ``agent`` may read the section's content and what is said about it."""
+    if agent is None:
+        return True
+    return agent.mode != "SummaryOnly" and sees(doc, agent, section)
+
+
+def in_mode(doc: Document, agent: Agent, section: Section) -> bool:
+    if agent.mode in ("Full", "SummaryOnly"):
+        return True
+    scope = set(agent.scope)
+    if section.key in scope:
+        return True
+    above = {a.key for a in doc.ancestors(section)}
+    if agent.mode == "SectionScoped":
+        return bool(above & scope)
+    # Neighbourhood: under a scoped section, its parent, a sibling, or a child.
+    if above & scope:
+        return True
+    for key in scope:
+        scoped = doc.by_key.get(key)
+        if scoped is None:
+            continue
+        if scoped.parent == section.key or scoped.parent == section.parent:
+            return True
+    return False

@@ -1,0 +1,1360 @@
+"""The rules: a command against a document's state → events, or a ``ProtocolError``.
+
+``decide(doc, command, actor, now_ms, ids)`` first fires what is due at ``now_ms`` (``tick``), then
+checks the command and emits its events. Each event is applied to ``doc`` as it is emitted, so
+later rules see what the log will hold; a refusal is raised before the command's first event, so
+a refused command changes nothing (what ``tick`` fired stays: it was due whatever the command).
+The caller appends the returned events in one transaction, or, if that fails, rebuilds ``doc``
+from the log.
+
+Numbers of the rules refer to ../shared/spec/collaboration.md ("where version 0.3 is weak").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.canonical import canonical_json
+from engine.protocol import commands as c
+from engine.protocol.barriers import reads, sees
+from engine.protocol.document import Document
+from engine.protocol.envelope import Ids, envelope
+from engine.protocol.errors import (
+    AccessDenied,
+    AgentNotFound,
+    AlreadyJoined,
+    DocumentLocked,
+    Forbidden,
+    IdempotencyMismatch,
+    InvalidContent,
+    InvalidRequest,
+    InvalidStatus,
+    NotFound,
+    NotJoined,
+    ProposalConflict,
+    ProposalNotFound,
+    ProtocolError,
+    SectionLocked,
+    SectionNotFound,
+    SelfApproval,
+    Unauthorized,
+)
+from engine.protocol.merge import merge_three
+from engine.protocol.model import (
+    EVICT_AFTER_S,
+    INVITE_DEFAULT_S,
+    LOCK_DEFAULT_S,
+    OPEN_STATUSES,
+    TRUST_LEVELS,
+    Agent,
+    ConflictGroup,
+    Proposal,
+    Section,
+    Trust,
+    trust_rank,
+)
+from engine.protocol.sections import ROOT, parse_sections, replace_section
+
+# The lowest trust level each agent operation needs; "human" ones no agent may run.
+NEEDS: dict[str, Trust | str] = {
+    "join": "Observer",
+    "leave": "Observer",
+    "heartbeat": "Observer",
+    "done": "Observer",
+    "salience": "Observer",
+    "intent": "Suggester",
+    "constrain": "Suggester",
+    "withdraw-constraint": "Suggester",
+    "propose": "Suggester",
+    "withdraw": "Suggester",
+    "revert": "Suggester",
+    "comment": "Suggester",
+    "ask-human": "Suggester",
+    "escalate": "Suggester",
+    "approve": "Collaborator",
+    "reject": "Collaborator",
+    "object": "Collaborator",
+    "lock": "Collaborator",
+    "unlock": "Collaborator",
+    "resolve-comment": "Collaborator",
+}
+HUMAN_ONLY = frozenset(
+    {
+        "respond",
+        "dismiss",
+        "resolve",
+        "invite",
+        "classify",
+        "clearance",
+        "trust",
+        "disclosure",
+        "remove",
+        "force-merge",
+        "edit",
+        "policy",
+        "lock-document",
+        "unlock-document",
+        "mark-constraint",
+    }
+)
+
+
+@dataclass(slots=True)
+class Decision:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+    retried: bool = False  # an idempotent retry: nothing new, the first answer again
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def decide(
+    doc: Document, command: c.Command | dict[str, Any], actor: c.Actor, now_ms: int, ids: Ids
+) -> Decision:
+    """Fire what is due, then decide ``command`` for ``actor``; see the module's docstring."""
+    command = c.parse_command(command)
+    fired = tick(doc, now_ms, ids)
+    decider = Decider(doc, actor, now_ms, ids)
+    try:
+        decision = decider.run(command)
+    except ProtocolError as refused:
+        refused.fired = fired.events  # due whatever the command: the caller appends them
+        raise
+    decision.events[:0] = fired.events
+    return decision
+
+
+def tick(doc: Document, now_ms: int, ids: Ids) -> Decision:
+    """Fire everything due at ``now_ms``, as the system. Idempotent: what fired is no longer due."""
+    decider = Decider(doc, c.SYSTEM, now_ms, ids)
+    decider.fire_due()
+    return Decision(decider.events, {"fired": len(decider.events)})
+
+
+class Decider:
+    """One command's decision: checks, then events, each applied to the document at once."""
+
+    def __init__(self, doc: Document, actor: c.Actor, now_ms: int, ids: Ids) -> None:
+        self.doc = doc
+        self.actor = actor
+        self.now = now_ms
+        self.ids = ids
+        self.events: list[dict[str, Any]] = []
+        self.agent: Agent | None = None  # the acting agent, once known
+        self.idempotency: dict[str, Any] | None = None  # added to the first event's payload
+        self.correlation: str | None = None
+
+    # -- who acts ------------------------------------------------------------------------------
+    @property
+    def actor_id(self) -> str | None:
+        if self.agent is not None:
+            return self.agent.id
+        if self.actor.kind == "human":
+            return f"human:{self.actor.name}"
+        return None
+
+    @property
+    def actor_kind(self) -> str:
+        return {"agent": "AiAgent", "human": "Individual", "system": "System"}[self.actor.kind]
+
+    def run(self, command: c.Command) -> Decision:
+        doc, actor = self.doc, self.actor
+        if not doc.id:
+            raise InvalidRequest("the document does not exist yet", code="document.not_found")
+        if actor.kind == "agent":
+            if command.op in HUMAN_ONLY:
+                raise Forbidden(f"only a human may {command.op}", operation=command.op)
+            self.agent = doc.agent_named(actor.name)
+            if self.agent is None and command.op != "join":
+                raise NotJoined(
+                    f"agent {actor.name!r} has not joined document {doc.name!r}",
+                    agent=actor.name,
+                )
+            if self.agent is not None:
+                need = NEEDS[command.op]
+                if trust_rank(self.agent.trust) < trust_rank(need):
+                    raise Forbidden(
+                        f"{command.op} needs trust {need} or higher;"
+                        f" {actor.name!r} is {self.agent.trust}",
+                        operation=command.op,
+                        trustLevel=self.agent.trust,
+                        needs=need,
+                    )
+        elif actor.kind == "system":
+            raise Forbidden("the system runs no commands, only due work")
+        elif command.op == "join":
+            raise Forbidden("a human needs no join: humans act on any document")
+        retry = self._retried(command)
+        if retry is not None:
+            return retry
+        handler: Callable[[Any], dict[str, Any]] = getattr(
+            self, "do_" + command.op.replace("-", "_")
+        )
+        result = handler(command)
+        return Decision(self.events, result)
+
+    def _retried(self, command: c.Command) -> Decision | None:
+        key = command.idempotency_key
+        if key is None:
+            return None
+        request_hash = hashlib.sha256(canonical_json(command.fingerprint()).encode()).hexdigest()
+        actor_id = self.actor_id or (f"agent:{self.actor.name}" if command.op == "join" else "")
+        if command.op == "join":
+            joined = self.doc.agent_named(self.actor.name)
+            actor_id = joined.id if joined is not None else actor_id
+        known = self.doc.idempotency.get((actor_id, key))
+        if known is None:
+            self.idempotency = {"idempotencyKey": key, "requestHash": request_hash}
+            return None
+        if known[0] != request_hash:
+            raise IdempotencyMismatch(
+                f"idempotency key {key!r} was used for another request", idempotencyKey=key
+            )
+        return Decision([], self.result_for(command.op, known[1]), retried=True)
+
+    def result_for(self, op: str, entity: str | None) -> dict[str, Any]:
+        """What a command answers, from the entity it made (also for a retry)."""
+        doc = self.doc
+        if entity is not None and entity in doc.proposals:
+            return proposal_response(doc, doc.proposals[entity])
+        if op == "join" and entity is not None:
+            agent = doc.agents[entity]
+            return {
+                "registrationId": agent.id,
+                "documentId": doc.id,
+                "agentName": agent.name,
+                "role": agent.role,
+                "joinedAt": iso(agent.joined_ms),
+            }
+        return {"id": entity} if entity is not None else {}
+
+    # -- emitting ------------------------------------------------------------------------------
+    def emit(
+        self,
+        event_type: str,
+        data: dict[str, Any],
+        section: Section | None = None,
+        *,
+        entity: str | None = None,
+        correlation: str | None = None,
+    ) -> dict[str, Any]:
+        doc = self.doc
+        if self.idempotency is not None:
+            data = {**data, **self.idempotency, "entity": entity}
+            self.idempotency = None
+        if section is not None:
+            data.setdefault("sectionKey", section.key)
+        event = envelope(
+            event_id=self.ids.uuid(),
+            epoch_ms=self.now,
+            actor_id=self.actor_id,
+            actor_display=self.actor.name if self.agent is None else self.agent.name,
+            actor_kind=self.actor_kind,
+            event_type=event_type,
+            document_id=doc.id,
+            sequence=doc.sequence,
+            section_id=section.id if section is not None else None,
+            data=data,
+            correlation_id=correlation or self.correlation,
+        )
+        doc.apply(event)
+        self.events.append(event)
+        return event
+
+    # -- lookups that respect the barriers -----------------------------------------------------
+    def section(self, section_id: str, *, read: bool = True) -> Section:
+        section = self.doc.section(section_id, self.now)
+        if section is None or not sees(self.doc, self.agent, section):
+            raise SectionNotFound(
+                f"no section {section_id!r} in document {self.doc.name!r}", sectionId=section_id
+            )
+        if read and not reads(self.doc, self.agent, section):
+            raise AccessDenied(
+                f"section {section_id!r} is outside what you may read (context mode"
+                f" {self.agent.mode if self.agent else '?'})",
+                sectionId=section_id,
+            )
+        return section
+
+    def proposal(self, proposal_id: str) -> Proposal:
+        proposal = self.doc.proposals.get(proposal_id)
+        if proposal is None or not reads(self.doc, self.agent, self.doc.by_key[proposal.section]):
+            raise ProposalNotFound(f"no proposal {proposal_id!r}", proposalId=proposal_id)
+        return proposal
+
+    def other_agent(self, name_or_id: str) -> Agent:
+        doc = self.doc
+        agent = doc.agent_named(name_or_id) or doc.agents.get(name_or_id)
+        if agent is None:
+            raise AgentNotFound(f"no agent {name_or_id!r} on document {doc.name!r}")
+        return agent
+
+    def need_why(self, why: str | None, what: str) -> str:
+        if not why or not why.strip():
+            raise InvalidRequest(f"{what} overrides the agents: say why (a reason is required)")
+        return why
+
+    # -- agents --------------------------------------------------------------------------------
+    def do_join(self, command: c.Join) -> dict[str, Any]:
+        doc = self.doc
+        if command.agent_name != self.actor.name:
+            raise InvalidRequest(
+                f"agentName {command.agent_name!r} is not the acting agent {self.actor.name!r}"
+            )
+        if self.agent is not None:
+            raise AlreadyJoined(
+                f"agent {command.agent_name!r} has already joined document {doc.name!r}",
+                agentId=self.agent.id,
+            )
+        data: dict[str, Any] = {
+            "agentName": command.agent_name,
+            "role": command.role,
+            "trustLevel": doc.default_trust,
+        }
+        if command.token is not None:
+            hashed = token_hash(command.token)
+            invite = doc.invites.get(hashed)
+            if invite is None or invite.used_by is not None or invite.expires_ms <= self.now:
+                why = (
+                    "unknown"
+                    if invite is None
+                    else "already used"
+                    if invite.used_by is not None
+                    else "expired"
+                )
+                raise Unauthorized(f"the invite token is {why}", reason=why)
+            data.update(
+                trustLevel=invite.trust,
+                clearance=invite.clearance,
+                clearanceRank=self._rank(invite.clearance),
+                organisation=invite.organisation,
+                mode=invite.mode,
+                scope=list(invite.scope),
+                inviteHash=hashed,
+            )
+        agent_id = self.ids.uuid()
+        data["agentId"] = agent_id
+        self.emit("pact.agent.joined", data, entity=agent_id)
+        return self.result_for("join", agent_id)
+
+    def do_leave(self, command: c.Leave) -> dict[str, Any]:
+        agent = self._me()
+        self.emit("pact.agent.left", {"agentId": agent.id, "agentName": agent.name})
+        self.agent = agent  # gone now, but still the actor of its own event
+        return {"agentId": agent.id, "left": True}
+
+    def do_heartbeat(self, command: c.Heartbeat) -> dict[str, Any]:
+        agent = self._me()
+        self.emit("pact.agent.heartbeat", {"agentId": agent.id})
+        return {"agentId": agent.id, "evictAt": iso(self.now + EVICT_AFTER_S * 1000)}
+
+    def do_done(self, command: c.Done) -> dict[str, Any]:
+        agent = self._me()
+        data = {"agentId": agent.id, "status": command.status, "summary": command.summary}
+        self.emit("pact.agent.completed", data)
+        return {"agentId": agent.id, "status": command.status}
+
+    def _me(self) -> Agent:
+        if self.agent is None:
+            raise Forbidden("only an agent can do this")
+        return self.agent
+
+    # -- ICS -----------------------------------------------------------------------------------
+    def do_intent(self, command: c.Intent) -> dict[str, Any]:
+        agent, section = self._me(), self.section(command.section_id)
+        older = [
+            i.id
+            for i in self.doc.intents.values()
+            if i.author == agent.id and i.section == section.key and i.status != "Superseded"
+        ]
+        intent_id = self.ids.uuid()
+        accept_at = self.now + self.doc.window_s * 1000
+        data = {
+            "intentId": intent_id,
+            "agentId": agent.id,
+            "sectionId": section.id,
+            "goal": command.goal,
+            "category": command.category,
+            "acceptAt": accept_at,
+            "supersedes": older,
+        }
+        self.emit("pact.intent.declared", data, section, entity=intent_id)
+        return {"intentId": intent_id, "status": "Proposed", "acceptAt": iso(accept_at)}
+
+    def do_constrain(self, command: c.Constrain) -> dict[str, Any]:
+        agent, section = self._me(), self.section(command.section_id)
+        constraint_id = self.ids.uuid()
+        data = {
+            "constraintId": constraint_id,
+            "agentId": agent.id,
+            "sectionId": section.id,
+            "boundary": command.boundary,
+            "category": command.category,
+            "reasoning": command.reasoning,
+        }
+        self.emit("pact.constraint.published", data, section, entity=constraint_id)
+        return {"constraintId": constraint_id, "compatibility": "unknown"}
+
+    def do_withdraw_constraint(self, command: c.WithdrawConstraint) -> dict[str, Any]:
+        constraint = self.doc.constraints.get(command.constraint_id)
+        if constraint is None or constraint.withdrawn or not self._reads_key(constraint.section):
+            raise NotFound(f"no published constraint {command.constraint_id!r}")
+        if constraint.author != self.actor_id:
+            raise Forbidden("only its author may withdraw a constraint")
+        section = self.doc.by_key[constraint.section]
+        self.emit("pact.constraint.withdrawn", {"constraintId": constraint.id}, section)
+        return {"constraintId": constraint.id, "withdrawn": True}
+
+    def do_mark_constraint(self, command: c.MarkConstraint) -> dict[str, Any]:
+        constraint = self.doc.constraints.get(command.constraint_id)
+        if constraint is None:
+            raise NotFound(f"no constraint {command.constraint_id!r}")
+        section = self.doc.by_key[constraint.section]
+        data = {
+            "constraintId": constraint.id,
+            "compatibility": command.compatibility,
+            "why": command.why,
+        }
+        self.emit("pact.constraint.marked", data, section)
+        return {"constraintId": constraint.id, "compatibility": command.compatibility}
+
+    def do_salience(self, command: c.Salience) -> dict[str, Any]:
+        agent, section = self._me(), self.section(command.section_id, read=False)
+        data = {"agentId": agent.id, "sectionId": section.id, "score": command.score}
+        self.emit("pact.salience.set", data, section)
+        return {"agentId": agent.id, "sectionId": section.id, "score": command.score}
+
+    def _reads_key(self, key: int) -> bool:
+        return reads(self.doc, self.agent, self.doc.by_key[key])
+
+    # -- proposals -----------------------------------------------------------------------------
+    def do_propose(self, command: c.Propose) -> dict[str, Any]:
+        section = self.section(command.section_id)
+        self._may_change(section)
+        base = section.version if command.base_version is None else command.base_version
+        if base > section.version or base < 1:
+            raise InvalidRequest(
+                f"baseVersion {base} is not a version of section {section.id!r}"
+                f" (its versions are 1 to {section.version})",
+                sectionId=section.id,
+                currentVersion=section.version,
+            )
+        parts_for(self.doc, section, command.new_content)  # refuses what breaks the structure
+        proposal = self.create_proposal(
+            section,
+            command.new_content,
+            base,
+            summary=command.summary,
+            reasoning=command.reasoning,
+            window_s=command.window_seconds,
+        )
+        return proposal_response(self.doc, proposal)
+
+    def _may_change(self, section: Section) -> None:
+        doc = self.doc
+        if self.actor.is_human:
+            return
+        if doc.locked is not None:
+            raise DocumentLocked(
+                f"document {doc.name!r} is locked by {doc.locked.by}: {doc.locked.why}"
+            )
+        lock = section.lock
+        if lock is not None and lock.holder != self.actor_id and not self._expired(lock.until_ms):
+            metadata: dict[str, Any] = {"lockedBy": lock.holder_name, "sectionId": section.id}
+            if lock.until_ms is not None:
+                metadata["retryAfter"] = -(-(lock.until_ms - self.now) // 1000)
+            raise SectionLocked(
+                f"section {section.id!r} is locked by {lock.holder_name}", **metadata
+            )
+
+    def _expired(self, until_ms: int | None) -> bool:
+        return until_ms is not None and until_ms <= self.now
+
+    def create_proposal(
+        self,
+        section: Section,
+        content: str,
+        base_version: int,
+        *,
+        summary: str | None = None,
+        reasoning: str | None = None,
+        window_s: int | None = None,
+        supersedes: tuple[str, ...] = (),
+        reverts: str | None = None,
+    ) -> Proposal:
+        doc = self.doc
+        proposal_id = self.ids.uuid()
+        quorum = [a.id for a in self.eligible(section) if a.id != self.actor_id]
+        must_act = [a for a in quorum if doc.salience_of(a, section.key) == 10]
+        data = {
+            "proposalId": proposal_id,
+            "agentId": self.actor_id or "system",
+            "sectionId": section.id,
+            "summary": summary,
+            "newContent": content,
+            "reasoning": reasoning,
+            "baseVersion": base_version,
+            "policy": doc.policy,
+            "windowSeconds": window_s or doc.window_s,
+            "quorum": quorum,
+            "mustAct": must_act,
+            "supersedes": list(supersedes),
+            "reverts": reverts,
+        }
+        created = self.emit("pact.proposal.created", data, section, entity=proposal_id)
+        self.correlation = created["id"]
+        proposal = doc.proposals[proposal_id]
+        rivals = [p for p in doc.open_on(section.key) if p.id != proposal_id]
+        if rivals or proposal.stale:
+            self.conflict(proposal, rivals)
+        else:
+            self.settle(proposal)
+        return proposal
+
+    def eligible(self, section: Section) -> list[Agent]:
+        """Agents whose vote counts on ``section`` now (3.): joined, Collaborator or higher,
+        salience above 0, and able to read the section."""
+        doc = self.doc
+        return [
+            agent
+            for agent in doc.active_agents()
+            if trust_rank(agent.trust) >= 2
+            and doc.salience_of(agent.id, section.key) > 0
+            and reads(doc, agent, section)
+        ]
+
+    # -- conflicts -----------------------------------------------------------------------------
+    def conflict(self, proposal: Proposal, rivals: list[Proposal]) -> None:
+        """Two open proposals on a section, or a stale base: the document's strategy decides."""
+        doc = self.doc
+        section = doc.by_key[proposal.section]
+        strategy = doc.strategy
+        group_id = next((p.conflict for p in rivals if p.conflict), None)
+        group = doc.conflicts.get(group_id) if group_id else None
+        if group is not None and group.resolved is not None:
+            group = None
+        base_version = min([proposal.base_version, *(p.base_version for p in rivals)])
+        base = section.history[base_version - 1]
+        if strategy == "first-wins":
+            first = rivals[0] if rivals else None
+            reason = (
+                f"conflict (first-wins): proposal {first.id} on this section came first"
+                if first is not None
+                else f"conflict (first-wins): based on version {proposal.base_version} of"
+                f" {section.id}, which is now at version {section.version}; revise it"
+            )
+            ids = [first.id, proposal.id] if first is not None else [proposal.id]
+            conflict_id = self.ids.uuid()
+            self.emit(
+                "pact.proposal.conflict",
+                self._group_data(conflict_id, section, ids, base, None),
+                section,
+            )
+            self.emit(
+                "pact.proposal.rejected",
+                {"proposalId": proposal.id, "reason": reason, "final": True},
+                section,
+            )
+            winner = first.id if first is not None else None
+            self._resolve_group(conflict_id, "first-wins", winner, section)
+            return
+        if strategy == "merge-both":
+            self._merge_both(proposal, rivals, section, base, group)
+            return
+        # vote, human-escalate: every side waits in Conflict for votes or a human.
+        conflict_id = group.id if group is not None else self.ids.uuid()
+        ids = [p.id for p in rivals if p.status != "Conflict"] + [proposal.id]
+        data = self._group_data(conflict_id, section, ids, base, "Conflict")
+        self.emit("pact.proposal.conflict", data, section)
+        if strategy == "human-escalate":
+            self._escalate_conflict(doc.conflicts[conflict_id])
+
+    def _group_data(
+        self, conflict_id: str, section: Section, ids: list[str], base: str, status: str | None
+    ) -> dict[str, Any]:
+        return {
+            "conflictId": conflict_id,
+            "proposalIds": ids,
+            "sectionId": section.id,
+            "strategy": self.doc.strategy,
+            "base": base,
+            "status": status,
+        }
+
+    def _merge_both(
+        self,
+        proposal: Proposal,
+        rivals: list[Proposal],
+        section: Section,
+        base: str,
+        group: ConflictGroup | None,
+    ) -> None:
+        """5.: a three-way line merge of every side against the common base; a clean one
+        becomes a new proposal (by the system) that supersedes them, overlaps go to a human."""
+        sides = [*rivals, proposal]
+        merged = section.content if not rivals else sides[0].content
+        overlaps = 0
+        others = sides[1:] if rivals else sides
+        for side in others:
+            result = merge_three(
+                base, merged, side.content, ours_name="merged so far", theirs_name=side.id
+            )
+            merged, overlaps = result.text, overlaps + len(result.overlaps)
+        conflict_id = group.id if group is not None else self.ids.uuid()
+        ids = [p.id for p in sides if p.status != "Conflict"]
+        data = self._group_data(conflict_id, section, ids, base, "Conflict")
+        data.update(merged=merged, overlaps=overlaps)
+        if overlaps == 0:
+            try:
+                parts_for(self.doc, section, merged)
+            except InvalidContent:
+                overlaps = data["overlaps"] = 1  # clean lines, broken structure: a human
+        self.emit("pact.proposal.conflict", data, section)
+        group = self.doc.conflicts[conflict_id]
+        if overlaps:
+            self._escalate_conflict(group)
+            return
+        for side in sides:
+            self.emit(
+                "pact.proposal.rejected",
+                {"proposalId": side.id, "reason": "merged with the other side (merge-both)"},
+                section,
+            )
+        system, self.agent = self.actor, None
+        self.actor = c.SYSTEM
+        try:
+            merged_proposal = self.create_proposal(
+                section,
+                merged,
+                section.version,
+                summary="merge of " + ", ".join(p.id for p in sides),
+                supersedes=tuple(p.id for p in sides),
+            )
+        finally:
+            self.actor = system
+            self.agent = self.doc.agent_named(system.name) if system.kind == "agent" else None
+        self._resolve_group(conflict_id, "merged", merged_proposal.id, section)
+
+    def _resolve_group(
+        self, conflict_id: str, how: str, winner: str | None, section: Section, why: str = ""
+    ) -> None:
+        data = {"conflictId": conflict_id, "how": how, "winner": winner, "why": why or None}
+        self.emit("pact.proposal.conflict-resolved", data, section)
+        group = self.doc.conflicts[conflict_id]
+        for pid in group.proposals:
+            other = self.doc.proposals[pid]
+            if pid != winner and other.status in OPEN_STATUSES:
+                self.emit(
+                    "pact.proposal.rejected",
+                    {"proposalId": pid, "reason": f"conflict resolved ({how}): {winner} won"},
+                    section,
+                )
+        won = self.doc.proposals.get(winner) if winner else None
+        if won is not None and won.status == "Pending":
+            self.settle(won)
+
+    def _escalate_conflict(self, group: ConflictGroup) -> None:
+        if group.escalated_ms is not None:
+            return
+        section = self.doc.by_key[group.section]
+        data = {
+            "conflictId": group.id,
+            "sectionId": section.id,
+            "reason": f"conflict on {section.id} ({group.strategy}) needs a human",
+            "flag": False,
+            "kind": "conflict",
+        }
+        self.emit("pact.escalation.human", data, section)
+
+    # -- policies ------------------------------------------------------------------------------
+    def settle(self, proposal: Proposal) -> None:
+        """Merge, reject or schedule a pending proposal as its policy now says."""
+        if proposal.status not in ("Pending", "Approved"):
+            return
+        doc = self.doc
+        section = doc.by_key[proposal.section]
+        author = doc.agents.get(proposal.author)
+        if proposal.policy == "auto" or (author is not None and author.trust == "Autonomous"):
+            self.merge(proposal)
+            return
+        approving, against = self.tally(proposal)
+        need = len(proposal.quorum)
+        if proposal.policy == "objection-based":
+            if proposal.merge_at_ms is None:
+                if not proposal.quorum:  # nobody cares about this section: merge at once
+                    self.merge(proposal)
+                    return
+                merge_at = self.now + proposal.window_s * 1000
+                data = {"proposalId": proposal.id, "mergeAt": merge_at}
+                self.emit("pact.proposal.auto-merge-scheduled", data, section)
+            elif self.now >= proposal.merge_at_ms and not self.blocked(proposal):
+                self.merge(proposal, event_type="pact.proposal.auto-merged")
+            return
+        if proposal.policy == "single":
+            if approving:
+                self.merge(proposal)
+        elif proposal.policy == "majority":
+            if need and 2 * len(approving) > need:
+                self.merge(proposal)
+            elif need and 2 * len(against) >= need:
+                self.reject(proposal, "a majority can no longer be reached")
+        elif proposal.policy == "unanimous":
+            if need and len(approving) == need:
+                self.merge(proposal)
+            elif against:
+                self.reject(proposal, "unanimous: a voter rejected it")
+
+    def tally(self, proposal: Proposal) -> tuple[set[str], set[str]]:
+        """Votes that count: approvals of the fixed quorum (3.), plus its members with salience
+        1-3 who auto-consent unless they voted against; and rejections."""
+        doc = self.doc
+        quorum = set(proposal.quorum)
+        against = (set(proposal.rejections) | set(proposal.objections)) & quorum
+        approving = set(proposal.approvals) & quorum
+        if proposal.policy == "single":
+            approving = set(proposal.approvals) - {proposal.author}
+        for agent_id in quorum - against:
+            if 1 <= doc.salience_of(agent_id, proposal.section) <= 3:
+                approving.add(agent_id)
+        return approving, against
+
+    def blocked(self, proposal: Proposal) -> str | None:
+        """Why an objection window's auto-merge may not happen yet, if it may not."""
+        section = self.doc.by_key[proposal.section]
+        if section.escalated is not None:
+            return f"{section.id} is escalated to a human"
+        waiting = [a for a in proposal.must_act if a not in proposal.approvals]
+        if waiting:
+            names = ", ".join(self.doc.agents[a].name for a in waiting)
+            return f"blocked: salience-10 reviewer(s) {names} have not acted"
+        return None
+
+    def merge(
+        self, proposal: Proposal, *, event_type: str = "pact.proposal.merged", why: str = ""
+    ) -> None:
+        doc = self.doc
+        section = doc.by_key[proposal.section]
+        if section.escalated is not None and not why:
+            if proposal.status != "Approved":
+                paused = {"proposalId": proposal.id, "approverId": None, "status": "Approved"}
+                self.emit("pact.proposal.approved", paused, section)
+            return  # paused until a human resolves the escalation
+        content = proposal.content
+        if proposal.stale or proposal.base_version < section.version:
+            result = merge_three(proposal.base_content, section.content, content)
+            if not result.clean:
+                self.conflict_on_merge(proposal, section)
+                return
+            content = result.text
+        try:
+            parts = parts_for(doc, section, content)
+        except InvalidContent:
+            self.conflict_on_merge(proposal, section)
+            return
+        data: dict[str, Any] = {
+            "proposalId": proposal.id,
+            "sectionId": section.id,
+            "newVersion": section.version + 1,
+            "parts": parts,
+            "addedKeys": added_keys(doc, parts),
+        }
+        if event_type == "pact.proposal.auto-merged":
+            data["mergeAt"] = proposal.merge_at_ms
+        if why:
+            data["why"] = why
+        self.emit(event_type, data, section, correlation=proposal.correlation)
+
+    def conflict_on_merge(self, proposal: Proposal, section: Section) -> None:
+        """A stale proposal whose changes overlap what merged since: to the custodian."""
+        conflict_id = self.ids.uuid()
+        base = proposal.base_content
+        data = self._group_data(conflict_id, section, [proposal.id], base, "Conflict")
+        result = merge_three(base, section.content, proposal.content)
+        data.update(
+            merged=result.text, overlaps=max(1, len(result.overlaps)), strategy="merge-both"
+        )
+        self.emit("pact.proposal.conflict", data, section)
+        self._escalate_conflict(self.doc.conflicts[conflict_id])
+
+    def reject(self, proposal: Proposal, reason: str) -> None:
+        section = self.doc.by_key[proposal.section]
+        data = {"proposalId": proposal.id, "reason": reason, "final": True}
+        self.emit("pact.proposal.rejected", data, section, correlation=proposal.correlation)
+
+    # -- votes ---------------------------------------------------------------------------------
+    def _open(self, proposal: Proposal, *allowed: str) -> Section:
+        statuses = allowed or ("Pending", "Approved", "Conflict")
+        if proposal.status not in statuses:
+            raise InvalidStatus(
+                f"proposal {proposal.id} is {proposal.status}", status=proposal.status
+            )
+        return self.doc.by_key[proposal.section]
+
+    def do_approve(self, command: c.Approve) -> dict[str, Any]:
+        proposal = self.proposal(command.proposal_id)
+        section = self._open(proposal)
+        if self.actor.is_human:
+            data = {"proposalId": proposal.id, "approverId": self.actor_id, "why": command.why}
+            self.emit("pact.proposal.approved", data, section, correlation=proposal.correlation)
+            if proposal.conflict and proposal.status == "Conflict":
+                self._resolve_group(
+                    proposal.conflict, "human", proposal.id, section, command.why or ""
+                )
+            self.merge(proposal, why=command.why or "approved by a human")
+            return proposal_response(self.doc, proposal)
+        agent = self._me()
+        if proposal.author == agent.id:
+            raise SelfApproval(
+                "an author's approval of its own proposal does not count (2.)",
+                proposalId=proposal.id,
+            )
+        if proposal.policy == "human-only":
+            raise Forbidden("under human-only, only a human can approve", policy="human-only")
+        self._may_vote(proposal, section, agent)
+        data = {"proposalId": proposal.id, "approverId": agent.id}
+        self.emit("pact.proposal.approved", data, section, correlation=proposal.correlation)
+        if proposal.status == "Conflict":
+            self._vote_decided(proposal)
+        else:
+            self.settle(proposal)
+        return proposal_response(self.doc, proposal)
+
+    def _may_vote(self, proposal: Proposal, section: Section, agent: Agent) -> None:
+        salience = self.doc.salience_of(agent.id, section.key)
+        if salience == 0:
+            raise Forbidden(
+                f"salience 0 on {section.id}: excluded from its votes", sectionId=section.id
+            )
+        if proposal.policy in ("majority", "unanimous") and agent.id not in proposal.quorum:
+            raise Forbidden(
+                "not in this proposal's quorum, fixed when it was created (3.)",
+                proposalId=proposal.id,
+            )
+        if agent.id in proposal.approvals or agent.id in proposal.rejections:
+            raise InvalidStatus(f"{agent.name} has already voted on proposal {proposal.id}")
+
+    def _vote_decided(self, proposal: Proposal) -> None:
+        """Under ``vote``, a side every eligible voter approved wins at once."""
+        group = self.doc.conflicts[proposal.conflict or ""]
+        section = self.doc.by_key[group.section]
+        voters = {a.id for a in self.eligible(section)} - {
+            self.doc.proposals[p].author for p in group.proposals
+        }
+        if group.strategy == "vote" and voters and voters <= set(proposal.approvals):
+            self._resolve_group(group.id, "vote", proposal.id, section)
+
+    def do_reject(self, command: c.Reject) -> dict[str, Any]:
+        proposal = self.proposal(command.proposal_id)
+        section = self._open(proposal)
+        if self.actor.is_human:
+            data = {
+                "proposalId": proposal.id,
+                "rejecterId": self.actor_id,
+                "reason": command.reason,
+                "why": command.reason,
+                "final": True,
+            }
+            self.emit("pact.proposal.rejected", data, section, correlation=proposal.correlation)
+            return proposal_response(self.doc, proposal)
+        agent = self._me()
+        if proposal.author == agent.id:
+            raise SelfApproval("withdraw your own proposal instead of rejecting it")
+        if proposal.policy == "human-only":
+            raise Forbidden("under human-only, only a human can reject", policy="human-only")
+        self._may_vote(proposal, section, agent)
+        final = proposal.policy == "single"
+        data = {
+            "proposalId": proposal.id,
+            "rejecterId": agent.id,
+            "reason": command.reason,
+            "final": final,
+        }
+        self.emit("pact.proposal.rejected", data, section, correlation=proposal.correlation)
+        if not final:
+            self.settle(proposal)
+        return proposal_response(self.doc, proposal)
+
+    def do_object(self, command: c.Object) -> dict[str, Any]:
+        chosen = [x for x in (command.proposal_id, command.intent_id, command.constraint_id) if x]
+        if len(chosen) != 1:
+            raise InvalidRequest("object to exactly one of a proposal, an intent or a constraint")
+        agent = self._me()
+        if command.intent_id is not None:
+            intent = self.doc.intents.get(command.intent_id)
+            if intent is None or not self._reads_key(intent.section):
+                raise NotFound(f"no intent {command.intent_id!r}")
+            if intent.status != "Proposed":
+                raise InvalidStatus(f"intent {intent.id} is {intent.status}")
+            data = {"intentId": intent.id, "objecterId": agent.id, "reason": command.reason}
+            self.emit("pact.intent.objected", data, self.doc.by_key[intent.section])
+            return {"intentId": intent.id, "status": "Objected"}
+        if command.constraint_id is not None:
+            constraint = self.doc.constraints.get(command.constraint_id)
+            if constraint is None or not self._reads_key(constraint.section):
+                raise NotFound(f"no constraint {command.constraint_id!r}")
+            data = {
+                "constraintId": constraint.id,
+                "compatibility": "conflicting",
+                "why": command.reason,
+            }
+            self.emit("pact.constraint.marked", data, self.doc.by_key[constraint.section])
+            return {"constraintId": constraint.id, "compatibility": "conflicting"}
+        proposal = self.proposal(command.proposal_id or "")
+        section = self._open(proposal)
+        if proposal.author == agent.id:
+            raise SelfApproval("withdraw your own proposal instead of objecting to it")
+        if self.doc.salience_of(agent.id, section.key) == 0:
+            raise Forbidden(f"salience 0 on {section.id}: outside its objection window")
+        data = {"proposalId": proposal.id, "objecterId": agent.id, "reason": command.reason}
+        self.emit("pact.proposal.objected", data, section, correlation=proposal.correlation)
+        return proposal_response(self.doc, proposal)
+
+    def do_withdraw(self, command: c.Withdraw) -> dict[str, Any]:
+        proposal = self.proposal(command.proposal_id)
+        section = self._open(proposal, "Pending", "Approved", "Conflict", "Objected")
+        if proposal.author != self.actor_id:
+            raise Forbidden("only its author may withdraw a proposal", proposalId=proposal.id)
+        data = {"proposalId": proposal.id, "reason": command.reason}
+        self.emit("pact.proposal.withdrawn", data, section, correlation=proposal.correlation)
+        return proposal_response(self.doc, proposal)
+
+    def do_revert(self, command: c.Revert) -> dict[str, Any]:
+        """4.: a new proposal restoring what the section held before the merge, with the
+        section's later changes kept (a three-way merge; overlapping ones are refused)."""
+        target = self.proposal(command.proposal_id)
+        if target.status != "Merged" or target.merged_version is None:
+            raise InvalidStatus(f"proposal {target.id} is {target.status}, not Merged")
+        if target.reverted_by is not None:
+            other = self.doc.proposals[target.reverted_by]
+            if other.status in OPEN_STATUSES or other.status == "Merged":
+                raise InvalidStatus(f"proposal {target.id} is already reverted by {other.id}")
+        section = self.doc.by_key[target.section]
+        self.section(section.id)
+        self._may_change(section)
+        after = section.history[target.merged_version - 1]
+        before = section.history[target.merged_version - 2]
+        result = merge_three(after, section.content, before)
+        if not result.clean:
+            raise ProposalConflict(
+                f"later changes to {section.id} overlap what proposal {target.id} changed:"
+                " propose the text by hand",
+                proposalId=target.id,
+            )
+        proposal = self.create_proposal(
+            section,
+            result.text,
+            section.version,
+            summary=command.summary or f"revert {target.id}",
+            reverts=target.id,
+        )
+        return proposal_response(self.doc, proposal)
+
+    # -- locks ---------------------------------------------------------------------------------
+    def do_lock(self, command: c.Lock) -> dict[str, Any]:
+        section = self.section(command.section_id)
+        self._may_change(section)
+        ttl = command.ttl_seconds or LOCK_DEFAULT_S
+        until = self.now + ttl * 1000
+        data = {"sectionId": section.id, "agentId": self.actor_id, "expiresAt": until}
+        self.emit("pact.section.locked", data, section)
+        return {"sectionId": section.id, "expiresAt": iso(until), "ttlSeconds": ttl}
+
+    def do_unlock(self, command: c.Unlock) -> dict[str, Any]:
+        section = self.section(command.section_id, read=False)
+        lock = section.lock
+        if lock is None:
+            raise InvalidRequest(f"section {section.id!r} is not locked", code="section.not_locked")
+        data: dict[str, Any] = {"sectionId": section.id, "reason": "unlocked"}
+        if lock.holder != self.actor_id:
+            if not self.actor.is_human:
+                raise SectionLocked(
+                    f"section {section.id!r} is locked by {lock.holder_name}, not by you",
+                    lockedBy=lock.holder_name,
+                )
+            data.update(reason="force-unlocked", why=self.need_why(command.why, "a force-unlock"))
+        self.emit("pact.section.unlocked", data, section)
+        return {"sectionId": section.id, "unlocked": True}
+
+    def do_lock_document(self, command: c.LockDocument) -> dict[str, Any]:
+        self.emit("pact.document.locked", {"why": command.why})
+        return {"locked": True}
+
+    def do_unlock_document(self, command: c.UnlockDocument) -> dict[str, Any]:
+        if self.doc.locked is None:
+            raise InvalidRequest("the document is not locked")
+        self.emit("pact.document.unlocked", {})
+        return {"locked": False}
+
+    # -- escalation ----------------------------------------------------------------------------
+    def do_ask_human(self, command: c.AskHuman) -> dict[str, Any]:
+        agent = self._me()
+        section = self.section(command.section_id) if command.section_id else None
+        query_id = self.ids.uuid()
+        due = self.now + command.timeout_seconds * 1000
+        data = {
+            "queryId": query_id,
+            "agentId": agent.id,
+            "question": command.question,
+            "sectionId": section.id if section else None,
+            "context": command.context,
+            "timeoutSeconds": command.timeout_seconds,
+            "dueAt": due,
+        }
+        self.emit("pact.human.asked", data, section, entity=query_id)
+        return {"queryId": query_id, "status": "open", "dueAt": iso(due)}
+
+    def _query(self, query_id: str) -> Any:
+        query = self.doc.queries.get(query_id)
+        if query is None:
+            raise NotFound(f"no question {query_id!r}")
+        if query.status != "open":
+            raise InvalidRequest(f"question {query_id} is {query.status}", code="query.closed")
+        return query
+
+    def do_respond(self, command: c.Respond) -> dict[str, Any]:
+        query = self._query(command.query_id)
+        section = self.doc.by_key[query.section] if query.section is not None else None
+        data = {"queryId": query.id, "response": command.response}
+        self.emit("pact.human.responded", data, section)
+        return {"queryId": query.id, "status": "answered"}
+
+    def do_dismiss(self, command: c.DismissQuery) -> dict[str, Any]:
+        query = self._query(command.query_id)
+        section = self.doc.by_key[query.section] if query.section is not None else None
+        self.emit("pact.human.dismissed", {"queryId": query.id, "why": command.why}, section)
+        return {"queryId": query.id, "status": "dismissed"}
+
+    def do_escalate(self, command: c.Escalate) -> dict[str, Any]:
+        section = self.section(command.section_id)
+        data = {
+            "agentId": self.actor_id,
+            "sectionId": section.id,
+            "reason": command.reason,
+            "flag": True,
+            "kind": "flag",
+        }
+        self.emit("pact.escalation.human", data, section)
+        return {"sectionId": section.id, "escalated": True}
+
+    def do_resolve(self, command: c.Resolve) -> dict[str, Any]:
+        """A binding human decision on a section: optionally merges a chosen proposal or a
+        text; with ``override``, every other open proposal there is rejected; auto-merge
+        resumes."""
+        doc = self.doc
+        section = self.section(command.section_id)
+        if command.proposal_id and command.content:
+            raise InvalidRequest("choose a proposal or give the content, not both")
+        resolution_id = self.ids.uuid()
+        data = {
+            "resolutionId": resolution_id,
+            "sectionId": section.id,
+            "decision": command.decision,
+            "justification": command.justification,
+            "override": command.override,
+            "proposalId": command.proposal_id,
+        }
+        chosen = self.proposal(command.proposal_id) if command.proposal_id else None
+        if chosen is not None:
+            self._open(chosen, "Pending", "Approved", "Conflict", "Objected")
+            if chosen.section != section.key:
+                raise InvalidRequest(f"proposal {chosen.id} is not on {section.id}")
+        if command.content is not None:
+            parts_for(doc, section, command.content)
+        self.emit("pact.human.resolved", data, section, entity=resolution_id)
+        why = command.justification
+        if chosen is not None:
+            if chosen.conflict and doc.conflicts[chosen.conflict].resolved is None:
+                self._resolve_group(chosen.conflict, "human", chosen.id, section, why)
+            if chosen.status in OPEN_STATUSES or chosen.status == "Objected":
+                self.merge(chosen, why=why)
+        elif command.content is not None:
+            self._edit(section, command.content, why)
+        for group in list(doc.conflicts.values()):
+            if group.section == section.key and group.resolved is None and command.override:
+                self._resolve_group(group.id, "human", None, section, why)
+        for proposal in doc.open_on(section.key):
+            if command.override:
+                self.reject(proposal, f"overridden by the human resolution {resolution_id}")
+            elif proposal.status == "Approved":
+                self.merge(proposal)
+            else:
+                self.settle(proposal)
+        return {"resolutionId": resolution_id, "sectionId": section.id}
+
+    # -- comments ------------------------------------------------------------------------------
+    def do_comment(self, command: c.AddComment) -> dict[str, Any]:
+        section = self.section(command.section_id)
+        if command.proposal_id is not None:
+            proposal = self.proposal(command.proposal_id)
+            if proposal.section != section.key:
+                raise InvalidRequest(f"proposal {proposal.id} is not on {section.id}")
+        comment_id = self.ids.uuid()
+        data = {
+            "commentId": comment_id,
+            "agentId": self.actor_id,
+            "sectionId": section.id,
+            "text": command.text,
+            "proposalId": command.proposal_id,
+        }
+        self.emit("pact.comment.added", data, section, entity=comment_id)
+        return {"commentId": comment_id}
+
+    def do_resolve_comment(self, command: c.ResolveComment) -> dict[str, Any]:
+        comment = self.doc.comments.get(command.comment_id)
+        if comment is None or not self._reads_key(comment.section):
+            raise NotFound(f"no comment {command.comment_id!r}")
+        if comment.resolved_by is not None:
+            raise InvalidRequest(f"comment {comment.id} is already resolved")
+        section = self.doc.by_key[comment.section]
+        self.emit("pact.comment.resolved", {"commentId": comment.id}, section)
+        return {"commentId": comment.id, "resolved": True}
+
+    # -- the custodian's powers ----------------------------------------------------------------
+    def do_invite(self, command: c.Invite) -> dict[str, Any]:
+        token = self.ids.token()
+        scope = [self.section(s, read=False).key for s in command.sections]
+        if command.mode in ("SectionScoped", "Neighbourhood") and not scope:
+            raise InvalidRequest(f"a {command.mode} invite names the sections it opens")
+        ttl = command.ttl_seconds or INVITE_DEFAULT_S
+        expires = self.now + ttl * 1000
+        data: dict[str, Any] = {
+            "tokenHash": token_hash(token),
+            "expiresAt": expires,
+            "trustLevel": command.trust,
+            "clearance": command.clearance,
+            "organisation": command.organisation,
+            "mode": command.mode,
+            "scope": scope,
+        }
+        if command.clearance is not None:
+            self._rank(command.clearance)
+        self.emit("pact.invite.created", data)
+        # The token is shown once, here; the log keeps only its hash.
+        return {"token": token, "expiresAt": iso(expires), "mode": command.mode}
+
+    def _rank(self, level: str | None) -> int:
+        if level is None:
+            return 0
+        framework = self.doc.framework
+        if framework is None:
+            raise InvalidRequest(
+                "the document has no classification framework yet: classify a section first"
+            )
+        name, levels = framework
+        if level not in levels:
+            raise InvalidRequest(
+                f"{level!r} is not a level of framework {name!r} ({', '.join(levels)})",
+                levels=list(levels),
+            )
+        return levels.index(level)
+
+    def do_classify(self, command: c.Classify) -> dict[str, Any]:
+        section = self.section(command.section_id)
+        if self.doc.framework is None:
+            if not command.levels:
+                raise InvalidRequest("no classification framework: create one first")
+            adopted = {"framework": command.framework, "levels": list(command.levels)}
+            self.emit("pact.framework.adopted", adopted)
+        rank = self._rank(command.level)
+        data: dict[str, Any] = {
+            "sectionId": section.id,
+            "level": command.level,
+            "rank": rank,
+            "framework": self.doc.framework[0] if self.doc.framework else None,
+        }
+        if command.organisation is not None:
+            data["organisation"] = command.organisation
+        self.emit("pact.section.classified", data, section)
+        return {"sectionId": section.id, "level": command.level}
+
+    def do_clearance(self, command: c.Clearance) -> dict[str, Any]:
+        agent = self.other_agent(command.agent)
+        if self.doc.framework is None and command.levels:
+            self.emit(
+                "pact.framework.adopted",
+                {"framework": command.framework, "levels": list(command.levels)},
+            )
+        rank = self._rank(command.level)
+        data = {"agentId": agent.id, "level": command.level, "rank": rank}
+        self.emit("pact.agent.clearance-set", data)
+        return {"agentId": agent.id, "clearance": command.level}
+
+    def do_trust(self, command: c.SetTrust) -> dict[str, Any]:
+        agent = self.other_agent(command.agent)
+        if command.level not in TRUST_LEVELS:
+            raise InvalidRequest(f"no trust level {command.level!r}")
+        data = {"agentId": agent.id, "trustLevel": command.level, "why": command.why}
+        self.emit("pact.agent.trust-changed", data)
+        return {"agentId": agent.id, "trustLevel": command.level}
+
+    def do_disclosure(self, command: c.SetDisclosure) -> dict[str, Any]:
+        agent = self.other_agent(command.agent)
+        self.emit("pact.agent.disclosure-set", {"agentId": agent.id, "level": command.level})
+        return {"agentId": agent.id, "disclosure": command.level}
+
+    def do_remove(self, command: c.RemoveAgent) -> dict[str, Any]:
+        agent = self.other_agent(command.agent)
+        if not agent.active:
+            raise NotJoined(f"agent {agent.name!r} is not on the document")
+        data = {"agentId": agent.id, "agentName": agent.name, "why": command.why}
+        self.emit("pact.agent.removed", data)
+        return {"agentId": agent.id, "removed": True}
+
+    def do_force_merge(self, command: c.ForceMerge) -> dict[str, Any]:
+        proposal = self.proposal(command.proposal_id)
+        section = self._open(proposal, "Pending", "Approved", "Conflict", "Objected")
+        if proposal.conflict and self.doc.conflicts[proposal.conflict].resolved is None:
+            self._resolve_group(proposal.conflict, "human", proposal.id, section, command.why)
+        self.merge(proposal, why=command.why)
+        return proposal_response(self.doc, proposal)
+
+    def do_edit(self, command: c.Edit) -> dict[str, Any]:
+        section = self.section(command.section_id)
+        self._edit(section, command.content, command.why)
+        return {"sectionId": self.doc.by_key[section.key].id, "version": section.version}
+
+    def _edit(self, section: Section, content: str, why: str) -> None:
+        parts = parts_for(self.doc, section, content)
+        data = {
+            "sectionId": section.id,
+            "newVersion": section.version + 1,
+            "parts": parts,
+            "addedKeys": added_keys(self.doc, parts),
+            "why": why,
+        }
+        self.emit("pact.section.edited", data, section)
+
+    def do_policy(self, command: c.SetPolicy) -> dict[str, Any]:
+        data = {
+            "policy": command.policy,
+            "windowSeconds": command.window_seconds,
+            "strategy": command.strategy,
+            "why": command.why,
+        }
+        self.emit("pact.document.policy-changed", data)
+        doc = self.doc
+        return {"policy": doc.policy, "windowSeconds": doc.window_s, "strategy": doc.strategy}
+
+    # -- due work ------------------------------------------------------------------------------
+    def fire_due(self) -> None:
+        """Everything due at ``now``: evictions, lock and alias expiries, intents accepted,
+        questions timed out, objection windows ended, votes counted, conflicts escalated."""
+        doc, now = self.doc, self.now
+        for agent in doc.active_agents():
+            if agent.last_seen_ms + EVICT_AFTER_S * 1000 <= now:
+                data = {
+                    "agentId": agent.id,
+                    "agentName": agent.name,
+                    "lastSeen": agent.last_seen_ms,
+                }
+                self.emit("pact.agent.evicted", data)
+        while doc.timers and doc.timers[0][0] <= now:
+            due, kind, ref = heapq.heappop(doc.timers)
+            self._fire(due, kind, ref)
+
+    def _fire(self, due: int, kind: str, ref: str) -> None:
+        doc = self.doc
+        if kind == "lock":
+            section = doc.by_key.get(int(ref))
+            if section and section.lock is not None and section.lock.until_ms == due:
+                self.emit("pact.section.unlocked", {"reason": "expired"}, section)
+        elif kind == "alias":
+            alias = doc.aliases.get(ref)
+            if alias is not None and alias[1] == due:
+                data = {"alias": ref, "sectionKey": alias[0]}
+                self.emit("pact.section.alias-expired", data)
+        elif kind == "intent":
+            intent = doc.intents.get(ref)
+            if intent is not None and intent.status == "Proposed":
+                section = doc.by_key[intent.section]
+                self.emit("pact.intent.accepted", {"intentId": intent.id}, section)
+        elif kind == "query":
+            query = doc.queries.get(ref)
+            if query is not None and query.status == "open":
+                section = doc.by_key[query.section] if query.section is not None else None
+                self.emit("pact.human.timed-out", {"queryId": query.id}, section)
+        elif kind == "merge":
+            proposal = doc.proposals.get(ref)
+            if proposal is not None and proposal.status == "Pending":
+                self.settle(proposal)
+        elif kind == "vote":
+            group = doc.conflicts.get(ref)
+            if group is not None and group.resolved is None:
+                self._count_votes(group)
+        elif kind == "escalate":
+            group = doc.conflicts.get(ref)
+            if group is not None and group.resolved is None:
+                self._escalate_conflict(group)
+
+    def _count_votes(self, group: ConflictGroup) -> None:
+        """``vote``: at the window's end the side with most approvals wins; ties → earliest."""
+        doc = self.doc
+        sides = [doc.proposals[p] for p in group.proposals]
+        sides = [p for p in sides if p.status == "Conflict"]
+        if not sides:
+            return
+        best = max(sides, key=lambda p: (len(p.approvals), -p.created_ms, -sides.index(p)))
+        self._resolve_group(group.id, "vote", best.id, doc.by_key[group.section])
+
+
+def parts_for(doc: Document, section: Section, content: str) -> list[dict[str, Any]]:
+    """The parts ``content`` makes of ``section`` (its own text, then new subsections), checked
+    where it sits: the next section's heading must survive the splice. ``InvalidContent``
+    names what breaks the structure."""
+    position = doc._position(section.key)
+    following = doc.sections[position + 1].content if position + 1 < len(doc.sections) else ""
+    window = section.content + following
+    parsed = parse_sections(window)
+    target = parsed[0] if section.level == 0 else next(s for s in parsed if s.id != ROOT)
+    try:
+        replaced = replace_section(window, target.id, content)
+    except InvalidContent as error:  # it names the section as the window's parse does
+        local = target.id
+        raise InvalidContent(
+            error.description.replace(local, section.id), **error.metadata
+        ) from None
+    own = [s for s in replaced.sections if not (s.id == ROOT and s.start == s.end)]
+    lines = replaced.markdown.splitlines(keepends=True)
+    count = len(own) - (1 if following else 0)
+    parts = []
+    for parsed_section in own[:count]:
+        text = "".join(lines[parsed_section.start : parsed_section.end])
+        parts.append(
+            {"title": parsed_section.title, "level": parsed_section.level, "content": text}
+        )
+    return parts
+
+
+def added_keys(doc: Document, parts: list[dict[str, Any]]) -> list[int]:
+    """The keys the fold will give the new subsections of a merge (for the barriers)."""
+    return [doc.next_key + i for i in range(len(parts) - 1)]
+
+
+def proposal_response(doc: Document, proposal: Proposal) -> dict[str, Any]:
+    """``proposal-response.json``."""
+    section = doc.by_key[proposal.section]
+    active = [
+        {"boundary": k.boundary, "category": k.category or ""}
+        for k in doc.constraints.values()
+        if k.section == section.key and not k.withdrawn
+    ]
+    return {
+        "proposalId": proposal.id,
+        "documentId": doc.id,
+        "sectionId": section.id,
+        "status": proposal.status,
+        "summary": proposal.summary,
+        "createdAt": iso(proposal.created_ms),
+        "activeConstraints": active,
+    }

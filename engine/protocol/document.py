@@ -1,0 +1,692 @@
+"""One document's projection: the fold of its v0.3 events.
+
+``Document.apply(event)`` is the only thing that changes it, for events just decided and events
+replayed alike: a decision (``engine.protocol.decide``) builds each event and applies it at once,
+so the next rule it checks sees the state the log will hold. The fold parses no Markdown: an
+event that changes the section structure carries the parts it produces, so a replay under
+another parser version gives the same document.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from engine.protocol.envelope import payload
+from engine.protocol.model import (
+    ALIAS_FOR_S,
+    DEFAULT_SALIENCE,
+    DEFAULT_WINDOW_S,
+    ESCALATE_CONFLICT_AFTER_S,
+    OPEN_STATUSES,
+    Agent,
+    Comment,
+    ConflictGroup,
+    Constraint,
+    Intent,
+    Invite,
+    Lock,
+    Override,
+    Policy,
+    Proposal,
+    Query,
+    Resolution,
+    Section,
+    Status,
+    Strategy,
+    Trust,
+    Vote,
+)
+from engine.protocol.sections import ROOT, slug
+
+Fold = Callable[["Document", dict[str, Any], dict[str, Any]], None]
+_FOLDS: dict[str, Fold] = {}
+
+
+def folds(*event_types: str) -> Callable[[Fold], Fold]:
+    def register(fold: Fold) -> Fold:
+        for event_type in event_types:
+            _FOLDS[event_type] = fold
+        return fold
+
+    return register
+
+
+def event_types() -> frozenset[str]:
+    """Every event type the fold knows."""
+    return frozenset(_FOLDS)
+
+
+class Document:
+    """The state of one document as of its last applied event."""
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.name = ""
+        self.created_ms = 0
+        self.sequence = 0  # the sequenceNumber of the next event
+        self.last_event_id: str | None = None
+        self.policy: Policy = "single"
+        self.window_s = DEFAULT_WINDOW_S
+        self.strategy: Strategy = "first-wins"
+        self.default_trust: Trust = "Collaborator"
+        self.framework: tuple[str, tuple[str, ...]] | None = None  # name, levels low → high
+        self.version = 0  # merges so far (the document's version)
+        self.sections: list[Section] = []  # document order, the root first
+        self.by_key: dict[int, Section] = {}
+        self.by_id: dict[str, Section] = {}
+        self.aliases: dict[str, tuple[int, int]] = {}  # old id → (section key, until ms)
+        self.next_key = 0
+        self.locked: Override | None = None  # a human's lock on the whole document
+        self.agents: dict[str, Agent] = {}
+        self.active: dict[str, str] = {}  # name → id of the joined agents
+        self.salience: dict[tuple[str, int], int] = {}
+        self.proposals: dict[str, Proposal] = {}
+        self.open_by_section: dict[int, dict[str, None]] = defaultdict(dict)  # insertion order
+        self.by_author: dict[str, list[str]] = defaultdict(list)
+        self.by_status: dict[str, dict[str, None]] = defaultdict(dict)
+        self.conflicts: dict[str, ConflictGroup] = {}
+        self.intents: dict[str, Intent] = {}
+        self.constraints: dict[str, Constraint] = {}
+        self.comments: dict[str, Comment] = {}
+        self.queries: dict[str, Query] = {}
+        self.resolutions: dict[str, Resolution] = {}
+        self.invites: dict[str, Invite] = {}
+        self.overrides: list[tuple[str, Override]] = []  # (what, who and why), oldest first
+        self.idempotency: dict[tuple[str, str], tuple[str, str | None]] = {}
+        # What may fall due: (when, kind, what), checked against the state when it comes up.
+        self.timers: list[tuple[int, str, str]] = []
+
+    def remind(self, due_ms: int, kind: str, ref: str) -> None:
+        heapq.heappush(self.timers, (due_ms, kind, ref))
+
+    # -- the fold ------------------------------------------------------------------------------
+    def apply(self, event: Mapping[str, Any]) -> None:
+        """Fold one event (its envelope, as decided or as stored)."""
+        if event["sequenceNumber"] != self.sequence:
+            raise ValueError(
+                f"event {event['id']} has sequenceNumber {event['sequenceNumber']},"
+                f" the document expects {self.sequence}"
+            )
+        fold = _FOLDS.get(event["eventType"])
+        if fold is None:
+            raise ValueError(f"event {event['id']}: unknown event type {event['eventType']!r}")
+        data = payload(event)
+        fold(self, dict(event), data)
+        key = data.get("idempotencyKey")
+        if key is not None:
+            actor = event["actorId"] or ""
+            self.idempotency[(actor, key)] = (data["requestHash"], data.get("entity"))
+        actor_id = event["actorId"]
+        agent = self.agents.get(actor_id) if actor_id else None
+        if agent is not None and agent.active:
+            agent.last_seen_ms = max(agent.last_seen_ms, event["epochMs"])
+        self.sequence += 1
+        self.last_event_id = event["id"]
+
+    # -- sections ------------------------------------------------------------------------------
+    def markdown(self) -> str:
+        return "".join(section.content for section in self.sections)
+
+    def section(self, section_id: str, now_ms: int | None = None) -> Section | None:
+        """A section by its id, or by an old id still valid as an alias at ``now_ms``."""
+        found = self.by_id.get(section_id)
+        if found is not None:
+            return found
+        alias = self.aliases.get(section_id)
+        if alias is not None and (now_ms is None or now_ms < alias[1]):
+            return self.by_key.get(alias[0])
+        return None
+
+    def _add_sections(
+        self, rows: list[dict[str, Any]], after: int | None, *, renumber: bool = True
+    ) -> None:
+        """Insert sections (title, level, content) after the section keyed ``after``."""
+        made = []
+        for row in rows:
+            section = Section(
+                key=self.next_key,
+                id="",
+                title=row["title"],
+                level=row["level"],
+                parent=None,
+                content=row["content"],
+            )
+            section.history.append(section.content)
+            self.next_key += 1
+            made.append(section)
+        at = len(self.sections) if after is None else self._position(after) + 1
+        self.sections[at:at] = made
+        if renumber:
+            self._renumber()
+
+    def _position(self, key: int) -> int:
+        for i, section in enumerate(self.sections):
+            if section.key == key:
+                return i
+        raise KeyError(key)
+
+    def _renumber(self) -> dict[str, str]:
+        """Give every section its id and parent from the heading path; returns old → new ids."""
+        renamed: dict[str, str] = {}
+        stack: list[Section] = []  # the open headings, by level
+        used: dict[int | None, dict[str, int]] = defaultdict(dict)
+        self.by_key = {}
+        self.by_id = {}
+        for section in self.sections:
+            if section.level == 0:
+                new_id, parent = ROOT, None
+            else:
+                while stack and stack[-1].level >= section.level:
+                    stack.pop()
+                parent_section = stack[-1] if stack else None
+                parent = parent_section.key if parent_section else None
+                base = slug(section.title)
+                seen = used[parent]
+                count = seen.get(base, 0) + 1
+                seen[base] = count
+                name = base if count == 1 else f"{base}-{count}"
+                new_id = f"{parent_section.id}/{name}" if parent_section else f"sec:{name}"
+                stack.append(section)
+            if section.id and section.id != new_id:
+                renamed[section.id] = new_id
+            section.id, section.parent = new_id, parent
+            self.by_key[section.key] = section
+            self.by_id[new_id] = section
+        return renamed
+
+    def children(self, key: int) -> Iterator[Section]:
+        return (s for s in self.sections if s.parent == key)
+
+    def ancestors(self, section: Section) -> Iterator[Section]:
+        parent = section.parent
+        while parent is not None:
+            found = self.by_key[parent]
+            yield found
+            parent = found.parent
+
+    def _merge(self, section: Section, data: dict[str, Any], at_ms: int) -> None:
+        """Put a merged content (its parts: the section's own, then new subsections) in place."""
+        parts = data["parts"]
+        first = parts[0]
+        retitled = first["title"] != section.title
+        section.title, section.content = first["title"], first["content"]
+        section.version = data["newVersion"]
+        section.history.append(section.content)
+        self.version += 1
+        if len(parts) > 1:
+            self._add_sections(parts[1:], section.key, renumber=False)
+        # Ids come from the titles: only a new title or new sections can change any.
+        renamed = self._renumber() if retitled or len(parts) > 1 else {}
+        for old, new in renamed.items():
+            until = at_ms + ALIAS_FOR_S * 1000
+            self.aliases[old] = (self.by_id[new].key, until)
+            self.remind(until, "alias", old)
+        # The section changed under every other open proposal on it: its approvals are void.
+        for pid in list(self.open_by_section.get(section.key, ())):
+            other = self.proposals[pid]
+            if other.id != data.get("proposalId"):
+                other.stale = True
+                other.dismissed += len(other.approvals)
+                other.approvals.clear()
+
+    # -- agents and salience -------------------------------------------------------------------
+    def agent_named(self, name: str) -> Agent | None:
+        agent_id = self.active.get(name)
+        return self.agents[agent_id] if agent_id is not None else None
+
+    def salience_of(self, agent_id: str, key: int) -> int:
+        return self.salience.get((agent_id, key), DEFAULT_SALIENCE)
+
+    def active_agents(self) -> list[Agent]:
+        """The joined agents, in registration order."""
+        return sorted((self.agents[i] for i in self.active.values()), key=lambda a: a.order)
+
+    # -- proposals -----------------------------------------------------------------------------
+    def set_status(self, proposal: Proposal, status: Status, at_ms: int) -> None:
+        old = proposal.status
+        self.by_status[old].pop(proposal.id, None)
+        self.by_status[status][proposal.id] = None
+        proposal.status = status
+        if status in OPEN_STATUSES:
+            self.open_by_section[proposal.section][proposal.id] = None
+        else:
+            self.open_by_section[proposal.section].pop(proposal.id, None)
+            proposal.closed_ms = at_ms
+
+    def open_on(self, key: int) -> list[Proposal]:
+        return [self.proposals[pid] for pid in self.open_by_section.get(key, ())]
+
+
+def _section_row(section: Section) -> dict[str, Any]:
+    return {"title": section.title, "level": section.level, "content": section.content}
+
+
+def _by_id(doc: Document, data: dict[str, Any], field: str = "sectionKey") -> Section:
+    return doc.by_key[data[field]]
+
+
+# -- document ----------------------------------------------------------------------------------
+@folds("pact.document.snapshot")
+def _created(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    if doc.sequence != 0:
+        raise ValueError(f"event {event['id']}: a document snapshot after its creation")
+    doc.id, doc.name, doc.created_ms = event["entityId"], data["name"], event["epochMs"]
+    doc.policy, doc.window_s = data["policy"], data["windowSeconds"]
+    doc.strategy, doc.default_trust = data["strategy"], data["defaultTrust"]
+    doc._add_sections(data["sections"], None)
+
+
+@folds("pact.document.policy-changed")
+def _policy(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.policy = data.get("policy") or doc.policy
+    doc.window_s = data.get("windowSeconds") or doc.window_s
+    doc.strategy = data.get("strategy") or doc.strategy
+    doc.overrides.append(("policy", _override(data, event)))
+
+
+@folds("pact.document.locked", "pact.document.unlocked")
+def _document_lock(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    locking = event["eventType"] == "pact.document.locked"
+    doc.locked = _override(data, event) if locking else None
+    if locking:
+        doc.overrides.append(("document lock", _override(data, event)))
+
+
+@folds("pact.framework.adopted")
+def _framework(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.framework = (data["framework"], tuple(data["levels"]))
+
+
+def _override(data: dict[str, Any], event: dict[str, Any]) -> Override:
+    return Override(event["actorDisplay"], data.get("why") or "", event["epochMs"])
+
+
+# -- agents --------------------------------------------------------------------------------------
+@folds("pact.agent.joined")
+def _joined(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    agent = Agent(
+        id=data["agentId"],
+        name=data["agentName"],
+        role=data.get("role"),
+        trust=data["trustLevel"],
+        order=len(doc.agents),
+        joined_ms=event["epochMs"],
+        last_seen_ms=event["epochMs"],
+        clearance=data.get("clearance"),
+        clearance_rank=data.get("clearanceRank", 0),
+        organisation=data.get("organisation"),
+        mode=data.get("mode", "Full"),
+        scope=tuple(data.get("scope", ())),
+    )
+    doc.agents[agent.id] = agent
+    doc.active[agent.name] = agent.id
+    invite = data.get("inviteHash")
+    if invite is not None:
+        doc.invites[invite].used_by = agent.id
+
+
+@folds("pact.agent.left", "pact.agent.evicted", "pact.agent.removed")
+def _gone(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    agent = doc.agents[data["agentId"]]
+    agent.active = False
+    agent.gone = event["eventType"].rsplit(".", 1)[1]
+    doc.active.pop(agent.name, None)
+    for section in doc.sections:  # its locks are released
+        if section.lock is not None and section.lock.holder == agent.id:
+            section.lock = None
+    if agent.gone == "removed":
+        doc.overrides.append((f"removed {agent.name}", _override(data, event)))
+
+
+@folds("pact.agent.heartbeat")
+def _heartbeat(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    pass  # Document.apply notes the actor as seen
+
+
+@folds("pact.agent.completed")
+def _completed(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.agents[data["agentId"]].completion = (data["status"], data.get("summary"))
+
+
+@folds("pact.agent.trust-changed")
+def _trust(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    agent = doc.agents[data["agentId"]]
+    agent.trust = data["trustLevel"]
+    doc.overrides.append((f"trust of {agent.name} → {agent.trust}", _override(data, event)))
+
+
+@folds("pact.agent.clearance-set")
+def _clearance(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    agent = doc.agents[data["agentId"]]
+    agent.clearance, agent.clearance_rank = data["level"], data["rank"]
+
+
+@folds("pact.agent.disclosure-set")
+def _disclosure(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.agents[data["agentId"]].disclosure = data["level"]
+
+
+# -- proposals -----------------------------------------------------------------------------------
+@folds("pact.proposal.created")
+def _proposal_created(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    section = _by_id(doc, data)
+    base_version = data["baseVersion"]
+    history = section.history
+    base = history[base_version - 1] if 1 <= base_version <= len(history) else history[-1]
+    proposal = Proposal(
+        id=data["proposalId"],
+        author=data["agentId"],
+        author_name=event["actorDisplay"],
+        section=section.key,
+        content=data["newContent"],
+        summary=data.get("summary"),
+        reasoning=data.get("reasoning"),
+        base_version=base_version,
+        base_content=base,
+        created_ms=event["epochMs"],
+        policy=data["policy"],
+        window_s=data["windowSeconds"],
+        quorum=tuple(data.get("quorum", ())),
+        must_act=tuple(data.get("mustAct", ())),
+        stale=base_version < section.version,
+        supersedes=tuple(data.get("supersedes", ())),
+        reverts=data.get("reverts"),
+        correlation=event["correlationId"] or event["id"],
+    )
+    doc.proposals[proposal.id] = proposal
+    doc.by_author[proposal.author].append(proposal.id)
+    doc.by_status["Pending"][proposal.id] = None
+    doc.open_by_section[section.key][proposal.id] = None
+    if proposal.reverts is not None:
+        doc.proposals[proposal.reverts].reverted_by = proposal.id
+
+
+@folds("pact.proposal.auto-merge-scheduled")
+def _scheduled(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.proposals[data["proposalId"]].merge_at_ms = data["mergeAt"]
+    doc.remind(data["mergeAt"], "merge", data["proposalId"])
+
+
+@folds("pact.proposal.approved")
+def _approved(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    proposal = doc.proposals[data["proposalId"]]
+    approver = data.get("approverId")
+    if approver is not None:
+        proposal.approvals[approver] = Vote(approver, event["epochMs"])
+    if data.get("status"):
+        doc.set_status(proposal, data["status"], event["epochMs"])
+    if event["actorKind"] == "Individual" and data.get("why"):
+        proposal.override = _override(data, event)
+        doc.overrides.append((f"approved {proposal.id}", proposal.override))
+
+
+@folds("pact.proposal.rejected")
+def _rejected(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    proposal = doc.proposals[data["proposalId"]]
+    by = data.get("rejecterId")
+    if by is not None:
+        proposal.rejections[by] = Vote(by, event["epochMs"], data.get("reason"))
+    if data.get("final", True):
+        proposal.reason = data.get("reason")
+        doc.set_status(proposal, "Rejected", event["epochMs"])
+    if event["actorKind"] == "Individual":
+        doc.overrides.append((f"rejected {proposal.id}", _override(data, event)))
+
+
+@folds("pact.proposal.objected")
+def _objected(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    proposal = doc.proposals[data["proposalId"]]
+    proposal.objections[data["objecterId"]] = Vote(
+        data["objecterId"], event["epochMs"], data["reason"]
+    )
+    proposal.reason = data["reason"]
+    doc.set_status(proposal, "Objected", event["epochMs"])
+
+
+@folds("pact.proposal.withdrawn")
+def _withdrawn(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    proposal = doc.proposals[data["proposalId"]]
+    proposal.reason = data.get("reason")
+    doc.set_status(proposal, "Withdrawn", event["epochMs"])
+
+
+@folds("pact.proposal.merged", "pact.proposal.auto-merged", "pact.section.edited")
+def _merged(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    section = _by_id(doc, data)
+    doc._merge(section, data, event["epochMs"])
+    proposal_id = data.get("proposalId")
+    if proposal_id is not None:
+        proposal = doc.proposals[proposal_id]
+        proposal.merged_version = data["newVersion"]
+        proposal.stale = False
+        if data.get("why"):
+            proposal.override = _override(data, event)
+            doc.overrides.append((f"merged {proposal.id}", proposal.override))
+        doc.set_status(proposal, "Merged", event["epochMs"])
+    elif event["eventType"] == "pact.section.edited":
+        doc.overrides.append((f"edited {section.id}", _override(data, event)))
+
+
+@folds("pact.proposal.conflict")
+def _conflict(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    group = doc.conflicts.get(data["conflictId"])
+    if group is None:
+        group = doc.conflicts[data["conflictId"]] = ConflictGroup(
+            id=data["conflictId"],
+            section=data["sectionKey"],
+            strategy=data["strategy"],
+            proposals=[],
+            opened_ms=event["epochMs"],
+            base=data["base"],
+        )
+    for pid in data["proposalIds"]:
+        if pid not in group.proposals:
+            group.proposals.append(pid)
+        proposal = doc.proposals[pid]
+        proposal.conflict = group.id
+        if data.get("status"):
+            doc.set_status(proposal, data["status"], event["epochMs"])
+    if "merged" in data:
+        group.merged, group.overlaps = data["merged"], data["overlaps"]
+    doc.remind(group.opened_ms + ESCALATE_CONFLICT_AFTER_S * 1000, "escalate", group.id)
+    if group.strategy == "vote":
+        doc.remind(group.opened_ms + doc.window_s * 1000, "vote", group.id)
+
+
+@folds("pact.proposal.conflict-resolved")
+def _conflict_resolved(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    group = doc.conflicts[data["conflictId"]]
+    group.resolved, group.winner = data["how"], data.get("winner")
+    winner = doc.proposals.get(group.winner) if group.winner else None
+    if winner is not None and winner.status == "Conflict":
+        doc.set_status(winner, "Pending", event["epochMs"])
+    if event["actorKind"] == "Individual":
+        doc.overrides.append((f"resolved conflict {group.id}", _override(data, event)))
+
+
+# -- sections ------------------------------------------------------------------------------------
+@folds("pact.section.locked")
+def _locked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    section = _by_id(doc, data)
+    section.lock = Lock(data["agentId"], event["actorDisplay"], data.get("expiresAt"))
+    if section.lock.until_ms is not None:
+        doc.remind(section.lock.until_ms, "lock", str(section.key))
+
+
+@folds("pact.section.unlocked")
+def _unlocked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    section = _by_id(doc, data)
+    section.lock = None
+    if data.get("why"):
+        doc.overrides.append((f"force-unlocked {section.id}", _override(data, event)))
+
+
+@folds("pact.section.classified")
+def _classified(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    section = _by_id(doc, data)
+    section.classification, section.rank = data["level"], data["rank"]
+    if "organisation" in data:
+        section.organisation = data["organisation"]
+
+
+@folds("pact.section.alias-expired")
+def _alias_expired(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.aliases.pop(data["alias"], None)
+
+
+@folds("pact.escalation.human")
+def _escalated(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    key = data.get("sectionKey")
+    if key is not None and data.get("flag", True):
+        doc.by_key[key].escalated = Override(
+            event["actorDisplay"],
+            data.get("reason") or data.get("question") or "",
+            event["epochMs"],
+        )
+    conflict = data.get("conflictId")
+    if conflict is not None:
+        doc.conflicts[conflict].escalated_ms = event["epochMs"]
+
+
+# -- ICS -----------------------------------------------------------------------------------------
+@folds("pact.intent.declared")
+def _intent(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    for old in data.get("supersedes", ()):
+        doc.intents[old].status = "Superseded"
+    doc.intents[data["intentId"]] = Intent(
+        id=data["intentId"],
+        author=data["agentId"],
+        section=data["sectionKey"],
+        goal=data["goal"],
+        category=data.get("category"),
+        declared_ms=event["epochMs"],
+        accept_at_ms=data["acceptAt"],
+    )
+    doc.remind(data["acceptAt"], "intent", data["intentId"])
+
+
+@folds("pact.intent.accepted")
+def _intent_accepted(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.intents[data["intentId"]].status = "Accepted"
+
+
+@folds("pact.intent.objected")
+def _intent_objected(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    intent = doc.intents[data["intentId"]]
+    intent.status = "Objected"
+    intent.objections[data["objecterId"]] = Vote(
+        data["objecterId"], event["epochMs"], data["reason"]
+    )
+
+
+@folds("pact.constraint.published")
+def _constraint(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.constraints[data["constraintId"]] = Constraint(
+        id=data["constraintId"],
+        author=data["agentId"],
+        section=data["sectionKey"],
+        boundary=data["boundary"],
+        category=data.get("category"),
+        reasoning=data.get("reasoning"),
+        published_ms=event["epochMs"],
+    )
+
+
+@folds("pact.constraint.withdrawn")
+def _constraint_withdrawn(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.constraints[data["constraintId"]].withdrawn = True
+
+
+@folds("pact.constraint.marked")
+def _constraint_marked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.constraints[data["constraintId"]].compatibility = data["compatibility"]
+
+
+@folds("pact.salience.set")
+def _salience(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.salience[(data["agentId"], data["sectionKey"])] = data["score"]
+
+
+# -- comments, queries, resolutions, invites -----------------------------------------------------
+@folds("pact.comment.added")
+def _comment(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.comments[data["commentId"]] = Comment(
+        id=data["commentId"],
+        author=data["agentId"],
+        section=data["sectionKey"],
+        text=data["text"],
+        at_ms=event["epochMs"],
+        proposal=data.get("proposalId"),
+    )
+
+
+@folds("pact.comment.resolved")
+def _comment_resolved(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.comments[data["commentId"]].resolved_by = event["actorDisplay"]
+
+
+@folds("pact.human.asked")
+def _asked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.queries[data["queryId"]] = Query(
+        id=data["queryId"],
+        author=data["agentId"],
+        question=data["question"],
+        section=data.get("sectionKey"),
+        context=data.get("context"),
+        asked_ms=event["epochMs"],
+        due_ms=data["dueAt"],
+    )
+    doc.remind(data["dueAt"], "query", data["queryId"])
+
+
+@folds("pact.human.responded", "pact.human.timed-out", "pact.human.dismissed")
+def _answered(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    query = doc.queries[data["queryId"]]
+    kind = event["eventType"].rsplit(".", 1)[1]
+    query.status = {"responded": "answered", "timed-out": "timed-out"}.get(kind, "dismissed")  # type: ignore[assignment]
+    if kind == "responded":
+        query.response, query.responder = data["response"], event["actorDisplay"]
+
+
+@folds("pact.human.resolved")
+def _resolved(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    resolution = Resolution(
+        id=data["resolutionId"],
+        section=data["sectionKey"],
+        decision=data["decision"],
+        justification=data["justification"],
+        override=data["override"],
+        by=event["actorDisplay"],
+        at_ms=event["epochMs"],
+    )
+    doc.resolutions[resolution.id] = resolution
+    doc.by_key[resolution.section].escalated = None
+    if resolution.override:
+        doc.overrides.append(
+            (
+                f"resolved {data['sectionId']}",
+                Override(resolution.by, resolution.justification, resolution.at_ms),
+            )
+        )
+
+
+@folds("pact.invite.created")
+def _invite(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.invites[data["tokenHash"]] = Invite(
+        token_hash=data["tokenHash"],
+        expires_ms=data["expiresAt"],
+        trust=data["trustLevel"],
+        clearance=data.get("clearance"),
+        organisation=data.get("organisation"),
+        mode=data["mode"],
+        scope=tuple(data.get("scope", ())),
+        created_by=event["actorDisplay"],
+    )
+
+
+def section_row(section: Section) -> dict[str, Any]:
+    """A section as the parts of a snapshot event carry it."""
+    return _section_row(section)

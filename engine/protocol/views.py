@@ -1,0 +1,243 @@
+"""Every read path, through the information barriers (``engine.protocol.barriers``).
+
+Each function takes the reader: an ``Agent``, or None for a human custodian (who sees all, at
+disclosure level 4). What a reader may not see is left out, never shown blanked: a hidden
+section's id is the slug of its title, so even its id would leak it.
+
+Context modes, for an agent invited with one:
+- ``Full``: every section its clearance and organisation allow, with content.
+- ``SectionScoped``: only the invited sections and their subsections.
+- ``Neighbourhood``: those, plus the parent, the siblings and the children of each.
+- ``SummaryOnly``: the section tree (ids, titles, versions, locks, counts), no content, no
+  proposals, intents, constraints or comments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from engine.protocol.barriers import reads, sees
+from engine.protocol.document import Document
+from engine.protocol.model import HUMAN_DISCLOSURE, Agent, Constraint, Proposal, Section
+
+Reader = Agent | None
+
+
+def content(doc: Document, reader: Reader) -> str:
+    """The Markdown the reader may read (SummaryOnly: the headings only)."""
+    if reader is not None and reader.mode == "SummaryOnly":
+        return "".join(
+            s.content.splitlines(keepends=True)[0]
+            for s in doc.sections
+            if s.level and sees(doc, reader, s)
+        )
+    return "".join(s.content for s in doc.sections if reads(doc, reader, s))
+
+
+def visible_sections(doc: Document, reader: Reader) -> list[Section]:
+    return [s for s in doc.sections if sees(doc, reader, s)]
+
+
+def section_rows(doc: Document, reader: Reader, now_ms: int) -> list[dict[str, Any]]:
+    """The section tree as the reader sees it, with the marks a custodian needs."""
+    rows = []
+    for section in visible_sections(doc, reader):
+        lock = section.lock
+        if lock is not None and lock.until_ms is not None and lock.until_ms <= now_ms:
+            lock = None
+        open_here = doc.open_on(section.key) if reads(doc, reader, section) else []
+        parent = doc.by_key[section.parent].id if section.parent is not None else None
+        rows.append(
+            {
+                "sectionId": section.id,
+                "title": section.title,
+                "level": section.level,
+                "parentId": parent,
+                "version": section.version,
+                "classification": section.classification,
+                "organisation": section.organisation,
+                "lock": None
+                if lock is None
+                else {"holder": lock.holder_name, "expiresAt": lock.until_ms},
+                "pending": len(open_here),
+                "conflict": any(p.status == "Conflict" for p in open_here),
+                "escalated": section.escalated is not None,
+                "maxSalience": max_salience(doc, section),
+            }
+        )
+    return rows
+
+
+def max_salience(doc: Document, section: Section) -> int:
+    return max(
+        (doc.salience_of(a.id, section.key) for a in doc.active_agents()),
+        default=0,
+    )
+
+
+def invited_drafter(doc: Document, section: Section) -> Agent | None:
+    """Once the intents on a section align (none proposed or objected, at least one
+    accepted), the agent with the highest salience is invited to draft; ties go to
+    registration order."""
+    intents = [i for i in doc.intents.values() if i.section == section.key]
+    live = [i for i in intents if i.status != "Superseded"]
+    if not live or any(i.status in ("Proposed", "Objected") for i in live):
+        return None
+    agents = doc.active_agents()
+    if not agents:
+        return None
+    return max(agents, key=lambda a: (doc.salience_of(a.id, section.key), -a.order))
+
+
+def proposals(
+    doc: Document,
+    reader: Reader,
+    *,
+    status: str | None = None,
+    section: Section | None = None,
+    author: str | None = None,
+    open_only: bool = False,
+) -> list[Proposal]:
+    """Proposals the reader may see, oldest first, by the index that fits the filter."""
+    candidates: Iterable[str]
+    if section is not None and (open_only or status in ("Pending", "Approved", "Conflict")):
+        candidates = doc.open_by_section.get(section.key, {})
+    elif author is not None:
+        candidates = doc.by_author.get(author, [])
+    elif status is not None:
+        candidates = doc.by_status.get(status, {})
+    else:
+        candidates = doc.proposals
+    found = []
+    for pid in candidates:
+        p = doc.proposals[pid]
+        if status is not None and p.status != status:
+            continue
+        if section is not None and p.section != section.key:
+            continue
+        if author is not None and p.author != author:
+            continue
+        if reads(doc, reader, doc.by_key[p.section]):
+            found.append(p)
+    return found
+
+
+def constraint_row(doc: Document, constraint: Constraint, level: int) -> dict[str, Any]:
+    """A constraint at disclosure ``level``: 1 boundary, 2 + category, 3 + reasoning, 4 all."""
+    row: dict[str, Any] = {
+        "constraintId": constraint.id,
+        "sectionId": doc.by_key[constraint.section].id,
+        "boundary": constraint.boundary,
+        "compatibility": constraint.compatibility,
+    }
+    if level >= 2:
+        row["category"] = constraint.category
+    if level >= 3:
+        row["reasoning"] = constraint.reasoning
+    if level >= HUMAN_DISCLOSURE:
+        author = doc.agents.get(constraint.author)
+        row["author"] = author.name if author else constraint.author
+    return row
+
+
+def constraints(
+    doc: Document, reader: Reader, section: Section | None = None, *, briefing: bool = False
+) -> list[dict[str, Any]]:
+    level = HUMAN_DISCLOSURE if reader is None else reader.disclosure
+    if briefing and reader is not None:
+        level = max(level, 3)
+    return [
+        constraint_row(doc, k, level if k.author != (reader.id if reader else None) else 4)
+        for k in doc.constraints.values()
+        if not k.withdrawn
+        and (section is None or k.section == section.key)
+        and reads(doc, reader, doc.by_key[k.section])
+    ]
+
+
+def intents(doc: Document, reader: Reader, section: Section | None = None) -> list[dict[str, Any]]:
+    rows = []
+    for intent in doc.intents.values():
+        if section is not None and intent.section != section.key:
+            continue
+        if not reads(doc, reader, doc.by_key[intent.section]):
+            continue
+        author = doc.agents.get(intent.author)
+        rows.append(
+            {
+                "intentId": intent.id,
+                "sectionId": doc.by_key[intent.section].id,
+                "agent": author.name if author else intent.author,
+                "goal": intent.goal,
+                "category": intent.category,
+                "status": intent.status,
+            }
+        )
+    return rows
+
+
+def briefing(doc: Document, reader: Reader, section: Section) -> dict[str, Any]:
+    """What bears on an escalated section: its intents and constraints (and its ancestors'),
+    the open questions and conflicts; constraints at level 3 for an agent, 4 for a human."""
+    chain = [section, *doc.ancestors(section)]
+    readable = [s for s in chain if reads(doc, reader, s)]
+    return {
+        "sectionId": section.id,
+        "escalated": None
+        if section.escalated is None
+        else {"by": section.escalated.by, "reason": section.escalated.why},
+        "intents": [row for s in readable for row in intents(doc, reader, s)],
+        "constraints": [
+            row for s in readable for row in constraints(doc, reader, s, briefing=True)
+        ],
+        "questions": [
+            {"queryId": q.id, "question": q.question, "status": q.status}
+            for q in doc.queries.values()
+            if q.section == section.key
+        ],
+        "conflicts": [
+            {"conflictId": g.id, "proposals": list(g.proposals), "overlaps": g.overlaps}
+            for g in doc.conflicts.values()
+            if g.section == section.key and g.resolved is None
+        ],
+        "drafter": (lambda a: a.name if a else None)(invited_drafter(doc, section)),
+    }
+
+
+# Keys of a payload an agent never sees: a constraint's reasoning (disclosure 3) and invite
+# material. Category is disclosure 2.
+_NEVER = ("reasoning", "tokenHash")
+
+
+def redact(doc: Document, reader: Reader, event: Mapping[str, Any]) -> dict[str, Any]:
+    """An event as ``reader`` may see it: an event that bears on a section it may not read
+    keeps its envelope but loses its payload (``{"withheld": true}``) and its section id."""
+    shown = dict(event)
+    if reader is None:
+        return shown
+    data = json.loads(event["payloadJson"])
+    keys = [data["sectionKey"]] if "sectionKey" in data else []
+    keys += data.get("addedKeys", [])
+    if event["eventType"] == "pact.document.snapshot":
+        rows = [row for key, row in enumerate(data["sections"]) if _readable(doc, reader, key)]
+        data = {**data, "sections": rows}
+    elif event["eventType"] == "pact.invite.created":
+        keys.append(-1)  # never shown to agents
+    hidden = any(not _readable(doc, reader, key) for key in keys)
+    if hidden:
+        shown["payloadJson"] = json.dumps({"withheld": True})
+        shown["sectionId"] = None
+        return shown
+    for key in _NEVER:
+        data.pop(key, None)
+    if reader.disclosure < 2 and event["eventType"].startswith("pact.constraint."):
+        data.pop("category", None)
+    shown["payloadJson"] = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return shown
+
+
+def _readable(doc: Document, reader: Agent, key: int) -> bool:
+    section = doc.by_key.get(key)
+    return section is not None and reads(doc, reader, section)
