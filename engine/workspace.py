@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from engine.canonical import text_problem
+from engine.canonical import check_fit, text_problem
 from engine.context import Context, ContextError, ContextView
 from engine.context.clock import FixedClock, SequentialIds
 from engine.context.compact import dump_compact, load_compact
@@ -85,6 +85,7 @@ from engine.context.selector_ast import Selector
 from engine.context.selectors import check_input_selector
 from engine.context.timeline import ItemStory, StoryEvent
 from engine.context.tree import Diff, Node
+from engine.documents import DOC_PREFIX, FRAMEWORKS, DocumentInfo, DocumentProjection
 from engine.store import (
     Checkpoint,
     EventStore,
@@ -117,6 +118,10 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 if TYPE_CHECKING:
     from engine.context.commands import ContextCommand
+    from engine.protocol.commands import Actor, Command
+    from engine.protocol.decide import Decision
+    from engine.protocol.document import Document
+    from engine.protocol.envelope import Ids
 
 PrintMode = Literal["tree", "provider", "json"]
 
@@ -198,6 +203,7 @@ class Change:
 
     events: tuple[StoredEvent, ...]
     contexts: frozenset[str]
+    documents: frozenset[str] = frozenset()
 
     @property
     def seq(self) -> int:
@@ -359,9 +365,18 @@ class Workspace:
     """Open with ``await Workspace.open(path, create=True)``; close with ``await ws.close()``."""
 
     def __init__(
-        self, store: EventStore, path: Path, clock: Callable[[], int], *, lazy: bool = False
+        self,
+        store: EventStore,
+        path: Path,
+        clock: Callable[[], int],
+        *,
+        lazy: bool = False,
+        ids: Ids | None = None,
     ) -> None:
         self.store = store
+        self._ids = ids  # where document decisions get new ids (random unless given)
+        self._documents: dict[str, DocumentProjection] = {}  # the loaded documents
+        self._doc_pending: dict[str, list[StoredEvent]] = {}  # events arriving while one loads
         self.path = path
         self._clock = clock
         self._lazy = lazy
@@ -397,6 +412,7 @@ class Workspace:
         watch: bool = True,
         lazy: bool = False,
         read_only: bool = False,
+        ids: Ids | None = None,
     ) -> Workspace:
         """Open (or with ``create``, make) the workspace file at ``path``.
 
@@ -411,7 +427,7 @@ class Workspace:
         store = await SqliteEventStore.open(
             path, create=create, read_only=read_only, clock=clock, watch=watch
         )
-        workspace = cls(store, path, clock, lazy=lazy)
+        workspace = cls(store, path, clock, lazy=lazy, ids=ids)
         try:
             await workspace._start()
         except BaseException:
@@ -712,6 +728,9 @@ class Workspace:
         if event.seq <= self._applied:
             return
         self._applied = event.seq
+        if event.stream.startswith(DOC_PREFIX):
+            self._apply_document(event)
+            return
         name = _context_name(event.stream)
         if name is None:
             return
@@ -774,7 +793,10 @@ class Workspace:
         names = frozenset(
             e.stream[len(CONTEXT_PREFIX) :] for e in events if e.stream.startswith(CONTEXT_PREFIX)
         )
-        return Change(tuple(events), names)
+        documents = frozenset(
+            e.stream[len(DOC_PREFIX) :] for e in events if e.stream.startswith(DOC_PREFIX)
+        )
+        return Change(tuple(events), names, documents)
 
     # -- contexts ----------------------------------------------------------------------------
     def contexts(self) -> list[ContextInfo]:
@@ -968,6 +990,276 @@ class Workspace:
 
     async def seal(self, name: str, trigger: str = "checkpoint") -> dict[str, Any]:
         return await self.run(name, {"op": "seal", "trigger": trigger})
+
+    # -- documents (engine.protocol; see engine/documents.py) -----------------------------------
+    # The protocol's modules (pydantic, markdown-it) load with the first document, not on open.
+    def _apply_document(self, event: StoredEvent) -> None:
+        name = event.stream[len(DOC_PREFIX) :]
+        pending = self._doc_pending.get(name)
+        if pending is not None:
+            pending.append(event)
+            return
+        projection = self._documents.get(name)
+        if projection is not None and event.seq > projection.seq:
+            projection.replay(event)
+
+    async def document_names(self) -> list[str]:
+        """Every document in the workspace, by name."""
+        streams = await self.store.stream_names(DOC_PREFIX)
+        return [stream[len(DOC_PREFIX) :] for stream in streams]
+
+    async def list_documents(self) -> list[DocumentInfo]:
+        """Every document's numbers (loading each)."""
+        return [(await self.load_document(name)).info(name) for name in await self.document_names()]
+
+    async def load_document(self, name: str) -> DocumentProjection:
+        """Load a document (if not loaded yet) from its stream; ``DocumentNotFound`` if none."""
+        projection = self._documents.get(name)
+        if projection is not None:
+            return projection
+        async with self._load_lock:
+            projection = self._documents.get(name)
+            if projection is not None:
+                return projection
+            self._doc_pending[name] = []
+            try:
+                projection = await self._read_document(name)
+                for event in self._doc_pending[name]:
+                    if event.seq > projection.seq:
+                        projection.replay(event)
+            finally:
+                del self._doc_pending[name]
+            self._documents[name] = projection
+            return projection
+
+    async def _read_document(self, name: str) -> DocumentProjection:
+        from engine.protocol.errors import DocumentNotFound
+
+        projection = DocumentProjection()
+        stream = DOC_PREFIX + name
+        after = 0
+        with _collector_paused():
+            while True:
+                events = await self.store.read_stream(stream, after, limit=READ_BATCH)
+                for event in events:
+                    try:
+                        projection.replay(event)
+                    except (KeyError, TypeError, ValueError, IndexError) as error:
+                        raise UnreplayableEvent(
+                            f"event {event.seq} ({event.type}) of stream {stream!r} cannot be"
+                            f" replayed: {type(error).__name__}: {error}",
+                            seq=event.seq,
+                            stream=stream,
+                        ) from None
+                if len(events) < READ_BATCH:
+                    break
+                after = events[-1].stream_seq
+        if projection.stream_seq == 0:
+            known = ", ".join(await self.document_names()) or "none yet"
+            raise DocumentNotFound(
+                f"no document named {name!r} in {self.path} (documents: {known})",
+                document=name,
+            )
+        return projection
+
+    def document(self, name: str) -> Document:
+        """The live projection of a loaded document. Read it; change it only through commands."""
+        projection = self._documents.get(name)
+        if projection is None:
+            raise ContextNotLoaded(
+                f"document {name!r} is not loaded: await workspace.load_document({name!r})",
+                name=name,
+            )
+        return projection.doc
+
+    def _new_ids(self) -> Ids:
+        if self._ids is None:
+            from engine.protocol.envelope import RandomIds
+
+            self._ids = RandomIds()
+        return self._ids
+
+    async def create_document(
+        self,
+        name: str,
+        markdown: str,
+        *,
+        human: str,
+        policy: str = "single",
+        window_s: int = 60,
+        strategy: str = "first-wins",
+        default_trust: str = "Collaborator",
+    ) -> DocumentInfo:
+        """Make document ``name`` from Markdown, as human custodian ``human``."""
+        from engine.documents import check_document_name, creation_event
+        from engine.protocol.errors import DocumentExists
+
+        self._check_writable()
+        check_document_name(name)
+        check_actor(human)
+        check_text("the document's Markdown", markdown)
+        ids = self._new_ids()
+        now_ns = self._clock()
+        event = creation_event(
+            name=name,
+            markdown=markdown,
+            document_id=ids.uuid(),
+            event_id=ids.uuid(),
+            epoch_ms=now_ns // 1_000_000,
+            human=human,
+            policy=policy,
+            window_s=window_s,
+            strategy=strategy,
+            default_trust=default_trust,
+        )
+        stream = DOC_PREFIX + name
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            for other in others:
+                self._apply(other)
+            if name in self._documents or any(e.stream == stream for e in others):
+                raise DocumentExists(f"document {name!r} already exists", document=name)
+            return [NewEvent(stream, "pact.document.snapshot", event, human, now_ns)]
+
+        # Whether another process made it first: its stream already has events.
+        if await self.store.read_stream(stream, 0, limit=1):
+            raise DocumentExists(f"document {name!r} already exists", document=name)
+        stored = await self._execute(decide)
+        for other in stored:
+            self._apply(other)
+        projection = await self.load_document(name)
+        if projection.doc.id != event["entityId"]:
+            raise DocumentExists(f"document {name!r} already exists", document=name)
+        return projection.info(name)
+
+    async def run_document(
+        self, name: str, command: Command | Mapping[str, Any], actor: Actor
+    ) -> Decision:
+        """Decide one protocol command on document ``name`` as ``actor`` and append its events
+        (after the due work ``tick`` fires) in one transaction. A refusal raises its
+        ``ProtocolError`` after appending only the due work, if any."""
+        from engine.protocol.commands import parse_command
+
+        self._check_writable()
+        check_actor(actor.name)
+        parsed = parse_command(dict(command) if isinstance(command, Mapping) else command)
+        check_fit(parsed.model_dump(mode="json"), "the command")
+        parsed = await self._with_framework(name, parsed)
+        return await self._decide_document(
+            name, lambda doc, now, ids: _decide(doc, parsed, actor, now, ids)
+        )
+
+    async def tick_document(self, name: str) -> Decision:
+        """Fire what is due on document ``name`` now (idempotent: nothing twice)."""
+        from engine.protocol.decide import tick
+
+        self._check_writable()
+        return await self._decide_document(name, tick)
+
+    async def _decide_document(
+        self, name: str, decide_with: Callable[[Document, int, Ids], Decision]
+    ) -> Decision:
+        from engine.protocol.errors import ProtocolError
+
+        projection = await self.load_document(name)
+        stream = DOC_PREFIX + name
+        ids = self._new_ids()
+        now_ns = self._clock()
+        outcome: list[Decision | ProtocolError] = []
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            self._deciding = True
+            for other in others:
+                self._apply(other)
+            try:
+                decision = decide_with(projection.doc, now_ns // 1_000_000, ids)
+                events = decision.events
+                outcome.append(decision)
+            except ProtocolError as refused:
+                if not refused.fired:
+                    raise
+                events = refused.fired
+                outcome.append(refused)
+            return [NewEvent(stream, e["eventType"], e, e["actorDisplay"], now_ns) for e in events]
+
+        try:
+            stored = await self.store.execute(decide)
+        except ProtocolError:
+            raise  # refused before anything was applied
+        except BaseException:
+            # What decide() applied may not be in the log: read the document again when next used.
+            self._documents.pop(name, None)
+            raise
+        if stored:
+            projection.seq, projection.stream_seq = stored[-1].seq, stored[-1].stream_seq
+            self._applied = max(self._applied, stored[-1].seq)
+        result = outcome[-1]
+        if isinstance(result, ProtocolError):
+            raise result
+        return result
+
+    async def _with_framework(self, name: str, command: Command) -> Command:
+        """A classify or clearance on a document with no framework yet names the workspace's
+        framework that holds its level, for the document to adopt."""
+        from engine.protocol.commands import Classify, Clearance
+        from engine.protocol.errors import InvalidRequest
+
+        if not isinstance(command, Classify | Clearance) or command.levels:
+            return command
+        projection = await self.load_document(name)
+        if projection.doc.framework is not None:
+            return command
+        frameworks = await self.frameworks()
+        holding = [
+            (fw, levels)
+            for fw, levels in frameworks.items()
+            if command.level in levels and command.framework in (None, fw)
+        ]
+        if len(holding) != 1:
+            known = "; ".join(f"{fw}: {', '.join(lv)}" for fw, lv in frameworks.items())
+            raise InvalidRequest(
+                f"{'no' if not holding else 'more than one'} framework has level"
+                f" {command.level!r} (frameworks: {known or 'none yet'});"
+                " create one with `tap framework create`, or name it",
+                code="classification.unknown_level",
+            )
+        framework, levels = holding[0]
+        return command.model_copy(update={"framework": framework, "levels": tuple(levels)})
+
+    async def frameworks(self) -> dict[str, list[str]]:
+        """The workspace's classification frameworks: name → levels, lowest first."""
+        from engine.documents import frameworks_from
+
+        return frameworks_from(await self.store.read_stream(FRAMEWORKS))
+
+    async def create_framework(self, name: str, levels: list[str], *, human: str) -> None:
+        from engine.documents import check_levels
+        from engine.protocol.errors import InvalidRequest
+
+        self._check_writable()
+        check_actor(human)
+        check_levels(name, levels)
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            for other in others:
+                self._apply(other)
+            return [
+                NewEvent(FRAMEWORKS, "framework.created", {"name": name, "levels": levels}, human)
+            ]
+
+        if name in await self.frameworks():
+            raise InvalidRequest(f"framework {name!r} already exists", code="framework.exists")
+        stored = await self._execute(decide)
+        for event in stored:
+            self._apply(event)
+
+    async def document_events(
+        self, name: str, after: int = 0, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The v0.3 envelopes of a document with ``sequenceNumber >= after``, oldest first."""
+        await self.load_document(name)
+        events = await self.store.read_stream(DOC_PREFIX + name, after, limit=limit)
+        return [dict(event.payload) for event in events]
 
     # -- the past ------------------------------------------------------------------------------
     def snapshots(self, name: str) -> list[SnapshotEntry]:
@@ -1241,6 +1533,20 @@ class Workspace:
 
     async def verify(self) -> VerifyResult:
         return await self.store.verify()
+
+
+def _decide(doc: Document, command: Command, actor: Actor, now_ms: int, ids: Ids) -> Decision:
+    from engine.protocol.decide import decide
+
+    return decide(doc, command, actor, now_ms, ids)
+
+
+def check_text(what: str, text: str) -> None:
+    problem = text_problem(text)
+    if problem is not None:
+        from engine.protocol.errors import InvalidRequest
+
+        raise InvalidRequest(f"{what}: {problem}")
 
 
 def check_context_name(name: object) -> None:

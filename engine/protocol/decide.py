@@ -1315,6 +1315,9 @@ def parts_for(doc: Document, section: Section, content: str) -> list[dict[str, A
     position = doc._position(section.key)
     following = doc.sections[position + 1].content if position + 1 < len(doc.sections) else ""
     window = section.content + following
+    if following and not content.endswith("\n\n"):
+        # Sections stay apart by a blank line, as Markdown is written.
+        content = content.rstrip("\n") + "\n\n"
     parsed = parse_sections(window)
     target = parsed[0] if section.level == 0 else next(s for s in parsed if s.id != ROOT)
     try:

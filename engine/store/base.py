@@ -217,6 +217,11 @@ class EventStore(Closing):
         """The ``seq`` of the last event in the store, 0 when empty."""
 
     @abstractmethod
+    async def stream_names(self, prefix: str) -> list[str]:
+        """The names of the streams that start with ``prefix``, sorted. Costs in proportion to
+        the number of such streams, not to their events."""
+
+    @abstractmethod
     async def streams(self) -> dict[str, int]:
         """Every stream with its length (its last ``stream_seq``)."""
 

@@ -435,6 +435,23 @@ class SqliteEventStore(EventStore):
         [(seq,)] = await self._query(HEAD_SQL)
         return int(seq)
 
+    async def stream_names(self, prefix: str) -> list[str]:
+        self._check_open()
+        if not prefix:
+            raise ValueError("a stream prefix cannot be empty")
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # the first string past every match
+        # A skip-scan of the (stream, stream_seq) index: one probe per stream, not per event.
+        rows = await self._query(
+            "WITH RECURSIVE names(name) AS ("
+            " SELECT (SELECT MIN(stream) FROM events WHERE stream >= ?1)"
+            " UNION ALL"
+            " SELECT (SELECT MIN(stream) FROM events WHERE stream > name) FROM names"
+            " WHERE name < ?2"
+            ") SELECT name FROM names WHERE name IS NOT NULL AND name < ?2",
+            (prefix, end),
+        )
+        return [name for (name,) in rows]
+
     async def streams(self) -> dict[str, int]:
         self._check_open()
         rows = await self._query(

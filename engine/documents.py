@@ -1,0 +1,156 @@
+"""Documents in the workspace file: each one a stream of v0.3 events, beside the contexts.
+
+A document named ``plan`` is the stream ``doc:plan``; each stored event's payload is the v0.3
+envelope (``event.json``) and its ``sequenceNumber`` is its place in the stream less one, so the
+stream's own gapless numbering and the protocol's agree. The store hash-chains and verifies
+these events like every other. Classification frameworks are workspace-wide: the stream
+``frameworks`` holds one ``framework.created`` event per framework.
+
+``DocumentProjection`` is a loaded document: the protocol's ``Document`` and where in the log it
+stands. The workspace (``engine.workspace``) reads, writes and follows them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine.store import StoredEvent
+
+if TYPE_CHECKING:
+    from engine.protocol.document import Document
+
+DOC_PREFIX = "doc:"
+FRAMEWORKS = "frameworks"
+DOC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+LEVEL = re.compile(r"^[^\x00-\x1f\x7f,]{1,64}$")
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    name: str
+    id: str
+    version: int
+    sections: int
+    agents: int
+    open_proposals: int
+    events: int
+
+
+class DocumentProjection:
+    """A document folded from its stream, and the last event of it applied."""
+
+    def __init__(self) -> None:
+        # The protocol's modules (pydantic, markdown-it) load with the first document.
+        from engine.protocol.document import Document
+
+        self.doc: Document = Document()
+        self.seq = 0  # global seq of the last applied event
+        self.stream_seq = 0
+        self.checkpointed = 0
+
+    def replay(self, event: StoredEvent) -> None:
+        self.doc.apply(event.payload)
+        self.seq, self.stream_seq = event.seq, event.stream_seq
+
+    def info(self, name: str) -> DocumentInfo:
+        doc = self.doc
+        return DocumentInfo(
+            name,
+            doc.id,
+            doc.version,
+            len(doc.sections),
+            len(doc.active),
+            sum(len(v) for v in doc.open_by_section.values()),
+            doc.sequence,
+        )
+
+
+def check_document_name(name: object) -> str:
+    from engine.protocol.errors import InvalidRequest
+
+    if not isinstance(name, str) or not DOC_NAME.match(name):
+        raise InvalidRequest(
+            f"invalid document name {name!r}: 1-64 letters, digits, '_', '.', '-',"
+            " starting with a letter or digit",
+            code="document.invalid_name",
+        )
+    return name
+
+
+def creation_event(
+    *,
+    name: str,
+    markdown: str,
+    document_id: str,
+    event_id: str,
+    epoch_ms: int,
+    human: str,
+    policy: str,
+    window_s: int,
+    strategy: str,
+    default_trust: str,
+) -> dict[str, Any]:
+    """The first event of a document: a ``pact.document.snapshot`` of its sections."""
+    from engine.protocol.envelope import envelope
+    from engine.protocol.errors import InvalidRequest
+    from engine.protocol.model import POLICIES, STRATEGIES, TRUST_LEVELS
+    from engine.protocol.sections import parse_sections, section_content
+
+    if policy not in POLICIES:
+        raise InvalidRequest(f"no policy {policy!r} (policies: {', '.join(POLICIES)})")
+    if strategy not in STRATEGIES:
+        raise InvalidRequest(f"no strategy {strategy!r} (strategies: {', '.join(STRATEGIES)})")
+    if default_trust not in TRUST_LEVELS:
+        raise InvalidRequest(f"no trust level {default_trust!r}")
+    if not 1 <= window_s <= 86_400:
+        raise InvalidRequest(f"window {window_s} s is outside 1 to 86400")
+    markdown = markdown.replace("\r\n", "\n")
+    if markdown and not markdown.endswith("\n"):
+        markdown += "\n"
+    rows = [
+        {"title": s.title, "level": s.level, "content": section_content(markdown, s)}
+        for s in parse_sections(markdown)
+    ]
+    return envelope(
+        event_id=event_id,
+        epoch_ms=epoch_ms,
+        actor_id=f"human:{human}",
+        actor_display=human,
+        actor_kind="Individual",
+        event_type="pact.document.snapshot",
+        document_id=document_id,
+        sequence=0,
+        section_id=None,
+        data={
+            "name": name,
+            "policy": policy,
+            "windowSeconds": window_s,
+            "strategy": strategy,
+            "defaultTrust": default_trust,
+            "sections": rows,
+        },
+    )
+
+
+def check_levels(name: str, levels: list[str]) -> None:
+    from engine.protocol.errors import InvalidRequest
+
+    if not DOC_NAME.match(name):
+        raise InvalidRequest(f"invalid framework name {name!r}")
+    if not levels or len(set(levels)) != len(levels):
+        raise InvalidRequest("a framework needs one or more distinct levels, lowest first")
+    for level in levels:
+        if not LEVEL.match(level):
+            raise InvalidRequest(f"invalid level {level!r}")
+
+
+def frameworks_from(events: list[StoredEvent]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for event in events:
+        payload: Mapping[str, Any] = event.payload
+        if event.type == "framework.created":
+            found[str(payload["name"])] = list(payload["levels"])
+    return found
