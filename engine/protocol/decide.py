@@ -507,7 +507,9 @@ class Decider:
             "baseVersion": base_version,
             "policy": doc.policy,
             "windowSeconds": window_s or doc.window_s,
-            "quorum": quorum,
+            # The fixed quorum (3.) is kept where a count of it decides; elsewhere its size.
+            "quorum": quorum if doc.policy in ("majority", "unanimous") else [],
+            "reviewers": len(quorum),
             "mustAct": must_act,
             "supersedes": list(supersedes),
             "reverts": reverts,
@@ -692,7 +694,7 @@ class Decider:
         need = len(proposal.quorum)
         if proposal.policy == "objection-based":
             if proposal.merge_at_ms is None:
-                if not proposal.quorum:  # nobody cares about this section: merge at once
+                if not proposal.reviewers:  # nobody cares about this section: merge at once
                     self.merge(proposal)
                     return
                 merge_at = self.now + proposal.window_s * 1000

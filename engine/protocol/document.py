@@ -390,6 +390,7 @@ def _proposal_created(doc: Document, event: dict[str, Any], data: dict[str, Any]
         policy=data["policy"],
         window_s=data["windowSeconds"],
         quorum=tuple(data.get("quorum", ())),
+        reviewers=data.get("reviewers", len(data.get("quorum", ()))),
         must_act=tuple(data.get("mustAct", ())),
         stale=base_version < section.version,
         supersedes=tuple(data.get("supersedes", ())),

@@ -132,7 +132,8 @@ class Proposal:
     policy: Policy
     window_s: int
     status: Status = "Pending"
-    quorum: tuple[str, ...] = ()  # the agents eligible to vote, fixed at creation
+    quorum: tuple[str, ...] = ()  # the agents eligible to vote, fixed at creation (3.)
+    reviewers: int = 0  # how many agents were eligible to review it at creation
     approvals: dict[str, Vote] = field(default_factory=dict)
     rejections: dict[str, Vote] = field(default_factory=dict)
     objections: dict[str, Vote] = field(default_factory=dict)
