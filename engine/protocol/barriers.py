@@ -21,7 +21,9 @@ from engine.protocol.model import Agent, Section
 
 def sees(doc: Document, agent: Agent | None, section: Section) -> bool:
     """Whether ``agent`` (None: a human or the system) may know the section exists."""
-    if agent is None:
+    if agent is None or (
+        agent.mode == "Full" and section.rank == 0 and section.organisation is None
+    ):
         return True
     if section.rank > agent.clearance_rank:
         return False

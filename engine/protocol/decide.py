@@ -46,6 +46,7 @@ from engine.protocol.errors import (
 )
 from engine.protocol.merge import merge_three
 from engine.protocol.model import (
+    DEFAULT_SALIENCE,
     EVICT_AFTER_S,
     INVITE_DEFAULT_S,
     LOCK_DEFAULT_S,
@@ -60,6 +61,7 @@ from engine.protocol.model import (
 )
 from engine.protocol.sections import ROOT, parse_sections, replace_section
 
+VOTERS = frozenset({"Collaborator", "Autonomous"})
 # The lowest trust level each agent operation needs; "human" ones no agent may run.
 NEEDS: dict[str, Trust | str] = {
     "join": "Observer",
@@ -528,11 +530,12 @@ class Decider:
         """Agents whose vote counts on ``section`` now (3.): joined, Collaborator or higher,
         salience above 0, and able to read the section."""
         doc = self.doc
+        salience, key = doc.salience, section.key
         return [
             agent
             for agent in doc.active_agents()
-            if trust_rank(agent.trust) >= 2
-            and doc.salience_of(agent.id, section.key) > 0
+            if agent.trust in VOTERS
+            and salience.get((agent.id, key), DEFAULT_SALIENCE) > 0
             and reads(doc, agent, section)
         ]
 

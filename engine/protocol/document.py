@@ -241,8 +241,10 @@ class Document:
         return self.salience.get((agent_id, key), DEFAULT_SALIENCE)
 
     def active_agents(self) -> list[Agent]:
-        """The joined agents, in registration order."""
-        return sorted((self.agents[i] for i in self.active.values()), key=lambda a: a.order)
+        """The joined agents, in registration order (``active`` is filled as they join, and a
+        rejoining agent registers anew, last)."""
+        agents = self.agents
+        return [agents[i] for i in self.active.values()]
 
     # -- proposals -----------------------------------------------------------------------------
     def set_status(self, proposal: Proposal, status: Status, at_ms: int) -> None:

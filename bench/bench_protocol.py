@@ -1,0 +1,274 @@
+"""Benchmarks of the document protocol (issue 11), each figure beside its anchor from this run.
+
+1. One ``propose`` through ``Workspace.run_document`` on a document with 1,000 joined agents and
+   500 sections: median ≤ 2 ms. Anchor: a raw ``store.append`` of one event of the same size.
+2. propose → merged under ``single`` (propose, then one approval): median ≤ 5 ms, same anchor.
+3. Queries at 100k proposals (open on a section, by author, by status): ≤ 5 ms each. Anchor: the
+   same filter as a plain scan over every proposal.
+4. One ``tick`` that fires 10,000 due auto-merges (objection windows ending together), through
+   the workspace (decided and appended in one transaction): ≤ 1 s. Anchor: folding the same
+   events into a copy of the document, which any replay must do.
+5. Reopening a workspace whose document has 1M events: from its checkpoint ÷ a full replay
+   ≤ 0.1.
+
+``python -m bench protocol`` runs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.common import fmt, percentile, report_limit
+from engine.canonical import canonical_json
+from engine.documents import creation_event
+from engine.protocol import views
+from engine.protocol.commands import Actor
+from engine.protocol.decide import decide
+from engine.protocol.document import Document
+from engine.protocol.envelope import CountingIds
+from engine.store import NewEvent, SqliteEventStore
+from engine.workspace import Workspace
+
+AGENTS, SECTIONS = 1_000, 500
+PROPOSALS = 100_000
+DUE = 10_000
+
+
+def sectioned(count: int) -> str:
+    return "Intro.\n\n" + "".join(
+        f"## Section {i}\n\nText of section {i}.\n\n" for i in range(count)
+    )
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.ns = 1_800_000_000_000_000_000
+
+    def __call__(self) -> int:
+        return self.ns
+
+    def advance(self, seconds: float) -> None:
+        self.ns += int(seconds * 1e9)
+
+
+async def _joined(path: Path, clock: Clock, *, policy: str = "single") -> Workspace:
+    ws = await Workspace.open(path, create=True, watch=False, clock=clock, ids=CountingIds())
+    await ws.create_document("plan", sectioned(SECTIONS), human="ann", policy=policy)
+    for i in range(AGENTS):
+        await ws.run_document("plan", {"op": "join", "agentName": f"a{i}"}, Actor.agent(f"a{i}"))
+    return ws
+
+
+async def _propose_and_merge(path: Path) -> tuple[list[float], list[float], list[int]]:
+    clock = Clock()
+    ws = await _joined(path, clock)
+    proposing, merging, sizes = [], [], []
+    try:
+        for i in range(SECTIONS // 2):
+            clock.advance(0.01)
+            command = {
+                "op": "propose",
+                "sectionId": f"sec:section-{i}",
+                "newContent": f"## Section {i}\n\nNew text of section {i}.\n",
+                "summary": "a revision",
+            }
+            start = time.perf_counter()
+            decision = await ws.run_document("plan", command, Actor.agent(f"a{i}"))
+            proposing.append(time.perf_counter() - start)
+            sizes.append(len(canonical_json(decision.events[-1])))
+        for i in range(SECTIONS // 2, SECTIONS):
+            clock.advance(0.01)
+            command = {
+                "op": "propose",
+                "sectionId": f"sec:section-{i}",
+                "newContent": f"## Section {i}\n\nMerged text of section {i}.\n",
+            }
+            start = time.perf_counter()
+            decision = await ws.run_document("plan", command, Actor.agent(f"a{i}"))
+            approve = {"op": "approve", "proposalId": decision.result["proposalId"]}
+            merged = await ws.run_document("plan", approve, Actor.agent(f"a{i + 1}"))
+            merging.append(time.perf_counter() - start)
+            assert merged.result["status"] == "Merged", merged.result
+    finally:
+        await ws.close()
+    return proposing, merging, sizes
+
+
+async def _appends(path: Path, sizes: list[int]) -> list[float]:
+    samples = []
+    async with await SqliteEventStore.open(path, create=True, watch=False) as store:
+        for size in sizes:
+            event = NewEvent("doc:plan", "pact.proposal.created", {"payloadJson": "x" * size})
+            start = time.perf_counter()
+            await store.append([event])
+            samples.append(time.perf_counter() - start)
+    return samples
+
+
+def bench_propose(directory: Path) -> None:
+    print(f"1-2. protocol commands through the workspace ({AGENTS:,} agents, {SECTIONS} sections)")
+    proposing, merging, sizes = asyncio.run(_propose_and_merge(directory / "propose.pact"))
+    anchor = statistics.median(asyncio.run(_appends(directory / "append.pact", sizes)))
+    for name, samples, limit in (
+        ("one propose", proposing, 2.0),
+        ("propose → merged under single (propose + approve)", merging, 5.0),
+    ):
+        median = statistics.median(samples)
+        report_limit(
+            f"{name}, median",
+            median * 1e3,
+            limit,
+            "ms",
+            anchor_text=f"p95 {fmt(percentile(samples, 0.95))}; raw append of one event of the"
+            f" same size {fmt(anchor)}, ratio {median / anchor:.1f}",
+        )
+
+
+def _document_with(proposals: int) -> Document:
+    """A document with ``proposals`` proposals by 1,000 agents over 500 sections: most merged,
+    some rejected, the last ones open."""
+    ids = CountingIds()
+    doc = Document()
+    doc.apply(
+        creation_event(
+            name="plan",
+            markdown=sectioned(SECTIONS),
+            document_id=ids.uuid(),
+            event_id=ids.uuid(),
+            epoch_ms=0,
+            human="ann",
+            policy="single",
+            window_s=60,
+            strategy="first-wins",
+            default_trust="Collaborator",
+        )
+    )
+    now = 1_000
+    for i in range(AGENTS):
+        decide(doc, {"op": "join", "agentName": f"a{i}"}, Actor.agent(f"a{i}"), now, ids)
+    # One simulated millisecond per proposal: nobody falls silent long enough to be evicted.
+    for n in range(proposals):
+        now += 1
+        author = f"a{n % AGENTS}"
+        section = n % SECTIONS
+        command = {
+            "op": "propose",
+            "sectionId": f"sec:section-{section}",
+            "newContent": f"## Section {section}\n\nText {n}.\n",
+        }
+        decision = decide(doc, command, Actor.agent(author), now, ids)
+        if n < proposals - SECTIONS:  # settle it, so the next one on its section is no conflict
+            vote = "approve" if n % 10 else "reject"
+            reviewer = Actor.agent(f"a{(n + 1) % AGENTS}")
+            decide(
+                doc, {"op": vote, "proposalId": decision.result["proposalId"]}, reviewer, now, ids
+            )
+    return doc
+
+
+def _timed(fn: Callable[[], object], repeat: int = 50) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def bench_queries() -> None:
+    print(f"3. queries at {PROPOSALS:,} proposals")
+    start = time.perf_counter()
+    doc = _document_with(PROPOSALS)
+    print(f"  (built by {PROPOSALS:,} decided proposals in {time.perf_counter() - start:.1f} s)")
+    section = doc.by_id["sec:section-7"]
+    author = doc.agent_named("a7")
+    assert author is not None
+    everything = list(doc.proposals.values())
+    queries: list[tuple[str, Callable[[], list[Any]], Callable[[], list[Any]]]] = [
+        (
+            "open proposals on a section",
+            lambda: views.proposals(doc, None, section=section, open_only=True),
+            lambda: [p for p in everything if p.section == section.key and p.status == "Pending"],
+        ),
+        (
+            "proposals by an author",
+            lambda: views.proposals(doc, None, author=author.id),
+            lambda: [p for p in everything if p.author == author.id],
+        ),
+        (
+            "pending proposals (by status)",
+            lambda: views.proposals(doc, None, status="Pending"),
+            lambda: [p for p in everything if p.status == "Pending"],
+        ),
+    ]
+    for name, query, scan in queries:
+        found, scanned = query(), scan()
+        assert [p.id for p in found] == [p.id for p in scanned], name
+        figure, anchor = _timed(query), _timed(scan, 5)
+        report_limit(
+            f"{name} ({len(found):,} found)",
+            figure * 1e3,
+            5.0,
+            "ms",
+            anchor_text=f"a scan of all {len(everything):,} {fmt(anchor)},"
+            f" ratio {figure / anchor:.3f}",
+        )
+
+
+async def _due_merges(path: Path) -> tuple[float, float, int]:
+    clock = Clock()
+    ws = await Workspace.open(path, create=True, watch=False, clock=clock, ids=CountingIds())
+    try:
+        await ws.create_document("many", sectioned(DUE), human="ann", policy="objection-based")
+        for name in ("author", "reviewer"):
+            await ws.run_document("many", {"op": "join", "agentName": name}, Actor.agent(name))
+        for i in range(DUE):
+            command = {
+                "op": "propose",
+                "sectionId": f"sec:section-{i}",
+                "newContent": f"## Section {i}\n\nRevised {i}.\n",
+            }
+            await ws.run_document("many", command, Actor.agent("author"))
+        for name in ("author", "reviewer"):
+            await ws.run_document("many", {"op": "heartbeat"}, Actor.agent(name))
+        before = copy.deepcopy(ws.document("many"))
+        clock.advance(61)
+        start = time.perf_counter()
+        decision = await ws.tick_document("many")
+        ticking = time.perf_counter() - start
+        merged = sum(e["eventType"] == "pact.proposal.auto-merged" for e in decision.events)
+        start = time.perf_counter()
+        for event in decision.events:
+            before.apply(event)
+        folding = time.perf_counter() - start
+    finally:
+        await ws.close()
+    return ticking, folding, merged
+
+
+def bench_tick(directory: Path) -> None:
+    print(f"4. one tick firing {DUE:,} due auto-merges")
+    ticking, folding, merged = asyncio.run(_due_merges(directory / "due.pact"))
+    assert merged == DUE, merged
+    report_limit(
+        f"tick firing {merged:,} auto-merges (decided and appended)",
+        ticking,
+        1.0,
+        "s",
+        anchor_text=f"folding the same events {fmt(folding)}, ratio {ticking / folding:.1f}",
+    )
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        directory = Path(folder)
+        bench_propose(directory)
+        bench_queries()
+        bench_tick(directory)
