@@ -352,6 +352,8 @@ def _verified(
     first, last = replaced[0].start, replaced[-1].end
     if first != target.start or _join(lines[first:last]) != _join(proposal.lines):
         return None
+    # Implied by the checks above today (what follows a top-level heading parses the same
+    # wherever it stands), checked because it is the promise: exactly the proposal's headings.
     if target.id != ROOT:
         for section, heading in zip(replaced, proposal.headings, strict=True):
             expected = (heading.level, heading.title, target.start + heading.line)
