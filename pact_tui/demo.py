@@ -103,16 +103,167 @@ WRITER: list[Command] = [
 CONTEXTS: dict[str, list[Command]] = {"researcher": RESEARCHER, "writer": WRITER}
 
 
+MEMO = """\
+Prepared for the board.
+
+# Summary
+
+The project is on budget and on time.
+
+# Risk
+
+Currency exposure is unhedged.
+
+## Mitigation
+
+None yet.
+
+# Budget
+
+Total: $1.8M.
+
+## Line Items
+
+- Personnel: $1.2M
+- Cloud: $0.6M
+
+# Financials
+
+Quarterly figures, board only.
+"""
+
+# The demo document: four agents and a custodian, each step as (actor, command); "ann" is the
+# human. It leaves a merged proposal, one waiting out its objection window, a conflict escalated
+# to the custodian, an open question, a lock, and a Confidential section.
+MEMO_SCRIPT: list[tuple[str, dict[str, Any]]] = [
+    ("legal", {"op": "join", "agentName": "legal", "role": "compliance"}),
+    ("finance", {"op": "join", "agentName": "finance", "role": "reviewer"}),
+    ("editor", {"op": "join", "agentName": "editor", "role": "editor"}),
+    ("intern", {"op": "join", "agentName": "intern", "role": "observer"}),
+    ("ann", {"op": "trust", "agent": "intern", "level": "Observer", "why": "new on the team"}),
+    ("legal", {"op": "salience", "sectionId": "sec:risk", "score": 9}),
+    ("finance", {"op": "salience", "sectionId": "sec:risk", "score": 6}),
+    ("editor", {"op": "salience", "sectionId": "sec:risk", "score": 2}),
+    ("finance", {"op": "salience", "sectionId": "sec:budget", "score": 10}),
+    ("intern", {"op": "salience", "sectionId": "sec:summary", "score": 3}),
+    (
+        "legal",
+        {
+            "op": "intent",
+            "sectionId": "sec:risk",
+            "goal": "Add currency risk language",
+            "category": "compliance",
+        },
+    ),
+    (
+        "legal",
+        {
+            "op": "constrain",
+            "sectionId": "sec:risk",
+            "boundary": "Must reference hedging policy",
+            "category": "legal",
+            "reasoning": "Regulator letter of March",
+        },
+    ),
+    (
+        "finance",
+        {
+            "op": "constrain",
+            "sectionId": "sec:risk",
+            "boundary": "Must not name specific instruments",
+        },
+    ),
+    (
+        "editor",
+        {
+            "op": "propose",
+            "sectionId": "sec:summary",
+            "newContent": "# Summary\n\nThe project is on budget, on time, and hedged.\n",
+            "summary": "Say we hedge",
+        },
+    ),
+    ("legal", {"op": "approve", "proposalId": "@last"}),
+    (
+        "ann",
+        {
+            "op": "policy",
+            "policy": "objection-based",
+            "strategy": "human-escalate",
+            "why": "let silence count from here",
+        },
+    ),
+    (
+        "legal",
+        {
+            "op": "propose",
+            "sectionId": "sec:risk",
+            "newContent": "# Risk\n\nCurrency exposure is hedged under policy H-2.\n",
+            "summary": "Added currency risk allocation",
+        },
+    ),
+    (
+        "finance",
+        {
+            "op": "propose",
+            "sectionId": "sec:risk",
+            "newContent": "# Risk\n\nCurrency exposure is capped at 10%.\n",
+            "summary": "Cap exposure",
+        },
+    ),
+    (
+        "editor",
+        {
+            "op": "propose",
+            "sectionId": "sec:budget/line-items",
+            "newContent": "## Line Items\n\n- Personnel: $1.1M\n- Cloud: $0.7M\n",
+            "summary": "Move $0.1M to cloud",
+        },
+    ),
+    ("finance", {"op": "lock", "sectionId": "sec:budget", "ttlSeconds": 60}),
+    (
+        "legal",
+        {
+            "op": "ask-human",
+            "question": "Include force majeure in the risk clause?",
+            "sectionId": "sec:risk",
+            "timeoutSeconds": 3600,
+        },
+    ),
+    ("ann", {"op": "classify", "sectionId": "sec:financials", "level": "Confidential"}),
+]
+
+
 async def create_demo(path: Path, clock: Callable[[], int] | None = None) -> None:
-    """A fresh workspace at ``path`` holding the demo contexts."""
+    """A fresh workspace at ``path`` holding the demo contexts and the demo document."""
     kwargs: dict[str, Any] = {"create": True, "watch": False}
     if clock is not None:
+        from engine.protocol.envelope import CountingIds
+
         kwargs["clock"] = clock
+        kwargs["ids"] = CountingIds()  # a fixed clock makes a fixed workspace: ids too
     async with await Workspace.open(path, **kwargs) as workspace:
         for name, commands in CONTEXTS.items():
             await workspace.create_context(name, actor="demo")
             for command in commands:
                 await workspace.run(name, command, actor=name)
+        await create_memo(workspace)
+
+
+async def create_memo(workspace: Workspace) -> None:
+    """The demo document ``memo`` (see ``MEMO_SCRIPT``)."""
+    from engine.protocol.commands import Actor
+
+    await workspace.create_framework(
+        "Sensitivity", ["Public", "Internal", "Confidential", "Restricted"], human="ann"
+    )
+    await workspace.create_document("memo", MEMO, human="ann", policy="single")
+    last = ""
+    for who, command in MEMO_SCRIPT:
+        if command.get("proposalId") == "@last":
+            command = {**command, "proposalId": last}
+        actor = Actor.human(who) if who == "ann" else Actor.agent(who)
+        decision = await workspace.run_document("memo", command, actor)
+        last = decision.result.get("proposalId", last)
 
 
 def live_script() -> Iterator[tuple[str, Command]]:
