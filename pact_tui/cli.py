@@ -739,7 +739,8 @@ def _fail(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> No
 def _refused(args: argparse.Namespace, error: ProtocolError) -> None:
     """``{"errors": [{"code", "description", "metadata"}]}`` with ``--json``, else one line."""
     if getattr(args, "json", False):
-        entry = {"metadata": {}, **error.wire()}
+        entry = error.wire()
+        entry.setdefault("metadata", {})
         _print(json.dumps({"errors": [entry]}, ensure_ascii=False, default=str), file=sys.stderr)
     else:
         message = " ".join(error.description.split())
