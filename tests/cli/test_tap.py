@@ -73,9 +73,23 @@ def test_doc_create_list_show_export_log(tmp_path: Path) -> None:
     path = tmp_path / "new" / "w.pact"
     path.parent.mkdir()
     created = data(
-        "doc", "create", path, "c", "--from", source, "--policy", "objection-based",
-        "--window", "5", "--strategy", "vote", "--trust", "Suggester", "--human", "alice",
-    )  # fmt: skip
+        "doc",
+        "create",
+        path,
+        "c",
+        "--from",
+        source,
+        "--policy",
+        "objection-based",
+        "--window",
+        "5",
+        "--strategy",
+        "vote",
+        "--trust",
+        "Suggester",
+        "--human",
+        "alice",
+    )
     assert created["created"] == "c"
     [row] = data("doc", "list", path)
     assert (row["name"], row["sections"], row["events"]) == ("c", 3, 1)
@@ -113,19 +127,43 @@ def test_agent_lifecycle(ws: Path) -> None:
     ids = [row["sectionId"] for row in data("tap", "sections", ws, "contract", *me)]
     assert ids == ["sec:_root", "sec:risk", "sec:budget"]
     intent = data(
-        "tap", "intent", ws, "contract", *me, "--section", "sec:risk",
-        "--goal", "Add currency risk language", "--category", "compliance",
-    )  # fmt: skip
+        "tap",
+        "intent",
+        ws,
+        "contract",
+        *me,
+        "--section",
+        "sec:risk",
+        "--goal",
+        "Add currency risk language",
+        "--category",
+        "compliance",
+    )
     assert intent["status"] == "Proposed"
     ok(
-        "tap", "constrain", ws, "contract", *me, "--section", "sec:risk",
-        "--boundary", "Must reference hedging policy",
-    )  # fmt: skip
+        "tap",
+        "constrain",
+        ws,
+        "contract",
+        *me,
+        "--section",
+        "sec:risk",
+        "--boundary",
+        "Must reference hedging policy",
+    )
     proposal = data(
-        "tap", "propose", ws, "contract", *me, "--section", "sec:risk",
-        "--content", "## Risk\\n\\nRevised with currency risk...",
-        "--summary", "Added currency risk allocation",
-    )  # fmt: skip
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        *me,
+        "--section",
+        "sec:risk",
+        "--content",
+        "## Risk\\n\\nRevised with currency risk...",
+        "--summary",
+        "Added currency risk allocation",
+    )
     assert proposal["status"] == "Pending"
     assert proposal["activeConstraints"] == [
         {"boundary": "Must reference hedging policy", "category": ""}
@@ -160,8 +198,17 @@ def test_agent_from_the_environment(ws: Path, monkeypatch: pytest.MonkeyPatch) -
     assert [a["name"] for a in rows] == ["env-bot"]
     ok("tap", "salience", ws, "contract", "--section", "sec:risk", "--score", "3")
     monkeypatch.delenv("PACT_AGENT")
-    refused("tap", "salience", ws, "contract", "--section", "sec:risk", "--score", "3",
-            code="request.invalid")  # fmt: skip
+    refused(
+        "tap",
+        "salience",
+        ws,
+        "contract",
+        "--section",
+        "sec:risk",
+        "--score",
+        "3",
+        code="request.invalid",
+    )
 
 
 def test_ics_pre_alignment(ws: Path) -> None:
@@ -170,14 +217,42 @@ def test_ics_pre_alignment(ws: Path) -> None:
         ok("tap", "join", ws, "contract", "--as", name)
     legal, finance = ("--agent", "Agent-Legal"), ("--agent", "Agent-Finance")
     risk = ("--section", "sec:risk")
-    ok("tap", "intent", ws, "contract", *legal, *risk, "--goal", "Need currency risk language",
-       "--category", "compliance")  # fmt: skip
+    ok(
+        "tap",
+        "intent",
+        ws,
+        "contract",
+        *legal,
+        *risk,
+        "--goal",
+        "Need currency risk language",
+        "--category",
+        "compliance",
+    )
     ok("tap", "salience", ws, "contract", *legal, *risk, "--score", "8")
-    ok("tap", "constrain", ws, "contract", *legal, *risk, "--boundary",
-       "Must reference hedging policy")  # fmt: skip
+    ok(
+        "tap",
+        "constrain",
+        ws,
+        "contract",
+        *legal,
+        *risk,
+        "--boundary",
+        "Must reference hedging policy",
+    )
     ok("tap", "salience", ws, "contract", *finance, *risk, "--score", "6")
-    ok("tap", "constrain", ws, "contract", *finance, *risk, "--boundary",
-       "Must not name specific instruments", "--reasoning", "desk strategy is private")  # fmt: skip
+    ok(
+        "tap",
+        "constrain",
+        ws,
+        "contract",
+        *finance,
+        *risk,
+        "--boundary",
+        "Must not name specific instruments",
+        "--reasoning",
+        "desk strategy is private",
+    )
     assert types(ws, "contract", 3) == [
         "pact.intent.declared",
         "pact.salience.set",
@@ -205,25 +280,77 @@ def test_objection_based_merge(tmp_path: Path) -> None:
     source = tmp_path / "c.md"
     source.write_text(CONTRACT, encoding="utf-8")
     path = tmp_path / "w.pact"
-    ok("doc", "create", path, "c", "--from", source, "--policy", "objection-based",
-       "--window", "1", "--human", "alice")  # fmt: skip
+    ok(
+        "doc",
+        "create",
+        path,
+        "c",
+        "--from",
+        source,
+        "--policy",
+        "objection-based",
+        "--window",
+        "1",
+        "--human",
+        "alice",
+    )
     ok("tap", "join", path, "c", "--as", "legal")
     ok("tap", "join", path, "c", "--as", "finance")
     legal, risk = ("--agent", "legal"), ("--section", "sec:risk")
     before = head(path, "c")
-    refused("tap", "propose", path, "c", *legal, *risk, "--content", "New risk language...",
-            "--summary", "Added currency risk", code="content.invalid")  # fmt: skip
+    refused(
+        "tap",
+        "propose",
+        path,
+        "c",
+        *legal,
+        *risk,
+        "--content",
+        "New risk language...",
+        "--summary",
+        "Added currency risk",
+        code="content.invalid",
+    )
     assert head(path, "c") == before
-    first = data("tap", "propose", path, "c", *legal, *risk, "--content",
-                 "## Risk\\n\\nNew risk language...", "--summary", "Added currency risk")  # fmt: skip
+    first = data(
+        "tap",
+        "propose",
+        path,
+        "c",
+        *legal,
+        *risk,
+        "--content",
+        "## Risk\\n\\nNew risk language...",
+        "--summary",
+        "Added currency risk",
+    )
     assert data("tap", "tick", path, "c") == {"fired": 0}  # the window is not over
-    objected = data("tap", "object", path, "c", "--agent", "finance", "--proposal",
-                    first["proposalId"], "--reason",
-                    "Violates constraint: names specific instruments")  # fmt: skip
+    objected = data(
+        "tap",
+        "object",
+        path,
+        "c",
+        "--agent",
+        "finance",
+        "--proposal",
+        first["proposalId"],
+        "--reason",
+        "Violates constraint: names specific instruments",
+    )
     assert objected["status"] == "Objected"
     # The author revises with a new proposal; silence for the window is consent.
-    data("tap", "propose", path, "c", *legal, *risk, "--content",
-         "## Risk\\n\\nRevised risk language.", "--summary", "Revised")  # fmt: skip
+    data(
+        "tap",
+        "propose",
+        path,
+        "c",
+        *legal,
+        *risk,
+        "--content",
+        "## Risk\\n\\nRevised risk language.",
+        "--summary",
+        "Revised",
+    )
     assert data("tap", "tick", path, "c") == {"fired": 0}
     time.sleep(1.2)
     assert data("tap", "tick", path, "c") == {"fired": 1}
@@ -250,13 +377,32 @@ def test_section_locking(ws: Path) -> None:
     assert row["lock"]["holder"] == "drafter"
     assert "locked by drafter" in ok("doc", "show", ws, "contract").out
     before = head(ws, "contract")
-    error = refused("tap", "propose", ws, "contract", "--agent", "other", *budget,
-                    "--content", "## Budget\\n\\nMine.", code="section.locked")  # fmt: skip
+    error = refused(
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        "--agent",
+        "other",
+        *budget,
+        "--content",
+        "## Budget\\n\\nMine.",
+        code="section.locked",
+    )
     assert error["metadata"]["lockedBy"] == "drafter"
     assert head(ws, "contract") == before  # a refused command appends nothing
-    proposal = data("tap", "propose", ws, "contract", *me, *budget,
-                    "--content", "## Budget\\n\\nUpdated budget...",
-                    "--summary", "Revised totals")  # fmt: skip
+    proposal = data(
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        *me,
+        *budget,
+        "--content",
+        "## Budget\\n\\nUpdated budget...",
+        "--summary",
+        "Revised totals",
+    )
     assert proposal["status"] == "Pending"
     [row] = [r for r in data("tap", "sections", ws, "contract", *me) if r["title"] == "Budget"]
     assert row["pending"] == 1
@@ -272,24 +418,67 @@ def test_section_locking(ws: Path) -> None:
 def test_escalation(ws: Path) -> None:
     """The "Escalation flow": ask-human, respond, a binding resolution."""
     ok("tap", "join", ws, "contract", "--as", "legal")
-    asked = data("tap", "ask-human", ws, "contract", "--agent", "legal",
-                 "--question", "Should we include force majeure in the risk clause?",
-                 "--section", "sec:risk", "--timeout", "3600")  # fmt: skip
+    asked = data(
+        "tap",
+        "ask-human",
+        ws,
+        "contract",
+        "--agent",
+        "legal",
+        "--question",
+        "Should we include force majeure in the risk clause?",
+        "--section",
+        "sec:risk",
+        "--timeout",
+        "3600",
+    )
     assert asked["status"] == "open"
     # An agent may not answer: respond is the human's.
-    refused("tap", "respond", ws, "contract", "--agent", "legal", "--query", asked["queryId"],
-            "--response", "yes", code="auth.forbidden")  # fmt: skip
-    answered = data("tap", "respond", ws, "contract", "--human", "alice",
-                    "--query", asked["queryId"],
-                    "--response", "Yes, include force majeure with standard wording")  # fmt: skip
+    refused(
+        "tap",
+        "respond",
+        ws,
+        "contract",
+        "--agent",
+        "legal",
+        "--query",
+        asked["queryId"],
+        "--response",
+        "yes",
+        code="auth.forbidden",
+    )
+    answered = data(
+        "tap",
+        "respond",
+        ws,
+        "contract",
+        "--human",
+        "alice",
+        "--query",
+        asked["queryId"],
+        "--response",
+        "Yes, include force majeure with standard wording",
+    )
     assert answered["status"] == "answered"
-    resolution = data("tap", "resolve", ws, "contract", "--human", "alice",
-                      "--section", "sec:risk",
-                      "--decision", "Use standard force majeure clause from template v2",
-                      "--justification", "Per legal policy 4.3", "--override")  # fmt: skip
+    resolution = data(
+        "tap",
+        "resolve",
+        ws,
+        "contract",
+        "--human",
+        "alice",
+        "--section",
+        "sec:risk",
+        "--decision",
+        "Use standard force majeure clause from template v2",
+        "--justification",
+        "Per legal policy 4.3",
+        "--override",
+    )
     assert resolution["sectionId"] == "sec:risk"
-    briefing = data("tap", "escalation-briefing", ws, "contract", "--human", "alice",
-                    "--section", "sec:risk")  # fmt: skip
+    briefing = data(
+        "tap", "escalation-briefing", ws, "contract", "--human", "alice", "--section", "sec:risk"
+    )
     assert briefing["questions"][0]["status"] == "answered"
     assert types(ws, "contract", 2) == [
         "pact.human.asked",
@@ -303,12 +492,35 @@ def test_errors_have_the_v03_shape_and_append_nothing(ws: Path) -> None:
     before = head(ws, "contract")
     refused("tap", "join", ws, "contract", "--as", "bot", code="agent.already_joined")
     refused("tap", "get", ws, "contract", "--agent", "stranger", code="agent.not_joined")
-    refused("tap", "intent", ws, "contract", "--agent", "bot", "--section", "sec:nope",
-            "--goal", "g", code="section.not_found")  # fmt: skip
-    refused("tap", "approve", ws, "contract", "no-such", "--agent", "bot",
-            code="proposal.not_found")  # fmt: skip
-    refused("tap", "policy", ws, "contract", "--agent", "bot", "--policy", "auto",
-            "--why", "faster", code="auth.forbidden")  # fmt: skip
+    refused(
+        "tap",
+        "intent",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:nope",
+        "--goal",
+        "g",
+        code="section.not_found",
+    )
+    refused(
+        "tap", "approve", ws, "contract", "no-such", "--agent", "bot", code="proposal.not_found"
+    )
+    refused(
+        "tap",
+        "policy",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--policy",
+        "auto",
+        "--why",
+        "faster",
+        code="auth.forbidden",
+    )
     refused(
         "tap",
         "trust",
@@ -319,41 +531,97 @@ def test_errors_have_the_v03_shape_and_append_nothing(ws: Path) -> None:
         "--level",
         "Autonomous",
         code="request.invalid",
-    )  # fmt: skip  (no actor: --agent names the target)
-    refused("tap", "poll", ws, "contract", "--agent", "bot", "--limit", "201",
-            code="request.invalid")  # fmt: skip
-    refused("tap", "poll", ws, "contract", "--agent", "bot", "--since", "evt_x",
-            code="request.invalid")  # fmt: skip
-    refused("tap", "propose", ws, "contract", "--agent", "bot", "--section", "sec:risk",
-            code="request.invalid")  # fmt: skip
+    )  # no actor: --agent names the target
+    refused(
+        "tap", "poll", ws, "contract", "--agent", "bot", "--limit", "201", code="request.invalid"
+    )
+    refused(
+        "tap", "poll", ws, "contract", "--agent", "bot", "--since", "evt_x", code="request.invalid"
+    )
+    refused(
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:risk",
+        code="request.invalid",
+    )
     assert head(ws, "contract") == before
 
 
 def test_idempotency_key(ws: Path) -> None:
     ok("tap", "join", ws, "contract", "--as", "bot")
-    args = ("tap", "comment", ws, "contract", "--agent", "bot", "--section", "sec:risk",
-            "--text", "looks fine", "--idempotency-key", "k1")  # fmt: skip
+    args = (
+        "tap",
+        "comment",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:risk",
+        "--text",
+        "looks fine",
+        "--idempotency-key",
+        "k1",
+    )
     first = data(*args)
     # The engine answers a retry of a non-proposal command with {"id": …} (the same id, under
     # another key than the first answer's "commentId"): compare the ids.
     assert list(data(*args).values()) == list(first.values())
     assert types(ws, "contract").count("pact.comment.added") == 1
-    propose = ("tap", "propose", ws, "contract", "--agent", "bot", "--section", "sec:risk",
-               "--content", "## Risk\\n\\nNew.", "--idempotency-key", "k2")  # fmt: skip
+    propose = (
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:risk",
+        "--content",
+        "## Risk\\n\\nNew.",
+        "--idempotency-key",
+        "k2",
+    )
     assert data(*propose) == data(*propose)
     assert types(ws, "contract").count("pact.proposal.created") == 1
-    refused("tap", "comment", ws, "contract", "--agent", "bot", "--section", "sec:risk",
-            "--text", "other", "--idempotency-key", "k1",
-            code="request.idempotency_mismatch")  # fmt: skip
+    refused(
+        "tap",
+        "comment",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:risk",
+        "--text",
+        "other",
+        "--idempotency-key",
+        "k1",
+        code="request.idempotency_mismatch",
+    )
 
 
 def test_poll_cursor(ws: Path) -> None:
     ok("tap", "join", ws, "contract", "--as", "bot")
     for score in range(5):
-        ok("tap", "salience", ws, "contract", "--agent", "bot", "--section", "sec:risk",
-           "--score", score)  # fmt: skip
-    page = data("tap", "poll", ws, "contract", "--agent", "bot", "--since", "evt_0",
-                "--limit", "3")  # fmt: skip
+        ok(
+            "tap",
+            "salience",
+            ws,
+            "contract",
+            "--agent",
+            "bot",
+            "--section",
+            "sec:risk",
+            "--score",
+            score,
+        )
+    page = data("tap", "poll", ws, "contract", "--agent", "bot", "--since", "evt_0", "--limit", "3")
     assert [e["sequenceNumber"] for e in page["items"]] == [0, 1, 2]
     assert (page["nextCursor"], page["hasMore"]) == ("evt_3", True)
     page = data("tap", "poll", ws, "contract", "--agent", "bot", "--since", page["nextCursor"])
@@ -366,8 +634,20 @@ def test_poll_cursor(ws: Path) -> None:
 def test_content_file_and_human_edit(ws: Path, tmp_path: Path) -> None:
     text = tmp_path / "risk.md"
     text.write_text("## Risk\n\nFrom a file, with a \\n kept.\n", encoding="utf-8")
-    ok("tap", "edit", ws, "contract", "--human", "alice", "--section", "sec:risk",
-       "--content-file", text, "--why", "house style")  # fmt: skip
+    ok(
+        "tap",
+        "edit",
+        ws,
+        "contract",
+        "--human",
+        "alice",
+        "--section",
+        "sec:risk",
+        "--content-file",
+        text,
+        "--why",
+        "house style",
+    )
     assert "From a file, with a \\n kept." in ok("doc", "export", ws, "contract").out
 
 
@@ -388,20 +668,71 @@ def barriered(tmp_path: Path) -> Path:
     path = tmp_path / "b.pact"
     ok("doc", "create", path, "b", "--from", source, "--human", "alice")
     # The "Information barrier commands" example.
-    ok("tap", "framework", "create", path, "--name", "Sensitivity",
-       "--levels", "Public,Internal,Confidential,Restricted", "--human", "alice")  # fmt: skip
-    ok("tap", "classify", path, "b", "--human", "alice", "--section", SECRET_ID,
-       "--level", "Confidential")  # fmt: skip
+    ok(
+        "tap",
+        "framework",
+        "create",
+        path,
+        "--name",
+        "Sensitivity",
+        "--levels",
+        "Public,Internal,Confidential,Restricted",
+        "--human",
+        "alice",
+    )
+    ok(
+        "tap",
+        "classify",
+        path,
+        "b",
+        "--human",
+        "alice",
+        "--section",
+        SECRET_ID,
+        "--level",
+        "Confidential",
+    )
     ok("tap", "join", path, "b", "--as", "outsider")
     ok("tap", "join", path, "b", "--as", "insider")
-    ok("tap", "clearance", path, "b", "--human", "alice", "--agent", "insider",
-       "--level", "Confidential")  # fmt: skip
+    ok(
+        "tap",
+        "clearance",
+        path,
+        "b",
+        "--human",
+        "alice",
+        "--agent",
+        "insider",
+        "--level",
+        "Confidential",
+    )
     # Things happen in the hidden section.
-    ok("tap", "propose", path, "b", "--agent", "insider", "--section", SECRET_ID, "--content",
-       f"## Financials {TITLE_CANARY}\\n\\nNow {CONTENT_CANARY} twice: {CONTENT_CANARY}.",
-       "--summary", f"summary {CONTENT_CANARY}")  # fmt: skip
-    ok("tap", "intent", path, "b", "--agent", "insider", "--section", SECRET_ID,
-       "--goal", f"goal {CONTENT_CANARY}")  # fmt: skip
+    ok(
+        "tap",
+        "propose",
+        path,
+        "b",
+        "--agent",
+        "insider",
+        "--section",
+        SECRET_ID,
+        "--content",
+        f"## Financials {TITLE_CANARY}\\n\\nNow {CONTENT_CANARY} twice: {CONTENT_CANARY}.",
+        "--summary",
+        f"summary {CONTENT_CANARY}",
+    )
+    ok(
+        "tap",
+        "intent",
+        path,
+        "b",
+        "--agent",
+        "insider",
+        "--section",
+        SECRET_ID,
+        "--goal",
+        f"goal {CONTENT_CANARY}",
+    )
     return path
 
 
@@ -424,11 +755,22 @@ def test_barrier_holds_on_every_cli_path(barriered: Path) -> None:
             ("tap", "sections", path, "b", *out),
             ("tap", "poll", path, "b", *out, "--since", "evt_0", "--limit", "200"),
             ("tap", "escalation-briefing", path, "b", *out, "--section", SECRET_ID),
-            ("tap", "propose", path, "b", *out, "--section", SECRET_ID,
-             "--content", "## X\\n\\ny", "--summary", "s"),
+            (
+                "tap",
+                "propose",
+                path,
+                "b",
+                *out,
+                "--section",
+                SECRET_ID,
+                "--content",
+                "## X\\n\\ny",
+                "--summary",
+                "s",
+            ),
             ("tap", "lock", path, "b", *out, "--section", SECRET_ID, "--ttl", "10"),
             ("tap", "intent", path, "b", *out, "--section", SECRET_ID, "--goal", "g"),
-        ):  # fmt: skip
+        ):
             _no_canary(cli(*args, *json_flag))
     # A hidden section is refused as one that does not exist: no oracle.
     hidden = refused(
@@ -440,8 +782,16 @@ def test_barrier_holds_on_every_cli_path(barriered: Path) -> None:
     assert hidden["description"].replace(SECRET_ID, "X") == missing["description"].replace(
         "sec:nope", "X"
     )
-    refused("tap", "escalation-briefing", path, "b", *out, "--section", SECRET_ID,
-            code="section.not_found")  # fmt: skip
+    refused(
+        "tap",
+        "escalation-briefing",
+        path,
+        "b",
+        *out,
+        "--section",
+        SECRET_ID,
+        code="section.not_found",
+    )
     assert head(path, "b") == before
     # The outsider's poll keeps the hidden events' envelopes, their payloads withheld.
     items = data("tap", "poll", path, "b", *out)["items"]
@@ -469,10 +819,30 @@ def _watcher(*args: object) -> subprocess.Popen[str]:
 
 def test_watch_streams_new_events_and_stops_after_count(barriered: Path) -> None:
     watcher = _watcher(barriered, "b", "--agent", "outsider", "--json", "--count", "2")
-    ok("tap", "salience", barriered, "b", "--agent", "outsider", "--section", "sec:risk",
-       "--score", "4")  # fmt: skip
-    ok("tap", "comment", barriered, "b", "--agent", "insider", "--section", SECRET_ID,
-       "--text", f"note {CONTENT_CANARY}")  # fmt: skip
+    ok(
+        "tap",
+        "salience",
+        barriered,
+        "b",
+        "--agent",
+        "outsider",
+        "--section",
+        "sec:risk",
+        "--score",
+        "4",
+    )
+    ok(
+        "tap",
+        "comment",
+        barriered,
+        "b",
+        "--agent",
+        "insider",
+        "--section",
+        SECRET_ID,
+        "--text",
+        f"note {CONTENT_CANARY}",
+    )
     out, err = watcher.communicate(timeout=30)
     assert watcher.returncode == 0, err
     lines = out.splitlines()
@@ -491,6 +861,6 @@ def test_watch_from_a_cursor_then_stops_on_sigterm(ws: Path) -> None:
     line = watcher.stdout.readline()
     assert "pact.agent.joined" in line
     watcher.send_signal(signal.SIGTERM)
-    out, err = watcher.communicate(timeout=30)
+    _out, err = watcher.communicate(timeout=30)
     assert watcher.returncode == 0, err
     assert "Traceback" not in err
