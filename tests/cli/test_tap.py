@@ -864,3 +864,36 @@ def test_watch_from_a_cursor_then_stops_on_sigterm(ws: Path) -> None:
     _out, err = watcher.communicate(timeout=30)
     assert watcher.returncode == 0, err
     assert "Traceback" not in err
+
+
+def test_watch_stops_cleanly_on_ctrl_c(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    watcher = _watcher(ws, "contract", "--agent", "bot")
+    watcher.send_signal(signal.SIGINT)
+    out, err = watcher.communicate(timeout=30)
+    assert (watcher.returncode, out) == (0, "")
+    assert "Traceback" not in err
+
+
+def test_invite_token_provisions_clearance(barriered: Path) -> None:
+    invite = data(
+        "tap",
+        "invite",
+        barriered,
+        "b",
+        "--human",
+        "alice",
+        "--trust",
+        "Collaborator",
+        "--clearance",
+        "Confidential",
+        "--mode",
+        "Full",
+    )
+    token = invite["token"]
+    assert token not in json.dumps(data("doc", "log", barriered, "b"))  # only its hash is kept
+    ok("tap", "join", barriered, "b", "--as", "invited", "--token", token)
+    assert CONTENT_CANARY in ok("tap", "get", barriered, "b", "--agent", "invited").out
+    refused(
+        "tap", "join", barriered, "b", "--as", "again", "--token", token, code="auth.unauthorized"
+    )
