@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO
 
 from engine.canonical import MAX_NESTING, text_problem, whole_number
 from engine.context import ContextError, Node
+from engine.protocol.errors import ProtocolError
 from engine.store import StoreError
 from engine.visible import visible
 
@@ -636,10 +637,14 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("older", help="a snapshot id, eN (episode N), -N (N-th newest) or now")
     diff.add_argument("newer", nargs="?", default="now")
     add("snapshots", _ctx_snapshots, "list a context's snapshots")
+
+    from .tap import register  # doc and tap: documents and the PACT v0.3 verbs
+
+    register(commands, common)
     return parser
 
 
-COMMANDS = ("open", "demo", "ctx", "verify", "backup")
+COMMANDS = ("open", "demo", "ctx", "verify", "backup", "doc", "tap")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -673,6 +678,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(args.sync(args))
     try:
         code = asyncio.run(args.handler(args)) or 0
+    except ProtocolError as error:  # a refused protocol command: the v0.3 error document
+        _refused(args, error)
     except (ContextError, StoreError) as error:
         _fail(args, str(error), error.to_dict())
     except KeyboardInterrupt:
@@ -727,6 +734,17 @@ def _fail(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> No
         _print(error, file=sys.stderr)
     else:
         _print(f"pact-tui: {visible(' '.join(message.split()))}", file=sys.stderr)
+
+
+def _refused(args: argparse.Namespace, error: ProtocolError) -> None:
+    """``{"errors": [{"code", "description", "metadata"}]}`` with ``--json``, else one line."""
+    if getattr(args, "json", False):
+        entry = error.wire()
+        entry.setdefault("metadata", {})
+        _print(json.dumps({"errors": [entry]}, ensure_ascii=False, default=str), file=sys.stderr)
+    else:
+        message = " ".join(error.description.split())
+        _print(f"pact-tui: {visible(error.code)}: {visible(message)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,899 @@
+"""``pact-tui doc`` and ``pact-tui tap``: the PACT v0.3 ``tailor tap`` examples run through the
+command line as written (the workspace inserted before the document), what they leave in the
+document and its log, refusals in the v0.3 error shape, and the information barriers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import REPO_ROOT, Ran, cli
+
+# The document of the examples: sec:risk and sec:budget are level-2 sections at the top, so the
+# examples' "## Risk\n\n..." content fits them.
+CONTRACT = "Preamble.\n\n## Risk\n\nOld risk text.\n\n## Budget\n\nTotals.\n"
+
+
+def ok(*args: object) -> Ran:
+    ran = cli(*args)
+    assert (ran.code, ran.err) == (0, ""), ran
+    return ran
+
+
+def data(*args: object) -> Any:
+    return ok(*args, "--json").data
+
+
+def refused(*args: object, code: str) -> dict[str, Any]:
+    """The command is refused with ``code``: exit 1, nothing on stdout, one v0.3 error document
+    on stderr with --json, and one ``pact-tui: CODE: …`` line without."""
+    ran = cli(*args, "--json")
+    assert ran.code == 1, ran
+    assert ran.out == ""
+    assert ran.err.count("\n") == 1, ran.err
+    document = json.loads(ran.err)
+    [error] = document["errors"]
+    assert set(error) == {"code", "description", "metadata"}
+    assert error["code"] == code, error
+    plain = cli(*args)
+    assert plain.code == 1 and plain.out == ""
+    [line] = plain.err.splitlines()
+    assert line.startswith(f"pact-tui: {code}: "), line
+    return dict(error)
+
+
+def types(ws: Path, doc: str, since: int = 0) -> list[str]:
+    return [row["type"] for row in data("doc", "log", ws, doc, "--since", since)]
+
+
+def head(ws: Path, doc: str) -> int:
+    return len(data("doc", "log", ws, doc))
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    source = tmp_path / "contract.md"
+    source.write_text(CONTRACT, encoding="utf-8")
+    path = tmp_path / "w.pact"
+    ok("doc", "create", path, "contract", "--from", source, "--human", "alice")
+    return path
+
+
+def test_doc_create_list_show_export_log(tmp_path: Path) -> None:
+    source = tmp_path / "c.md"
+    source.write_text(CONTRACT, encoding="utf-8")
+    path = tmp_path / "new" / "w.pact"
+    path.parent.mkdir()
+    created = data(
+        "doc",
+        "create",
+        path,
+        "c",
+        "--from",
+        source,
+        "--policy",
+        "objection-based",
+        "--window",
+        "5",
+        "--strategy",
+        "vote",
+        "--trust",
+        "Suggester",
+        "--human",
+        "alice",
+    )
+    assert created["created"] == "c"
+    [row] = data("doc", "list", path)
+    assert (row["name"], row["sections"], row["events"]) == ("c", 3, 1)
+    assert ok("doc", "export", path, "c").out == CONTRACT
+    shown = data("doc", "show", path, "c")
+    assert shown["policy"] == "objection-based"
+    assert [s["sectionId"] for s in shown["sections"]] == ["sec:_root", "sec:risk", "sec:budget"]
+    text = ok("doc", "show", path, "c").out
+    assert "sec:risk  v1  Risk" in text
+    assert types(path, "c") == ["pact.document.snapshot"]
+
+
+def test_doc_create_that_fails_leaves_no_file(tmp_path: Path) -> None:
+    source = tmp_path / "c.md"
+    source.write_text(CONTRACT, encoding="utf-8")
+    path = tmp_path / "w.pact"
+    refused("doc", "create", path, "bad name!", "--from", source, code="document.invalid_name")
+    assert not path.exists()
+    refused("doc", "create", path, "c", "--from", tmp_path / "missing.md", code="request.invalid")
+    assert not path.exists()
+
+
+def test_doc_queries_on_a_missing_document(ws: Path) -> None:
+    refused("doc", "show", ws, "nope", code="document.not_found")
+    refused("tap", "get", ws, "nope", "--human", "alice", code="document.not_found")
+
+
+def test_agent_lifecycle(ws: Path) -> None:
+    """The v0.3 "Complete agent lifecycle" example."""
+    joined = data("tap", "join", ws, "contract", "--as", "compliance-bot", "--role", "editor")
+    assert joined["agentName"] == "compliance-bot"
+    ok("tap", "join", ws, "contract", "--as", "reviewer")
+    me = ("--agent", "compliance-bot")
+    assert ok("tap", "get", ws, "contract", *me).out == CONTRACT
+    ids = [row["sectionId"] for row in data("tap", "sections", ws, "contract", *me)]
+    assert ids == ["sec:_root", "sec:risk", "sec:budget"]
+    intent = data(
+        "tap",
+        "intent",
+        ws,
+        "contract",
+        *me,
+        "--section",
+        "sec:risk",
+        "--goal",
+        "Add currency risk language",
+        "--category",
+        "compliance",
+    )
+    assert intent["status"] == "Proposed"
+    ok(
+        "tap",
+        "constrain",
+        ws,
+        "contract",
+        *me,
+        "--section",
+        "sec:risk",
+        "--boundary",
+        "Must reference hedging policy",
+    )
+    proposal = data(
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        *me,
+        "--section",
+        "sec:risk",
+        "--content",
+        "## Risk\\n\\nRevised with currency risk...",
+        "--summary",
+        "Added currency risk allocation",
+    )
+    assert proposal["status"] == "Pending"
+    assert proposal["activeConstraints"] == [
+        {"boundary": "Must reference hedging policy", "category": ""}
+    ]
+    # 5. Vote (other agents): the single-approver policy merges.
+    voted = data("tap", "approve", ws, "contract", proposal["proposalId"], "--agent", "reviewer")
+    assert voted["status"] == "Merged"
+    assert ok("doc", "export", ws, "contract").out == (
+        "Preamble.\n\n## Risk\n\nRevised with currency risk...\n\n## Budget\n\nTotals.\n"
+    )
+    ok("tap", "done", ws, "contract", *me, "--status", "aligned", "--summary", "Review complete")
+    ok("tap", "leave", ws, "contract", *me)
+    assert types(ws, "contract") == [
+        "pact.document.snapshot",
+        "pact.agent.joined",
+        "pact.agent.joined",
+        "pact.intent.declared",
+        "pact.constraint.published",
+        "pact.proposal.created",
+        "pact.proposal.approved",
+        "pact.proposal.merged",
+        "pact.agent.completed",
+        "pact.agent.left",
+    ]
+    refused("tap", "leave", ws, "contract", *me, code="agent.not_joined")
+
+
+def test_agent_from_the_environment(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PACT_AGENT", "env-bot")
+    ok("tap", "join", ws, "contract")
+    rows = data("doc", "show", ws, "contract")["agents"]
+    assert [a["name"] for a in rows] == ["env-bot"]
+    ok("tap", "salience", ws, "contract", "--section", "sec:risk", "--score", "3")
+    monkeypatch.delenv("PACT_AGENT")
+    refused(
+        "tap",
+        "salience",
+        ws,
+        "contract",
+        "--section",
+        "sec:risk",
+        "--score",
+        "3",
+        code="request.invalid",
+    )
+
+
+def test_ics_pre_alignment(ws: Path) -> None:
+    """The "ICS pre-alignment flow": intents, salience, constraints; the briefing shows them."""
+    for name in ("Agent-Legal", "Agent-Finance"):
+        ok("tap", "join", ws, "contract", "--as", name)
+    legal, finance = ("--agent", "Agent-Legal"), ("--agent", "Agent-Finance")
+    risk = ("--section", "sec:risk")
+    ok(
+        "tap",
+        "intent",
+        ws,
+        "contract",
+        *legal,
+        *risk,
+        "--goal",
+        "Need currency risk language",
+        "--category",
+        "compliance",
+    )
+    ok("tap", "salience", ws, "contract", *legal, *risk, "--score", "8")
+    ok(
+        "tap",
+        "constrain",
+        ws,
+        "contract",
+        *legal,
+        *risk,
+        "--boundary",
+        "Must reference hedging policy",
+    )
+    ok("tap", "salience", ws, "contract", *finance, *risk, "--score", "6")
+    ok(
+        "tap",
+        "constrain",
+        ws,
+        "contract",
+        *finance,
+        *risk,
+        "--boundary",
+        "Must not name specific instruments",
+        "--reasoning",
+        "desk strategy is private",
+    )
+    assert types(ws, "contract", 3) == [
+        "pact.intent.declared",
+        "pact.salience.set",
+        "pact.constraint.published",
+        "pact.salience.set",
+        "pact.constraint.published",
+    ]
+    rows = data("tap", "sections", ws, "contract", *legal)
+    assert {r["sectionId"]: r["maxSalience"] for r in rows}["sec:risk"] == 8
+    briefing = data("tap", "escalation-briefing", ws, "contract", *legal, *risk)
+    assert [i["goal"] for i in briefing["intents"]] == ["Need currency risk language"]
+    boundaries = {c["boundary"] for c in briefing["constraints"]}
+    assert boundaries == {"Must reference hedging policy", "Must not name specific instruments"}
+    # An agent's poll never carries a constraint's reasoning; the human's log does.
+    polled = json.dumps(data("tap", "poll", ws, "contract", *legal))
+    assert "desk strategy is private" not in polled
+    human = json.dumps(data("tap", "poll", ws, "contract", "--human", "alice"))
+    assert "desk strategy is private" in human
+
+
+def test_objection_based_merge(tmp_path: Path) -> None:
+    """The "Objection-based flow", with a 1-second window. The example's content "New risk
+    language..." has no heading: this engine refuses content that would not keep the section's
+    heading (content.invalid), so the flow proposes "## Risk\\n\\nNew risk language..."."""
+    source = tmp_path / "c.md"
+    source.write_text(CONTRACT, encoding="utf-8")
+    path = tmp_path / "w.pact"
+    ok(
+        "doc",
+        "create",
+        path,
+        "c",
+        "--from",
+        source,
+        "--policy",
+        "objection-based",
+        "--window",
+        "1",
+        "--human",
+        "alice",
+    )
+    ok("tap", "join", path, "c", "--as", "legal")
+    ok("tap", "join", path, "c", "--as", "finance")
+    legal, risk = ("--agent", "legal"), ("--section", "sec:risk")
+    before = head(path, "c")
+    refused(
+        "tap",
+        "propose",
+        path,
+        "c",
+        *legal,
+        *risk,
+        "--content",
+        "New risk language...",
+        "--summary",
+        "Added currency risk",
+        code="content.invalid",
+    )
+    assert head(path, "c") == before
+    first = data(
+        "tap",
+        "propose",
+        path,
+        "c",
+        *legal,
+        *risk,
+        "--content",
+        "## Risk\\n\\nNew risk language...",
+        "--summary",
+        "Added currency risk",
+    )
+    assert data("tap", "tick", path, "c") == {"fired": 0}  # the window is not over
+    objected = data(
+        "tap",
+        "object",
+        path,
+        "c",
+        "--agent",
+        "finance",
+        "--proposal",
+        first["proposalId"],
+        "--reason",
+        "Violates constraint: names specific instruments",
+    )
+    assert objected["status"] == "Objected"
+    # The author revises with a new proposal; silence for the window is consent.
+    data(
+        "tap",
+        "propose",
+        path,
+        "c",
+        *legal,
+        *risk,
+        "--content",
+        "## Risk\\n\\nRevised risk language.",
+        "--summary",
+        "Revised",
+    )
+    assert data("tap", "tick", path, "c") == {"fired": 0}
+    time.sleep(1.2)
+    assert data("tap", "tick", path, "c") == {"fired": 1}
+    assert data("tap", "tick", path, "c") == {"fired": 0}  # nothing twice
+    assert "## Risk\n\nRevised risk language.\n\n## Budget" in ok("doc", "export", path, "c").out
+    assert types(path, "c", before) == [
+        "pact.proposal.created",
+        "pact.proposal.auto-merge-scheduled",
+        "pact.proposal.objected",
+        "pact.proposal.created",
+        "pact.proposal.auto-merge-scheduled",
+        "pact.proposal.auto-merged",
+    ]
+
+
+def test_section_locking(ws: Path) -> None:
+    """The "Lock a section" example, with a second agent refused while the lock is held."""
+    ok("tap", "join", ws, "contract", "--as", "drafter")
+    ok("tap", "join", ws, "contract", "--as", "other")
+    me, budget = ("--agent", "drafter"), ("--section", "sec:budget")
+    locked = data("tap", "lock", ws, "contract", *me, *budget, "--ttl", "30")
+    assert locked["ttlSeconds"] == 30
+    [row] = [r for r in data("doc", "show", ws, "contract")["sections"] if r["title"] == "Budget"]
+    assert row["lock"]["holder"] == "drafter"
+    assert "locked by drafter" in ok("doc", "show", ws, "contract").out
+    before = head(ws, "contract")
+    error = refused(
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        "--agent",
+        "other",
+        *budget,
+        "--content",
+        "## Budget\\n\\nMine.",
+        code="section.locked",
+    )
+    assert error["metadata"]["lockedBy"] == "drafter"
+    assert head(ws, "contract") == before  # a refused command appends nothing
+    proposal = data(
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        *me,
+        *budget,
+        "--content",
+        "## Budget\\n\\nUpdated budget...",
+        "--summary",
+        "Revised totals",
+    )
+    assert proposal["status"] == "Pending"
+    [row] = [r for r in data("tap", "sections", ws, "contract", *me) if r["title"] == "Budget"]
+    assert row["pending"] == 1
+    ok("tap", "unlock", ws, "contract", *me, *budget)
+    assert types(ws, "contract", 3) == [
+        "pact.section.locked",
+        "pact.proposal.created",
+        "pact.section.unlocked",
+    ]
+    refused("tap", "lock", ws, "contract", *me, *budget, "--ttl", "61", code="request.invalid")
+
+
+def test_escalation(ws: Path) -> None:
+    """The "Escalation flow": ask-human, respond, a binding resolution."""
+    ok("tap", "join", ws, "contract", "--as", "legal")
+    asked = data(
+        "tap",
+        "ask-human",
+        ws,
+        "contract",
+        "--agent",
+        "legal",
+        "--question",
+        "Should we include force majeure in the risk clause?",
+        "--section",
+        "sec:risk",
+        "--timeout",
+        "3600",
+    )
+    assert asked["status"] == "open"
+    # An agent may not answer: respond is the human's.
+    refused(
+        "tap",
+        "respond",
+        ws,
+        "contract",
+        "--agent",
+        "legal",
+        "--query",
+        asked["queryId"],
+        "--response",
+        "yes",
+        code="auth.forbidden",
+    )
+    answered = data(
+        "tap",
+        "respond",
+        ws,
+        "contract",
+        "--human",
+        "alice",
+        "--query",
+        asked["queryId"],
+        "--response",
+        "Yes, include force majeure with standard wording",
+    )
+    assert answered["status"] == "answered"
+    resolution = data(
+        "tap",
+        "resolve",
+        ws,
+        "contract",
+        "--human",
+        "alice",
+        "--section",
+        "sec:risk",
+        "--decision",
+        "Use standard force majeure clause from template v2",
+        "--justification",
+        "Per legal policy 4.3",
+        "--override",
+    )
+    assert resolution["sectionId"] == "sec:risk"
+    briefing = data(
+        "tap", "escalation-briefing", ws, "contract", "--human", "alice", "--section", "sec:risk"
+    )
+    assert briefing["questions"][0]["status"] == "answered"
+    assert types(ws, "contract", 2) == [
+        "pact.human.asked",
+        "pact.human.responded",
+        "pact.human.resolved",
+    ]
+
+
+def test_errors_have_the_v03_shape_and_append_nothing(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    before = head(ws, "contract")
+    refused("tap", "join", ws, "contract", "--as", "bot", code="agent.already_joined")
+    refused("tap", "get", ws, "contract", "--agent", "stranger", code="agent.not_joined")
+    refused(
+        "tap",
+        "intent",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:nope",
+        "--goal",
+        "g",
+        code="section.not_found",
+    )
+    refused(
+        "tap", "approve", ws, "contract", "no-such", "--agent", "bot", code="proposal.not_found"
+    )
+    refused(
+        "tap",
+        "policy",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--policy",
+        "auto",
+        "--why",
+        "faster",
+        code="auth.forbidden",
+    )
+    refused(
+        "tap",
+        "trust",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--level",
+        "Autonomous",
+        code="request.invalid",
+    )  # no actor: --agent names the target
+    refused(
+        "tap", "poll", ws, "contract", "--agent", "bot", "--limit", "201", code="request.invalid"
+    )
+    refused(
+        "tap", "poll", ws, "contract", "--agent", "bot", "--since", "evt_x", code="request.invalid"
+    )
+    refused(
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:risk",
+        code="request.invalid",
+    )
+    assert head(ws, "contract") == before
+
+
+def test_idempotency_key(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    args = (
+        "tap",
+        "comment",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:risk",
+        "--text",
+        "looks fine",
+        "--idempotency-key",
+        "k1",
+    )
+    first = data(*args)
+    # The engine answers a retry of a non-proposal command with {"id": …} (the same id, under
+    # another key than the first answer's "commentId"): compare the ids.
+    assert list(data(*args).values()) == list(first.values())
+    assert types(ws, "contract").count("pact.comment.added") == 1
+    propose = (
+        "tap",
+        "propose",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:risk",
+        "--content",
+        "## Risk\\n\\nNew.",
+        "--idempotency-key",
+        "k2",
+    )
+    assert data(*propose) == data(*propose)
+    assert types(ws, "contract").count("pact.proposal.created") == 1
+    refused(
+        "tap",
+        "comment",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--section",
+        "sec:risk",
+        "--text",
+        "other",
+        "--idempotency-key",
+        "k1",
+        code="request.idempotency_mismatch",
+    )
+
+
+def test_poll_cursor(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    for score in range(5):
+        ok(
+            "tap",
+            "salience",
+            ws,
+            "contract",
+            "--agent",
+            "bot",
+            "--section",
+            "sec:risk",
+            "--score",
+            score,
+        )
+    page = data("tap", "poll", ws, "contract", "--agent", "bot", "--since", "evt_0", "--limit", "3")
+    assert [e["sequenceNumber"] for e in page["items"]] == [0, 1, 2]
+    assert (page["nextCursor"], page["hasMore"]) == ("evt_3", True)
+    page = data("tap", "poll", ws, "contract", "--agent", "bot", "--since", page["nextCursor"])
+    assert [e["sequenceNumber"] for e in page["items"]] == [3, 4, 5, 6]
+    assert (page["nextCursor"], page["hasMore"]) == ("evt_7", False)
+    empty = data("tap", "poll", ws, "contract", "--agent", "bot", "--since", "evt_7")
+    assert empty == {"items": [], "nextCursor": "evt_7", "hasMore": False}
+
+
+def test_content_file_and_human_edit(ws: Path, tmp_path: Path) -> None:
+    text = tmp_path / "risk.md"
+    text.write_text("## Risk\n\nFrom a file, with a \\n kept.\n", encoding="utf-8")
+    ok(
+        "tap",
+        "edit",
+        ws,
+        "contract",
+        "--human",
+        "alice",
+        "--section",
+        "sec:risk",
+        "--content-file",
+        text,
+        "--why",
+        "house style",
+    )
+    assert "From a file, with a \\n kept." in ok("doc", "export", ws, "contract").out
+
+
+# -- information barriers ---------------------------------------------------------------------
+TITLE_CANARY = "CANARY-TITLE-7Q"  # its slug (in the section id) is lowercase
+CONTENT_CANARY = "canary-content-5z"
+BARRIERED = (
+    "Preamble.\n\n## Risk\n\nOld risk text.\n\n"
+    f"## Financials {TITLE_CANARY}\n\nThe number is {CONTENT_CANARY}.\n"
+)
+SECRET_ID = "sec:financials-canary-title-7q"
+
+
+@pytest.fixture
+def barriered(tmp_path: Path) -> Path:
+    source = tmp_path / "b.md"
+    source.write_text(BARRIERED, encoding="utf-8")
+    path = tmp_path / "b.pact"
+    ok("doc", "create", path, "b", "--from", source, "--human", "alice")
+    # The "Information barrier commands" example.
+    ok(
+        "tap",
+        "framework",
+        "create",
+        path,
+        "--name",
+        "Sensitivity",
+        "--levels",
+        "Public,Internal,Confidential,Restricted",
+        "--human",
+        "alice",
+    )
+    ok(
+        "tap",
+        "classify",
+        path,
+        "b",
+        "--human",
+        "alice",
+        "--section",
+        SECRET_ID,
+        "--level",
+        "Confidential",
+    )
+    ok("tap", "join", path, "b", "--as", "outsider")
+    ok("tap", "join", path, "b", "--as", "insider")
+    ok(
+        "tap",
+        "clearance",
+        path,
+        "b",
+        "--human",
+        "alice",
+        "--agent",
+        "insider",
+        "--level",
+        "Confidential",
+    )
+    # Things happen in the hidden section.
+    ok(
+        "tap",
+        "propose",
+        path,
+        "b",
+        "--agent",
+        "insider",
+        "--section",
+        SECRET_ID,
+        "--content",
+        f"## Financials {TITLE_CANARY}\\n\\nNow {CONTENT_CANARY} twice: {CONTENT_CANARY}.",
+        "--summary",
+        f"summary {CONTENT_CANARY}",
+    )
+    ok(
+        "tap",
+        "intent",
+        path,
+        "b",
+        "--agent",
+        "insider",
+        "--section",
+        SECRET_ID,
+        "--goal",
+        f"goal {CONTENT_CANARY}",
+    )
+    return path
+
+
+def _no_canary(ran: Ran) -> None:
+    for stream in (ran.out, ran.err):
+        assert TITLE_CANARY not in stream, ran
+        assert CONTENT_CANARY not in stream, ran
+        assert TITLE_CANARY.lower() not in stream.replace(SECRET_ID, ""), ran
+
+
+def test_barrier_holds_on_every_cli_path(barriered: Path) -> None:
+    path, out = barriered, ("--agent", "outsider")
+    # The insider and the human see it (the canary is really there).
+    assert CONTENT_CANARY in ok("tap", "get", path, "b", "--agent", "insider").out
+    assert TITLE_CANARY in ok("tap", "sections", path, "b", "--human", "alice").out
+    before = head(path, "b")
+    for json_flag in ((), ("--json",)):
+        for args in (
+            ("tap", "get", path, "b", *out),
+            ("tap", "sections", path, "b", *out),
+            ("tap", "poll", path, "b", *out, "--since", "evt_0", "--limit", "200"),
+            ("tap", "escalation-briefing", path, "b", *out, "--section", SECRET_ID),
+            (
+                "tap",
+                "propose",
+                path,
+                "b",
+                *out,
+                "--section",
+                SECRET_ID,
+                "--content",
+                "## X\\n\\ny",
+                "--summary",
+                "s",
+            ),
+            ("tap", "lock", path, "b", *out, "--section", SECRET_ID, "--ttl", "10"),
+            ("tap", "intent", path, "b", *out, "--section", SECRET_ID, "--goal", "g"),
+        ):
+            _no_canary(cli(*args, *json_flag))
+    # A hidden section is refused as one that does not exist: no oracle.
+    hidden = refused(
+        "tap", "lock", path, "b", *out, "--section", SECRET_ID, code="section.not_found"
+    )
+    missing = refused(
+        "tap", "lock", path, "b", *out, "--section", "sec:nope", code="section.not_found"
+    )
+    assert hidden["description"].replace(SECRET_ID, "X") == missing["description"].replace(
+        "sec:nope", "X"
+    )
+    refused(
+        "tap",
+        "escalation-briefing",
+        path,
+        "b",
+        *out,
+        "--section",
+        SECRET_ID,
+        code="section.not_found",
+    )
+    assert head(path, "b") == before
+    # The outsider's poll keeps the hidden events' envelopes, their payloads withheld.
+    items = data("tap", "poll", path, "b", *out)["items"]
+    withheld = [e for e in items if json.loads(e["payloadJson"]) == {"withheld": True}]
+    assert {e["eventType"] for e in withheld} >= {"pact.proposal.created", "pact.intent.declared"}
+    assert all(e["sectionId"] is None for e in withheld)
+
+
+# -- watch: a real process --------------------------------------------------------------------
+def _watcher(*args: object) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pact_tui", "tap", "watch", *map(str, args), "--ready"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    ready = process.stderr.readline()
+    assert ready == "watching\n", ready + process.stderr.read()
+    return process
+
+
+def test_watch_streams_new_events_and_stops_after_count(barriered: Path) -> None:
+    watcher = _watcher(barriered, "b", "--agent", "outsider", "--json", "--count", "2")
+    ok(
+        "tap",
+        "salience",
+        barriered,
+        "b",
+        "--agent",
+        "outsider",
+        "--section",
+        "sec:risk",
+        "--score",
+        "4",
+    )
+    ok(
+        "tap",
+        "comment",
+        barriered,
+        "b",
+        "--agent",
+        "insider",
+        "--section",
+        SECRET_ID,
+        "--text",
+        f"note {CONTENT_CANARY}",
+    )
+    out, err = watcher.communicate(timeout=30)
+    assert watcher.returncode == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 2
+    first, second = (json.loads(line) for line in lines)
+    assert first["eventType"] == "pact.salience.set"
+    assert second["eventType"] == "pact.comment.added"
+    assert json.loads(second["payloadJson"]) == {"withheld": True}
+    assert CONTENT_CANARY not in out + err and TITLE_CANARY not in out + err
+
+
+def test_watch_from_a_cursor_then_stops_on_sigterm(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    watcher = _watcher(ws, "contract", "--agent", "bot", "--since", "evt_1")
+    assert watcher.stdout is not None
+    line = watcher.stdout.readline()
+    assert "pact.agent.joined" in line
+    watcher.send_signal(signal.SIGTERM)
+    _out, err = watcher.communicate(timeout=30)
+    assert watcher.returncode == 0, err
+    assert "Traceback" not in err
+
+
+def test_watch_stops_cleanly_on_ctrl_c(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    watcher = _watcher(ws, "contract", "--agent", "bot")
+    watcher.send_signal(signal.SIGINT)
+    out, err = watcher.communicate(timeout=30)
+    assert (watcher.returncode, out) == (0, "")
+    assert "Traceback" not in err
+
+
+def test_invite_token_provisions_clearance(barriered: Path) -> None:
+    invite = data(
+        "tap",
+        "invite",
+        barriered,
+        "b",
+        "--human",
+        "alice",
+        "--trust",
+        "Collaborator",
+        "--clearance",
+        "Confidential",
+        "--mode",
+        "Full",
+    )
+    token = invite["token"]
+    assert token not in json.dumps(data("doc", "log", barriered, "b"))  # only its hash is kept
+    ok("tap", "join", barriered, "b", "--as", "invited", "--token", token)
+    assert CONTENT_CANARY in ok("tap", "get", barriered, "b", "--agent", "invited").out
+    refused(
+        "tap", "join", barriered, "b", "--as", "again", "--token", token, code="auth.unauthorized"
+    )
