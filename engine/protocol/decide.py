@@ -452,7 +452,7 @@ class Decider:
                 sectionId=section.id,
                 currentVersion=section.version,
             )
-        parts_for(self.doc, section, command.new_content)  # refuses what breaks the structure
+        parts = parts_for(self.doc, section, command.new_content)  # refuses a broken structure
         proposal = self.create_proposal(
             section,
             command.new_content,
@@ -460,6 +460,7 @@ class Decider:
             summary=command.summary,
             reasoning=command.reasoning,
             window_s=command.window_seconds,
+            parts=parts,
         )
         return proposal_response(self.doc, proposal)
 
@@ -494,9 +495,12 @@ class Decider:
         window_s: int | None = None,
         supersedes: tuple[str, ...] = (),
         reverts: str | None = None,
+        parts: list[dict[str, Any]] | None = None,
     ) -> Proposal:
         doc = self.doc
         proposal_id = self.ids.uuid()
+        if parts is not None:
+            doc.parts_cache[proposal_id] = (splice_key(doc, section), parts)
         quorum = [a.id for a in self.eligible(section) if a.id != self.actor_id]
         must_act = [a for a in quorum if doc.salience_of(a, section.key) == 10]
         data = {
@@ -762,11 +766,15 @@ class Decider:
                 self.conflict_on_merge(proposal, section)
                 return
             content = result.text
-        try:
-            parts = parts_for(doc, section, content)
-        except InvalidContent:
-            self.conflict_on_merge(proposal, section)
-            return
+        cached = doc.parts_cache.pop(proposal.id, None)
+        if cached is not None and cached[0] == splice_key(doc, section) and not proposal.stale:
+            parts = cached[1]  # checked at creation, where it still sits
+        else:
+            try:
+                parts = parts_for(doc, section, content)
+            except InvalidContent:
+                self.conflict_on_merge(proposal, section)
+                return
         data: dict[str, Any] = {
             "proposalId": proposal.id,
             "sectionId": section.id,
@@ -1342,6 +1350,16 @@ def parts_for(doc: Document, section: Section, content: str) -> list[dict[str, A
             {"title": parsed_section.title, "level": parsed_section.level, "content": text}
         )
     return parts
+
+
+def splice_key(doc: Document, section: Section) -> tuple[int, int, int]:
+    """What a check of content spliced into ``section`` depended on: its version, and the
+    section after it (its key and version). The same key: the same parts."""
+    position = doc._position(section.key)
+    following = doc.sections[position + 1] if position + 1 < len(doc.sections) else None
+    if following is None:
+        return (section.version, -1, 0)
+    return (section.version, following.key, following.version)
 
 
 def added_keys(doc: Document, parts: list[dict[str, Any]]) -> list[int]:

@@ -77,6 +77,7 @@ class Document:
         self.sections: list[Section] = []  # document order, the root first
         self.by_key: dict[int, Section] = {}
         self.by_id: dict[str, Section] = {}
+        self.positions: dict[int, int] = {}  # section key → its place in document order
         self.aliases: dict[str, tuple[int, int]] = {}  # old id → (section key, until ms)
         self.next_key = 0
         self.locked: Override | None = None  # a human's lock on the whole document
@@ -98,6 +99,10 @@ class Document:
         self.idempotency: dict[tuple[str, str], tuple[str, str | None]] = {}
         # What may fall due: (when, kind, what), checked against the state when it comes up.
         self.timers: list[tuple[int, str, str]] = []
+        # Not state: the parts a proposal's content was checked to make, and what that check
+        # depended on (decide.splice_key), so a merge of an unchanged section need not parse
+        # again. Absent after a replay or a restore: the merge then checks afresh.
+        self.parts_cache: dict[str, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
 
     def remind(self, due_ms: int, kind: str, ref: str) -> None:
         heapq.heappush(self.timers, (due_ms, kind, ref))
@@ -163,10 +168,8 @@ class Document:
             self._renumber()
 
     def _position(self, key: int) -> int:
-        for i, section in enumerate(self.sections):
-            if section.key == key:
-                return i
-        raise KeyError(key)
+        """The section's place in document order."""
+        return self.positions[key]
 
     def _renumber(self) -> dict[str, str]:
         """Give every section its id and parent from the heading path; returns old → new ids."""
@@ -175,7 +178,9 @@ class Document:
         used: dict[int | None, dict[str, int]] = defaultdict(dict)
         self.by_key = {}
         self.by_id = {}
-        for section in self.sections:
+        self.positions = {}
+        for position, section in enumerate(self.sections):
+            self.positions[section.key] = position
             if section.level == 0:
                 new_id, parent = ROOT, None
             else:
