@@ -100,6 +100,9 @@ class Sim:
     def agent(self, name: str, op: str, **fields: Any) -> dict[str, Any]:
         return self.decide(Actor.agent(name), op, **fields).result
 
+    def human_actor(self) -> Actor:
+        return Actor.human(self.human_name)
+
     def human(self, op: str, **fields: Any) -> dict[str, Any]:
         return self.decide(Actor.human(self.human_name), op, **fields).result
 
