@@ -1,8 +1,9 @@
 """Information barriers: which sections an agent may see, and which it may read.
 
 An agent *sees* a section (its id, title, level, version) when all of these hold:
-- its clearance reaches the section's classification (an unclassified section is open to all);
-- the section belongs to no organisation, or to the agent's;
+- its clearance reaches the section's classification and those of all the sections above it
+  (an unclassified section is open to all; a section's id is made of its parents' titles);
+- the section and the sections above it belong to no organisation, or to the agent's;
 - its context mode reaches it: ``Full`` and ``SummaryOnly`` every section; ``SectionScoped`` the
   invited sections and everything under them; ``Neighbourhood`` those plus their parents,
   siblings and children.
@@ -25,10 +26,12 @@ def sees(doc: Document, agent: Agent | None, section: Section) -> bool:
         agent.mode == "Full" and section.rank == 0 and section.organisation is None
     ):
         return True
-    if section.rank > agent.clearance_rank:
-        return False
-    if section.organisation is not None and section.organisation != agent.organisation:
-        return False
+    # A section is under its parents' barriers too: its id is made of their titles.
+    for barred in (section, *doc.ancestors(section)):
+        if barred.rank > agent.clearance_rank:
+            return False
+        if barred.organisation is not None and barred.organisation != agent.organisation:
+            return False
     return in_mode(doc, agent, section)
 
 

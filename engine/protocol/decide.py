@@ -154,6 +154,7 @@ class Decider:
         self.ids = ids
         self.events: list[dict[str, Any]] = []
         self.agent: Agent | None = None  # the acting agent, once known
+        self.joining: str | None = None  # the id a joining agent is given: its join's actor
         self.idempotency: dict[str, Any] | None = None  # added to the first event's payload
         self.correlation: str | None = None
 
@@ -162,6 +163,8 @@ class Decider:
     def actor_id(self) -> str | None:
         if self.agent is not None:
             return self.agent.id
+        if self.joining is not None:
+            return self.joining
         if self.actor.kind == "human":
             return f"human:{self.actor.name}"
         return None
@@ -347,6 +350,9 @@ class Decider:
             )
         agent_id = self.ids.uuid()
         data["agentId"] = agent_id
+        # The join is the new agent's own act: its id is the event's actor, and the key of an
+        # idempotent retry (which looks the key up under the joined agent's id).
+        self.joining = agent_id
         self.emit("pact.agent.joined", data, entity=agent_id)
         return self.result_for("join", agent_id)
 
