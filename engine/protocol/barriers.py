@@ -22,10 +22,8 @@ from engine.protocol.model import Agent, Section
 
 def sees(doc: Document, agent: Agent | None, section: Section) -> bool:
     """Whether ``agent`` (None: a human or the system) may know the section exists."""
-    if agent is None or (
-        agent.mode == "Full" and section.rank == 0 and section.organisation is None
-    ):
-        return True
+    if agent is None or (agent.mode == "Full" and not doc.barred):
+        return True  # nothing classified, no organisation's sections: no barrier to check
     # A section is under its parents' barriers too: its id is made of their titles.
     for barred in (section, *doc.ancestors(section)):
         if barred.rank > agent.clearance_rank:

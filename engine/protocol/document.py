@@ -78,6 +78,7 @@ class Document:
         self.by_key: dict[int, Section] = {}
         self.by_id: dict[str, Section] = {}
         self.positions: dict[int, int] = {}  # section key → its place in document order
+        self.barred: set[int] = set()  # sections classified above the lowest level or owned
         self.aliases: dict[str, tuple[int, int]] = {}  # old id → (section key, until ms)
         self.next_key = 0
         self.locked: Override | None = None  # a human's lock on the whole document
@@ -538,6 +539,10 @@ def _classified(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> N
     section.classification, section.rank = data["level"], data["rank"]
     if "organisation" in data:
         section.organisation = data["organisation"]
+    if section.rank > 0 or section.organisation is not None:
+        doc.barred.add(section.key)
+    else:
+        doc.barred.discard(section.key)
 
 
 @folds("pact.section.alias-expired")
