@@ -203,9 +203,6 @@ class Document:
             self.by_id[new_id] = section
         return renamed
 
-    def children(self, key: int) -> Iterator[Section]:
-        return (s for s in self.sections if s.parent == key)
-
     def ancestors(self, section: Section) -> Iterator[Section]:
         parent = section.parent
         while parent is not None:
@@ -268,12 +265,9 @@ class Document:
         return [self.proposals[pid] for pid in self.open_by_section.get(key, ())]
 
 
-def _section_row(section: Section) -> dict[str, Any]:
-    return {"title": section.title, "level": section.level, "content": section.content}
-
-
-def _by_id(doc: Document, data: dict[str, Any], field: str = "sectionKey") -> Section:
-    return doc.by_key[data[field]]
+def _section_of(doc: Document, data: dict[str, Any]) -> Section:
+    """The section an event's payload names by its key."""
+    return doc.by_key[data["sectionKey"]]
 
 
 # -- document ----------------------------------------------------------------------------------
@@ -380,7 +374,7 @@ def _disclosure(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> N
 # -- proposals -----------------------------------------------------------------------------------
 @folds("pact.proposal.created")
 def _proposal_created(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
-    section = _by_id(doc, data)
+    section = _section_of(doc, data)
     base_version = data["baseVersion"]
     history = section.history
     base = history[base_version - 1] if 1 <= base_version <= len(history) else history[-1]
@@ -464,7 +458,7 @@ def _withdrawn(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> No
 
 @folds("pact.proposal.merged", "pact.proposal.auto-merged", "pact.section.edited")
 def _merged(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
-    section = _by_id(doc, data)
+    section = _section_of(doc, data)
     doc._merge(section, data, event["epochMs"])
     proposal_id = data.get("proposalId")
     if proposal_id is not None:
@@ -519,7 +513,7 @@ def _conflict_resolved(doc: Document, event: dict[str, Any], data: dict[str, Any
 # -- sections ------------------------------------------------------------------------------------
 @folds("pact.section.locked")
 def _locked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
-    section = _by_id(doc, data)
+    section = _section_of(doc, data)
     section.lock = Lock(data["agentId"], event["actorDisplay"], data.get("expiresAt"))
     if section.lock.until_ms is not None:
         doc.remind(section.lock.until_ms, "lock", str(section.key))
@@ -527,7 +521,7 @@ def _locked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
 
 @folds("pact.section.unlocked")
 def _unlocked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
-    section = _by_id(doc, data)
+    section = _section_of(doc, data)
     section.lock = None
     if data.get("why"):
         doc.overrides.append((f"force-unlocked {section.id}", _override(data, event)))
@@ -535,7 +529,7 @@ def _unlocked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> Non
 
 @folds("pact.section.classified")
 def _classified(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
-    section = _by_id(doc, data)
+    section = _section_of(doc, data)
     section.classification, section.rank = data["level"], data["rank"]
     if "organisation" in data:
         section.organisation = data["organisation"]
@@ -698,8 +692,3 @@ def _invite(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
         scope=tuple(data.get("scope", ())),
         created_by=event["actorDisplay"],
     )
-
-
-def section_row(section: Section) -> dict[str, Any]:
-    """A section as the parts of a snapshot event carry it."""
-    return _section_row(section)
