@@ -1143,10 +1143,14 @@ class Decider:
         # The token is shown once, here; the log keeps only its hash.
         return {"token": token, "expiresAt": iso(expires), "mode": command.mode}
 
-    def _rank(self, level: str | None) -> int:
+    def _rank(self, level: str | None, adopting: dict[str, Any] | None = None) -> int:
+        """``level``'s place in the document's framework, or in the one a command is about to
+        adopt (checked before it is adopted: a refused command adopts nothing)."""
         if level is None:
             return 0
         framework = self.doc.framework
+        if adopting is not None:
+            framework = (adopting["framework"], tuple(adopting["levels"]))
         if framework is None:
             raise InvalidRequest(
                 "the document has no classification framework yet: classify a section first"
@@ -1161,12 +1165,14 @@ class Decider:
 
     def do_classify(self, command: c.Classify) -> dict[str, Any]:
         section = self.section(command.section_id)
+        adopted = None
         if self.doc.framework is None:
             if not command.levels:
                 raise InvalidRequest("no classification framework: create one first")
             adopted = {"framework": command.framework, "levels": list(command.levels)}
+        rank = self._rank(command.level, adopted)
+        if adopted is not None:
             self.emit("pact.framework.adopted", adopted)
-        rank = self._rank(command.level)
         data: dict[str, Any] = {
             "sectionId": section.id,
             "level": command.level,
@@ -1180,12 +1186,12 @@ class Decider:
 
     def do_clearance(self, command: c.Clearance) -> dict[str, Any]:
         agent = self.other_agent(command.agent)
+        adopted = None
         if self.doc.framework is None and command.levels:
-            self.emit(
-                "pact.framework.adopted",
-                {"framework": command.framework, "levels": list(command.levels)},
-            )
-        rank = self._rank(command.level)
+            adopted = {"framework": command.framework, "levels": list(command.levels)}
+        rank = self._rank(command.level, adopted)
+        if adopted is not None:
+            self.emit("pact.framework.adopted", adopted)
         data = {"agentId": agent.id, "level": command.level, "rank": rank}
         self.emit("pact.agent.clearance-set", data)
         return {"agentId": agent.id, "clearance": command.level}

@@ -1,0 +1,44 @@
+"""Bugs the property tests (``test_properties.py``) found in the engine, one plain test each."""
+
+from __future__ import annotations
+
+from engine.protocol.commands import Actor
+from engine.protocol.errors import ProtocolError
+from engine.protocol.persist import dump_document
+
+from .conftest import Session, replay
+
+HUMAN = Actor.human("carol")
+LEVELS = ["Public", "Internal"]
+
+
+def refused_and_unchanged(s: Session, command: dict[str, object], actor: Actor) -> ProtocolError:
+    before = dump_document(s.doc)
+    outcome = s.run(command, actor)
+    assert isinstance(outcome, ProtocolError)
+    assert outcome.fired == []
+    assert dump_document(s.doc) == before
+    assert dump_document(replay(s.log)) == before
+    return outcome
+
+
+def test_classifying_with_a_level_outside_the_new_framework_adopts_nothing() -> None:
+    """It adopted the framework, then refused the level: the document had changed under an
+    event that was never returned (a gap in the sequence numbers, a replay without it)."""
+    s = Session.start()
+    command = {"op": "classify", "sectionId": "sec:plan", "level": "Secret", "levels": LEVELS}
+    refused = refused_and_unchanged(s, command, HUMAN)
+    assert refused.code == "request.invalid"
+    assert s.doc.framework is None
+    s.ok({**command, "level": "Internal"}, HUMAN)
+    assert s.doc.framework == (None, ("Public", "Internal"))
+
+
+def test_a_clearance_outside_the_new_framework_adopts_nothing() -> None:
+    s = Session.start()
+    s.join("a1")
+    command = {"op": "clearance", "agent": "a1", "level": "Secret", "levels": LEVELS}
+    refused_and_unchanged(s, command, HUMAN)
+    assert s.doc.framework is None
+    s.ok({**command, "level": "Public"}, HUMAN)
+    assert s.doc.agents[s.doc.active["a1"]].clearance == "Public"
