@@ -248,6 +248,7 @@ class Decider:
         *,
         entity: str | None = None,
         correlation: str | None = None,
+        actor_id: str | None = None,  # the acting agent's id, before it exists (a join)
     ) -> dict[str, Any]:
         doc = self.doc
         if self.idempotency is not None:
@@ -258,7 +259,7 @@ class Decider:
         event = envelope(
             event_id=self.ids.uuid(),
             epoch_ms=self.now,
-            actor_id=self.actor_id,
+            actor_id=actor_id or self.actor_id,
             actor_display=self.actor.name if self.agent is None else self.agent.name,
             actor_kind=self.actor_kind,
             event_type=event_type,
@@ -345,7 +346,9 @@ class Decider:
             )
         agent_id = self.ids.uuid()
         data["agentId"] = agent_id
-        self.emit("pact.agent.joined", data, entity=agent_id)
+        # The agent is the actor of its own join: its idempotency record is filed under its id,
+        # where a retry (by then a joined agent) looks for it.
+        self.emit("pact.agent.joined", data, entity=agent_id, actor_id=agent_id)
         return self.result_for("join", agent_id)
 
     def do_leave(self, command: c.Leave) -> dict[str, Any]:

@@ -42,3 +42,19 @@ def test_a_clearance_outside_the_new_framework_adopts_nothing() -> None:
     assert s.doc.framework is None
     s.ok({**command, "level": "Public"}, HUMAN)
     assert s.doc.agents[s.doc.active["a1"]].clearance == "Public"
+
+
+def test_a_retried_join_is_a_retry() -> None:
+    """The join event had no actorId, so its idempotency record was filed under "" (every
+    agent's joins alike) while a retry, by then from a joined agent, looked under the agent's
+    id: the retry was refused as agent.already_joined."""
+    s = Session.start()
+    join = {"op": "join", "agentName": "a1", "role": "editor", "idempotencyKey": "j"}
+    first = s.ok(join, Actor.agent("a1"))
+    assert first.events[0]["actorId"] == first.result["registrationId"]
+    before = dump_document(s.doc)
+    again = s.ok(join, Actor.agent("a1"), after_s=1)
+    assert again.retried and again.events == [] and again.result == first.result
+    assert dump_document(s.doc) == before
+    other = s.ok({**join, "agentName": "a2"}, Actor.agent("a2"))  # the same key, another agent
+    assert not other.retried and other.result["agentName"] == "a2"
