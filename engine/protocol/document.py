@@ -172,7 +172,7 @@ class Document:
         """Give every section its id and parent from the heading path; returns old → new ids."""
         renamed: dict[str, str] = {}
         stack: list[Section] = []  # the open headings, by level
-        used: dict[int | None, dict[str, int]] = defaultdict(dict)
+        taken: dict[int | None, set[str]] = defaultdict(set)  # parent → its children's names
         self.by_key = {}
         self.by_id = {}
         for section in self.sections:
@@ -183,11 +183,14 @@ class Document:
                     stack.pop()
                 parent_section = stack[-1] if stack else None
                 parent = parent_section.key if parent_section else None
-                base = slug(section.title)
-                seen = used[parent]
-                count = seen.get(base, 0) + 1
-                seen[base] = count
-                name = base if count == 1 else f"{base}-{count}"
+                # As sections.parse_sections numbers them: -2, -3, ... skipping a name a
+                # sibling already has (# A, # A, # A-2 are a, a-2, a-2-2).
+                base = name = slug(section.title)
+                number = 2
+                while name in taken[parent]:
+                    name = f"{base}-{number}"
+                    number += 1
+                taken[parent].add(name)
                 new_id = f"{parent_section.id}/{name}" if parent_section else f"sec:{name}"
                 stack.append(section)
             if section.id and section.id != new_id:

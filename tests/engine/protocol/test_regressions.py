@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.protocol.commands import Actor
 from engine.protocol.errors import ProtocolError
 from engine.protocol.persist import dump_document
+from engine.protocol.sections import parse_sections
 
 from .conftest import Session, replay
 
@@ -58,3 +59,26 @@ def test_a_retried_join_is_a_retry() -> None:
     assert dump_document(s.doc) == before
     other = s.ok({**join, "agentName": "a2"}, Actor.agent("a2"))  # the same key, another agent
     assert not other.retried and other.result["agentName"] == "a2"
+
+
+def test_a_title_like_a_numbered_duplicate_gets_an_id_of_its_own() -> None:
+    """# Risk, # Risk, # Risk 2: the document numbered the second Risk risk-2 and gave
+    Risk 2 risk-2 as well (two sections, one id), where parse_sections skips to risk-2-2."""
+    markdown = "# Risk\n\n# Risk\n\n# Risk 2\n\n## Risk\n\n## Risk\n"
+    s = Session.start(markdown)
+    ids = [section.id for section in s.doc.sections]
+    assert ids == [s.id for s in parse_sections(markdown)]
+    assert ids == [
+        "sec:_root",
+        "sec:risk",
+        "sec:risk-2",
+        "sec:risk-2-2",
+        "sec:risk-2-2/risk",
+        "sec:risk-2-2/risk-2",
+    ]
+    assert len(s.doc.by_id) == len(ids)
+    # A merge that renames keeps them apart too.
+    s.ok({"op": "edit", "sectionId": "sec:risk", "content": "# Risk 2\n", "why": "x"}, HUMAN)
+    assert [section.id for section in s.doc.sections] == [
+        sec.id for sec in parse_sections(s.doc.markdown())
+    ]
