@@ -177,6 +177,11 @@ class Decider:
                 raise Forbidden(f"only a human may {command.op}", operation=command.op)
             self.agent = doc.agent_named(actor.name)
             if self.agent is None and command.op != "join":
+                # What it did before it left (or was evicted), retried, is still a retry.
+                self.agent = self._former(actor.name)
+                retry = self._retried(command) if self.agent is not None else None
+                if retry is not None:
+                    return retry
                 raise NotJoined(
                     f"agent {actor.name!r} has not joined document {doc.name!r}",
                     agent=actor.name,
@@ -203,6 +208,10 @@ class Decider:
         )
         result = handler(command)
         return Decision(self.events, result)
+
+    def _former(self, name: str) -> Agent | None:
+        """The agent last registered under ``name``, now gone."""
+        return next((a for a in reversed(self.doc.agents.values()) if a.name == name), None)
 
     def _retried(self, command: c.Command) -> Decision | None:
         key = command.idempotency_key

@@ -82,3 +82,18 @@ def test_a_title_like_a_numbered_duplicate_gets_an_id_of_its_own() -> None:
     assert [section.id for section in s.doc.sections] == [
         sec.id for sec in parse_sections(s.doc.markdown())
     ]
+
+
+def test_a_retried_leave_is_a_retry() -> None:
+    """The agent had left, so the retry was refused as agent.not_joined before its key was
+    looked at."""
+    s = Session.start()
+    s.join("a1")
+    leave = {"op": "leave", "idempotencyKey": "bye"}
+    s.ok(leave, Actor.agent("a1"))
+    before = dump_document(s.doc)
+    again = s.ok(leave, Actor.agent("a1"), after_s=2)
+    assert again.retried and again.events == []
+    assert dump_document(s.doc) == before
+    other = s.run({"op": "heartbeat", "idempotencyKey": "other"}, Actor.agent("a1"))
+    assert isinstance(other, ProtocolError) and other.code == "agent.not_joined"
