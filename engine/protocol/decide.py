@@ -58,7 +58,7 @@ from engine.protocol.model import (
     Trust,
     trust_rank,
 )
-from engine.protocol.sections import ROOT, parse_sections, replace_section
+from engine.protocol.sections import parse_sections, replace_section
 
 # The lowest trust level each agent operation needs; "human" ones no agent may run.
 NEEDS: dict[str, Trust | str] = {
@@ -1328,25 +1328,27 @@ class Decider:
 
 def parts_for(doc: Document, section: Section, content: str) -> list[dict[str, Any]]:
     """The parts ``content`` makes of ``section`` (its own text, then new subsections), checked
-    where it sits: the next section's heading must survive the splice. ``InvalidContent``
-    names what breaks the structure."""
+    where it sits, between the section before it (a setext heading would join the paragraph
+    that section ends with) and the one after it (whose heading must survive the splice).
+    ``InvalidContent`` names what breaks the structure."""
     position = doc._position(section.key)
+    before = doc.sections[position - 1] if position > 0 else None
     following = doc.sections[position + 1].content if position + 1 < len(doc.sections) else ""
-    window = section.content + following
+    window = (before.content if before else "") + section.content + following
     parsed = parse_sections(window)
-    target = parsed[0] if section.level == 0 else next(s for s in parsed if s.id != ROOT)
+    # The window's sections: its root (the text before, if that is the document's), the
+    # section before (if it has a heading), this one, the one after.
+    at = 0 if before is None else 1 if before.level == 0 else 2
+    target = parsed[at]
     try:
         replaced = replace_section(window, target.id, content)
     except InvalidContent as error:  # it names the section as the window's parse does
-        local = target.id
-        raise InvalidContent(
-            error.description.replace(local, section.id), **error.metadata
-        ) from None
-    own = [s for s in replaced.sections if not (s.id == ROOT and s.start == s.end)]
+        metadata = {**error.metadata, "section_id": section.id}
+        description = error.description.replace(target.id, section.id)
+        raise InvalidContent(description, **metadata) from None
     lines = replaced.markdown.splitlines(keepends=True)
-    count = len(own) - (1 if following else 0)
     parts = []
-    for parsed_section in own[:count]:
+    for parsed_section in replaced.sections[at : len(replaced.sections) - (1 if following else 0)]:
         text = "".join(lines[parsed_section.start : parsed_section.end])
         parts.append(
             {"title": parsed_section.title, "level": parsed_section.level, "content": text}

@@ -97,3 +97,19 @@ def test_a_retried_leave_is_a_retry() -> None:
     assert dump_document(s.doc) == before
     other = s.run({"op": "heartbeat", "idempotencyKey": "other"}, Actor.agent("a1"))
     assert isinstance(other, ProtocolError) and other.code == "agent.not_joined"
+
+
+def test_a_setext_heading_cannot_join_the_paragraph_ending_the_section_before() -> None:
+    """Content was checked against its own section and the next one only: a setext heading
+    right after a paragraph line of the section before became one two-line heading with it
+    (the section #hash A-2, its id sec:hash-a-2, where the document said sec:a-2)."""
+    s = Session.start("Intro\n# Plan\n\n## Risk\n")  # the root ends with a paragraph line
+    edit = {"op": "edit", "sectionId": "sec:plan", "content": "Plan\n====\n", "why": "x"}
+    refused = refused_and_unchanged(s, edit, HUMAN)
+    assert refused.code == "content.invalid"
+    assert refused.metadata["section_id"] == "sec:plan"
+    s.join("a1")
+    proposal = {"op": "propose", "sectionId": "sec:plan", "newContent": "Plan\n====\n"}
+    assert refused_and_unchanged(s, proposal, Actor.agent("a1")).code == "content.invalid"
+    s.ok({**edit, "content": "# Plan\n\nFine.\n"}, HUMAN)  # an ATX heading may follow it
+    assert [x.id for x in parse_sections(s.doc.markdown())] == [x.id for x in s.doc.sections]
