@@ -58,7 +58,7 @@ from engine.protocol.model import (
     Trust,
     trust_rank,
 )
-from engine.protocol.sections import parse_sections, replace_section
+from engine.protocol.sections import parse_sections, replace_section, section_content
 
 # The lowest trust level each agent operation needs; "human" ones no agent may run.
 NEEDS: dict[str, Trust | str] = {
@@ -1346,10 +1346,11 @@ def parts_for(doc: Document, section: Section, content: str) -> list[dict[str, A
         metadata = {**error.metadata, "section_id": section.id}
         description = error.description.replace(target.id, section.id)
         raise InvalidContent(description, **metadata) from None
-    lines = replaced.markdown.splitlines(keepends=True)
     parts = []
     for parsed_section in replaced.sections[at : len(replaced.sections) - (1 if following else 0)]:
-        text = "".join(lines[parsed_section.start : parsed_section.end])
+        # Its lines as Markdown counts them ("\n" only; str.splitlines also splits at "\f",
+        # "\u2028", ..., which then cut a section's text short or moved it to the next one).
+        text = section_content(replaced.markdown, parsed_section)
         parts.append(
             {"title": parsed_section.title, "level": parsed_section.level, "content": text}
         )

@@ -113,3 +113,18 @@ def test_a_setext_heading_cannot_join_the_paragraph_ending_the_section_before() 
     assert refused_and_unchanged(s, proposal, Actor.agent("a1")).code == "content.invalid"
     s.ok({**edit, "content": "# Plan\n\nFine.\n"}, HUMAN)  # an ATX heading may follow it
     assert [x.id for x in parse_sections(s.doc.markdown())] == [x.id for x in s.doc.sections]
+
+
+def test_a_form_feed_or_a_line_separator_in_content_is_not_a_line_break() -> None:
+    """A merge cut its content into the sections' parts with str.splitlines, which breaks
+    lines at "\\f", "\\u2028" and others Markdown does not: a section's text was cut short
+    there, the rest pushed into the next section, and the last line of the content lost."""
+    s = Session.start("# Plan\n\ntext\n\n## Risk\n\nrisk\n")
+    content = "# Plan\n\na\u2028b\x0cc\x0bd\x85e\n\n## Sub\n\nx\n"
+    s.ok({"op": "edit", "sectionId": "sec:plan", "content": content, "why": "x"}, HUMAN)
+    assert s.doc.markdown() == content + "## Risk\n\nrisk\n"
+    assert [x.content for x in s.doc.sections[1:3]] == [content[:-10], "## Sub\n\nx\n"]
+    assert [x.id for x in parse_sections(s.doc.markdown())] == [x.id for x in s.doc.sections]
+    root = {"op": "edit", "sectionId": "sec:_root", "content": "a\x0cb\n", "why": "x"}
+    s.ok(root, HUMAN)
+    assert s.doc.sections[0].content == "a\x0cb\n"
