@@ -485,6 +485,10 @@ def _conflict(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> Non
             opened_ms=event["epochMs"],
             base=data["base"],
         )
+        # Its deadlines are set when it opens: a rival joining later moves neither.
+        doc.remind(group.opened_ms + ESCALATE_CONFLICT_AFTER_S * 1000, "escalate", group.id)
+        if group.strategy == "vote":
+            doc.remind(group.opened_ms + doc.window_s * 1000, "vote", group.id)
     for pid in data["proposalIds"]:
         if pid not in group.proposals:
             group.proposals.append(pid)
@@ -494,9 +498,6 @@ def _conflict(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> Non
             doc.set_status(proposal, data["status"], event["epochMs"])
     if "merged" in data:
         group.merged, group.overlaps = data["merged"], data["overlaps"]
-    doc.remind(group.opened_ms + ESCALATE_CONFLICT_AFTER_S * 1000, "escalate", group.id)
-    if group.strategy == "vote":
-        doc.remind(group.opened_ms + doc.window_s * 1000, "vote", group.id)
 
 
 @folds("pact.proposal.conflict-resolved")

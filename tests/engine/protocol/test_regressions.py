@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from engine.protocol.commands import Actor
+from engine.protocol.decide import tick
+from engine.protocol.envelope import CountingIds
 from engine.protocol.errors import ProtocolError
 from engine.protocol.persist import dump_document
 from engine.protocol.sections import parse_sections
@@ -128,3 +130,34 @@ def test_a_form_feed_or_a_line_separator_in_content_is_not_a_line_break() -> Non
     root = {"op": "edit", "sectionId": "sec:_root", "content": "a\x0cb\n", "why": "x"}
     s.ok(root, HUMAN)
     assert s.doc.sections[0].content == "a\x0cb\n"
+
+
+def test_a_rival_joining_a_conflict_moves_none_of_its_deadlines() -> None:
+    """Every conflict event on a group set its vote and escalation timers again, from the
+    window of the moment: a rival joining after the window shrank had the votes counted at
+    once, and one joining after 600 s left an escalation timer already past due in the live
+    document, which a replay (ticked to the same time) did not have."""
+    s = Session.start(policy="single", strategy="vote", window_s=60)
+    s.join("a1", "a2", "a3")
+    plan = {"op": "propose", "sectionId": "sec:plan", "newContent": "# Plan\n\nMine.\n"}
+    for name in ("a1", "a2"):
+        s.ok(plan, Actor.agent(name))
+    (group,) = s.doc.conflicts.values()
+    s.ok({"op": "policy", "windowSeconds": 5, "why": "hurry"}, HUMAN, after_s=1)
+    s.ok(plan, Actor.agent("a3"), after_s=1)  # joins the group
+    assert len(group.proposals) == 3
+    s.ok({"op": "heartbeat"}, Actor.agent("a1"), after_s=10)
+    assert group.resolved is None  # counted when the window it opened with ends, not before
+    s.ok({"op": "heartbeat"}, Actor.agent("a1"), after_s=50)
+    assert group.resolved == "vote"
+
+    s = Session.start(policy="single", strategy="human-escalate")
+    s.join("a1", "a2")
+    for name in ("a1", "a2"):
+        s.ok(plan, Actor.agent(name))
+    s.ok({"op": "join", "agentName": "a3"}, Actor.agent("a3"), after_s=700)
+    s.ok(plan, Actor.agent("a3"))  # joins the open group, 700 s on
+    assert [t for t in s.doc.timers if t[0] <= s.now] == []
+    replayed = replay(s.log)
+    assert tick(replayed, s.now, CountingIds(99)).events == []
+    assert dump_document(replayed) == dump_document(s.doc)
