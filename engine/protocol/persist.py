@@ -489,6 +489,8 @@ def _check(doc: Document, proposals: list[Proposal]) -> None:
     keys = doc.by_key.keys()
     if not {s.parent for s in doc.sections} <= {None, *keys}:
         raise _fail("sections", "a parent that is not a section")
+    if any(len(s.history) != s.version or s.history[-1] != s.content for s in doc.sections):
+        raise _fail("sections", "a history that does not end at the content of its version")
     if doc.next_key <= max(keys, default=-1) or doc.sequence < 0:
         raise _fail("next_key", "a key already given, or a negative sequence")
     if not set(map(attrgetter("section"), proposals)) <= keys:
@@ -499,10 +501,13 @@ def _check(doc: Document, proposals: list[Proposal]) -> None:
         raise _fail("by_status", f"a status that is not one of {list(STATUSES)}")
     statuses = map(attrgetter("status"), proposals)
     by_status = {pid: status for status, ids in doc.by_status.items() for pid in ids}
-    if by_status != dict(zip(doc.proposals, statuses, strict=True)):
+    listed = sum(map(len, doc.by_status.values()))
+    if listed != len(proposals) or by_status != dict(zip(doc.proposals, statuses, strict=True)):
         raise _fail("by_status", "does not list each proposal once, under its status")
     open_by_section = {pid: key for key, ids in doc.open_by_section.items() for pid in ids}
-    if open_by_section != {p.id: p.section for p in proposals if p.status in OPEN_STATUSES}:
+    listed = sum(map(len, doc.open_by_section.values()))
+    really = {p.id: p.section for p in proposals if p.status in OPEN_STATUSES}
+    if listed != len(really) or open_by_section != really:
         raise _fail("open_by_section", "does not list the open proposals by their section")
     if not {kind for _, kind, _ in doc.timers} <= _TIMER_KINDS:
         raise _fail("timers", f"a kind that is not one of {sorted(_TIMER_KINDS)}")

@@ -350,6 +350,10 @@ MALFORMED: dict[str, Mutation] = {
     "a next key already given": _set("next_key", 0),
     "a negative sequence": _set("sequence", -1),
     "by_status that forgets one": lambda data: data["by_status"]["Merged"].pop() and data,
+    "by_status that lists one twice": lambda data: _list_twice(data),
+    "a section whose history misses a version": lambda data: (
+        data["sections"]["history"][2].pop() and data
+    ),
     "by_status with a status that is none": _set("by_status.Lost", []),
     "an open proposal not listed open": lambda data: _unlist_open(data),
     "an alias of no section": _set("aliases.sec:x", [999, 1]),
@@ -369,6 +373,11 @@ def _votes(data: dict[str, Any]) -> dict[str, Any]:
 def _duplicate_id(data: dict[str, Any]) -> dict[str, Any]:
     ids = data["proposals"]["id"]
     ids[1] = ids[0]
+    return data
+
+
+def _list_twice(data: dict[str, Any]) -> dict[str, Any]:
+    data["by_status"]["Pending"].append(data["by_status"]["Merged"][0])
     return data
 
 
