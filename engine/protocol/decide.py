@@ -59,7 +59,7 @@ from engine.protocol.model import (
     Trust,
     trust_rank,
 )
-from engine.protocol.sections import ROOT, parse_sections, replace_section
+from engine.protocol.sections import parse_sections, replace_section, section_content
 
 VOTERS = frozenset({"Collaborator", "Autonomous"})
 # The lowest trust level each agent operation needs; "human" ones no agent may run.
@@ -182,6 +182,11 @@ class Decider:
                 raise Forbidden(f"only a human may {command.op}", operation=command.op)
             self.agent = doc.agent_named(actor.name)
             if self.agent is None and command.op != "join":
+                # What it did before it left (or was evicted), retried, is still a retry.
+                self.agent = self._former(actor.name)
+                retry = self._retried(command) if self.agent is not None else None
+                if retry is not None:
+                    return retry
                 raise NotJoined(
                     f"agent {actor.name!r} has not joined document {doc.name!r}",
                     agent=actor.name,
@@ -208,6 +213,10 @@ class Decider:
         )
         result = handler(command)
         return Decision(self.events, result)
+
+    def _former(self, name: str) -> Agent | None:
+        """The agent last registered under ``name``, now gone."""
+        return next((a for a in reversed(self.doc.agents.values()) if a.name == name), None)
 
     def _retried(self, command: c.Command) -> Decision | None:
         key = command.idempotency_key
@@ -1162,10 +1171,14 @@ class Decider:
         # The token is shown once, here; the log keeps only its hash.
         return {"token": token, "expiresAt": iso(expires), "mode": command.mode}
 
-    def _rank(self, level: str | None) -> int:
+    def _rank(self, level: str | None, adopting: dict[str, Any] | None = None) -> int:
+        """``level``'s place in the document's framework, or in the one a command is about to
+        adopt (checked before it is adopted: a refused command adopts nothing)."""
         if level is None:
             return 0
         framework = self.doc.framework
+        if adopting is not None:
+            framework = (adopting["framework"], tuple(adopting["levels"]))
         if framework is None:
             raise InvalidRequest(
                 "the document has no classification framework yet: classify a section first"
@@ -1180,12 +1193,14 @@ class Decider:
 
     def do_classify(self, command: c.Classify) -> dict[str, Any]:
         section = self.section(command.section_id)
+        adopted = None
         if self.doc.framework is None:
             if not command.levels:
                 raise InvalidRequest("no classification framework: create one first")
             adopted = {"framework": command.framework, "levels": list(command.levels)}
+        rank = self._rank(command.level, adopted)
+        if adopted is not None:
             self.emit("pact.framework.adopted", adopted)
-        rank = self._rank(command.level)
         data: dict[str, Any] = {
             "sectionId": section.id,
             "level": command.level,
@@ -1199,12 +1214,12 @@ class Decider:
 
     def do_clearance(self, command: c.Clearance) -> dict[str, Any]:
         agent = self.other_agent(command.agent)
+        adopted = None
         if self.doc.framework is None and command.levels:
-            self.emit(
-                "pact.framework.adopted",
-                {"framework": command.framework, "levels": list(command.levels)},
-            )
-        rank = self._rank(command.level)
+            adopted = {"framework": command.framework, "levels": list(command.levels)}
+        rank = self._rank(command.level, adopted)
+        if adopted is not None:
+            self.emit("pact.framework.adopted", adopted)
         data = {"agentId": agent.id, "level": command.level, "rank": rank}
         self.emit("pact.agent.clearance-set", data)
         return {"agentId": agent.id, "clearance": command.level}
@@ -1329,43 +1344,52 @@ class Decider:
 
 def parts_for(doc: Document, section: Section, content: str) -> list[dict[str, Any]]:
     """The parts ``content`` makes of ``section`` (its own text, then new subsections), checked
-    where it sits: the next section's heading must survive the splice. ``InvalidContent``
-    names what breaks the structure."""
+    where it sits, between the section before it (a setext heading would join the paragraph
+    that section ends with) and the one after it (whose heading must survive the splice).
+    ``InvalidContent`` names what breaks the structure."""
     position = doc._position(section.key)
+    before = doc.sections[position - 1] if position > 0 else None
     following = doc.sections[position + 1].content if position + 1 < len(doc.sections) else ""
-    window = section.content + following
+    window = (before.content if before else "") + section.content + following
     if following and not content.endswith("\n\n"):
         # Sections stay apart by a blank line, as Markdown is written.
         content = content.rstrip("\n") + "\n\n"
     parsed = parse_sections(window)
-    target = parsed[0] if section.level == 0 else next(s for s in parsed if s.id != ROOT)
+    # The window's sections: its root (the text before, if that is the document's), the
+    # section before (if it has a heading), this one, the one after.
+    at = 0 if before is None else 1 if before.level == 0 else 2
+    target = parsed[at]
     try:
         replaced = replace_section(window, target.id, content)
     except InvalidContent as error:  # it names the section as the window's parse does
-        local = target.id
-        raise InvalidContent(
-            error.description.replace(local, section.id), **error.metadata
-        ) from None
-    own = [s for s in replaced.sections if not (s.id == ROOT and s.start == s.end)]
-    lines = replaced.markdown.splitlines(keepends=True)
-    count = len(own) - (1 if following else 0)
+        metadata = {**error.metadata, "section_id": section.id}
+        description = error.description.replace(target.id, section.id)
+        raise InvalidContent(description, **metadata) from None
     parts = []
-    for parsed_section in own[:count]:
-        text = "".join(lines[parsed_section.start : parsed_section.end])
+    for parsed_section in replaced.sections[at : len(replaced.sections) - (1 if following else 0)]:
+        # Its lines as Markdown counts them ("\n" only; str.splitlines also splits at "\f",
+        # "\u2028", ..., which then cut a section's text short or moved it to the next one).
+        text = section_content(replaced.markdown, parsed_section)
         parts.append(
             {"title": parsed_section.title, "level": parsed_section.level, "content": text}
         )
     return parts
 
 
-def splice_key(doc: Document, section: Section) -> tuple[int, int, int]:
-    """What a check of content spliced into ``section`` depended on: its version, and the
-    section after it (its key and version). The same key: the same parts."""
+def splice_key(doc: Document, section: Section) -> tuple[int, ...]:
+    """What a check of content spliced into ``section`` depended on: the section before it
+    (key and version), its own version, and the section after it. The same key: the same
+    parts."""
     position = doc._position(section.key)
+    before = doc.sections[position - 1] if position > 0 else None
     following = doc.sections[position + 1] if position + 1 < len(doc.sections) else None
-    if following is None:
-        return (section.version, -1, 0)
-    return (section.version, following.key, following.version)
+    return (
+        before.key if before else -1,
+        before.version if before else 0,
+        section.version,
+        following.key if following else -1,
+        following.version if following else 0,
+    )
 
 
 def added_keys(doc: Document, parts: list[dict[str, Any]]) -> list[int]:

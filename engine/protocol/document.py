@@ -103,7 +103,7 @@ class Document:
         # Not state: the parts a proposal's content was checked to make, and what that check
         # depended on (decide.splice_key), so a merge of an unchanged section need not parse
         # again. Absent after a replay or a restore: the merge then checks afresh.
-        self.parts_cache: dict[str, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
+        self.parts_cache: dict[str, tuple[tuple[int, ...], list[dict[str, Any]]]] = {}
 
     def remind(self, due_ms: int, kind: str, ref: str) -> None:
         heapq.heappush(self.timers, (due_ms, kind, ref))
@@ -176,7 +176,7 @@ class Document:
         """Give every section its id and parent from the heading path; returns old → new ids."""
         renamed: dict[str, str] = {}
         stack: list[Section] = []  # the open headings, by level
-        used: dict[int | None, dict[str, int]] = defaultdict(dict)
+        taken: dict[int | None, set[str]] = defaultdict(set)  # parent → its children's names
         self.by_key = {}
         self.by_id = {}
         self.positions = {}
@@ -189,11 +189,14 @@ class Document:
                     stack.pop()
                 parent_section = stack[-1] if stack else None
                 parent = parent_section.key if parent_section else None
-                base = slug(section.title)
-                seen = used[parent]
-                count = seen.get(base, 0) + 1
-                seen[base] = count
-                name = base if count == 1 else f"{base}-{count}"
+                # As sections.parse_sections numbers them: -2, -3, ... skipping a name a
+                # sibling already has (# A, # A, # A-2 are a, a-2, a-2-2).
+                base = name = slug(section.title)
+                number = 2
+                while name in taken[parent]:
+                    name = f"{base}-{number}"
+                    number += 1
+                taken[parent].add(name)
                 new_id = f"{parent_section.id}/{name}" if parent_section else f"sec:{name}"
                 stack.append(section)
             if section.id and section.id != new_id:
@@ -485,6 +488,10 @@ def _conflict(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> Non
             opened_ms=event["epochMs"],
             base=data["base"],
         )
+        # Its deadlines are set when it opens: a rival joining later moves neither.
+        doc.remind(group.opened_ms + ESCALATE_CONFLICT_AFTER_S * 1000, "escalate", group.id)
+        if group.strategy == "vote":
+            doc.remind(group.opened_ms + doc.window_s * 1000, "vote", group.id)
     for pid in data["proposalIds"]:
         if pid not in group.proposals:
             group.proposals.append(pid)
@@ -494,9 +501,6 @@ def _conflict(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> Non
             doc.set_status(proposal, data["status"], event["epochMs"])
     if "merged" in data:
         group.merged, group.overlaps = data["merged"], data["overlaps"]
-    doc.remind(group.opened_ms + ESCALATE_CONFLICT_AFTER_S * 1000, "escalate", group.id)
-    if group.strategy == "vote":
-        doc.remind(group.opened_ms + doc.window_s * 1000, "vote", group.id)
 
 
 @folds("pact.proposal.conflict-resolved")

@@ -26,12 +26,10 @@ Reader = Agent | None
 
 
 def content(doc: Document, reader: Reader) -> str:
-    """The Markdown the reader may read (SummaryOnly: the headings only)."""
+    """The Markdown the reader may read (SummaryOnly: the headings only, as ATX headings)."""
     if reader is not None and reader.mode == "SummaryOnly":
         return "".join(
-            s.content.splitlines(keepends=True)[0]
-            for s in doc.sections
-            if s.level and sees(doc, reader, s)
+            f"{'#' * s.level} {s.title}\n" for s in doc.sections if s.level and sees(doc, reader, s)
         )
     return "".join(s.content for s in doc.sections if reads(doc, reader, s))
 

@@ -1,0 +1,521 @@
+"""A document's checkpoint: its whole projection as JSON-native data, and back.
+
+``dump_document(doc)`` gives a dict of str keys, lists, ints, strs, bools and None that
+``json.dumps`` takes as it is; ``restore_document(data)`` rebuilds the ``Document`` it came from,
+or raises ``CheckpointError`` (a ``ValueError``) naming the first thing wrong, before any document
+exists. Two documents are the same state when their dumps are equal.
+
+The shape is typed once: ``_Checkpoint`` below lists the fields of ``Document`` with their types
+(as its ``__init__`` has them), and the records are the dataclasses of ``engine.protocol.model``.
+A codec for each type is built from those annotations, so there is no code per field:
+
+- a table of records (the sections, the agents, the proposals, ...) is an object of columns, one
+  per field (``{"id": [...], "status": [...], ...}``), in the table's order;
+- a record inside another (a vote, a lock, an override) is an array of its values in field
+  order; ``"layout"`` names those fields, and a checkpoint with another layout is refused;
+- a tuple is an array; a dict keyed by tuples (salience, idempotency records) is an array of
+  rows; str, int, bool and None are themselves, checked by exact type (``true`` is no int).
+
+Values are checked and built a column at a time (every proposal's ``status`` at once), in C
+loops (``map``, ``zip``, ``set``) rather than a Python loop per value. On the small shared
+2-vCPU VM this was written on, a document of 1,000 agents, 500 sections and 100,000 proposals
+(each with a vote and an idempotency record) dumps in 0.65-0.9 s and restores in 0.6-0.9 s;
+``pickle`` takes 2.7 s and 2.4 s for the same document there.
+
+Derived indexes are left out and rebuilt: ``by_key``, ``by_id``, ``positions`` and ``barred``
+(from ``sections``), ``active`` (from the joined agents) and ``by_author`` (from ``proposals``,
+in order); ``parts_cache`` (checked merge parts) starts empty, as a cache may. ``by_status`` and
+``open_by_section`` are kept, and checked against the proposals: their order is the order of
+status changes, which nothing else holds. The timers are kept sorted: a sorted list is a heap,
+and what ``heappop`` gives does not depend on the layout, so documents with the same due work
+dump the same timers however their heaps grew.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import types
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from itertools import chain, compress, islice, repeat
+from operator import add, attrgetter, is_not, itemgetter
+from typing import Any, Literal, TypedDict, Union, cast, get_args, get_origin, get_type_hints
+
+from engine.protocol.document import Document
+from engine.protocol.model import (
+    OPEN_STATUSES,
+    STATUSES,
+    Agent,
+    Comment,
+    ConflictGroup,
+    Constraint,
+    Intent,
+    Invite,
+    Override,
+    Policy,
+    Proposal,
+    Query,
+    Resolution,
+    Section,
+    Strategy,
+    Trust,
+)
+
+FORMAT = 1
+
+
+class CheckpointError(ValueError):
+    """Not a checkpoint of this format: malformed, of another format, or inconsistent."""
+
+
+class _Checkpoint(TypedDict):
+    """Every field of ``Document`` but the derived indexes, as a checkpoint holds it."""
+
+    id: str
+    name: str
+    created_ms: int
+    sequence: int
+    last_event_id: str | None
+    policy: Policy
+    window_s: int
+    strategy: Strategy
+    default_trust: Trust
+    framework: tuple[str | None, tuple[str, ...]] | None
+    version: int
+    sections: list[Section]
+    aliases: dict[str, tuple[int, int]]
+    next_key: int
+    locked: Override | None
+    agents: dict[str, Agent]
+    salience: list[tuple[str, int, int]]  # (agent id, section key, score)
+    proposals: dict[str, Proposal]
+    open_by_section: list[tuple[int, list[str]]]  # (section key, its open proposals in order)
+    by_status: dict[str, list[str]]
+    conflicts: dict[str, ConflictGroup]
+    intents: dict[str, Intent]
+    constraints: dict[str, Constraint]
+    comments: dict[str, Comment]
+    queries: dict[str, Query]
+    resolutions: dict[str, Resolution]
+    invites: dict[str, Invite]
+    overrides: list[tuple[str, Override]]
+    idempotency: list[tuple[str, str, str, str | None]]  # (actor, key, request hash, entity)
+    timers: list[tuple[int, str, str]]  # sorted
+
+
+DERIVED = frozenset(
+    {"by_key", "by_id", "positions", "barred", "active", "by_author", "parts_cache"}
+)
+# The tables that are dicts, and the field of their records they are keyed by.
+_KEYED = {
+    "agents": "id",
+    "proposals": "id",
+    "conflicts": "id",
+    "intents": "id",
+    "constraints": "id",
+    "comments": "id",
+    "queries": "id",
+    "resolutions": "id",
+    "invites": "token_hash",
+}
+_TIMER_KINDS = frozenset({"lock", "alias", "intent", "query", "merge", "vote", "escalate"})
+
+# -- codecs: a column of values ⇄ a column of JSON-native values --------------------------------
+Column = list[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Codec:
+    encode: Callable[[Column], Column]
+    # A JSON column's values, checked. A scalar codec gives the column itself back: its values
+    # are immutable, and callers build records from it and drop the list.
+    decode: Callable[[Any, str], Column]
+    check: Callable[[Iterable[Any], str], None] | None = None  # a scalar's: check, no copy
+
+
+def _fail(where: str, what: str) -> CheckpointError:
+    return CheckpointError(f"checkpoint: {where}: {what}")
+
+
+def _names(kinds: Iterable[type]) -> str:
+    return " or ".join(sorted("null" if k is types.NoneType else k.__name__ for k in kinds))
+
+
+def _all(values: Iterable[Any], kind: type, where: str) -> None:
+    found = set(map(type, values))
+    if not found <= {kind}:
+        raise _fail(where, f"expected {_names({kind})}, found {_names(found - {kind})}")
+
+
+def _scalar(kinds: frozenset[type], values: frozenset[str] | None = None) -> _Codec:
+    """str, int, bool, a Literal's strs, each maybe None: JSON-native as they are."""
+    none = {None} if types.NoneType in kinds else set()
+
+    def check(column: Iterable[Any], where: str) -> None:
+        if values is None:
+            found = set(map(type, column))
+            if not found <= kinds:
+                raise _fail(where, f"expected {_names(kinds)}, found {_names(found - kinds)}")
+            return
+        try:
+            bad = ", ".join(sorted(map(repr, set(column) - values - none)))
+        except TypeError:  # unhashable
+            bad = "an array or an object"
+        if bad:
+            raise _fail(where, f"{bad} is not one of {sorted(values)}")
+
+    def decode(column: Any, where: str) -> Column:
+        check(column, where)
+        return cast(Column, column)
+
+    return _Codec(list, decode, check)
+
+
+def _present(column: Column) -> list[int]:
+    """Where the values of ``column`` that are not None are."""
+    return list(compress(range(len(column)), map(is_not, column, repeat(None))))
+
+
+def _optional(inner: _Codec) -> _Codec:
+    """Values that may be None: the others go through ``inner`` together."""
+
+    def encode(column: Column) -> Column:
+        at = _present(column)
+        out = [None] * len(column)
+        for i, value in zip(at, inner.encode(list(map(column.__getitem__, at))), strict=True):
+            out[i] = value
+        return out
+
+    def decode(column: Any, where: str) -> Column:
+        at = _present(column)
+        out: Column = [None] * len(column)
+        values = inner.decode(list(map(column.__getitem__, at)), where)
+        for i, value in zip(at, values, strict=True):
+            out[i] = value
+        return out
+
+    return _Codec(encode, decode)
+
+
+def _sequence(element: _Codec, build: Callable[[Any], Any]) -> _Codec:
+    """``list[X]`` or ``tuple[X, ...]``: arrays. Their elements are coded all at once."""
+    check = element.check
+
+    def decode(column: Any, where: str) -> Column:
+        _all(column, list, where)
+        if check is not None:
+            check(chain.from_iterable(column), where + "[]")
+            return list(map(build, column))
+        values = iter(element.decode(list(chain.from_iterable(column)), where + "[]"))
+        return [build(list(islice(values, len(value)))) for value in column]
+
+    if check is not None:
+        return _Codec(lambda column: list(map(list, column)), decode)
+
+    def encode(column: Column) -> Column:
+        values = iter(element.encode(list(chain.from_iterable(column))))
+        return [list(islice(values, len(value))) for value in column]
+
+    return _Codec(encode, decode)
+
+
+def _transpose(rows: Column, width: int) -> list[Column]:
+    """Rows (each ``width`` long) as columns."""
+    return [list(map(itemgetter(i), rows)) for i in range(width)]
+
+
+def _tuple(elements: list[_Codec]) -> _Codec:
+    """A tuple of known types (``tuple[int, str]``): an array of that length."""
+    width = len(elements)
+    flat = all(e.check is not None for e in elements)
+
+    def encode(column: Column) -> Column:
+        if flat:
+            return list(map(list, column))
+        coded = [e.encode(c) for e, c in zip(elements, _transpose(column, width), strict=True)]
+        return list(map(list, zip(*coded, strict=True)))
+
+    def decode(column: Any, where: str) -> Column:
+        _all(column, list, where)
+        if column and set(map(len, column)) != {width}:
+            raise _fail(where, f"expected arrays of {width} values")
+        pairs = enumerate(zip(elements, _transpose(column, width), strict=True))
+        decoded = [e.decode(c, f"{where}[{i}]") for i, (e, c) in pairs]
+        return list(zip(*decoded, strict=True))
+
+    return _Codec(encode, decode)
+
+
+def _mapping(value: _Codec) -> _Codec:
+    """``dict[str, X]``: an object, in its order. The values of every object in the column are
+    coded at once and dealt back to the objects that are not empty: ``zip(d, values)`` takes
+    as many as ``d`` has keys (``d`` comes first and ends it)."""
+
+    def deal(column: Column, values: Column) -> Column:
+        if not values:  # all empty, as most of a proposal's votes are
+            return [{} for _ in column]
+        full = map(dict, map(zip, compress(column, column), repeat(iter(values))))
+        return [next(full) if d else {} for d in column]
+
+    def encode(column: Column) -> Column:
+        return deal(column, value.encode(list(chain.from_iterable(map(dict.values, column)))))
+
+    def decode(column: Any, where: str) -> Column:
+        _all(column, dict, where)
+        _all(chain.from_iterable(column), str, where + " (its keys)")
+        values = list(chain.from_iterable(map(dict.values, column)))
+        return deal(column, value.decode(values, where + "{}"))
+
+    return _Codec(encode, decode)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """A dataclass's fields: their names and codecs, and the records taken apart and built."""
+
+    record: type[Any]
+    names: tuple[str, ...]
+    codecs: tuple[_Codec, ...]
+    values: Callable[[Any], tuple[Any, ...]]  # a record's values, in field order
+    getters: tuple[Callable[[Any], Any], ...]  # each field's
+
+    @classmethod
+    def of(cls, record: type[Any]) -> _Fields:
+        hints = get_type_hints(record)
+        names = tuple(f.name for f in dataclasses.fields(record))
+        assert len(names) > 1  # attrgetter of one name gives the value, not a tuple
+        codecs = tuple(_codec(hints[name]) for name in names)
+        getters = tuple(map(attrgetter, names))
+        return cls(record, names, codecs, attrgetter(*names), getters)
+
+    @property
+    def flat(self) -> bool:
+        return all(codec.check is not None for codec in self.codecs)
+
+    def columns(self, records: Iterable[Any]) -> list[Column]:
+        """The records' values, coded, a column per field."""
+        records = records if isinstance(records, list) else list(records)
+        pairs = zip(self.codecs, self.getters, strict=True)
+        return [codec.encode(list(map(get, records))) for codec, get in pairs]
+
+    def build(self, columns: list[Column], where: str) -> Column:
+        """The records whose values are ``columns``, one per field: checked, then built."""
+        if len(set(map(len, columns))) > 1:
+            raise _fail(where, "its fields hold different numbers of values")
+        pairs = zip(self.names, self.codecs, columns, strict=True)
+        decoded = [codec.decode(column, f"{where}.{name}") for name, codec, column in pairs]
+        return list(map(self.record, *decoded))
+
+
+def _record(fields: _Fields) -> _Codec:
+    """A record inside another: an array of its values in field order."""
+    width = len(fields.names)
+    flat = fields.flat
+
+    def encode(column: Column) -> Column:
+        if flat:  # no value to code: each record's values as they are
+            return list(map(list, map(fields.values, column)))
+        return list(map(list, zip(*fields.columns(column), strict=True)))
+
+    def decode(column: Any, where: str) -> Column:
+        _all(column, list, where)
+        if column and set(map(len, column)) != {width}:
+            raise _fail(where, f"expected arrays of the {width} fields {list(fields.names)}")
+        return fields.build(_transpose(column, width), where)
+
+    return _Codec(encode, decode)
+
+
+def _table(fields: _Fields, key: str | None) -> _Codec:
+    """A table of the document's (its sections, agents, proposals, ...): an object of columns,
+    one per field. With ``key``, a dict of the records by that field; else a list."""
+    by_key = attrgetter(key) if key is not None else None
+
+    def encode(column: Column) -> Column:
+        tables = (t.values() if by_key else t for t in column)
+        return [dict(zip(fields.names, fields.columns(t), strict=True)) for t in tables]
+
+    def decode(column: Any, where: str) -> Column:
+        out: Column = []
+        for table in column:
+            if type(table) is not dict or set(table) != set(fields.names):
+                raise _fail(where, f"expected an object of the columns {list(fields.names)}")
+            columns = [table[name] for name in fields.names]
+            for name, values in zip(fields.names, columns, strict=True):
+                if type(values) is not list:
+                    raise _fail(f"{where}.{name}", "expected an array")
+            records = fields.build(columns, where)
+            if by_key is None:
+                out.append(records)
+                continue
+            keyed = dict(zip(map(by_key, records), records, strict=True))
+            if len(keyed) != len(records):
+                raise _fail(where, f"two records with the same {key}")
+            out.append(keyed)
+        return out
+
+    return _Codec(encode, decode)
+
+
+_LAYOUT: dict[str, list[str]] = {}  # the fields of the records kept as arrays, by type
+
+
+def _codec(kind: Any) -> _Codec:
+    origin, args = get_origin(kind), get_args(kind)
+    if kind in (str, int, bool):
+        return _scalar(frozenset({kind}))
+    if origin is Literal:
+        return _scalar(frozenset({str}), frozenset(args))
+    if origin in (Union, types.UnionType):
+        rest = [a for a in args if a is not types.NoneType]
+        if len(rest) != 1 or len(args) != 2:
+            raise TypeError(f"no codec for {kind!r}")
+        inner = _codec(rest[0])
+        if inner.check is not None:  # a scalar or None: one check for the column
+            literal = get_args(rest[0]) if get_origin(rest[0]) is Literal else None
+            kinds = frozenset({str} if literal else {rest[0]}) | {types.NoneType}
+            return _scalar(kinds, frozenset(literal) if literal else None)
+        return _optional(inner)
+    if origin is list:
+        return _sequence(_codec(args[0]), list)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return _sequence(_codec(args[0]), tuple)
+    if origin is tuple:
+        return _tuple([_codec(a) for a in args])
+    if origin is dict and args[0] is str:
+        return _mapping(_codec(args[1]))
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        _LAYOUT[kind.__name__] = [f.name for f in dataclasses.fields(kind)]
+        return _record(_Fields.of(kind))
+    raise TypeError(f"no codec for {kind!r}")
+
+
+def _field(name: str, kind: Any) -> _Codec:
+    """A field of the checkpoint: a table if it holds records, else as its type says."""
+    record = get_args(kind)[-1] if get_origin(kind) in (list, dict) else None
+    if dataclasses.is_dataclass(record) and isinstance(record, type):
+        return _table(_Fields.of(record), _KEYED.get(name))
+    return _codec(kind)
+
+
+_FIELDS = get_type_hints(_Checkpoint)
+_CODECS = {name: _field(name, kind) for name, kind in _FIELDS.items()}
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Both ways build a container or more per record, none of them garbage: left on, the
+    cyclic collector walks the growing heap again and again (it doubled the time). As in
+    ``engine.workspace``, it is paused meanwhile, then left as the caller had it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# -- dump and restore ----------------------------------------------------------------------------
+def dump_document(doc: Document) -> dict[str, Any]:
+    """The whole state of ``doc`` as JSON-native data (see the module's docstring). Nothing in
+    it is shared with ``doc``."""
+    state: dict[str, Any] = {name: getattr(doc, name) for name in _FIELDS}
+    state["salience"] = [(*key, score) for key, score in doc.salience.items()]
+    state["open_by_section"] = [(key, list(ids)) for key, ids in doc.open_by_section.items()]
+    state["by_status"] = {status: list(ids) for status, ids in doc.by_status.items()}
+    state["idempotency"] = list(map(add, doc.idempotency.keys(), doc.idempotency.values()))
+    state["timers"] = sorted(doc.timers)
+    data: dict[str, Any] = {"format": FORMAT, "layout": {k: list(v) for k, v in _LAYOUT.items()}}
+    with _collector_paused():
+        for name, codec in _CODECS.items():
+            data[name] = codec.encode([state[name]])[0]
+    return data
+
+
+def restore_document(data: Any) -> Document:
+    """The document ``data`` holds (a ``dump_document``, or its JSON parsed); nothing of
+    ``data`` is shared with it. ``CheckpointError`` (a ``ValueError``) if ``data`` is not a
+    checkpoint of this format, or not a consistent one."""
+    if type(data) is not dict:
+        raise _fail("the checkpoint", f"expected an object, found {type(data).__name__}")
+    if type(data.get("format")) is not int or data["format"] != FORMAT:
+        raise _fail("format", f"expected {FORMAT}, found {data.get('format')!r}")
+    if data.get("layout") != _LAYOUT:
+        raise _fail("layout", f"expected the records' fields to be {_LAYOUT}")
+    expected = {"format", "layout", *_FIELDS}
+    if set(data) != expected:
+        missing, extra = sorted(expected - set(data)), sorted(set(data) - expected)
+        raise _fail("the checkpoint", f"missing {missing}, unexpected {extra}")
+    with _collector_paused():
+        state = {name: codec.decode([data[name]], name)[0] for name, codec in _CODECS.items()}
+        return _build(state)
+
+
+def _build(state: dict[str, Any]) -> Document:
+    doc = Document()
+    for name in _FIELDS:
+        setattr(doc, name, state[name])
+    sections, proposals = doc.sections, list(doc.proposals.values())
+    doc.by_key = dict(zip(map(attrgetter("key"), sections), sections, strict=True))
+    doc.by_id = dict(zip(map(attrgetter("id"), sections), sections, strict=True))
+    if len(doc.by_key) != len(sections) or len(doc.by_id) != len(sections):
+        raise _fail("sections", "two sections with the same key or id")
+    doc.positions = {section.key: place for place, section in enumerate(sections)}
+    doc.barred = {s.key for s in sections if s.rank > 0 or s.organisation is not None}
+    doc.salience = {(agent, key): score for agent, key, score in state["salience"]}
+    rows = state["idempotency"]
+    doc.idempotency = dict(
+        zip(map(itemgetter(0, 1), rows), map(itemgetter(2, 3), rows), strict=True)
+    )
+    doc.open_by_section = defaultdict(dict)
+    for key, ids in state["open_by_section"]:
+        if key in doc.open_by_section:
+            raise _fail("open_by_section", f"section {key} is listed twice")
+        doc.open_by_section[key] = dict.fromkeys(ids)
+    doc.by_status = defaultdict(dict)
+    for status, ids in state["by_status"].items():
+        doc.by_status[status] = dict.fromkeys(ids)
+    doc.active = {a.name: a.id for a in doc.agents.values() if a.active}
+    doc.by_author = defaultdict(list)
+    authors = map(attrgetter("author"), proposals)
+    for author, proposal_id in zip(authors, doc.proposals, strict=True):
+        doc.by_author[author].append(proposal_id)
+    doc.timers = sorted(state["timers"])
+    _check(doc, proposals)
+    return doc
+
+
+def _check(doc: Document, proposals: list[Proposal]) -> None:
+    """What would leave the document inconsistent: references to nothing, and kept indexes
+    that do not index what they say."""
+    if len(doc.active) != sum(a.active for a in doc.agents.values()):
+        raise _fail("agents", "two joined agents with the same name")
+    keys = doc.by_key.keys()
+    if not {s.parent for s in doc.sections} <= {None, *keys}:
+        raise _fail("sections", "a parent that is not a section")
+    if any(len(s.history) != s.version or s.history[-1] != s.content for s in doc.sections):
+        raise _fail("sections", "a history that does not end at the content of its version")
+    if doc.next_key <= max(keys, default=-1) or doc.sequence < 0:
+        raise _fail("next_key", "a key already given, or a negative sequence")
+    if not set(map(attrgetter("section"), proposals)) <= keys:
+        raise _fail("proposals", "a proposal on a section that does not exist")
+    if not {key for key, _ in doc.aliases.values()} <= keys:
+        raise _fail("aliases", "an alias of a section that does not exist")
+    if not set(doc.by_status) <= set(STATUSES):
+        raise _fail("by_status", f"a status that is not one of {list(STATUSES)}")
+    statuses = map(attrgetter("status"), proposals)
+    by_status = {pid: status for status, ids in doc.by_status.items() for pid in ids}
+    listed = sum(map(len, doc.by_status.values()))
+    if listed != len(proposals) or by_status != dict(zip(doc.proposals, statuses, strict=True)):
+        raise _fail("by_status", "does not list each proposal once, under its status")
+    open_by_section = {pid: key for key, ids in doc.open_by_section.items() for pid in ids}
+    listed = sum(map(len, doc.open_by_section.values()))
+    really = {p.id: p.section for p in proposals if p.status in OPEN_STATUSES}
+    if listed != len(really) or open_by_section != really:
+        raise _fail("open_by_section", "does not list the open proposals by their section")
+    if not {kind for _, kind, _ in doc.timers} <= _TIMER_KINDS:
+        raise _fail("timers", f"a kind that is not one of {sorted(_TIMER_KINDS)}")

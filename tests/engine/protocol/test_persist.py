@@ -1,0 +1,419 @@
+"""A document's checkpoint (``engine.protocol.persist``): JSON-native, lossless, strict.
+
+A story document touches every record the projection holds (agents of every fate, proposals in
+every state with votes, a conflict group, intents, constraints, comments, questions, a
+resolution, an invite, overrides, locks, an alias, a framework, idempotency records, timers).
+Its dump goes through ``json`` and back, is restored, and must dump the same; the restored
+document, given the same next commands at the same times with the same ids, must emit exactly
+what the original does. Malformed checkpoints are refused with a ``CheckpointError``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from engine.protocol.commands import Actor
+from engine.protocol.decide import Decision
+from engine.protocol.document import Document
+from engine.protocol.envelope import CountingIds
+from engine.protocol.errors import ProtocolError
+from engine.protocol.persist import (
+    DERIVED,
+    FORMAT,
+    CheckpointError,
+    dump_document,
+    restore_document,
+)
+
+from .conftest import Session, replay
+
+HUMAN = Actor.human("carol")
+A1, A2, A3, A4 = (Actor.agent(n) for n in ("a1", "a2", "a3", "a4"))
+
+
+def story() -> Session:
+    """A document with something in every table and most optional fields set."""
+    s = Session.start(policy="single", strategy="vote")
+    s.ok({"op": "join", "agentName": "a1", "role": "writer", "idempotencyKey": "j1"}, A1)
+    s.join("a2", "a3")
+    levels = ["Public", "Internal", "Confidential"]
+    s.ok(
+        {
+            "op": "classify",
+            "sectionId": "sec:notes",
+            "level": "Internal",
+            "framework": "corp",
+            "levels": levels,
+            "organisation": "acme",
+        },
+        HUMAN,
+    )
+    invite = s.ok(
+        {
+            "op": "invite",
+            "trust": "Collaborator",
+            "clearance": "Internal",
+            "organisation": "acme",
+            "mode": "SectionScoped",
+            "sections": ["sec:plan"],
+        },
+        HUMAN,
+    ).result
+    s.ok({"op": "join", "agentName": "a4", "token": invite["token"]}, A4)
+    s.ok({"op": "salience", "sectionId": "sec:_root", "score": 2}, A3)
+    s.ok({"op": "salience", "sectionId": "sec:plan", "score": 0}, A3)
+    s.ok({"op": "intent", "sectionId": "sec:plan/risk", "goal": "name the risks"}, A1)
+    s.ok({"op": "intent", "sectionId": "sec:plan", "goal": "shorter", "category": "style"}, A2)
+    s.ok({"op": "object", "intentId": _last(s, "intents"), "reason": "no"}, A1)
+    s.ok(
+        {
+            "op": "constrain",
+            "sectionId": "sec:plan/budget",
+            "boundary": "under $2M",
+            "category": "money",
+            "reasoning": "the board said so",
+        },
+        A2,
+    )
+    s.ok({"op": "comment", "sectionId": "sec:plan", "text": "Needs dates."}, A1)
+    s.ok({"op": "ask-human", "sectionId": "sec:plan/risk", "question": "Which risks?"}, A1)
+    asked = s.ok({"op": "ask-human", "question": "Deadline?", "context": "Q3?"}, A2).result
+    s.ok({"op": "respond", "queryId": asked["queryId"], "response": "October"}, HUMAN)
+    merged = s.ok(
+        {
+            "op": "propose",
+            "sectionId": "sec:plan/risk",
+            "newContent": "## Risks\n\nLate delivery.\n\n### Mitigation\n\nStart early.\n",
+            "summary": "rename and add a mitigation",
+            "reasoning": "clearer",
+            "idempotencyKey": "p1",
+        },
+        A1,
+    ).result
+    s.ok({"op": "approve", "proposalId": merged["proposalId"]}, A2, after_s=5)
+    assert s.doc.section("sec:plan/risks") is not None  # renamed: the old id is an alias
+    budget = {"op": "propose", "sectionId": "sec:plan/budget"}
+    first = s.ok({**budget, "newContent": "## Budget\n\nOne million.\n"}, A2).result
+    s.ok({**budget, "newContent": "## Budget\n\nTwo million.\n"}, A3)  # a conflict (vote)
+    s.ok({"op": "approve", "proposalId": first["proposalId"]}, A1)
+    gone = s.ok({"op": "propose", "sectionId": "sec:plan", "newContent": "# Plan\n\nx\n"}, A1)
+    s.ok({"op": "withdraw", "proposalId": gone.result["proposalId"], "reason": "oops"}, A1)
+    s.ok({"op": "lock", "sectionId": "sec:plan", "ttlSeconds": 30}, A2)
+    s.ok({"op": "trust", "agent": "a3", "level": "Suggester", "why": "too eager"}, HUMAN)
+    s.ok({"op": "disclosure", "agent": "a2", "level": 2}, HUMAN)
+    s.ok({"op": "done", "status": "partial", "summary": "half"}, A3)
+    s.ok({"op": "resolve-comment", "commentId": _last(s, "comments")}, A2)
+    s.ok({"op": "policy", "policy": "objection-based", "windowSeconds": 90, "why": "faster"}, HUMAN)
+    s.ok({"op": "propose", "sectionId": "sec:_root", "newContent": "Before it all.\n"}, A1)
+    s.ok({"op": "escalate", "sectionId": "sec:plan/budget", "reason": "stuck"}, A2)
+    s.ok({"op": "leave"}, A3)
+    s.ok(
+        {"op": "resolve", "sectionId": "sec:plan", "decision": "as is", "justification": "ok"},
+        HUMAN,
+    )
+    s.ok({"op": "lock-document", "why": "review day"}, HUMAN)
+    return s
+
+
+def _last(s: Session, table: str) -> str:
+    return list(getattr(s.doc, table))[-1]
+
+
+def json_round_trip(data: Any) -> Any:
+    return json.loads(json.dumps(data))
+
+
+def restored(s: Session) -> Session:
+    """A twin of ``s``: its document restored from a JSON checkpoint, the same ids to come."""
+    ids = CountingIds(s.ids.namespace)
+    ids.next = s.ids.next
+    doc = restore_document(json_round_trip(dump_document(s.doc)))
+    return Session(doc, ids, s.now, [])
+
+
+def is_json_native(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(type(k) is str and is_json_native(v) for k, v in value.items())
+    if type(value) is list:
+        return all(is_json_native(v) for v in value)
+    return value is None or type(value) in (str, int, bool)
+
+
+# -- round trips ---------------------------------------------------------------------------------
+def test_the_story_fills_every_table() -> None:
+    doc = story().doc
+    data = dump_document(doc)
+    for table in (
+        "agents",
+        "proposals",
+        "conflicts",
+        "intents",
+        "constraints",
+        "comments",
+        "queries",
+        "resolutions",
+        "invites",
+    ):
+        assert data[table]["id" if table != "invites" else "token_hash"], table
+    for name in ("salience", "aliases", "overrides", "idempotency", "timers", "open_by_section"):
+        assert data[name], name
+    assert data["framework"] == ["corp", ["Public", "Internal", "Confidential"]]
+    assert data["locked"] is not None
+    statuses = set(data["proposals"]["status"])
+    assert {"Merged", "Withdrawn", "Conflict", "Pending"} <= statuses
+    assert any(data["sections"]["lock"]) and any(data["sections"]["escalated"])
+    assert {a.gone for a in doc.agents.values()} == {None, "left"}
+
+
+def test_a_dump_is_json_native_and_survives_json() -> None:
+    data = dump_document(story().doc)
+    assert data["format"] == FORMAT
+    assert is_json_native(data)
+    assert json_round_trip(data) == data
+
+
+def test_restore_gives_the_same_state() -> None:
+    doc = story().doc
+    data = dump_document(doc)
+    back = restore_document(json_round_trip(data))
+    assert dump_document(back) == data
+    assert back.markdown() == doc.markdown()
+    # The indexes left out of the dump are rebuilt as the fold keeps them, order included.
+    assert list(back.by_key) == list(doc.by_key)
+    assert list(back.by_id) == list(doc.by_id)
+    assert all(back.by_key[s.key] is s and back.by_id[s.id] is s for s in back.sections)
+    assert back.active == doc.active and list(back.active) == list(doc.active)
+    assert dict(back.by_author) == dict(doc.by_author)
+    assert list(back.by_author) == list(doc.by_author)
+    assert {k: list(v) for k, v in back.by_status.items()} == {
+        k: list(v) for k, v in doc.by_status.items()
+    }
+    assert {k: list(v) for k, v in back.open_by_section.items()} == {
+        k: list(v) for k, v in doc.open_by_section.items()
+    }
+    assert back.timers == sorted(doc.timers)
+
+
+def test_every_field_of_a_document_is_dumped_or_derived() -> None:
+    data = dump_document(Document())
+    assert set(vars(Document())) == (set(data) - {"format", "layout"}) | DERIVED
+
+
+def test_an_empty_document_round_trips() -> None:
+    data = dump_document(Document())
+    assert dump_document(restore_document(json_round_trip(data))) == data
+
+
+def test_replaying_the_log_gives_the_dump_of_the_live_document() -> None:
+    s = story()
+    assert dump_document(replay(s.log)) == dump_document(s.doc)
+
+
+def test_a_dump_shares_nothing_with_its_document_nor_a_restore_with_its_dump() -> None:
+    s = story()
+    data = dump_document(s.doc)
+    kept = copy.deepcopy(data)
+    twin = restored(s)
+    source = dump_document(s.doc)
+    twin_source = copy.deepcopy(source)
+    twin.doc = restore_document(source)
+    for session in (s, twin):
+        session.ok({"op": "unlock-document"}, HUMAN, after_s=1)
+        session.ok({"op": "approve", "proposalId": _last(session, "proposals")}, HUMAN)
+        session.ok({"op": "propose", "sectionId": "sec:plan/budget", "newContent": "## B\n"}, A2)
+    assert data == kept
+    assert source == twin_source
+
+
+# -- a restored document goes on as the original would -----------------------------------------
+STEPS: list[tuple[float, dict[str, Any], Actor]] = [
+    (1, {"op": "unlock-document"}, HUMAN),
+    (0, {"op": "heartbeat"}, A1),
+    (0, {"op": "approve", "proposalId": "$conflict0"}, A4),
+    (
+        0,
+        {
+            "op": "resolve",
+            "sectionId": "sec:plan/budget",
+            "decision": "one",
+            "justification": "cheaper",
+            "proposalId": "$conflict0",
+        },
+        HUMAN,
+    ),
+    (5, {"op": "propose", "sectionId": "sec:plan", "newContent": "# Plan\n\nNew plan.\n"}, A2),
+    (31, {"op": "lock", "sectionId": "sec:plan/risks"}, A4),  # a2's lock has expired
+    (95, {"op": "heartbeat"}, A2),  # objection windows end: auto-merges
+    (0, {"op": "join", "agentName": "a3"}, A3),
+    (0, {"op": "propose", "sectionId": "sec:plan/budget", "newContent": "## Budget\n\n3\n"}, A1),
+    (301, {"op": "heartbeat"}, A4),  # evictions, the alias expires, the question times out
+    (0, {"op": "join", "agentName": "a1"}, A1),
+    (0, {"op": "propose", "sectionId": "sec:plan/budget", "newContent": "## Budget\n\n4\n"}, A1),
+    (700, {"op": "heartbeat"}, A1),  # what is left falls due
+]
+
+
+def conflict_side(doc: Document) -> str:
+    return next(p.id for p in doc.proposals.values() if p.status == "Conflict")
+
+
+def test_a_restored_document_continues_exactly_as_the_original() -> None:
+    original = story()
+    twin = restored(original)
+    side = conflict_side(original.doc)
+    for after_s, command, actor in STEPS:
+        filled = {k: side if v == "$conflict0" else v for k, v in command.items()}
+        outcomes = [s.run(filled, actor, after_s=after_s) for s in (original, twin)]
+        mine, its = outcomes
+        assert type(mine) is type(its), command
+        if isinstance(mine, ProtocolError):
+            assert isinstance(its, ProtocolError)
+            assert (mine.code, mine.fired) == (its.code, its.fired)
+        else:
+            assert isinstance(mine, Decision) and isinstance(its, Decision)
+            assert (mine.events, mine.result) == (its.events, its.result), command
+        assert dump_document(twin.doc) == dump_document(original.doc), command
+    assert twin.log == original.log[-len(twin.log) :]
+    kinds = {e["eventType"] for e in twin.log}
+    assert {"pact.proposal.auto-merged", "pact.agent.evicted", "pact.human.timed-out"} <= kinds
+    assert {"pact.section.alias-expired", "pact.section.unlocked"} <= kinds
+
+
+# -- malformed checkpoints -----------------------------------------------------------------------
+Mutation = Callable[[dict[str, Any]], Any]
+
+
+def _set(path: str, value: Any) -> Mutation:
+    """Put ``value`` at ``path`` (keys and indexes, dot-separated) of the checkpoint."""
+
+    def mutate(data: dict[str, Any]) -> Any:
+        *parents, last = path.split(".")
+        target: Any = data
+        for part in parents:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        if value is _DELETE:
+            del target[last]
+        elif isinstance(target, list):
+            target[int(last)] = value
+        else:
+            target[last] = value
+        return data
+
+    return mutate
+
+
+_DELETE = object()
+
+
+def _first_open(data: dict[str, Any]) -> int:
+    return data["proposals"]["status"].index("Conflict")
+
+
+MALFORMED: dict[str, Mutation] = {
+    "not an object": lambda data: [data],
+    "nothing": lambda data: None,
+    "no format": _set("format", _DELETE),
+    "format 2": _set("format", 2),
+    "format as text": _set("format", "1"),
+    "format true": _set("format", True),
+    "no layout": _set("layout", _DELETE),
+    "a record with a field more": lambda data: data["layout"]["Vote"].append("weight") or data,
+    "a missing field": _set("sequence", _DELETE),
+    "an unknown field": _set("colour", "blue"),
+    "a missing column": _set("proposals.status", _DELETE),
+    "a column too short": lambda data: data["proposals"]["status"].pop() and data,
+    "a column that is no array": _set("agents.name", "a1"),
+    "a number as text": _set("sequence", "3"),
+    "a float": _set("window_s", 60.0),
+    "a bool for an int": _set("next_key", True),
+    "an int for a bool": _set("agents.active.0", 1),
+    "null for a str": _set("proposals.content.0", None),
+    "a status that is none": _set("proposals.status.0", "Lost"),
+    "a trust level that is none": _set("agents.trust.0", "Root"),
+    "a list in a str column": _set("sections.title.1", ["Plan"]),
+    "a vote of two values": lambda data: _votes(data).__setitem__("x", ["x", 1]) or data,
+    "a vote with a text time": lambda data: _votes(data).__setitem__("x", ["x", "1", None]) or data,
+    "votes that are no object": _set("proposals.approvals.0", [["x", 1, None]]),
+    "a tuple too long": _set("framework", ["corp", ["Public"], "extra"]),
+    "a str for an array": _set("proposals.quorum.0", "a2"),
+    "a timer of an unknown kind": lambda data: data["timers"].append([1, "alarm", "x"]) or data,
+    "a timer with a text time": lambda data: data["timers"].append(["1", "lock", "1"]) or data,
+    "two proposals with one id": lambda data: _duplicate_id(data),
+    "a proposal on no section": _set("proposals.section.0", 999),
+    "a section whose parent is not one": _set("sections.parent.1", 999),
+    "two sections with one key": _set("sections.key.1", 0),
+    "a next key already given": _set("next_key", 0),
+    "a negative sequence": _set("sequence", -1),
+    "by_status that forgets one": lambda data: data["by_status"]["Merged"].pop() and data,
+    "by_status that lists one twice": lambda data: _list_twice(data),
+    "a section whose history misses a version": lambda data: (
+        data["sections"]["history"][2].pop() and data
+    ),
+    "by_status with a status that is none": _set("by_status.Lost", []),
+    "an open proposal not listed open": lambda data: _unlist_open(data),
+    "an alias of no section": _set("aliases.sec:x", [999, 1]),
+    "two joined agents with one name": _set("agents.name.1", "a1"),
+    "a lock of two values": _set("sections.lock.1", ["x", "y"]),
+    "an idempotency record of three values": lambda data: (
+        data["idempotency"].append(["a", "k", "h"]) or data
+    ),
+}
+
+
+def _votes(data: dict[str, Any]) -> dict[str, Any]:
+    votes: dict[str, Any] = data["proposals"]["approvals"][0]
+    return votes
+
+
+def _duplicate_id(data: dict[str, Any]) -> dict[str, Any]:
+    ids = data["proposals"]["id"]
+    ids[1] = ids[0]
+    return data
+
+
+def _list_twice(data: dict[str, Any]) -> dict[str, Any]:
+    data["by_status"]["Pending"].append(data["by_status"]["Merged"][0])
+    return data
+
+
+def _unlist_open(data: dict[str, Any]) -> dict[str, Any]:
+    for _, ids in data["open_by_section"]:
+        ids.clear()
+    return data
+
+
+@pytest.fixture(scope="module")
+def checkpoint() -> dict[str, Any]:
+    return dump_document(story().doc)
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_a_malformed_checkpoint_is_refused(name: str, checkpoint: dict[str, Any]) -> None:
+    data = MALFORMED[name](copy.deepcopy(checkpoint))
+    with pytest.raises(CheckpointError) as refused:
+        restore_document(data)
+    assert str(refused.value).startswith("checkpoint: ")
+    assert isinstance(refused.value, ValueError)
+
+
+def test_the_untouched_checkpoint_is_accepted(checkpoint: dict[str, Any]) -> None:
+    """The mutations above break a checkpoint that restores: each refusal is their doing."""
+    assert dump_document(restore_document(copy.deepcopy(checkpoint))) == checkpoint
+
+
+def test_a_refusal_names_where() -> None:
+    data = dump_document(story().doc)
+    data["proposals"]["status"][0] = "Lost"
+    with pytest.raises(
+        CheckpointError, match=r"proposals\.status: 'Lost' is not one of \['Approved'"
+    ):
+        restore_document(data)
+    data = dump_document(story().doc)
+    data["proposals"]["approvals"][1]["x"] = ["x", "soon", None]
+    with pytest.raises(CheckpointError, match=r"proposals\.approvals\{\}\.at_ms: expected int"):
+        restore_document(data)
