@@ -7,7 +7,10 @@ these events like every other. Classification frameworks are workspace-wide: the
 ``frameworks`` holds one ``framework.created`` event per framework.
 
 ``DocumentProjection`` is a loaded document: the protocol's ``Document`` and where in the log it
-stands. The workspace (``engine.workspace``) reads, writes and follows them.
+stands. The workspace (``engine.workspace``) reads, writes and follows them, and keeps each one's
+checkpoint (``workspace:doc:<name>``, see ``DocumentProjection.dump``): the document's state
+(``engine.protocol.persist``) and the event it reflects, so a reopening reads the checkpoint and
+folds only the events after it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
     from engine.protocol.document import Document
 
 DOC_PREFIX = "doc:"
+DOC_CHECKPOINT = "workspace:doc:"  # + a document's name: its state, and the event it reflects
+DOC_CHECKPOINT_VERSION = 1
 FRAMEWORKS = "frameworks"
 DOC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 LEVEL = re.compile(r"^[^\x00-\x1f\x7f,]{1,64}$")
@@ -49,11 +54,57 @@ class DocumentProjection:
         self.doc: Document = Document()
         self.seq = 0  # global seq of the last applied event
         self.stream_seq = 0
-        self.checkpointed = 0
+        self.checkpointed = 0  # the stream_seq of its last checkpoint (saved, or loaded)
 
     def replay(self, event: StoredEvent) -> None:
         self.doc.apply(event.payload)
         self.seq, self.stream_seq = event.seq, event.stream_seq
+
+    def dump(self, name: str) -> dict[str, Any]:
+        """The checkpoint of document ``name``: its state and the event it reflects."""
+        from engine.protocol.persist import dump_document
+
+        return {
+            "version": DOC_CHECKPOINT_VERSION,
+            "name": name,
+            "seq": self.seq,
+            "streamSeq": self.stream_seq,
+            "lastEventId": self.doc.last_event_id,
+            "document": dump_document(self.doc),
+        }
+
+    @classmethod
+    def restore(cls, name: str, seq: int, data: Any) -> DocumentProjection:
+        """The projection a checkpoint of document ``name`` saved at global ``seq`` holds.
+        ``CheckpointError`` (a ``ValueError``) names what is wrong with one that is malformed,
+        of another document or version, or not at its recorded event."""
+        from engine.protocol.persist import CheckpointError, restore_document
+
+        if type(data) is not dict:
+            raise CheckpointError(f"a {type(data).__name__}, not a document's checkpoint")
+        found = (data.get("version"), data.get("name"))
+        if found != (DOC_CHECKPOINT_VERSION, name):
+            raise CheckpointError(f"version {found[0]!r} of document {found[1]!r}")
+        stream_seq = data.get("streamSeq")
+        if data.get("seq") != seq or type(stream_seq) is not int or stream_seq < 1:
+            raise CheckpointError(
+                f"it says event {data.get('seq')!r} (number {stream_seq!r} of its stream);"
+                f" it was saved at event {seq}"
+            )
+        projection = cls()
+        projection.doc = restore_document(data.get("document"))
+        # The n-th event of the stream has sequenceNumber n - 1.
+        if projection.doc.sequence != stream_seq or projection.doc.last_event_id != data.get(
+            "lastEventId"
+        ):
+            raise CheckpointError(
+                f"its document has {projection.doc.sequence} events, ending at"
+                f" {projection.doc.last_event_id!r}; it says {stream_seq}, ending at"
+                f" {data.get('lastEventId')!r}"
+            )
+        projection.seq = seq
+        projection.stream_seq = projection.checkpointed = stream_seq
+        return projection
 
     def info(self, name: str) -> DocumentInfo:
         doc = self.doc

@@ -43,6 +43,12 @@ every ``CHECKPOINT_EVERY`` events of its stream, and on close once ``CHECKPOINT_
 after it. The version-2 ``workspace`` checkpoint of earlier releases (every context in one) is read
 once, when there is no index yet, and replaced by the per-context checkpoints and the index.
 
+A document (``engine/documents.py``) has a checkpoint of its own too (``workspace:doc:<name>``),
+vouched for the same way: loading it reads the checkpoint, checks that its last event is the
+log's, and folds the events after it. Its checkpoint is saved on close and by ``checkpoint`` as a
+context's is, and while running once the events since the last one number ``CHECKPOINT_EVERY`` or
+the document's proposals and agents, whichever is more (a dump costs time in proportion to them).
+
 Past states come from the snapshots kept in memory, or are rebuilt from the nearest per-context
 archive checkpoint plus a short replay. Archives are named by marks every ``ARCHIVE_EVERY`` events
 of a context, but one is only written when the context has moved on by half its size since the
@@ -85,7 +91,13 @@ from engine.context.selector_ast import Selector
 from engine.context.selectors import check_input_selector
 from engine.context.timeline import ItemStory, StoryEvent
 from engine.context.tree import Diff, Node
-from engine.documents import DOC_PREFIX, FRAMEWORKS, DocumentInfo, DocumentProjection
+from engine.documents import (
+    DOC_CHECKPOINT,
+    DOC_PREFIX,
+    FRAMEWORKS,
+    DocumentInfo,
+    DocumentProjection,
+)
 from engine.store import (
     Checkpoint,
     EventStore,
@@ -529,8 +541,8 @@ class Workspace:
         await self.close()
 
     async def checkpoint(self) -> None:
-        """Save every loaded context that moved on since its checkpoint, and the index, so the
-        next open replays only what comes after."""
+        """Save every loaded context and document that moved on since its checkpoint, and the
+        index, so the next open replays only what comes after."""
         self._check_writable()
         await self._save_checkpoints(1)
 
@@ -540,6 +552,9 @@ class Workspace:
         for name, projection in sorted(self._contexts.items()):
             if projection.stream_seq - projection.checkpointed >= tail:
                 await self._save_context(name, projection)
+        for name, document in sorted(self._documents.items()):
+            if document.stream_seq - document.checkpointed >= tail:
+                await self._save_document(name, document)
         await self._save_index()
         if self._legacy:
             await self.store.delete_checkpoint(LEGACY_CHECKPOINT)
@@ -1033,27 +1048,73 @@ class Workspace:
             return projection
 
     async def _read_document(self, name: str) -> DocumentProjection:
+        """Document ``name`` from its checkpoint and the events of its stream after it, or, if
+        there is no usable checkpoint, from the whole stream (``checkpoint_problem`` says why
+        one was not used)."""
+        with _collector_paused():
+            try:
+                restored = await self._restore_document(name)
+            except CACHE_ERRORS as error:
+                restored = None
+                self.checkpoint_problem = (
+                    f"the checkpoint of document {name!r} could not be used ({error});"
+                    " replayed its stream"
+                )
+            if restored is not None:
+                try:
+                    return await self._catch_up_document(name, restored)
+                except (_CheckpointMismatch, UnreplayableEvent) as error:
+                    self.checkpoint_problem = (
+                        f"the checkpoint of document {name!r} does not match the log ({error});"
+                        " replayed its stream"
+                    )
+            return await self._catch_up_document(name, None)
+
+    async def _restore_document(self, name: str) -> DocumentProjection | None:
+        checkpoint = await self.store.load_checkpoint(DOC_CHECKPOINT + name)
+        if checkpoint is None:
+            return None
+        data = decode_checkpoint(checkpoint.data)
+        return DocumentProjection.restore(name, checkpoint.seq, data)
+
+    async def _catch_up_document(
+        self, name: str, restored: DocumentProjection | None
+    ) -> DocumentProjection:
+        """Fold the events of the document's stream after ``restored`` (all, if None). From a
+        checkpoint, its own last event is read first: it must be the log's."""
         from engine.protocol.errors import DocumentNotFound
 
-        projection = DocumentProjection()
         stream = DOC_PREFIX + name
-        after = 0
-        with _collector_paused():
-            while True:
-                events = await self.store.read_stream(stream, after, limit=READ_BATCH)
-                for event in events:
-                    try:
-                        projection.replay(event)
-                    except (KeyError, TypeError, ValueError, IndexError) as error:
-                        raise UnreplayableEvent(
-                            f"event {event.seq} ({event.type}) of stream {stream!r} cannot be"
-                            f" replayed: {type(error).__name__}: {error}",
-                            seq=event.seq,
-                            stream=stream,
-                        ) from None
-                if len(events) < READ_BATCH:
-                    break
-                after = events[-1].stream_seq
+        projection = restored or DocumentProjection()
+        after = 0 if restored is None else restored.stream_seq - 1
+        anchored = restored is None
+        while True:
+            events = await self.store.read_stream(stream, after, limit=READ_BATCH)
+            for event in events:
+                if not anchored:
+                    anchored = True
+                    if event.seq != projection.seq or event.payload.get("id") != (
+                        projection.doc.last_event_id
+                    ):
+                        raise _CheckpointMismatch(
+                            f"event {projection.stream_seq} of its stream is {event.seq},"
+                            f" not {projection.seq}"
+                        )
+                    continue
+                try:
+                    projection.replay(event)
+                except (KeyError, TypeError, ValueError, IndexError) as error:
+                    raise UnreplayableEvent(
+                        f"event {event.seq} ({event.type}) of stream {stream!r} cannot be"
+                        f" replayed: {type(error).__name__}: {error}",
+                        seq=event.seq,
+                        stream=stream,
+                    ) from None
+            if len(events) < READ_BATCH:
+                break
+            after = events[-1].stream_seq
+        if not anchored:
+            raise _CheckpointMismatch(f"its stream has no event {after + 1}")
         if projection.stream_seq == 0:
             known = ", ".join(await self.document_names()) or "none yet"
             raise DocumentNotFound(
@@ -1061,6 +1122,13 @@ class Workspace:
                 document=name,
             )
         return projection
+
+    async def _save_document(self, name: str, projection: DocumentProjection) -> None:
+        stream_seq = projection.stream_seq  # what the dump below reflects
+        with _collector_paused():
+            data = encode_checkpoint(projection.dump(name))
+        await self.store.save_checkpoint(DOC_CHECKPOINT + name, projection.seq, data)
+        projection.checkpointed = max(projection.checkpointed, stream_seq)
 
     def document(self, name: str) -> Document:
         """The live projection of a loaded document. Read it; change it only through commands."""
@@ -1193,6 +1261,13 @@ class Workspace:
         if stored:
             projection.seq, projection.stream_seq = stored[-1].seq, stored[-1].stream_seq
             self._applied = max(self._applied, stored[-1].seq)
+            # A checkpoint's cost grows with the document: one every so many events, more
+            # apart as it grows, keeps its share of each command's time bounded.
+            spacing = max(
+                CHECKPOINT_EVERY, len(projection.doc.proposals) + len(projection.doc.agents)
+            )
+            if projection.stream_seq - projection.checkpointed >= spacing:
+                await self._save_caches(self._save_document(name, projection))
         result = outcome[-1]
         if isinstance(result, ProtocolError):
             raise result
