@@ -13,7 +13,9 @@ compared with it:
   the log, and its snapshot index (archives keep none);
 - the index: where each context's stream ends as of the index's event (a context it leaves
   out would be hidden), and each context's numbers where it gives them;
-- the version-2 ``workspace`` checkpoint: every context it holds.
+- the version-2 ``workspace`` checkpoint: every context it holds;
+- a document's checkpoint: the document, rebuilt from its stream to the checkpoint's event, is
+  compared column by column with what the checkpoint holds.
 
 A checkpoint the workspace would not use (the log does not vouch for it, it is malformed, or
 its state is not at the place it claims) is reported as ignored: it is not shown as fact. One
@@ -33,7 +35,8 @@ import orjson
 
 from engine.canonical import canonical_json
 from engine.context import ContextError
-from engine.store import EventStore, StoreError, VerifyResult
+from engine.documents import DOC_CHECKPOINT, DOC_PREFIX, DocumentProjection
+from engine.store import Checkpoint, EventStore, StoreError, VerifyResult
 from engine.workspace import (
     ARCHIVE_PREFIX,
     CACHE_ERRORS,
@@ -178,6 +181,8 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
             context = name[len(CONTEXT_CHECKPOINT) :]
             projection = context_checkpoint_projection(context, checkpoint)
             _state_claim(audit, name, context, projection, with_snapshots=True)
+        elif name.startswith(DOC_CHECKPOINT):
+            await _document_claim(store, audit, name, checkpoint)
         elif name.startswith(ARCHIVE_PREFIX):
             context, _, mark = name[len(ARCHIVE_PREFIX) :].rpartition(":")
             if not mark.isdigit():
@@ -188,6 +193,64 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
             audit.found(name, "ignored", "not a checkpoint this version of pact-tui reads")
     except CACHE_ERRORS as error:
         audit.found(name, "ignored", f"the workspace would not use it: {error}")
+
+
+async def _document_claim(
+    store: EventStore, audit: _Audit, name: str, checkpoint: Checkpoint
+) -> None:
+    """A document's checkpoint: its state after an event of the document's stream, judged
+    against the document rebuilt from the stream's first event to there."""
+    from engine.protocol.persist import dump_document
+
+    document = name[len(DOC_CHECKPOINT) :]
+    saved = DocumentProjection.restore(document, checkpoint.seq, decode_checkpoint(checkpoint.data))
+    stream = DOC_PREFIX + document
+    rebuilt = DocumentProjection()
+    try:
+        after = 0
+        while rebuilt.stream_seq < saved.stream_seq:
+            limit = min(READ_BATCH, saved.stream_seq - rebuilt.stream_seq)
+            events = await store.read_stream(stream, after, limit=limit)
+            for event in events:
+                rebuilt.replay(event)
+            if len(events) < limit:
+                break
+            after = events[-1].stream_seq
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        audit.found(
+            name,
+            "unchecked",
+            f"its document's stream could not be replayed past event {rebuilt.stream_seq}"
+            f" ({type(error).__name__}: {error})",
+        )
+        return
+    if rebuilt.stream_seq < saved.stream_seq:
+        audit.found(
+            name,
+            "differs",
+            f"it claims document {document!r} after event {saved.stream_seq} of its stream;"
+            f" its stream has {rebuilt.stream_seq} events",
+        )
+        return
+    if rebuilt.seq != saved.seq:
+        audit.found(
+            name,
+            "ignored",
+            f"its state is after event {saved.stream_seq} of {stream!r}, which it says is the"
+            f" log's event {saved.seq}, but the log's is event {rebuilt.seq}",
+        )
+        return
+    expected, found = dump_document(saved.doc), dump_document(rebuilt.doc)
+    differing = [key for key in expected if _digest(expected[key]) != _digest(found.get(key))]
+    if differing:
+        audit.found(
+            name,
+            "differs",
+            f"its state of document {document!r} after event {saved.stream_seq} of its stream"
+            f" (event {saved.seq}) is not the log's: they differ in {', '.join(differing)}",
+        )
+    else:
+        audit.found(name, "matches")
 
 
 def _state_claim(

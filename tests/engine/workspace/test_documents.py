@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import engine.workspace as workspace_module
+from engine.deep_verify import verify_deep
 from engine.documents import DOC_CHECKPOINT, DOC_PREFIX, DocumentProjection
 from engine.protocol.commands import Actor
 from engine.protocol.document import Document
@@ -300,3 +301,61 @@ async def test_two_processes_proposing_on_one_section_at_once(tmp_path: Path) ->
         for event in events[: final["sequence"]]:
             prefix.apply(event)
         assert final["markdown"] == prefix.markdown()
+
+
+# -- verify --deep ---------------------------------------------------------------------------------
+
+
+async def test_deep_verify_finds_a_document_checkpoint_matching_the_log(tmp_path: Path) -> None:
+    path = tmp_path / "ws.pact"
+    await memo_workspace(path)
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        result = await verify_deep(store)
+    [finding] = [f for f in result.checkpoints if f.name == DOC_CHECKPOINT + "memo"]
+    assert (finding.verdict, finding.detail) == ("matches", "")
+    assert result.ok
+
+
+async def test_deep_verify_finds_a_document_checkpoint_whose_content_is_not_the_log(
+    tmp_path: Path,
+) -> None:
+    """A well-formed checkpoint the workspace would use, with a proposal's summary changed:
+    the chain vouches for its place, not its content; deep verification says it differs, and
+    where."""
+    path = tmp_path / "ws.pact"
+    await memo_workspace(path)
+    saved = await stored_checkpoint(path, "memo")
+    assert saved is not None
+    seq, data = saved
+    document = DocumentProjection.restore("memo", seq, data)
+    proposal = next(iter(document.doc.proposals.values()))
+    proposal.summary = "forged"
+    forged = document.dump("memo")
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        await store.save_checkpoint(DOC_CHECKPOINT + "memo", seq, encode_checkpoint(forged))
+    async with await Workspace.open(path, watch=False, read_only=True) as ws:
+        await ws.load_document("memo")  # the workspace uses it: only deep verification can tell
+        assert ws.checkpoint_problem is None
+        assert ws.document("memo").proposals[proposal.id].summary == "forged"
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        result = await verify_deep(store)
+    [finding] = [f for f in result.checkpoints if f.name == DOC_CHECKPOINT + "memo"]
+    assert finding.verdict == "differs"
+    assert "document 'memo'" in finding.detail and "differ in proposals" in finding.detail
+    assert not result.ok
+
+
+async def test_deep_verify_ignores_a_document_checkpoint_the_workspace_would_not_use(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ws.pact"
+    await memo_workspace(path)
+    saved = await stored_checkpoint(path, "memo")
+    assert saved is not None
+    seq, data = saved
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        await store.save_checkpoint(DOC_CHECKPOINT + "memo", seq, _broken(data, "another version"))
+        result = await verify_deep(store)
+    [finding] = [f for f in result.checkpoints if f.name == DOC_CHECKPOINT + "memo"]
+    assert finding.verdict == "ignored" and "version 99" in finding.detail
+    assert result.ok
