@@ -392,8 +392,8 @@ class Decider:
         agent, section = self._me(), self.section(command.section_id)
         older = [
             i.id
-            for i in self.doc.intents.values()
-            if i.author == agent.id and i.section == section.key and i.status != "Superseded"
+            for i in self.doc.intents_of(section.key)
+            if i.author == agent.id and i.status != "Superseded"
         ]
         intent_id = self.ids.uuid()
         accept_at = self.now + self.doc.window_s * 1000
@@ -1402,8 +1402,8 @@ def proposal_response(doc: Document, proposal: Proposal) -> dict[str, Any]:
     section = doc.by_key[proposal.section]
     active = [
         {"boundary": k.boundary, "category": k.category or ""}
-        for k in doc.constraints.values()
-        if k.section == section.key and not k.withdrawn
+        for k in doc.constraints_of(section.key)
+        if not k.withdrawn
     ]
     return {
         "proposalId": proposal.id,

@@ -92,6 +92,9 @@ class Document:
         self.conflicts: dict[str, ConflictGroup] = {}
         self.intents: dict[str, Intent] = {}
         self.constraints: dict[str, Constraint] = {}
+        # section key → the ids of its intents, and of its constraints, in order
+        self.intents_on: dict[int, list[str]] = defaultdict(list)
+        self.constraints_on: dict[int, list[str]] = defaultdict(list)
         self.comments: dict[str, Comment] = {}
         self.queries: dict[str, Query] = {}
         self.resolutions: dict[str, Resolution] = {}
@@ -131,6 +134,14 @@ class Document:
             agent.last_seen_ms = max(agent.last_seen_ms, event["epochMs"])
         self.sequence += 1
         self.last_event_id = event["id"]
+
+    def intents_of(self, key: int) -> list[Intent]:
+        """The intents declared on section ``key``, oldest first."""
+        return [self.intents[i] for i in self.intents_on.get(key, ())]
+
+    def constraints_of(self, key: int) -> list[Constraint]:
+        """The constraints published on section ``key``, oldest first."""
+        return [self.constraints[k] for k in self.constraints_on.get(key, ())]
 
     # -- sections ------------------------------------------------------------------------------
     def markdown(self) -> str:
@@ -576,6 +587,7 @@ def _intent(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
         declared_ms=event["epochMs"],
         accept_at_ms=data["acceptAt"],
     )
+    doc.intents_on[data["sectionKey"]].append(data["intentId"])
     doc.remind(data["acceptAt"], "intent", data["intentId"])
 
 
@@ -604,6 +616,7 @@ def _constraint(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> N
         reasoning=data.get("reasoning"),
         published_ms=event["epochMs"],
     )
+    doc.constraints_on[data["sectionKey"]].append(data["constraintId"])
 
 
 @folds("pact.constraint.withdrawn")

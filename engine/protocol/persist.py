@@ -107,7 +107,10 @@ class _Checkpoint(TypedDict):
 
 
 DERIVED = frozenset(
-    {"by_key", "by_id", "positions", "barred", "active", "by_author", "parts_cache"}
+    {
+        *("by_key", "by_id", "positions", "barred", "active", "by_author", "parts_cache"),
+        *("intents_on", "constraints_on"),
+    }
 )
 # The tables that are dicts, and the field of their records they are keyed by.
 _KEYED = {
@@ -485,6 +488,11 @@ def _build(state: dict[str, Any]) -> Document:
     for author, proposal_id in zip(authors, doc.proposals, strict=True):
         doc.by_author[author].append(proposal_id)
     doc.timers = sorted(state["timers"])
+    doc.intents_on, doc.constraints_on = defaultdict(list), defaultdict(list)
+    for intent in doc.intents.values():
+        doc.intents_on[intent.section].append(intent.id)
+    for constraint in doc.constraints.values():
+        doc.constraints_on[constraint.section].append(constraint.id)
     _check(doc, proposals)
     return doc
 

@@ -79,8 +79,7 @@ def invited_drafter(doc: Document, section: Section) -> Agent | None:
     """Once the intents on a section align (none proposed or objected, at least one
     accepted), the agent with the highest salience is invited to draft; ties go to
     registration order."""
-    intents = [i for i in doc.intents.values() if i.section == section.key]
-    live = [i for i in intents if i.status != "Superseded"]
+    live = [i for i in doc.intents_of(section.key) if i.status != "Superseded"]
     if not live or any(i.status in ("Proposed", "Objected") for i in live):
         return None
     agents = doc.active_agents()
@@ -146,20 +145,18 @@ def constraints(
     level = HUMAN_DISCLOSURE if reader is None else reader.disclosure
     if briefing and reader is not None:
         level = max(level, 3)
+    chosen = doc.constraints.values() if section is None else doc.constraints_of(section.key)
     return [
         constraint_row(doc, k, level if k.author != (reader.id if reader else None) else 4)
-        for k in doc.constraints.values()
-        if not k.withdrawn
-        and (section is None or k.section == section.key)
-        and reads(doc, reader, doc.by_key[k.section])
+        for k in chosen
+        if not k.withdrawn and reads(doc, reader, doc.by_key[k.section])
     ]
 
 
 def intents(doc: Document, reader: Reader, section: Section | None = None) -> list[dict[str, Any]]:
     rows = []
-    for intent in doc.intents.values():
-        if section is not None and intent.section != section.key:
-            continue
+    chosen = doc.intents.values() if section is None else doc.intents_of(section.key)
+    for intent in chosen:
         if not reads(doc, reader, doc.by_key[intent.section]):
             continue
         author = doc.agents.get(intent.author)

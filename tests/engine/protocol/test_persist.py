@@ -197,6 +197,10 @@ def test_restore_gives_the_same_state() -> None:
         k: list(v) for k, v in doc.open_by_section.items()
     }
     assert back.timers == sorted(doc.timers)
+    assert back.positions == doc.positions and back.barred == doc.barred
+    assert doc.intents_on and doc.constraints_on  # the story has both
+    assert dict(back.intents_on) == dict(doc.intents_on)
+    assert dict(back.constraints_on) == dict(doc.constraints_on)
 
 
 def test_every_field_of_a_document_is_dumped_or_derived() -> None:
