@@ -140,7 +140,12 @@ def decide(
 def tick(doc: Document, now_ms: int, ids: Ids) -> Decision:
     """Fire everything due at ``now_ms``, as the system. Idempotent: what fired is no longer due."""
     decider = Decider(doc, c.SYSTEM, now_ms, ids)
-    decider.fire_due()
+    popped = decider.fire_due()
+    if not decider.events:
+        # Nothing fired, so nothing reaches the log: neither may the state change (the timers
+        # are the fold's, see ``Document.apply``).
+        for timer in popped:
+            heapq.heappush(doc.timers, timer)
     return Decision(decider.events, {"fired": len(decider.events)})
 
 
@@ -1281,10 +1286,16 @@ class Decider:
         return {"policy": doc.policy, "windowSeconds": doc.window_s, "strategy": doc.strategy}
 
     # -- due work ------------------------------------------------------------------------------
-    def fire_due(self) -> None:
+    def fire_due(self) -> list[tuple[int, str, str]]:
         """Everything due at ``now``: evictions, lock and alias expiries, intents accepted,
-        questions timed out, objection windows ended, votes counted, conflicts escalated."""
+        questions timed out, objection windows ended, votes counted, conflicts escalated.
+        Returns the timers taken off the heap."""
         doc, now = self.doc, self.now
+        # Every timer due is taken off before any event is emitted, then fired in order: the
+        # first event drops whatever is due at its time from the heap (``Document.apply``).
+        popped = []
+        while doc.timers and doc.timers[0][0] <= now:
+            popped.append(heapq.heappop(doc.timers))
         for agent in doc.active_agents():
             if agent.last_seen_ms + EVICT_AFTER_S * 1000 <= now:
                 data = {
@@ -1293,9 +1304,9 @@ class Decider:
                     "lastSeen": agent.last_seen_ms,
                 }
                 self.emit("pact.agent.evicted", data)
-        while doc.timers and doc.timers[0][0] <= now:
-            due, kind, ref = heapq.heappop(doc.timers)
+        for due, kind, ref in popped:
             self._fire(due, kind, ref)
+        return popped
 
     def _fire(self, due: int, kind: str, ref: str) -> None:
         doc = self.doc

@@ -122,6 +122,12 @@ class Document:
         fold = _FOLDS.get(event["eventType"])
         if fold is None:
             raise ValueError(f"event {event['id']}: unknown event type {event['eventType']!r}")
+        # The timers are the fold's: whoever decided this event took every timer due at its
+        # time off the heap first (and fired those that still had work), so a replay does the
+        # same here, and a live document and its replay hold the same timers.
+        at = event["epochMs"]
+        while self.timers and self.timers[0][0] <= at:
+            heapq.heappop(self.timers)
         data = payload(event)
         fold(self, dict(event), data)
         key = data.get("idempotencyKey")

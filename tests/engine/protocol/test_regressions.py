@@ -162,3 +162,35 @@ def test_a_rival_joining_a_conflict_moves_none_of_its_deadlines() -> None:
     replayed = replay(s.log)
     assert tick(replayed, s.now, CountingIds(99)).events == []
     assert dump_document(replayed) == dump_document(s.doc)
+
+
+def test_a_live_document_and_its_replay_hold_the_same_timers() -> None:
+    """The decider took due timers off the heap and the fold never did: a replayed document
+    kept every timer that had fired (a checkpoint of it grew by one per intent, and ``verify
+    --deep`` found a live checkpoint to differ from the replay in its timers)."""
+    s = Session.start(policy="objection-based", window_s=10)
+    s.join("a1", "a2")
+    a1, a2 = Actor.agent("a1"), Actor.agent("a2")
+    s.ok({"op": "intent", "sectionId": "sec:plan", "goal": "shorter"}, a1)
+    propose = {"op": "propose", "sectionId": "sec:plan/risk", "newContent": "## Risk\n\nx\n"}
+    proposed = s.ok(propose, a2)
+    s.ok({"op": "withdraw", "proposalId": proposed.result["proposalId"], "reason": "no"}, a2)
+    assert len(s.doc.timers) == 2  # the intent's acceptance, the withdrawn proposal's merge
+    # The window ends: the intent is accepted (an event), the merge timer fires nothing.
+    s.ok({"op": "heartbeat"}, a1, after_s=11)
+    assert s.doc.timers == []
+    assert dump_document(replay(s.log)) == dump_document(s.doc)
+
+
+def test_a_tick_that_fires_nothing_leaves_the_timers_as_the_log_has_them() -> None:
+    s = Session.start(policy="objection-based", window_s=10)
+    s.join("a1", "a2")
+    a1 = Actor.agent("a1")
+    propose = {"op": "propose", "sectionId": "sec:plan/risk", "newContent": "## Risk\n\nx\n"}
+    proposed = s.ok(propose, a1)
+    s.ok({"op": "withdraw", "proposalId": proposed.result["proposalId"], "reason": "no"}, a1)
+    s.now += 11_000
+    assert tick(s.doc, s.now, s.ids).events == []  # its merge timer is due, and does nothing
+    assert dump_document(replay(s.log)) == dump_document(s.doc)
+    refused_and_unchanged(s, {"op": "withdraw", "proposalId": "nope", "reason": "x"}, a1)
+    assert dump_document(replay(s.log)) == dump_document(s.doc)
