@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,7 +24,7 @@ from engine.canonical import canonical_json
 from engine.protocol import commands as c
 from engine.protocol.barriers import reads, sees
 from engine.protocol.document import Document
-from engine.protocol.envelope import Ids, envelope
+from engine.protocol.envelope import Ids, envelope, payload
 from engine.protocol.errors import (
     AccessDenied,
     AgentNotFound,
@@ -106,6 +107,10 @@ HUMAN_ONLY = frozenset(
 )
 
 
+# Parts of an answer shown once and kept nowhere: a retry answers null in their place.
+SHOWN_ONCE = frozenset({"token"})
+
+
 @dataclass(slots=True)
 class Decision:
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -156,6 +161,7 @@ class Decider:
         self.agent: Agent | None = None  # the acting agent, once known
         self.joining: str | None = None  # the id a joining agent is given: its join's actor
         self.idempotency: dict[str, Any] | None = None  # added to the first event's payload
+        self.keyed: dict[str, Any] | None = None  # the event that carries it, once emitted
         self.correlation: str | None = None
 
     # -- who acts ------------------------------------------------------------------------------
@@ -212,6 +218,7 @@ class Decider:
             self, "do_" + command.op.replace("-", "_")
         )
         result = handler(command)
+        self._file_answer(result)
         return Decision(self.events, result)
 
     def _former(self, name: str) -> Agent | None:
@@ -223,11 +230,15 @@ class Decider:
         if key is None:
             return None
         request_hash = hashlib.sha256(canonical_json(command.fingerprint()).encode()).hexdigest()
-        actor_id = self.actor_id or (f"agent:{self.actor.name}" if command.op == "join" else "")
+        records = self.doc.idempotency
         if command.op == "join":
-            joined = self.doc.agent_named(self.actor.name)
-            actor_id = joined.id if joined is not None else actor_id
-        known = self.doc.idempotency.get((actor_id, key))
+            # A join is filed under the registration it made: look under each one of this name
+            # (a retry after leaving is still a retry of that join, not a new one).
+            name = self.actor.name
+            made = [a.id for a in reversed(self.doc.agents.values()) if a.name == name]
+            known = next((records[i, key] for i in made if (i, key) in records), None)
+        else:
+            known = records.get((self.actor_id or "", key))
         if known is None:
             self.idempotency = {"idempotencyKey": key, "requestHash": request_hash}
             return None
@@ -235,10 +246,31 @@ class Decider:
             raise IdempotencyMismatch(
                 f"idempotency key {key!r} was used for another request", idempotencyKey=key
             )
-        return Decision([], self.result_for(command.op, known[1]), retried=True)
+        answer = known[2]
+        if answer is None:  # filed by a log older than kept answers
+            return Decision([], self.result_for(command.op, known[1]), retried=True)
+        return Decision([], json.loads(answer), retried=True)
+
+    def _file_answer(self, result: dict[str, Any]) -> None:
+        """Keep the answer beside the idempotency key, for a retry to give it again as it was
+        (a proposal's status, a lock's expiry and a policy move on; the first answer does not).
+
+        The answer is known only once every event is decided, and the key travels on the first
+        event, so the answer is added to that event's payload here, before anything is stored.
+        Since it was applied, nothing has read that payload but the idempotency record, which
+        is filed again from it. A secret shown once (an invite's token) is not kept: the log
+        holds only its hash, so a retry answers ``null`` in its place."""
+        event, self.keyed = self.keyed, None
+        if event is None:
+            return
+        data = payload(event)
+        data["answer"] = {k: None if k in SHOWN_ONCE else v for k, v in result.items()}
+        event["payloadJson"] = canonical_json(data)
+        self.doc.file_retry(event, data)
 
     def result_for(self, op: str, entity: str | None) -> dict[str, Any]:
-        """What a command answers, from the entity it made (also for a retry)."""
+        """What a command answers, from the entity it made: for joins and proposals, and for
+        a retry of a command whose record has no answer (from a log older than answers)."""
         doc = self.doc
         if entity is not None and entity in doc.proposals:
             return proposal_response(doc, doc.proposals[entity])
@@ -264,6 +296,7 @@ class Decider:
         correlation: str | None = None,
     ) -> dict[str, Any]:
         doc = self.doc
+        keyed = self.idempotency is not None
         if self.idempotency is not None:
             data = {**data, **self.idempotency, "entity": entity}
             self.idempotency = None
@@ -284,6 +317,8 @@ class Decider:
         )
         doc.apply(event)
         self.events.append(event)
+        if keyed:
+            self.keyed = event
         return event
 
     # -- lookups that respect the barriers -----------------------------------------------------

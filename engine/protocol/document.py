@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from engine.canonical import canonical_json
 from engine.protocol.envelope import payload
 from engine.protocol.model import (
     ALIAS_FOR_S,
@@ -97,7 +98,8 @@ class Document:
         self.resolutions: dict[str, Resolution] = {}
         self.invites: dict[str, Invite] = {}
         self.overrides: list[tuple[str, Override]] = []  # (what, who and why), oldest first
-        self.idempotency: dict[tuple[str, str], tuple[str, str | None]] = {}
+        # (actor, key) → (request hash, the entity made, the first answer as canonical JSON)
+        self.idempotency: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         # What may fall due: (when, kind, what), checked against the state when it comes up.
         self.timers: list[tuple[int, str, str]] = []
         # Not state: the parts a proposal's content was checked to make, and what that check
@@ -121,16 +123,26 @@ class Document:
             raise ValueError(f"event {event['id']}: unknown event type {event['eventType']!r}")
         data = payload(event)
         fold(self, dict(event), data)
-        key = data.get("idempotencyKey")
-        if key is not None:
-            actor = event["actorId"] or ""
-            self.idempotency[(actor, key)] = (data["requestHash"], data.get("entity"))
+        self.file_retry(event, data)
         actor_id = event["actorId"]
         agent = self.agents.get(actor_id) if actor_id else None
         if agent is not None and agent.active:
             agent.last_seen_ms = max(agent.last_seen_ms, event["epochMs"])
         self.sequence += 1
         self.last_event_id = event["id"]
+
+    def file_retry(self, event: Mapping[str, Any], data: Mapping[str, Any]) -> None:
+        """Keep what a retry of the command that emitted ``event`` needs, if it had a key: the
+        request's hash, what it made, and its answer (absent from logs older than answers)."""
+        key = data.get("idempotencyKey")
+        if key is None:
+            return
+        answer = data.get("answer")
+        self.idempotency[(event["actorId"] or "", key)] = (
+            data["requestHash"],
+            data.get("entity"),
+            None if answer is None else canonical_json(answer),
+        )
 
     # -- sections ------------------------------------------------------------------------------
     def markdown(self) -> str:

@@ -64,7 +64,7 @@ from engine.protocol.model import (
     Trust,
 )
 
-FORMAT = 1
+FORMAT = 2  # 2: idempotency records keep the first answer
 
 
 class CheckpointError(ValueError):
@@ -102,7 +102,8 @@ class _Checkpoint(TypedDict):
     resolutions: dict[str, Resolution]
     invites: dict[str, Invite]
     overrides: list[tuple[str, Override]]
-    idempotency: list[tuple[str, str, str, str | None]]  # (actor, key, request hash, entity)
+    # (actor, key, request hash, entity, first answer as JSON)
+    idempotency: list[tuple[str, str, str, str | None, str | None]]
     timers: list[tuple[int, str, str]]  # sorted
 
 
@@ -469,7 +470,7 @@ def _build(state: dict[str, Any]) -> Document:
     doc.salience = {(agent, key): score for agent, key, score in state["salience"]}
     rows = state["idempotency"]
     doc.idempotency = dict(
-        zip(map(itemgetter(0, 1), rows), map(itemgetter(2, 3), rows), strict=True)
+        zip(map(itemgetter(0, 1), rows), map(itemgetter(2, 3, 4), rows), strict=True)
     )
     doc.open_by_section = defaultdict(dict)
     for key, ids in state["open_by_section"]:

@@ -204,9 +204,10 @@ def briefing(doc: Document, reader: Reader, section: Section) -> dict[str, Any]:
     }
 
 
-# Keys of a payload an agent never sees: a constraint's reasoning (disclosure 3) and invite
-# material. Category is disclosure 2.
-_NEVER = ("reasoning", "tokenHash")
+# Keys of a payload an agent never sees: a constraint's reasoning (disclosure 3), invite
+# material, and the answer a command gave its actor (kept for retries; a proposal's answer
+# lists the section's constraints with their categories, disclosure 2). Category is disclosure 2.
+_NEVER = ("reasoning", "tokenHash", "answer")
 
 
 def redact(doc: Document, reader: Reader, event: Mapping[str, Any]) -> dict[str, Any]:
