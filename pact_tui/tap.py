@@ -297,14 +297,19 @@ async def _doc_log(args: argparse.Namespace) -> None:
 Build = Callable[[argparse.Namespace], dict[str, Any]]
 
 
-def _write(build: Build, *, joining: bool = False) -> Handler:
-    """A handler that runs the command ``build`` makes, as the actor, in a writable workspace."""
+def _write(op: str, build: Build, *, joining: bool = False) -> Handler:
+    """A handler that runs the command ``build`` makes (an ``op``), as the actor, in a writable
+    workspace. Whether the actor may run ``op`` at all is checked first, before the command is
+    built (its content file read) and the workspace opened (or found missing)."""
 
     async def handler(args: argparse.Namespace) -> None:
+        from engine.protocol.decide import authorise
+
+        actor = _actor(args, joining=joining)
+        authorise(op, actor)
         command = {k: v for k, v in build(args).items() if v is not None}
         if getattr(args, "idempotency_key", None) is not None:
             command["idempotencyKey"] = args.idempotency_key
-        actor = _actor(args, joining=joining)
         async with await _open(args, read_only=False) as ws:
             decision = await ws.run_document(args.doc, command, actor)
         text = f"{command['op']}: {_fields(decision.result)}"
@@ -652,7 +657,7 @@ def _register_tap(
         return parser
 
     def write(name: str, build: Build, help: str, **options: Any) -> Any:
-        return add(name, _write(build, joining=name == "join"), help, **options)
+        return add(name, _write(name, build, joining=name == "join"), help, **options)
 
     def proposal_verb(name: str, build: Build, help: str, **options: Any) -> Any:
         parser = write(name, build, help, **options)

@@ -126,10 +126,26 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def authorise(op: object, actor: c.Actor) -> None:
+    """Refuse (``auth.forbidden``) what ``actor`` may not do whatever the document holds and
+    whatever the command says: an agent running a human-only op, the system running any, a human
+    joining. Checked before anything else, so no other refusal tells an agent more than that it
+    may not do this. An op that is not one (not a string) is left to the command's parsing."""
+    if actor.kind == "system":
+        raise Forbidden("the system runs no commands, only due work")
+    if not isinstance(op, str):
+        return
+    if actor.kind == "agent" and op in HUMAN_ONLY:
+        raise Forbidden(f"only a human may {op}", operation=op)
+    if actor.kind == "human" and op == "join":
+        raise Forbidden("a human needs no join: humans act on any document")
+
+
 def decide(
     doc: Document, command: c.Command | dict[str, Any], actor: c.Actor, now_ms: int, ids: Ids
 ) -> Decision:
     """Fire what is due, then decide ``command`` for ``actor``; see the module's docstring."""
+    authorise(command.op if isinstance(command, c.Command) else command.get("op"), actor)
     command = c.parse_command(command)
     fired = tick(doc, now_ms, ids)
     decider = Decider(doc, actor, now_ms, ids)
@@ -181,11 +197,10 @@ class Decider:
 
     def run(self, command: c.Command) -> Decision:
         doc, actor = self.doc, self.actor
+        authorise(command.op, actor)
         if not doc.id:
             raise InvalidRequest("the document does not exist yet", code="document.not_found")
         if actor.kind == "agent":
-            if command.op in HUMAN_ONLY:
-                raise Forbidden(f"only a human may {command.op}", operation=command.op)
             self.agent = doc.agent_named(actor.name)
             if self.agent is None and command.op != "join":
                 # What it did before it left (or was evicted), retried, is still a retry.
@@ -207,10 +222,6 @@ class Decider:
                         trustLevel=self.agent.trust,
                         needs=need,
                     )
-        elif actor.kind == "system":
-            raise Forbidden("the system runs no commands, only due work")
-        elif command.op == "join":
-            raise Forbidden("a human needs no join: humans act on any document")
         retry = self._retried(command)
         if retry is not None:
             return retry

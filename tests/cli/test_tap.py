@@ -897,3 +897,23 @@ def test_invite_token_provisions_clearance(barriered: Path) -> None:
     refused(
         "tap", "join", barriered, "b", "--as", "again", "--token", token, code="auth.unauthorized"
     )
+
+
+def test_an_agent_running_a_human_only_verb_is_forbidden_first(ws: Path, tmp_path: Path) -> None:
+    """``tap classify`` by an agent, with no framework anywhere, said the framework was
+    missing (classification.unknown_level) instead of auth.forbidden."""
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    before = head(ws, "contract")
+    classify = ("--agent", "bot", "--section", "sec:risk", "--level", "Secret")
+    refused("tap", "classify", ws, "contract", *classify, code="auth.forbidden")
+    refused("tap", "classify", ws, "no-such-doc", *classify, code="auth.forbidden")
+    missing = tmp_path / "missing.pact"
+    refused("tap", "classify", missing, "contract", *classify, code="auth.forbidden")
+    assert not missing.exists()
+    lock = ("--agent", "bot", "--why", "mine")
+    refused("tap", "lock-document", ws, "contract", *lock, code="auth.forbidden")
+    edit = ("--agent", "bot", "--section", "sec:risk", "--why", "w")
+    unreadable = ("--content-file", tmp_path / "missing.md")
+    refused("tap", "edit", ws, "contract", *edit, code="auth.forbidden")  # no content
+    refused("tap", "edit", ws, "contract", *edit, *unreadable, code="auth.forbidden")
+    assert head(ws, "contract") == before

@@ -18,6 +18,7 @@ import engine.workspace as workspace_module
 from engine.documents import DOC_CHECKPOINT, DOC_PREFIX, DocumentProjection
 from engine.protocol.commands import Actor
 from engine.protocol.document import Document
+from engine.protocol.errors import ProtocolError
 from engine.protocol.persist import dump_document
 from engine.store import SqliteEventStore
 from engine.workspace import Workspace, encode_checkpoint
@@ -300,3 +301,26 @@ async def test_two_processes_proposing_on_one_section_at_once(tmp_path: Path) ->
         for event in events[: final["sequence"]]:
             prefix.apply(event)
         assert final["markdown"] == prefix.markdown()
+
+
+async def test_an_agent_classifying_is_forbidden_before_anything_else_is_looked_at(
+    tmp_path: Path,
+) -> None:
+    """A classify by an agent on a document with no framework (and none in the workspace) was
+    answered classification.unknown_level: the workspace looked for a framework before the
+    engine checked who was asking."""
+    path = tmp_path / "ws.pact"
+    async with await Workspace.open(path, create=True, watch=False) as ws:
+        await ws.create_document("plan", "# Plan\n\nText.\n", human="ann")
+        await ws.run_document("plan", {"op": "join", "agentName": "bot"}, Actor.agent("bot"))
+        before = len(await ws.document_events("plan"))
+        for command in (
+            {"op": "classify", "sectionId": "sec:plan", "level": "Secret"},
+            {"op": "clearance", "agent": "bot", "level": "Secret"},
+            {"op": "classify", "sectionId": "sec:nope", "level": "Secret", "bad": 1},
+        ):
+            for name in ("plan", "no-such-document"):
+                with pytest.raises(ProtocolError) as refused:
+                    await ws.run_document(name, command, Actor.agent("bot"))
+                assert refused.value.code == "auth.forbidden", (name, command)
+        assert len(await ws.document_events("plan")) == before
