@@ -637,7 +637,13 @@ def _register_tap(
     commands: Any,
     common: argparse.ArgumentParser,
 ) -> None:
-    from engine.protocol.model import CONTEXT_MODES, POLICIES, STRATEGIES, TRUST_LEVELS
+    from engine.protocol.model import (
+        COMPATIBILITIES,
+        CONTEXT_MODES,
+        POLICIES,
+        STRATEGIES,
+        TRUST_LEVELS,
+    )
 
     tap = commands.add_parser("tap", help="run a PACT v0.3 verb on a document")
     sub = tap.add_subparsers(dest="tap_command", required=True, metavar="VERB")
@@ -707,6 +713,22 @@ def _register_tap(
     constrain.add_argument("--boundary", required=True)
     constrain.add_argument("--category")
     constrain.add_argument("--reasoning", help="shown in escalation briefings only")
+    withdraw_constraint = write(
+        "withdraw-constraint",
+        _fields_of("withdraw-constraint", constraintId="constraint"),
+        "withdraw a constraint you published",
+    )
+    withdraw_constraint.add_argument("--constraint", required=True, help="the constraint's id")
+    mark = write(
+        "mark-constraint",
+        _fields_of(
+            "mark-constraint", constraintId="constraint", compatibility="compatibility", why="why"
+        ),
+        "a human marks whether a constraint fits the others on its section",
+    )
+    mark.add_argument("--constraint", required=True, help="the constraint's id")
+    mark.add_argument("--compatibility", required=True, choices=COMPATIBILITIES)
+    mark.add_argument("--why")
     salience = write(
         "salience",
         _fields_of("salience", sectionId="section", score="score"),
@@ -796,6 +818,12 @@ def _register_tap(
     comment.add_argument("--section", required=True)
     comment.add_argument("--text", required=True)
     comment.add_argument("--proposal")
+    resolve_comment = write(
+        "resolve-comment",
+        _fields_of("resolve-comment", commentId="comment"),
+        "mark a comment resolved",
+    )
+    resolve_comment.add_argument("--comment", required=True, help="the comment's id")
 
     poll = add("poll", _poll, "events since a cursor", write=False)
     poll.add_argument("--since", help="a cursor: evt_N, from sequence number N (default evt_0)")
@@ -838,6 +866,16 @@ def _register_tap(
     trust.add_argument("--agent", dest="target", required=True)
     trust.add_argument("--level", required=True, choices=TRUST_LEVELS)
     trust.add_argument("--why")
+    disclosure = write(
+        "disclosure",
+        _fields_of("disclosure", agent="target", level="level"),
+        "how much of others' constraints an agent sees",
+        agent_flag=False,
+    )
+    disclosure.add_argument("--agent", dest="target", required=True, help="the agent (name or id)")
+    disclosure.add_argument(
+        "--level", required=True, type=_int, help="1: the boundary (default); 2: its category too"
+    )
     remove = write(
         "remove",
         _fields_of("remove", agent="target", why="why"),
