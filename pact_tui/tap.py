@@ -747,7 +747,7 @@ def _register_tap(
     approve = proposal_verb("approve", _on_proposal("approve", why="reason"), "approve")
     approve.add_argument("--reason", help="a human's reason when the approval overrides")
     reject = proposal_verb("reject", _on_proposal("reject", reason="reason"), "reject")
-    reject.add_argument("--reason")
+    reject.add_argument("--reason", help="why (a human's rejection must say why)")
     obj = write("object", _object, "object to a proposal, an intent or a constraint")
     obj.add_argument("--proposal")
     obj.add_argument("--intent")

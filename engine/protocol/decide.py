@@ -360,9 +360,12 @@ class Decider:
             raise AgentNotFound(f"no agent {name_or_id!r} on document {doc.name!r}")
         return agent
 
-    def need_why(self, why: str | None, what: str) -> str:
+    def need_why(self, why: str | None, what: str, field: str = "why") -> str:
+        """A human override's reason: every one records who and why, so none may be blank."""
         if not why or not why.strip():
-            raise InvalidRequest(f"{what} overrides the agents: say why (a reason is required)")
+            raise InvalidRequest(
+                f"{what} overrides the agents: say why ({field!r} is required)", field=field
+            )
         return why
 
     # -- agents --------------------------------------------------------------------------------
@@ -932,11 +935,12 @@ class Decider:
         proposal = self.proposal(command.proposal_id)
         section = self._open(proposal)
         if self.actor.is_human:
+            reason = self.need_why(command.reason, "a human's rejection", field="reason")
             data = {
                 "proposalId": proposal.id,
                 "rejecterId": self.actor_id,
-                "reason": command.reason,
-                "why": command.reason,
+                "reason": reason,
+                "why": reason,
                 "final": True,
             }
             self.emit("pact.proposal.rejected", data, section, correlation=proposal.correlation)

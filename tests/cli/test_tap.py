@@ -1074,3 +1074,17 @@ def test_resolve_a_comment(ws: Path) -> None:
     assert data("tap", *comment, "--agent", "bot", "--idempotency-key", "r") == resolved
     refused("tap", *comment, "--agent", "bot", code="request.invalid")  # already resolved
     assert types(ws, "contract", before) == ["pact.comment.resolved"]
+
+
+def test_a_human_rejection_needs_a_reason(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    content = ("--section", "sec:risk", "--content", "## Risk\\n\\nNew.")
+    proposal = data("tap", "propose", ws, "contract", "--agent", "bot", *content)["proposalId"]
+    before = head(ws, "contract")
+    error = refused(
+        "tap", "reject", ws, "contract", proposal, "--human", "alice", code="request.invalid"
+    )
+    assert error["metadata"]["field"] == "reason"
+    assert head(ws, "contract") == before
+    rejected = data("tap", "reject", ws, "contract", proposal, "--human", "alice", "--reason", "no")
+    assert rejected["status"] == "Rejected"
