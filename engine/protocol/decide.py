@@ -734,7 +734,9 @@ class Decider:
                     section,
                 )
         won = self.doc.proposals.get(winner) if winner else None
-        if won is not None and won.status == "Pending":
+        # A strategy's winner follows its policy; a human's choice is merged by the human's
+        # own command (approve, force-merge, resolve), so settling it here would merge it twice.
+        if won is not None and won.status == "Pending" and how != "human":
             self.settle(won)
 
     def _escalate_conflict(self, group: ConflictGroup) -> None:

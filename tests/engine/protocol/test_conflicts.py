@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import Sim
 
 SCOPE = "sec:plan/scope"
@@ -214,3 +216,24 @@ def test_a_stale_proposal_whose_change_overlaps_is_escalated_when_it_would_merge
     assert sim.status(p) == "Conflict"
     assert "Scope line 1." in sim.doc.markdown()
     assert len(sim.events("pact.escalation.human")) == 1
+
+
+@pytest.mark.parametrize("strategy", ["vote", "human-escalate"])
+@pytest.mark.parametrize("how", ["approve", "force-merge"])
+@pytest.mark.parametrize("policy", ["single", "majority", "objection-based"])
+def test_a_human_choosing_a_side_merges_it_once(strategy: str, how: str, policy: str) -> None:
+    """Under single, a human's approval of a conflict side merged it twice (the resolution
+    settled the winner, which the human's approval had carried, and the approval merged it
+    again): two merged events, the section's version up by two. A side agents had approved,
+    force-merged, did the same."""
+    sim = Sim(strategy=strategy, policy=policy)
+    p, q = two_sides(sim, FIRST, MIDDLE)
+    if how == "force-merge" and strategy == "vote":
+        sim.agent("c", "approve", proposalId=q)  # a vote, not yet every voter's
+    assert sim.status(q) == "Conflict"
+    m = sim.mark()
+    sim.human(how, proposalId=q, why="this one")
+    assert sim.types(m).count("pact.proposal.merged") == 1
+    assert (sim.status(p), sim.status(q)) == ("Rejected", "Merged")
+    assert sim.s(SCOPE).version == 2
+    assert sim.doc.markdown().count("Scope line 1.") == 1
