@@ -15,7 +15,8 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -194,6 +195,26 @@ class Decider:
     @property
     def actor_kind(self) -> str:
         return {"agent": "AiAgent", "human": "Individual", "system": "System"}[self.actor.kind]
+
+    @contextmanager
+    def as_system(self, correlation: str | None = None) -> Iterator[None]:
+        """Emit as the system: what a conflict strategy does on its own (detecting the
+        conflict, rejecting sides, merging both, resolving, escalating) is the system's, whoever
+        set it off, as when the tick fires it. The command's event that set it off stays its
+        actor's, and ``correlation`` (or the command's) ties the system's events to it. A human's
+        own resolution is not this: it stays the human's, recorded with its why.
+
+        A command whose first event is the system's still files its idempotency key under its
+        actor (``keyOwner`` in that event's payload)."""
+        if self.idempotency is not None and "keyOwner" not in self.idempotency:
+            self.idempotency["keyOwner"] = self.actor_id
+        saved = self.actor, self.agent, self.joining, self.correlation
+        self.actor, self.agent, self.joining = c.SYSTEM, None, None
+        self.correlation = correlation or self.correlation
+        try:
+            yield
+        finally:
+            self.actor, self.agent, self.joining, self.correlation = saved
 
     def run(self, command: c.Command) -> Decision:
         doc, actor = self.doc, self.actor
@@ -609,7 +630,12 @@ class Decider:
 
     # -- conflicts -----------------------------------------------------------------------------
     def conflict(self, proposal: Proposal, rivals: list[Proposal]) -> None:
-        """Two open proposals on a section, or a stale base: the document's strategy decides."""
+        """Two open proposals on a section, or a stale base: the document's strategy decides
+        (as the system: see ``as_system``)."""
+        with self.as_system():
+            self._conflict(proposal, rivals)
+
+    def _conflict(self, proposal: Proposal, rivals: list[Proposal]) -> None:
         doc = self.doc
         section = doc.by_key[proposal.section]
         strategy = doc.strategy
@@ -674,7 +700,9 @@ class Decider:
         group: ConflictGroup | None,
     ) -> None:
         """5.: a three-way line merge of every side against the common base; a clean one
-        becomes a new proposal (by the system) that supersedes them, overlaps go to a human."""
+        becomes a new proposal that supersedes them, overlaps go to a human. Run as the system
+        (``conflict``), so the merged proposal is the system's, with no author to exclude from
+        its quorum, like the rest of what the strategy does."""
         sides = [*rivals, proposal]
         merged = section.content if not rivals else sides[0].content
         overlaps = 0
@@ -704,19 +732,13 @@ class Decider:
                 {"proposalId": side.id, "reason": "merged with the other side (merge-both)"},
                 section,
             )
-        system, self.agent = self.actor, None
-        self.actor = c.SYSTEM
-        try:
-            merged_proposal = self.create_proposal(
-                section,
-                merged,
-                section.version,
-                summary="merge of " + ", ".join(p.id for p in sides),
-                supersedes=tuple(p.id for p in sides),
-            )
-        finally:
-            self.actor = system
-            self.agent = self.doc.agent_named(system.name) if system.kind == "agent" else None
+        merged_proposal = self.create_proposal(
+            section,
+            merged,
+            section.version,
+            summary="merge of " + ", ".join(p.id for p in sides),
+            supersedes=tuple(p.id for p in sides),
+        )
         self._resolve_group(conflict_id, "merged", merged_proposal.id, section)
 
     def _resolve_group(
@@ -855,7 +877,8 @@ class Decider:
         self.emit(event_type, data, section, correlation=proposal.correlation)
 
     def conflict_on_merge(self, proposal: Proposal, section: Section) -> None:
-        """A stale proposal whose changes overlap what merged since: to the custodian."""
+        """A stale proposal whose changes overlap what merged since: to the custodian (as
+        the system, like a conflict found at creation)."""
         conflict_id = self.ids.uuid()
         base = proposal.base_content
         data = self._group_data(conflict_id, section, [proposal.id], base, "Conflict")
@@ -863,8 +886,9 @@ class Decider:
         data.update(
             merged=result.text, overlaps=max(1, len(result.overlaps)), strategy="merge-both"
         )
-        self.emit("pact.proposal.conflict", data, section)
-        self._escalate_conflict(self.doc.conflicts[conflict_id])
+        with self.as_system(proposal.correlation):
+            self.emit("pact.proposal.conflict", data, section)
+            self._escalate_conflict(self.doc.conflicts[conflict_id])
 
     def reject(self, proposal: Proposal, reason: str) -> None:
         section = self.doc.by_key[proposal.section]
@@ -931,7 +955,8 @@ class Decider:
             self.doc.proposals[p].author for p in group.proposals
         }
         if group.strategy == "vote" and voters and voters <= set(proposal.approvals):
-            self._resolve_group(group.id, "vote", proposal.id, section)
+            with self.as_system(proposal.correlation):
+                self._resolve_group(group.id, "vote", proposal.id, section)
 
     def do_reject(self, command: c.Reject) -> dict[str, Any]:
         proposal = self.proposal(command.proposal_id)

@@ -138,7 +138,10 @@ class Document:
         if key is None:
             return
         answer = data.get("answer")
-        self.idempotency[(event["actorId"] or "", key)] = (
+        # Filed under the command's actor: the event's, or (when the command's first event was
+        # the system's, see Decider.as_system) the one the payload names.
+        owner = data.get("keyOwner", event["actorId"]) or ""
+        self.idempotency[(owner, key)] = (
             data["requestHash"],
             data.get("entity"),
             None if answer is None else canonical_json(answer),
