@@ -86,6 +86,8 @@ class Document:
         self.agents: dict[str, Agent] = {}
         self.active: dict[str, str] = {}  # name → id of the joined agents
         self.salience: dict[tuple[str, int], int] = {}
+        # The same scores by section: section key → agent id → score (who set one there).
+        self.salience_by_section: dict[int, dict[str, int]] = defaultdict(dict)
         self.proposals: dict[str, Proposal] = {}
         self.open_by_section: dict[int, dict[str, None]] = defaultdict(dict)  # insertion order
         self.by_author: dict[str, list[str]] = defaultdict(list)
@@ -634,6 +636,7 @@ def _constraint_marked(doc: Document, event: dict[str, Any], data: dict[str, Any
 @folds("pact.salience.set")
 def _salience(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
     doc.salience[(data["agentId"], data["sectionKey"])] = data["score"]
+    doc.salience_by_section[data["sectionKey"]][data["agentId"]] = data["score"]
 
 
 # -- comments, queries, resolutions, invites -----------------------------------------------------

@@ -23,12 +23,13 @@ loops (``map``, ``zip``, ``set``) rather than a Python loop per value. On the sm
 ``pickle`` takes 2.7 s and 2.4 s for the same document there.
 
 Derived indexes are left out and rebuilt: ``by_key``, ``by_id``, ``positions`` and ``barred``
-(from ``sections``), ``active`` (from the joined agents) and ``by_author`` (from ``proposals``,
-in order); ``parts_cache`` (checked merge parts) starts empty, as a cache may. ``by_status`` and
-``open_by_section`` are kept, and checked against the proposals: their order is the order of
-status changes, which nothing else holds. The timers are kept sorted: a sorted list is a heap,
-and what ``heappop`` gives does not depend on the layout, so documents with the same due work
-dump the same timers however their heaps grew.
+(from ``sections``), ``active`` (from the joined agents), ``by_author`` (from ``proposals``,
+in order) and ``salience_by_section`` (from ``salience``); ``parts_cache`` (checked merge
+parts) starts empty, as a cache may. ``by_status`` and ``open_by_section`` are kept, and
+checked against the proposals: their order is the order of status changes, which nothing else
+holds. The timers are kept sorted: a sorted list is a heap, and what ``heappop`` gives does not
+depend on the layout, so documents with the same due work dump the same timers however their
+heaps grew.
 """
 
 from __future__ import annotations
@@ -108,7 +109,16 @@ class _Checkpoint(TypedDict):
 
 
 DERIVED = frozenset(
-    {"by_key", "by_id", "positions", "barred", "active", "by_author", "parts_cache"}
+    {
+        "by_key",
+        "by_id",
+        "positions",
+        "barred",
+        "active",
+        "by_author",
+        "salience_by_section",
+        "parts_cache",
+    }
 )
 # The tables that are dicts, and the field of their records they are keyed by.
 _KEYED = {
@@ -468,6 +478,9 @@ def _build(state: dict[str, Any]) -> Document:
     doc.positions = {section.key: place for place, section in enumerate(sections)}
     doc.barred = {s.key for s in sections if s.rank > 0 or s.organisation is not None}
     doc.salience = {(agent, key): score for agent, key, score in state["salience"]}
+    doc.salience_by_section = defaultdict(dict)
+    for agent, key, score in state["salience"]:
+        doc.salience_by_section[key][agent] = score
     rows = state["idempotency"]
     doc.idempotency = dict(
         zip(map(itemgetter(0, 1), rows), map(itemgetter(2, 3, 4), rows), strict=True)
