@@ -40,7 +40,7 @@ from engine.protocol.model import (
     Trust,
     Vote,
 )
-from engine.protocol.sections import ROOT, slug
+from engine.protocol.sections import ROOT, heading_id
 
 Fold = Callable[["Document", dict[str, Any], dict[str, Any]], None]
 _FOLDS: dict[str, Fold] = {}
@@ -206,15 +206,10 @@ class Document:
                     stack.pop()
                 parent_section = stack[-1] if stack else None
                 parent = parent_section.key if parent_section else None
-                # As sections.parse_sections numbers them: -2, -3, ... skipping a name a
-                # sibling already has (# A, # A, # A-2 are a, a-2, a-2-2).
-                base = name = slug(section.title)
-                number = 2
-                while name in taken[parent]:
-                    name = f"{base}-{number}"
-                    number += 1
-                taken[parent].add(name)
-                new_id = f"{parent_section.id}/{name}" if parent_section else f"sec:{name}"
+                # As sections.parse_sections makes them: -2, -3, ... skipping a name a
+                # sibling already has (# A, # A, # A-2 are a, a-2, a-2-2), cut to fit.
+                parent_id = parent_section.id if parent_section else None
+                new_id = heading_id(parent_id, section.level, section.title, taken[parent])
                 stack.append(section)
             if section.id and section.id != new_id:
                 renamed[section.id] = new_id

@@ -65,7 +65,7 @@ from engine.protocol.model import (
     Trust,
 )
 
-FORMAT = 2  # 2: idempotency records keep the first answer
+FORMAT = 3  # 2: idempotency records keep the first answer; 3: section ids cut to fit 256
 
 
 class CheckpointError(ValueError):
