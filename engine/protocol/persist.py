@@ -20,7 +20,10 @@ Values are checked and built a column at a time (every proposal's ``status`` at 
 loops (``map``, ``zip``, ``set``) rather than a Python loop per value. On the small shared
 2-vCPU VM this was written on, a document of 1,000 agents, 500 sections and 100,000 proposals
 (each with a vote and an idempotency record) dumps in 0.65-0.9 s and restores in 0.6-0.9 s;
-``pickle`` takes 2.7 s and 2.4 s for the same document there.
+``pickle`` takes 2.7 s and 2.4 s for the same document there. (Measured before idempotency
+records kept the first answer. Since then, on the same VM: 200 agents, 500 sections, 20,000
+keyed proposals each with a keyed approval dump to 25 MB of JSON instead of 15 MB, in 0.12 s,
+and restore in 0.51 s instead of 0.45 s.)
 
 Derived indexes are left out and rebuilt: ``by_key``, ``by_id``, ``positions`` and ``barred``
 (from ``sections``), ``active`` (from the joined agents), ``by_author`` (from ``proposals``,
