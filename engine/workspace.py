@@ -1207,7 +1207,11 @@ class Workspace:
         (after the due work ``tick`` fires) in one transaction. A refusal raises its
         ``ProtocolError`` after appending only the due work, if any."""
         from engine.protocol.commands import parse_command
+        from engine.protocol.decide import authorise
 
+        # Who may do this comes first: before the workspace, the command's fields, the document
+        # or its framework are looked at (an agent would otherwise learn of those first).
+        authorise(command.get("op") if isinstance(command, Mapping) else command.op, actor)
         self._check_writable()
         check_actor(actor.name)
         parsed = parse_command(dict(command) if isinstance(command, Mapping) else command)

@@ -297,14 +297,19 @@ async def _doc_log(args: argparse.Namespace) -> None:
 Build = Callable[[argparse.Namespace], dict[str, Any]]
 
 
-def _write(build: Build, *, joining: bool = False) -> Handler:
-    """A handler that runs the command ``build`` makes, as the actor, in a writable workspace."""
+def _write(op: str, build: Build, *, joining: bool = False) -> Handler:
+    """A handler that runs the command ``build`` makes (an ``op``), as the actor, in a writable
+    workspace. Whether the actor may run ``op`` at all is checked first, before the command is
+    built (its content file read) and the workspace opened (or found missing)."""
 
     async def handler(args: argparse.Namespace) -> None:
+        from engine.protocol.decide import authorise
+
+        actor = _actor(args, joining=joining)
+        authorise(op, actor)
         command = {k: v for k, v in build(args).items() if v is not None}
         if getattr(args, "idempotency_key", None) is not None:
             command["idempotencyKey"] = args.idempotency_key
-        actor = _actor(args, joining=joining)
         async with await _open(args, read_only=False) as ws:
             decision = await ws.run_document(args.doc, command, actor)
         text = f"{command['op']}: {_fields(decision.result)}"
@@ -632,7 +637,13 @@ def _register_tap(
     commands: Any,
     common: argparse.ArgumentParser,
 ) -> None:
-    from engine.protocol.model import CONTEXT_MODES, POLICIES, STRATEGIES, TRUST_LEVELS
+    from engine.protocol.model import (
+        COMPATIBILITIES,
+        CONTEXT_MODES,
+        POLICIES,
+        STRATEGIES,
+        TRUST_LEVELS,
+    )
 
     tap = commands.add_parser("tap", help="run a PACT v0.3 verb on a document")
     sub = tap.add_subparsers(dest="tap_command", required=True, metavar="VERB")
@@ -652,7 +663,7 @@ def _register_tap(
         return parser
 
     def write(name: str, build: Build, help: str, **options: Any) -> Any:
-        return add(name, _write(build, joining=name == "join"), help, **options)
+        return add(name, _write(name, build, joining=name == "join"), help, **options)
 
     def proposal_verb(name: str, build: Build, help: str, **options: Any) -> Any:
         parser = write(name, build, help, **options)
@@ -702,6 +713,22 @@ def _register_tap(
     constrain.add_argument("--boundary", required=True)
     constrain.add_argument("--category")
     constrain.add_argument("--reasoning", help="shown in escalation briefings only")
+    withdraw_constraint = write(
+        "withdraw-constraint",
+        _fields_of("withdraw-constraint", constraintId="constraint"),
+        "withdraw a constraint you published",
+    )
+    withdraw_constraint.add_argument("--constraint", required=True, help="the constraint's id")
+    mark = write(
+        "mark-constraint",
+        _fields_of(
+            "mark-constraint", constraintId="constraint", compatibility="compatibility", why="why"
+        ),
+        "a human marks whether a constraint fits the others on its section",
+    )
+    mark.add_argument("--constraint", required=True, help="the constraint's id")
+    mark.add_argument("--compatibility", required=True, choices=COMPATIBILITIES)
+    mark.add_argument("--why")
     salience = write(
         "salience",
         _fields_of("salience", sectionId="section", score="score"),
@@ -720,7 +747,7 @@ def _register_tap(
     approve = proposal_verb("approve", _on_proposal("approve", why="reason"), "approve")
     approve.add_argument("--reason", help="a human's reason when the approval overrides")
     reject = proposal_verb("reject", _on_proposal("reject", reason="reason"), "reject")
-    reject.add_argument("--reason")
+    reject.add_argument("--reason", help="why (a human's rejection must say why)")
     obj = write("object", _object, "object to a proposal, an intent or a constraint")
     obj.add_argument("--proposal")
     obj.add_argument("--intent")
@@ -791,6 +818,12 @@ def _register_tap(
     comment.add_argument("--section", required=True)
     comment.add_argument("--text", required=True)
     comment.add_argument("--proposal")
+    resolve_comment = write(
+        "resolve-comment",
+        _fields_of("resolve-comment", commentId="comment"),
+        "mark a comment resolved",
+    )
+    resolve_comment.add_argument("--comment", required=True, help="the comment's id")
 
     poll = add("poll", _poll, "events since a cursor", write=False)
     poll.add_argument("--since", help="a cursor: evt_N, from sequence number N (default evt_0)")
@@ -833,6 +866,16 @@ def _register_tap(
     trust.add_argument("--agent", dest="target", required=True)
     trust.add_argument("--level", required=True, choices=TRUST_LEVELS)
     trust.add_argument("--why")
+    disclosure = write(
+        "disclosure",
+        _fields_of("disclosure", agent="target", level="level"),
+        "how much of others' constraints an agent sees",
+        agent_flag=False,
+    )
+    disclosure.add_argument("--agent", dest="target", required=True, help="the agent (name or id)")
+    disclosure.add_argument(
+        "--level", required=True, type=_int, help="1: the boundary (default); 2: its category too"
+    )
     remove = write(
         "remove",
         _fields_of("remove", agent="target", why="why"),

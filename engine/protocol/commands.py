@@ -23,6 +23,7 @@ from engine.protocol.model import (
     ASK_MIN_S,
     LOCK_MAX_S,
     LOCK_MIN_S,
+    Compatibility,
     ContextMode,
     DoneStatus,
     Policy,
@@ -126,7 +127,7 @@ class MarkConstraint(Command):
 
     op: Literal["mark-constraint"] = "mark-constraint"
     constraint_id: str
-    compatibility: Literal["compatible", "conflicting", "unknown"]
+    compatibility: Compatibility
     why: str | None = None
 
 

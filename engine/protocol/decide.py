@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -23,7 +25,7 @@ from engine.canonical import canonical_json
 from engine.protocol import commands as c
 from engine.protocol.barriers import reads, sees
 from engine.protocol.document import Document
-from engine.protocol.envelope import Ids, envelope
+from engine.protocol.envelope import Ids, envelope, payload
 from engine.protocol.errors import (
     AccessDenied,
     AgentNotFound,
@@ -106,6 +108,10 @@ HUMAN_ONLY = frozenset(
 )
 
 
+# Parts of an answer shown once and kept nowhere: a retry answers null in their place.
+SHOWN_ONCE = frozenset({"token"})
+
+
 @dataclass(slots=True)
 class Decision:
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -121,10 +127,26 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def authorise(op: object, actor: c.Actor) -> None:
+    """Refuse (``auth.forbidden``) what ``actor`` may not do whatever the document holds and
+    whatever the command says: an agent running a human-only op, the system running any, a human
+    joining. Checked before anything else, so no other refusal tells an agent more than that it
+    may not do this. An op that is not one (not a string) is left to the command's parsing."""
+    if actor.kind == "system":
+        raise Forbidden("the system runs no commands, only due work")
+    if not isinstance(op, str):
+        return
+    if actor.kind == "agent" and op in HUMAN_ONLY:
+        raise Forbidden(f"only a human may {op}", operation=op)
+    if actor.kind == "human" and op == "join":
+        raise Forbidden("a human needs no join: humans act on any document")
+
+
 def decide(
     doc: Document, command: c.Command | dict[str, Any], actor: c.Actor, now_ms: int, ids: Ids
 ) -> Decision:
     """Fire what is due, then decide ``command`` for ``actor``; see the module's docstring."""
+    authorise(command.op if isinstance(command, c.Command) else command.get("op"), actor)
     command = c.parse_command(command)
     fired = tick(doc, now_ms, ids)
     decider = Decider(doc, actor, now_ms, ids)
@@ -161,6 +183,7 @@ class Decider:
         self.agent: Agent | None = None  # the acting agent, once known
         self.joining: str | None = None  # the id a joining agent is given: its join's actor
         self.idempotency: dict[str, Any] | None = None  # added to the first event's payload
+        self.keyed: dict[str, Any] | None = None  # the event that carries it, once emitted
         self.correlation: str | None = None
 
     # -- who acts ------------------------------------------------------------------------------
@@ -178,13 +201,32 @@ class Decider:
     def actor_kind(self) -> str:
         return {"agent": "AiAgent", "human": "Individual", "system": "System"}[self.actor.kind]
 
+    @contextmanager
+    def as_system(self, correlation: str | None = None) -> Iterator[None]:
+        """Emit as the system: what a conflict strategy does on its own (detecting the
+        conflict, rejecting sides, merging both, resolving, escalating) is the system's, whoever
+        set it off, as when the tick fires it. The command's event that set it off stays its
+        actor's, and ``correlation`` (or the command's) ties the system's events to it. A human's
+        own resolution is not this: it stays the human's, recorded with its why.
+
+        A command whose first event is the system's still files its idempotency key under its
+        actor (``keyOwner`` in that event's payload)."""
+        if self.idempotency is not None and "keyOwner" not in self.idempotency:
+            self.idempotency["keyOwner"] = self.actor_id
+        saved = self.actor, self.agent, self.joining, self.correlation
+        self.actor, self.agent, self.joining = c.SYSTEM, None, None
+        self.correlation = correlation or self.correlation
+        try:
+            yield
+        finally:
+            self.actor, self.agent, self.joining, self.correlation = saved
+
     def run(self, command: c.Command) -> Decision:
         doc, actor = self.doc, self.actor
+        authorise(command.op, actor)
         if not doc.id:
             raise InvalidRequest("the document does not exist yet", code="document.not_found")
         if actor.kind == "agent":
-            if command.op in HUMAN_ONLY:
-                raise Forbidden(f"only a human may {command.op}", operation=command.op)
             self.agent = doc.agent_named(actor.name)
             if self.agent is None and command.op != "join":
                 # What it did before it left (or was evicted), retried, is still a retry.
@@ -206,10 +248,6 @@ class Decider:
                         trustLevel=self.agent.trust,
                         needs=need,
                     )
-        elif actor.kind == "system":
-            raise Forbidden("the system runs no commands, only due work")
-        elif command.op == "join":
-            raise Forbidden("a human needs no join: humans act on any document")
         retry = self._retried(command)
         if retry is not None:
             return retry
@@ -217,6 +255,7 @@ class Decider:
             self, "do_" + command.op.replace("-", "_")
         )
         result = handler(command)
+        self._file_answer(result)
         return Decision(self.events, result)
 
     def _former(self, name: str) -> Agent | None:
@@ -228,11 +267,15 @@ class Decider:
         if key is None:
             return None
         request_hash = hashlib.sha256(canonical_json(command.fingerprint()).encode()).hexdigest()
-        actor_id = self.actor_id or (f"agent:{self.actor.name}" if command.op == "join" else "")
+        records = self.doc.idempotency
         if command.op == "join":
-            joined = self.doc.agent_named(self.actor.name)
-            actor_id = joined.id if joined is not None else actor_id
-        known = self.doc.idempotency.get((actor_id, key))
+            # A join is filed under the registration it made: look under each one of this name
+            # (a retry after leaving is still a retry of that join, not a new one).
+            name = self.actor.name
+            made = [a.id for a in reversed(self.doc.agents.values()) if a.name == name]
+            known = next((records[i, key] for i in made if (i, key) in records), None)
+        else:
+            known = records.get((self.actor_id or "", key))
         if known is None:
             self.idempotency = {"idempotencyKey": key, "requestHash": request_hash}
             return None
@@ -240,10 +283,31 @@ class Decider:
             raise IdempotencyMismatch(
                 f"idempotency key {key!r} was used for another request", idempotencyKey=key
             )
-        return Decision([], self.result_for(command.op, known[1]), retried=True)
+        answer = known[2]
+        if answer is None:  # filed by a log older than kept answers
+            return Decision([], self.result_for(command.op, known[1]), retried=True)
+        return Decision([], json.loads(answer), retried=True)
+
+    def _file_answer(self, result: dict[str, Any]) -> None:
+        """Keep the answer beside the idempotency key, for a retry to give it again as it was
+        (a proposal's status, a lock's expiry and a policy move on; the first answer does not).
+
+        The answer is known only once every event is decided, and the key travels on the first
+        event, so the answer is added to that event's payload here, before anything is stored.
+        Since it was applied, nothing has read that payload but the idempotency record, which
+        is filed again from it. A secret shown once (an invite's token) is not kept: the log
+        holds only its hash, so a retry answers ``null`` in its place."""
+        event, self.keyed = self.keyed, None
+        if event is None:
+            return
+        data = payload(event)
+        data["answer"] = {k: None if k in SHOWN_ONCE else v for k, v in result.items()}
+        event["payloadJson"] = canonical_json(data)
+        self.doc.file_retry(event, data)
 
     def result_for(self, op: str, entity: str | None) -> dict[str, Any]:
-        """What a command answers, from the entity it made (also for a retry)."""
+        """What a command answers, from the entity it made: for joins and proposals, and for
+        a retry of a command whose record has no answer (from a log older than answers)."""
         doc = self.doc
         if entity is not None and entity in doc.proposals:
             return proposal_response(doc, doc.proposals[entity])
@@ -269,6 +333,7 @@ class Decider:
         correlation: str | None = None,
     ) -> dict[str, Any]:
         doc = self.doc
+        keyed = self.idempotency is not None
         if self.idempotency is not None:
             data = {**data, **self.idempotency, "entity": entity}
             self.idempotency = None
@@ -289,6 +354,8 @@ class Decider:
         )
         doc.apply(event)
         self.events.append(event)
+        if keyed:
+            self.keyed = event
         return event
 
     # -- lookups that respect the barriers -----------------------------------------------------
@@ -319,9 +386,12 @@ class Decider:
             raise AgentNotFound(f"no agent {name_or_id!r} on document {doc.name!r}")
         return agent
 
-    def need_why(self, why: str | None, what: str) -> str:
+    def need_why(self, why: str | None, what: str, field: str = "why") -> str:
+        """A human override's reason: every one records who and why, so none may be blank."""
         if not why or not why.strip():
-            raise InvalidRequest(f"{what} overrides the agents: say why (a reason is required)")
+            raise InvalidRequest(
+                f"{what} overrides the agents: say why ({field!r} is required)", field=field
+            )
         return why
 
     # -- agents --------------------------------------------------------------------------------
@@ -565,7 +635,12 @@ class Decider:
 
     # -- conflicts -----------------------------------------------------------------------------
     def conflict(self, proposal: Proposal, rivals: list[Proposal]) -> None:
-        """Two open proposals on a section, or a stale base: the document's strategy decides."""
+        """Two open proposals on a section, or a stale base: the document's strategy decides
+        (as the system: see ``as_system``)."""
+        with self.as_system():
+            self._conflict(proposal, rivals)
+
+    def _conflict(self, proposal: Proposal, rivals: list[Proposal]) -> None:
         doc = self.doc
         section = doc.by_key[proposal.section]
         strategy = doc.strategy
@@ -630,7 +705,9 @@ class Decider:
         group: ConflictGroup | None,
     ) -> None:
         """5.: a three-way line merge of every side against the common base; a clean one
-        becomes a new proposal (by the system) that supersedes them, overlaps go to a human."""
+        becomes a new proposal that supersedes them, overlaps go to a human. Run as the system
+        (``conflict``), so the merged proposal is the system's, with no author to exclude from
+        its quorum, like the rest of what the strategy does."""
         sides = [*rivals, proposal]
         merged = section.content if not rivals else sides[0].content
         overlaps = 0
@@ -660,19 +737,13 @@ class Decider:
                 {"proposalId": side.id, "reason": "merged with the other side (merge-both)"},
                 section,
             )
-        system, self.agent = self.actor, None
-        self.actor = c.SYSTEM
-        try:
-            merged_proposal = self.create_proposal(
-                section,
-                merged,
-                section.version,
-                summary="merge of " + ", ".join(p.id for p in sides),
-                supersedes=tuple(p.id for p in sides),
-            )
-        finally:
-            self.actor = system
-            self.agent = self.doc.agent_named(system.name) if system.kind == "agent" else None
+        merged_proposal = self.create_proposal(
+            section,
+            merged,
+            section.version,
+            summary="merge of " + ", ".join(p.id for p in sides),
+            supersedes=tuple(p.id for p in sides),
+        )
         self._resolve_group(conflict_id, "merged", merged_proposal.id, section)
 
     def _resolve_group(
@@ -690,7 +761,9 @@ class Decider:
                     section,
                 )
         won = self.doc.proposals.get(winner) if winner else None
-        if won is not None and won.status == "Pending":
+        # A strategy's winner follows its policy; a human's choice is merged by the human's
+        # own command (approve, force-merge, resolve), so settling it here would merge it twice.
+        if won is not None and won.status == "Pending" and how != "human":
             self.settle(won)
 
     def _escalate_conflict(self, group: ConflictGroup) -> None:
@@ -809,7 +882,8 @@ class Decider:
         self.emit(event_type, data, section, correlation=proposal.correlation)
 
     def conflict_on_merge(self, proposal: Proposal, section: Section) -> None:
-        """A stale proposal whose changes overlap what merged since: to the custodian."""
+        """A stale proposal whose changes overlap what merged since: to the custodian (as
+        the system, like a conflict found at creation)."""
         conflict_id = self.ids.uuid()
         base = proposal.base_content
         data = self._group_data(conflict_id, section, [proposal.id], base, "Conflict")
@@ -817,8 +891,9 @@ class Decider:
         data.update(
             merged=result.text, overlaps=max(1, len(result.overlaps)), strategy="merge-both"
         )
-        self.emit("pact.proposal.conflict", data, section)
-        self._escalate_conflict(self.doc.conflicts[conflict_id])
+        with self.as_system(proposal.correlation):
+            self.emit("pact.proposal.conflict", data, section)
+            self._escalate_conflict(self.doc.conflicts[conflict_id])
 
     def reject(self, proposal: Proposal, reason: str) -> None:
         section = self.doc.by_key[proposal.section]
@@ -885,17 +960,19 @@ class Decider:
             self.doc.proposals[p].author for p in group.proposals
         }
         if group.strategy == "vote" and voters and voters <= set(proposal.approvals):
-            self._resolve_group(group.id, "vote", proposal.id, section)
+            with self.as_system(proposal.correlation):
+                self._resolve_group(group.id, "vote", proposal.id, section)
 
     def do_reject(self, command: c.Reject) -> dict[str, Any]:
         proposal = self.proposal(command.proposal_id)
         section = self._open(proposal)
         if self.actor.is_human:
+            reason = self.need_why(command.reason, "a human's rejection", field="reason")
             data = {
                 "proposalId": proposal.id,
                 "rejecterId": self.actor_id,
-                "reason": command.reason,
-                "why": command.reason,
+                "reason": reason,
+                "why": reason,
                 "final": True,
             }
             self.emit("pact.proposal.rejected", data, section, correlation=proposal.correlation)

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from engine.canonical import canonical_json
 from engine.protocol.envelope import payload
 from engine.protocol.model import (
     ALIAS_FOR_S,
@@ -39,7 +40,7 @@ from engine.protocol.model import (
     Trust,
     Vote,
 )
-from engine.protocol.sections import ROOT, slug
+from engine.protocol.sections import ROOT, heading_id
 
 Fold = Callable[["Document", dict[str, Any], dict[str, Any]], None]
 _FOLDS: dict[str, Fold] = {}
@@ -85,6 +86,8 @@ class Document:
         self.agents: dict[str, Agent] = {}
         self.active: dict[str, str] = {}  # name → id of the joined agents
         self.salience: dict[tuple[str, int], int] = {}
+        # The same scores by section: section key → agent id → score (who set one there).
+        self.salience_by_section: dict[int, dict[str, int]] = defaultdict(dict)
         self.proposals: dict[str, Proposal] = {}
         self.open_by_section: dict[int, dict[str, None]] = defaultdict(dict)  # insertion order
         self.by_author: dict[str, list[str]] = defaultdict(list)
@@ -100,7 +103,8 @@ class Document:
         self.resolutions: dict[str, Resolution] = {}
         self.invites: dict[str, Invite] = {}
         self.overrides: list[tuple[str, Override]] = []  # (what, who and why), oldest first
-        self.idempotency: dict[tuple[str, str], tuple[str, str | None]] = {}
+        # (actor, key) → (request hash, the entity made, the first answer as canonical JSON)
+        self.idempotency: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         # What may fall due: (when, kind, what), checked against the state when it comes up.
         self.timers: list[tuple[int, str, str]] = []
         # Not state: the parts a proposal's content was checked to make, and what that check
@@ -130,10 +134,7 @@ class Document:
             heapq.heappop(self.timers)
         data = payload(event)
         fold(self, dict(event), data)
-        key = data.get("idempotencyKey")
-        if key is not None:
-            actor = event["actorId"] or ""
-            self.idempotency[(actor, key)] = (data["requestHash"], data.get("entity"))
+        self.file_retry(event, data)
         actor_id = event["actorId"]
         agent = self.agents.get(actor_id) if actor_id else None
         if agent is not None and agent.active:
@@ -148,6 +149,22 @@ class Document:
     def constraints_of(self, key: int) -> list[Constraint]:
         """The constraints published on section ``key``, oldest first."""
         return [self.constraints[k] for k in self.constraints_on.get(key, ())]
+
+    def file_retry(self, event: Mapping[str, Any], data: Mapping[str, Any]) -> None:
+        """Keep what a retry of the command that emitted ``event`` needs, if it had a key: the
+        request's hash, what it made, and its answer (absent from logs older than answers)."""
+        key = data.get("idempotencyKey")
+        if key is None:
+            return
+        answer = data.get("answer")
+        # Filed under the command's actor: the event's, or (when the command's first event was
+        # the system's, see Decider.as_system) the one the payload names.
+        owner = data.get("keyOwner", event["actorId"]) or ""
+        self.idempotency[(owner, key)] = (
+            data["requestHash"],
+            data.get("entity"),
+            None if answer is None else canonical_json(answer),
+        )
 
     # -- sections ------------------------------------------------------------------------------
     def markdown(self) -> str:
@@ -206,15 +223,10 @@ class Document:
                     stack.pop()
                 parent_section = stack[-1] if stack else None
                 parent = parent_section.key if parent_section else None
-                # As sections.parse_sections numbers them: -2, -3, ... skipping a name a
-                # sibling already has (# A, # A, # A-2 are a, a-2, a-2-2).
-                base = name = slug(section.title)
-                number = 2
-                while name in taken[parent]:
-                    name = f"{base}-{number}"
-                    number += 1
-                taken[parent].add(name)
-                new_id = f"{parent_section.id}/{name}" if parent_section else f"sec:{name}"
+                # As sections.parse_sections makes them: -2, -3, ... skipping a name a
+                # sibling already has (# A, # A, # A-2 are a, a-2, a-2-2), cut to fit.
+                parent_id = parent_section.id if parent_section else None
+                new_id = heading_id(parent_id, section.level, section.title, taken[parent])
                 stack.append(section)
             if section.id and section.id != new_id:
                 renamed[section.id] = new_id
@@ -638,6 +650,7 @@ def _constraint_marked(doc: Document, event: dict[str, Any], data: dict[str, Any
 @folds("pact.salience.set")
 def _salience(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
     doc.salience[(data["agentId"], data["sectionKey"])] = data["score"]
+    doc.salience_by_section[data["sectionKey"]][data["agentId"]] = data["score"]
 
 
 # -- comments, queries, resolutions, invites -----------------------------------------------------

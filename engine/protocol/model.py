@@ -40,6 +40,8 @@ DoneStatus = Literal["aligned", "dissenting", "partial", "abstained"]
 ContextMode = Literal["Full", "SectionScoped", "Neighbourhood", "SummaryOnly"]
 CONTEXT_MODES: tuple[ContextMode, ...] = ("Full", "SectionScoped", "Neighbourhood", "SummaryOnly")
 ActorKind = Literal["Individual", "AiAgent", "GovernanceGroup", "System"]
+Compatibility = Literal["compatible", "conflicting", "unknown"]
+COMPATIBILITIES: tuple[Compatibility, ...] = ("compatible", "conflicting", "unknown")
 
 # The numbers of the protocol (../shared/spec/collaboration.md), in seconds.
 DEFAULT_WINDOW_S = 60  # objection window

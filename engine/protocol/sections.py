@@ -25,6 +25,8 @@ with nothing left (``# ???``, ``# Привет``, an empty ``#``) gets the slug 
 taken from the title as written, inline Markdown included (``## The `x` *y*`` is ``the-x-y``).
 Siblings (same parent) with the same slug get ``-2``, ``-3``, ... in document order; a suffix
 already taken by a sibling's own slug (``# A``, ``# A-2``, ``# A``) is skipped, so ids are unique.
+An id never exceeds the 256 characters v0.3 allows a ``sectionId``: a slug too long for its
+place is cut (:func:`heading_id`), so every section stays addressable.
 
 Replacing a section (:func:`replace_section`) splices new content in place of its own lines, then
 parses the result again and refuses (:class:`~engine.protocol.errors.InvalidContent`) anything
@@ -129,6 +131,40 @@ def slug(title: str) -> str:
     text = _SLUG_SPACE.sub("-", title.lower())
     text = _SLUG_DASHES.sub("-", _SLUG_DROP.sub("", text)).strip("-")
     return text or "section"
+
+
+# v0.3 caps a sectionId at 256 characters (event.json and every request schema).
+MAX_ID = 256
+# Room kept for each deeper level a heading's subsections may still use: "/" and 15 characters.
+_ROOM_PER_LEVEL = 16
+_DEEPEST = 6
+
+
+def heading_id(parent_id: str | None, level: int, title: str, siblings: set[str]) -> str:
+    """The id of a heading at ``level`` under the section ``parent_id`` (None: at the top),
+    whose siblings already have the names in ``siblings`` (its own is added to them).
+
+    The name is the heading's slug, numbered ``-2``, ``-3``, ... past a sibling's, as the
+    spec page says, unless that would make an id too long to address. Each heading may make
+    its id at most ``MAX_ID`` less ``_ROOM_PER_LEVEL`` for every deeper level (a level-1 id up
+    to 176 characters, a level-6 one up to 256), so every id, and every id its subsections will
+    have, fits. A name that does not fit is cut (before its number, so siblings stay apart);
+    ordinary headings are untouched. The cut depends only on the heading and the ids above it,
+    so the parser and the document's fold agree, and a replay gives the same ids."""
+    prefix = f"{parent_id}/" if parent_id else "sec:"
+    room = MAX_ID - (_DEEPEST - level) * _ROOM_PER_LEVEL - len(prefix)
+    base = slug(title)
+    number = 1
+    while True:
+        suffix = f"-{number}" if number > 1 else ""
+        if len(base) + len(suffix) <= room:
+            name = base + suffix
+        else:
+            name = base[: max(room - len(suffix), 1)].rstrip("-") + suffix
+        if name not in siblings:
+            siblings.add(name)
+            return prefix + name
+        number += 1
 
 
 def parse_sections(markdown: str) -> list[Section]:
@@ -238,15 +274,9 @@ def _sections(headings: list[_Heading], line_count: int) -> list[Section]:
             ancestors.pop()
         parent = ancestors[-1].id if ancestors else None
         siblings = taken.setdefault(parent, set())
-        base = name = slug(heading.title)
-        number = 2
-        while name in siblings:
-            name = f"{base}-{number}"
-            number += 1
-        siblings.add(name)
+        made = heading_id(parent, heading.level, heading.title, siblings)
         end = headings[index + 1].line if index + 1 < len(headings) else line_count
-        section_id = f"{parent}/{name}" if parent else f"sec:{name}"
-        section = Section(section_id, heading.title, heading.level, parent, heading.line, end)
+        section = Section(made, heading.title, heading.level, parent, heading.line, end)
         sections.append(section)
         ancestors.append(section)
     return sections

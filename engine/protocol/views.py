@@ -20,7 +20,14 @@ from typing import Any
 
 from engine.protocol.barriers import reads, sees
 from engine.protocol.document import Document
-from engine.protocol.model import HUMAN_DISCLOSURE, Agent, Constraint, Proposal, Section
+from engine.protocol.model import (
+    DEFAULT_SALIENCE,
+    HUMAN_DISCLOSURE,
+    Agent,
+    Constraint,
+    Proposal,
+    Section,
+)
 
 Reader = Agent | None
 
@@ -69,10 +76,19 @@ def section_rows(doc: Document, reader: Reader, now_ms: int) -> list[dict[str, A
 
 
 def max_salience(doc: Document, section: Section) -> int:
-    return max(
-        (doc.salience_of(a.id, section.key) for a in doc.active_agents()),
-        default=0,
-    )
+    """The highest salience on ``section`` among the joined agents, an agent that set none
+    counting as ``DEFAULT_SALIENCE``; 0 with nobody joined. Only the agents that set one on
+    the section are looked at (``Document.salience_by_section``), not every agent for every
+    section of the tree. Like the votes, it counts every joined agent, whatever it may see."""
+    if not doc.active:
+        return 0
+    agents = doc.agents
+    scores = doc.salience_by_section.get(section.key, {})
+    joined = [score for agent, score in scores.items() if agents[agent].active]
+    highest = max(joined, default=0)
+    if len(joined) < len(doc.active):  # someone joined set none here: the default counts
+        highest = max(highest, DEFAULT_SALIENCE)
+    return highest
 
 
 def invited_drafter(doc: Document, section: Section) -> Agent | None:
@@ -201,9 +217,10 @@ def briefing(doc: Document, reader: Reader, section: Section) -> dict[str, Any]:
     }
 
 
-# Keys of a payload an agent never sees: a constraint's reasoning (disclosure 3) and invite
-# material. Category is disclosure 2.
-_NEVER = ("reasoning", "tokenHash")
+# Keys of a payload an agent never sees: a constraint's reasoning (disclosure 3), invite
+# material, and the answer a command gave its actor (kept for retries; a proposal's answer
+# lists the section's constraints with their categories, disclosure 2). Category is disclosure 2.
+_NEVER = ("reasoning", "tokenHash", "answer")
 
 
 def redact(doc: Document, reader: Reader, event: Mapping[str, Any]) -> dict[str, Any]:

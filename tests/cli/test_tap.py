@@ -4,6 +4,7 @@ document and its log, refusals in the v0.3 error shape, and the information barr
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -11,9 +12,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
+
+from engine.protocol.commands import AnyCommand
+from pact_tui.cli import build_parser
 
 from .conftest import REPO_ROOT, Ran, cli
 
@@ -897,3 +901,190 @@ def test_invite_token_provisions_clearance(barriered: Path) -> None:
     refused(
         "tap", "join", barriered, "b", "--as", "again", "--token", token, code="auth.unauthorized"
     )
+
+
+def test_an_agent_running_a_human_only_verb_is_forbidden_first(ws: Path, tmp_path: Path) -> None:
+    """``tap classify`` by an agent, with no framework anywhere, said the framework was
+    missing (classification.unknown_level) instead of auth.forbidden."""
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    before = head(ws, "contract")
+    classify = ("--agent", "bot", "--section", "sec:risk", "--level", "Secret")
+    refused("tap", "classify", ws, "contract", *classify, code="auth.forbidden")
+    refused("tap", "classify", ws, "no-such-doc", *classify, code="auth.forbidden")
+    missing = tmp_path / "missing.pact"
+    refused("tap", "classify", missing, "contract", *classify, code="auth.forbidden")
+    assert not missing.exists()
+    lock = ("--agent", "bot", "--why", "mine")
+    refused("tap", "lock-document", ws, "contract", *lock, code="auth.forbidden")
+    edit = ("--agent", "bot", "--section", "sec:risk", "--why", "w")
+    unreadable = ("--content-file", tmp_path / "missing.md")
+    refused("tap", "edit", ws, "contract", *edit, code="auth.forbidden")  # no content
+    refused("tap", "edit", ws, "contract", *edit, *unreadable, code="auth.forbidden")
+    assert head(ws, "contract") == before
+
+
+def tap_verbs() -> set[str]:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    tap = commands.choices["tap"]
+    verbs = next(a for a in tap._actions if isinstance(a, argparse._SubParsersAction))
+    return set(verbs.choices)
+
+
+def test_every_command_of_the_engine_has_a_tap_verb() -> None:
+    """withdraw-constraint, mark-constraint, disclosure and resolve-comment had none."""
+    union = get_args(get_args(AnyCommand)[0])
+    ops = {model.model_fields["op"].default for model in union}
+    assert ops - tap_verbs() == set()
+
+
+def test_withdraw_and_mark_a_constraint(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    ok("tap", "join", ws, "contract", "--as", "other")
+    since = head(ws, "contract")
+    published = data(
+        "tap", "constrain", ws, "contract", "--agent", "bot", "--section", "sec:risk",
+        "--boundary", "at most 2M", "--category", "cost",
+    )  # fmt: skip
+    constraint = published["constraintId"]
+    mark = ("--constraint", constraint, "--compatibility", "conflicting", "--why", "the cap")
+    refused(
+        "tap", "mark-constraint", ws, "contract", "--agent", "bot", *mark, code="auth.forbidden"
+    )
+    marked = data("tap", "mark-constraint", ws, "contract", "--human", "alice", *mark)
+    assert marked == {"constraintId": constraint, "compatibility": "conflicting"}
+    briefing = data(
+        "tap", "escalation-briefing", ws, "contract", "--human", "alice", "--section", "sec:risk"
+    )
+    assert [c["compatibility"] for c in briefing["constraints"]] == ["conflicting"]
+    text = ok("tap", "mark-constraint", ws, "contract", "--human", "alice", *mark).out
+    assert text == f"mark-constraint: constraintId={constraint}  compatibility=conflicting\n"
+
+    withdraw = ("withdraw-constraint", ws, "contract", "--constraint", constraint)
+    refused("tap", *withdraw, "--agent", "other", code="auth.forbidden")  # only its author
+    refused(
+        "tap",
+        "withdraw-constraint",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--constraint",
+        "nope",
+        code="entity.not_found",
+    )
+    first = data("tap", *withdraw, "--agent", "bot", "--idempotency-key", "w")
+    assert first == {"constraintId": constraint, "withdrawn": True}
+    assert data("tap", *withdraw, "--agent", "bot", "--idempotency-key", "w") == first
+    refused("tap", *withdraw, "--agent", "bot", code="entity.not_found")  # withdrawn already
+    assert types(ws, "contract", since) == [
+        "pact.constraint.published",
+        "pact.constraint.marked",
+        "pact.constraint.marked",
+        "pact.constraint.withdrawn",
+    ]
+
+
+def _constraint_categories(ws: Path, agent: str) -> list[Any]:
+    polled = data("tap", "poll", ws, "contract", "--agent", agent)["items"]
+    return [
+        json.loads(e["payloadJson"]).get("category")
+        for e in polled
+        if e["eventType"] == "pact.constraint.published"
+    ]
+
+
+def test_disclosure(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    ok("tap", "join", ws, "contract", "--as", "writer")
+    ok(
+        "tap", "constrain", ws, "contract", "--agent", "writer", "--section", "sec:risk",
+        "--boundary", "no names", "--category", "privacy",
+    )  # fmt: skip
+    assert _constraint_categories(ws, "bot") == [None]  # level 1: the boundary only
+    before = head(ws, "contract")
+    level = ("disclosure", ws, "contract", "--agent", "bot", "--level")
+    refused("tap", *level, "3", "--human", "alice", code="request.invalid")
+    refused(
+        "tap",
+        "disclosure",
+        ws,
+        "contract",
+        "--agent",
+        "nobody",
+        "--level",
+        "2",
+        "--human",
+        "alice",
+        code="agent.not_found",
+    )
+    monkeypatch.setenv("PACT_AGENT", "writer")  # an agent acting: --agent names the target
+    refused("tap", *level, "2", code="auth.forbidden")
+    monkeypatch.delenv("PACT_AGENT")
+    assert head(ws, "contract") == before
+    shown = data("tap", *level, "2", "--human", "alice")
+    assert shown["disclosure"] == 2
+    assert _constraint_categories(ws, "bot") == ["privacy"]
+    assert types(ws, "contract", before) == ["pact.agent.disclosure-set"]
+
+
+def test_resolve_a_comment(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    ok("tap", "join", ws, "contract", "--as", "helper")
+    ok(
+        "tap",
+        "trust",
+        ws,
+        "contract",
+        "--human",
+        "alice",
+        "--agent",
+        "helper",
+        "--level",
+        "Suggester",
+    )
+    said = data(
+        "tap",
+        "comment",
+        ws,
+        "contract",
+        "--agent",
+        "helper",
+        "--section",
+        "sec:risk",
+        "--text",
+        "typo?",
+    )
+    comment = ("resolve-comment", ws, "contract", "--comment", said["commentId"])
+    before = head(ws, "contract")
+    refused("tap", *comment, "--agent", "helper", code="auth.forbidden")  # Suggester
+    refused(
+        "tap",
+        "resolve-comment",
+        ws,
+        "contract",
+        "--agent",
+        "bot",
+        "--comment",
+        "nope",
+        code="entity.not_found",
+    )
+    resolved = data("tap", *comment, "--agent", "bot", "--idempotency-key", "r")
+    assert resolved == {"commentId": said["commentId"], "resolved": True}
+    assert data("tap", *comment, "--agent", "bot", "--idempotency-key", "r") == resolved
+    refused("tap", *comment, "--agent", "bot", code="request.invalid")  # already resolved
+    assert types(ws, "contract", before) == ["pact.comment.resolved"]
+
+
+def test_a_human_rejection_needs_a_reason(ws: Path) -> None:
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    content = ("--section", "sec:risk", "--content", "## Risk\\n\\nNew.")
+    proposal = data("tap", "propose", ws, "contract", "--agent", "bot", *content)["proposalId"]
+    before = head(ws, "contract")
+    error = refused(
+        "tap", "reject", ws, "contract", proposal, "--human", "alice", code="request.invalid"
+    )
+    assert error["metadata"]["field"] == "reason"
+    assert head(ws, "contract") == before
+    rejected = data("tap", "reject", ws, "contract", proposal, "--human", "alice", "--reason", "no")
+    assert rejected["status"] == "Rejected"

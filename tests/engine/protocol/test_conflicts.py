@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from .conftest import Sim
 
 SCOPE = "sec:plan/scope"
@@ -214,3 +218,127 @@ def test_a_stale_proposal_whose_change_overlaps_is_escalated_when_it_would_merge
     assert sim.status(p) == "Conflict"
     assert "Scope line 1." in sim.doc.markdown()
     assert len(sim.events("pact.escalation.human")) == 1
+
+
+@pytest.mark.parametrize("strategy", ["vote", "human-escalate"])
+@pytest.mark.parametrize("how", ["approve", "force-merge"])
+@pytest.mark.parametrize("policy", ["single", "majority", "objection-based"])
+def test_a_human_choosing_a_side_merges_it_once(strategy: str, how: str, policy: str) -> None:
+    """Under single, a human's approval of a conflict side merged it twice (the resolution
+    settled the winner, which the human's approval had carried, and the approval merged it
+    again): two merged events, the section's version up by two. A side agents had approved,
+    force-merged, did the same."""
+    sim = Sim(strategy=strategy, policy=policy)
+    p, q = two_sides(sim, FIRST, MIDDLE)
+    if how == "force-merge" and strategy == "vote":
+        sim.agent("c", "approve", proposalId=q)  # a vote, not yet every voter's
+    assert sim.status(q) == "Conflict"
+    m = sim.mark()
+    sim.human(how, proposalId=q, why="this one")
+    assert sim.types(m).count("pact.proposal.merged") == 1
+    assert (sim.status(p), sim.status(q)) == ("Rejected", "Merged")
+    assert sim.s(SCOPE).version == 2
+    assert sim.doc.markdown().count("Scope line 1.") == 1
+
+
+def fired_by_the_strategy(sim: Sim, since: int, kind: str) -> list[dict[str, Any]]:
+    """The events after ``since``: the first is the command's own (by ``kind``); every one
+    after it was fired by the strategy, so it is the system's, correlated with the first."""
+    own, *fired = sim.log[since:]
+    assert own["actorKind"] == kind, own
+    assert fired
+    # Correlated with the command's event (or what it correlates with), or with an event
+    # fired before it in the same chain (a merged proposal's own settling).
+    chain = {own["id"], own["correlationId"]} - {None}
+    for event in fired:
+        assert (event["actorKind"], event["actorId"]) == ("System", None), event
+        assert event["correlationId"] in chain, event
+        chain.add(event["id"])
+    return fired
+
+
+@pytest.mark.parametrize("human", [False, True])
+@pytest.mark.parametrize(
+    ("strategy", "second", "expected"),
+    [
+        ("first-wins", LAST, ["conflict", "rejected", "conflict-resolved"]),
+        ("merge-both", LAST, ["conflict", "rejected", "rejected", "created", "conflict-resolved"]),
+        ("merge-both", MIDDLE, ["conflict", "escalation.human"]),
+        ("human-escalate", LAST, ["conflict", "escalation.human"]),
+        ("vote", LAST, ["conflict"]),
+    ],
+    ids=["first-wins", "merge-both", "merge-both-overlapping", "human-escalate", "vote"],
+)
+def test_what_a_strategy_does_is_the_systems(
+    strategy: str, second: str, expected: list[str], human: bool
+) -> None:
+    """merge-both made its merged proposal as the system but rejected the sides and resolved
+    the conflict as the agent whose proposal set it off; first-wins rejected the proposer's own
+    proposal in its name. When a human's proposal set a strategy off, its rejections were even
+    recorded as the human's overrides, with no why."""
+    sim = Sim(strategy=strategy)
+    sim.join("a", "b", "c")
+    sim.propose("a", SCOPE, FIRST)
+    m = sim.mark()
+    if human:
+        sim.human("propose", sectionId=SCOPE, newContent=second)
+    else:
+        sim.propose("b", SCOPE, second)
+    fired = fired_by_the_strategy(sim, m, "Individual" if human else "AiAgent")
+    named = [e["eventType"].removeprefix("pact.").removeprefix("proposal.") for e in fired]
+    assert named == expected
+    assert sim.doc.overrides == []
+
+
+def test_a_vote_an_approval_decides_is_the_systems() -> None:
+    sim = Sim(strategy="vote")
+    p, q = two_sides(sim)
+    sim.agent("c", "approve", proposalId=q)
+    m = sim.mark()
+    sim.agent("d", "approve", proposalId=q)  # every eligible voter: q wins at once
+    fired = fired_by_the_strategy(sim, m, "AiAgent")
+    assert [e["eventType"] for e in fired] == [
+        "pact.proposal.conflict-resolved",
+        "pact.proposal.rejected",
+        "pact.proposal.merged",
+    ]
+    assert (sim.status(p), sim.status(q)) == ("Rejected", "Merged")
+    # The same vote counted at the window's end is the system's too (the tick's).
+    sim = Sim(strategy="vote")
+    p, q = two_sides(sim)
+    sim.advance(61)
+    assert {e["actorKind"] for e in sim.tick()} == {"System"}
+
+
+def test_a_humans_resolution_stays_the_humans() -> None:
+    sim = Sim(strategy="human-escalate")
+    p, q = two_sides(sim)
+    m = sim.mark()
+    sim.human("approve", proposalId=q, why="the better one")
+    assert {e["actorKind"] for e in sim.log[m:]} == {"Individual"}
+    assert (sim.status(p), sim.status(q)) == ("Rejected", "Merged")
+    whats = [(what.split()[0], o.why) for what, o in sim.doc.overrides]
+    assert ("resolved", "the better one") in whats
+
+
+def test_a_keyed_command_whose_first_event_is_the_systems_is_still_retried() -> None:
+    """A force-merge of a stale proposal that overlaps the section's new text goes to the
+    custodian as a conflict: its first event is the system's, and the key is the human's."""
+    sim = Sim()
+    sim.join("a")
+    p = sim.propose("a", SCOPE, FIRST)
+    sim.human("edit", sectionId=SCOPE, content=MIDDLE, why="mine")
+    fields = {"proposalId": p, "why": "now", "idempotencyKey": "k"}
+    m = sim.mark()
+    first = sim.decide(sim.human_actor(), "force-merge", **fields)
+    assert [e["eventType"] for e in sim.log[m:]] == [
+        "pact.proposal.conflict",
+        "pact.escalation.human",
+    ]
+    assert {(e["actorKind"], e["correlationId"]) for e in sim.log[m:]} == {
+        ("System", sim.doc.proposals[p].correlation)
+    }
+    assert sim.status(p) == "Conflict"
+    again = sim.decide(sim.human_actor(), "force-merge", **fields)
+    assert again.retried and again.events == [] and again.result == first.result
+    assert sim.replayed().idempotency == sim.doc.idempotency

@@ -12,6 +12,7 @@ from .conftest import Sim, body
 
 BUDGET = "sec:plan/budget"
 NEW = body("Budget", "Total: 2M.")
+SCOPE = "sec:plan/scope"
 
 
 def blocked(sim: Sim, proposal_id: str) -> str | None:
@@ -301,6 +302,26 @@ def test_a_human_rejection_overrides_any_policy_and_is_recorded(policy: str) -> 
     sim.advance(120)
     assert sim.tick() == []
     assert sim.status(p) == "Rejected"
+
+
+def test_a_human_rejection_must_say_why() -> None:
+    """A human's rejection without a reason recorded an override with an empty why; every
+    human override records who and why, so the reason is required (an agent's is not)."""
+    sim = Sim(policy="single")
+    sim.join("a", "b")
+    p = sim.propose("a", BUDGET, NEW)
+    human = sim.human_actor()
+    for missing in ({}, {"reason": ""}, {"reason": "  \n"}):
+        error = sim.refused(human, "reject", "request.invalid", proposalId=p, **missing)
+        assert error.metadata["field"] == "reason"
+        assert "reason" in error.description
+    assert sim.status(p) == "Pending"
+    assert sim.doc.overrides == []
+    sim.human("reject", proposalId=p, reason="off-strategy")
+    assert [(what, o.why) for what, o in sim.doc.overrides] == [(f"rejected {p}", "off-strategy")]
+    q = sim.propose("a", SCOPE, body("Scope", "Less."))
+    sim.agent("b", "reject", proposalId=q)  # an agent's vote needs no reason
+    assert sim.status(q) == "Rejected"
 
 
 def test_votes_on_a_closed_proposal_are_refused() -> None:

@@ -7,10 +7,13 @@ from typing import Any
 import pytest
 
 from engine.protocol.commands import Actor
-from engine.protocol.decide import HUMAN_ONLY, NEEDS
+from engine.protocol.decide import HUMAN_ONLY, NEEDS, decide
+from engine.protocol.document import Document
+from engine.protocol.envelope import CountingIds
+from engine.protocol.errors import ProtocolError
 from engine.protocol.model import POLICIES, TRUST_LEVELS, trust_rank
 
-from .conftest import Sim, body
+from .conftest import START_MS, Sim, body
 
 AGENT_OPS = [op for op in NEEDS if op != "join"]
 
@@ -182,3 +185,16 @@ def test_a_human_is_not_an_agent_and_the_system_runs_no_commands() -> None:
     sim = Sim()
     sim.refused(Actor.human("carol"), "join", "auth.forbidden", agentName="carol")
     sim.refused(Actor("system", "system"), "heartbeat", "auth.forbidden")
+
+
+@pytest.mark.parametrize("op", sorted(HUMAN_ONLY))
+def test_an_agent_running_a_human_only_op_is_forbidden_whatever_else_is_wrong(op: str) -> None:
+    """Authorisation is checked first: it was checked after the document's existence and the
+    command's fields, so an agent learnt of those before it learnt it may not do this."""
+    agent = Actor.agent("x")
+    for doc in (Document(), Sim().doc):  # a document not created yet, and one x never joined
+        for command in ({"op": op}, {"op": op, "unknownField": 1}):
+            with pytest.raises(ProtocolError) as refused:
+                decide(doc, command, agent, START_MS, CountingIds())
+            assert refused.value.code == "auth.forbidden", (op, command)
+            assert refused.value.fired == []

@@ -19,6 +19,7 @@ from engine.deep_verify import verify_deep
 from engine.documents import DOC_CHECKPOINT, DOC_PREFIX, DocumentProjection
 from engine.protocol.commands import Actor
 from engine.protocol.document import Document
+from engine.protocol.errors import ProtocolError
 from engine.protocol.persist import dump_document
 from engine.store import SqliteEventStore
 from engine.workspace import Workspace, encode_checkpoint
@@ -359,3 +360,26 @@ async def test_deep_verify_ignores_a_document_checkpoint_the_workspace_would_not
     [finding] = [f for f in result.checkpoints if f.name == DOC_CHECKPOINT + "memo"]
     assert finding.verdict == "ignored" and "version 99" in finding.detail
     assert result.ok
+
+
+async def test_an_agent_classifying_is_forbidden_before_anything_else_is_looked_at(
+    tmp_path: Path,
+) -> None:
+    """A classify by an agent on a document with no framework (and none in the workspace) was
+    answered classification.unknown_level: the workspace looked for a framework before the
+    engine checked who was asking."""
+    path = tmp_path / "ws.pact"
+    async with await Workspace.open(path, create=True, watch=False) as ws:
+        await ws.create_document("plan", "# Plan\n\nText.\n", human="ann")
+        await ws.run_document("plan", {"op": "join", "agentName": "bot"}, Actor.agent("bot"))
+        before = len(await ws.document_events("plan"))
+        for command in (
+            {"op": "classify", "sectionId": "sec:plan", "level": "Secret"},
+            {"op": "clearance", "agent": "bot", "level": "Secret"},
+            {"op": "classify", "sectionId": "sec:nope", "level": "Secret", "bad": 1},
+        ):
+            for name in ("plan", "no-such-document"):
+                with pytest.raises(ProtocolError) as refused:
+                    await ws.run_document(name, command, Actor.agent("bot"))
+                assert refused.value.code == "auth.forbidden", (name, command)
+        assert len(await ws.document_events("plan")) == before
