@@ -8,8 +8,10 @@
 4. One ``tick`` that fires 10,000 due auto-merges (objection windows ending together), through
    the workspace (decided and appended in one transaction): ≤ 1 s. Anchor: folding the same
    events into a copy of the document, which any replay must do.
-5. Reopening a workspace whose document has 1M events: from its checkpoint ÷ a full replay
-   ≤ 0.1.
+5. Reopening a workspace whose document has 1M events (100 agents working on 500 sections:
+   proposals merged by an approval, heartbeats, intents, salience, comments): loading the
+   document from its checkpoint and a tail of ``TAIL`` events ÷ a full replay of its stream
+   ≤ 0.1. Each in a fresh process; both must arrive at the same state.
 
 ``python -m bench protocol`` runs them.
 """
@@ -19,27 +21,40 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
+import hashlib
+import itertools
+import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
-from bench.common import fmt, percentile, report_limit
+import orjson
+
+import engine.workspace as workspace_module
+from bench.common import REPO_ROOT, fmt, percentile, report_limit, report_ratio
 from engine.canonical import canonical_json
-from engine.documents import creation_event
+from engine.documents import DOC_PREFIX, creation_event
 from engine.protocol import views
 from engine.protocol.commands import Actor
 from engine.protocol.decide import decide
 from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
+from engine.protocol.persist import dump_document
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import Workspace
 
 AGENTS, SECTIONS = 1_000, 500
 PROPOSALS, PROPOSERS = 100_000, 100
 DUE = 10_000
+REOPEN_EVENTS, TAIL, WORKERS = 1_000_000, 2_500, 100
+NEVER = 10**12
 
 
 def sectioned(count: int) -> str:
@@ -268,9 +283,163 @@ def bench_tick(directory: Path) -> None:
     )
 
 
+# 5. Reopening a document of 1M events
+
+
+def _work(doc: Document, ids: CountingIds) -> Iterator[dict[str, Any]]:
+    """The document's events: its creation, ``WORKERS`` joins, then rounds of work for ever."""
+    first = creation_event(
+        name="plan",
+        markdown=sectioned(SECTIONS),
+        document_id=ids.uuid(),
+        event_id=ids.uuid(),
+        epoch_ms=1_000,
+        human="ann",
+        policy="single",
+        window_s=60,
+        strategy="first-wins",
+        default_trust="Collaborator",
+    )
+    doc.apply(first)
+    yield first
+    now = 2_000
+    for i in range(WORKERS):
+        yield from decide(
+            doc, {"op": "join", "agentName": f"a{i}"}, Actor.agent(f"a{i}"), now, ids
+        ).events
+    for n in itertools.count():
+        now += 10  # everyone keeps busy: nobody is evicted, no window ends
+        author, reviewer = Actor.agent(f"a{n % WORKERS}"), Actor.agent(f"a{(n + 1) % WORKERS}")
+        section = n % SECTIONS
+        where = f"sec:section-{section}"
+        text = f"## Section {section}\n\nText {n}.\n"
+        proposed = decide(
+            doc, {"op": "propose", "sectionId": where, "newContent": text}, author, now, ids
+        )
+        yield from proposed.events
+        commands = [
+            (reviewer, {"op": "approve", "proposalId": proposed.result["proposalId"]}),
+            (author, {"op": "heartbeat"}),
+            (reviewer, {"op": "intent", "sectionId": where, "goal": f"goal {n}"}),
+            (author, {"op": "salience", "sectionId": where, "score": n % 11}),
+            (reviewer, {"op": "comment", "sectionId": where, "text": f"comment {n}"}),
+        ]
+        for actor, command in commands:
+            yield from decide(doc, command, actor, now, ids).events
+
+
+async def _append(store: SqliteEventStore, events: list[dict[str, Any]]) -> None:
+    """Append decided events as ``Workspace.run_document`` does, many to a transaction."""
+    await store.append(
+        [
+            NewEvent(
+                DOC_PREFIX + "plan", e["eventType"], e, e["actorDisplay"], e["epochMs"] * 10**6
+            )
+            for e in events
+        ]
+    )
+
+
+async def build_reopen(path: str, total: str, tail: str) -> None:
+    """A workspace whose document ``plan`` has ``total`` events, its checkpoint ``tail`` events
+    before the end (saved by the workspace, as on closing)."""
+    total_n, tail_n = int(total), int(tail)
+    gc.freeze()
+    doc, ids = Document(), CountingIds()
+    events = _work(doc, ids)
+    async with await SqliteEventStore.open(path, create=True, watch=False) as store:
+        for until in (total_n - tail_n, total_n):
+            while (head := await store.head()) < until:
+                await _append(store, list(itertools.islice(events, min(20_000, until - head))))
+            if until < total_n:
+                with mock.patch.multiple(workspace_module, CHECKPOINT_ON_CLOSE=NEVER):
+                    async with await Workspace.open(path, watch=False, lazy=True) as ws:
+                        await ws.load_document("plan")
+                        await ws.checkpoint()
+    print(json.dumps({"proposals": len(doc.proposals), "intents": len(doc.intents)}))
+
+
+async def timed_reopen(path: str, mode: str) -> None:
+    """How long opening the workspace and loading ``plan`` takes (``mode``: "checkpoint", or
+    "replay" with the checkpoint's name changed so none is found), and what it arrives at."""
+    # "replay": the checkpoint's name changed, so none is found.
+    name = "bench:loading-disabled:" if mode == "replay" else workspace_module.DOC_CHECKPOINT
+    gc.freeze()
+    with mock.patch.object(workspace_module, "DOC_CHECKPOINT", name):
+        start = time.perf_counter()
+        ws = await Workspace.open(path, watch=False, lazy=True, read_only=True)
+        projection = await ws.load_document("plan")
+        seconds = time.perf_counter() - start
+        try:
+            assert ws.checkpoint_problem is None, ws.checkpoint_problem
+            state = orjson.dumps(dump_document(projection.doc), option=orjson.OPT_SORT_KEYS)
+            print(
+                json.dumps(
+                    {
+                        "seconds": seconds,
+                        "events": projection.doc.sequence,
+                        "from": projection.checkpointed,
+                        "digest": hashlib.sha256(state).hexdigest(),
+                        "proposals": len(projection.doc.proposals),
+                    }
+                )
+            )
+        finally:
+            await ws.close()
+
+
+ROLES = {"build": build_reopen, "open": timed_reopen}
+
+
+def in_a_fresh_process(*args: object) -> Any:
+    """Run a role of this module in a new process (a clean heap) and return its last line."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_protocol", *map(str, args)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def bench_reopen(directory: Path) -> None:
+    print(
+        f"5. reopening a document of {REOPEN_EVENTS:,} events:"
+        f" checkpoint + {TAIL:,}-event tail vs full replay"
+    )
+    path = directory / "reopen.pact"
+    start = time.perf_counter()
+    built = in_a_fresh_process("build", path, REOPEN_EVENTS, TAIL)
+    print(
+        f"  (decided by the engine and appended in {fmt(time.perf_counter() - start)};"
+        f" {built['proposals']:,} proposals, {built['intents']:,} intents;"
+        f" file {path.stat().st_size / 1e6:.0f} MB)"
+    )
+    replay = in_a_fresh_process("open", path, "replay")
+    reopens = [in_a_fresh_process("open", path, "checkpoint") for _ in range(3)]
+    assert replay["events"] == REOPEN_EVENTS and replay["from"] == 0, replay
+    for run in reopens:  # the same state either way, and really from the checkpoint
+        assert (run["events"], run["digest"]) == (replay["events"], replay["digest"]), run
+        assert run["from"] == REOPEN_EVENTS - TAIL, run
+    report_ratio(
+        "reopen with checkpoint vs full replay",
+        statistics.median(run["seconds"] for run in reopens),
+        replay["seconds"],
+        0.1,
+        anchor_label="full replay",
+    )
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         directory = Path(folder)
         bench_propose(directory)
         bench_queries()
         bench_tick(directory)
+        bench_reopen(directory)
+
+
+if __name__ == "__main__" and len(sys.argv) > 2 and sys.argv[1] in ROLES:
+    asyncio.run(ROLES[sys.argv[1]](*sys.argv[2:]))
