@@ -1436,16 +1436,16 @@ def parts_for(doc: Document, section: Section, content: str) -> list[dict[str, A
     that section ends with) and the one after it (whose heading must survive the splice).
     ``InvalidContent`` names what breaks the structure."""
     position = doc._position(section.key)
-    before = doc.sections[position - 1] if position > 0 else None
+    before = _bearing_before(doc, position)
     following = doc.sections[position + 1].content if position + 1 < len(doc.sections) else ""
     window = (before.content if before else "") + section.content + following
     if following and not content.endswith("\n\n"):
         # Sections stay apart by a blank line, as Markdown is written.
         content = content.rstrip("\n") + "\n\n"
     parsed = parse_sections(window)
-    # The window's sections: its root (the text before, if that is the document's), the
-    # section before (if it has a heading), this one, the one after.
-    at = 0 if before is None else 1 if before.level == 0 else 2
+    # The window's sections: its root (the text before the first heading, maybe empty), the
+    # section before (if it bears on this one and has a heading), this one, the one after.
+    at = 0 if section.level == 0 else 1 if before is None or before.level == 0 else 2
     target = parsed[at]
     try:
         replaced = replace_section(window, target.id, content)
@@ -1464,12 +1464,23 @@ def parts_for(doc: Document, section: Section, content: str) -> list[dict[str, A
     return parts
 
 
+def _bearing_before(doc: Document, position: int) -> Section | None:
+    """The section before the one at ``position``, if it bears on how content spliced there
+    parses: only one that does not end with a blank line, whose last paragraph a setext
+    heading would join. After a blank line nothing of it reaches the spliced content, which
+    starts with its own heading line (or is the root, which has nothing before it)."""
+    if position == 0:
+        return None
+    before = doc.sections[position - 1]
+    return None if before.content.endswith("\n\n") else before
+
+
 def splice_key(doc: Document, section: Section) -> tuple[int, ...]:
     """What a check of content spliced into ``section`` depended on: the section before it
-    (key and version), its own version, and the section after it. The same key: the same
-    parts."""
+    (key and version) if it bears on it, its own version, and the section after it. The same
+    key: the same parts."""
     position = doc._position(section.key)
-    before = doc.sections[position - 1] if position > 0 else None
+    before = _bearing_before(doc, position)
     following = doc.sections[position + 1] if position + 1 < len(doc.sections) else None
     return (
         before.key if before else -1,
