@@ -6,6 +6,7 @@ simulated clock and ``watch=False`` (no file watchers).
 
 from __future__ import annotations
 
+import getpass
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -27,19 +28,31 @@ from engine.visible import visible
 from engine.workspace import Change, Workspace
 
 from .screens.context import ContextScreen
+from .screens.document import DocumentScreen
 from .screens.help import HelpScreen
 from .themes import (
     DEFAULT_THEME,
     ThemeFileError,
     bundled_themes_dir,
+    configured_human,
     configured_theme,
     load_theme_file,
     load_themes,
     user_themes_dir,
 )
 from .widgets.context_tree import ContextTree, LinePane
+from .widgets.rows import RowList
 
 MIN_WIDTH, MIN_HEIGHT = 80, 20
+
+
+def login_name() -> str:
+    """The user's login name, the custodian's name when nothing else says one."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name in the environment, nor a passwd entry
+        return "custodian"
+
 
 # Variables our CSS uses beyond Textual's own, so a theme file may leave them out.
 THEME_VARIABLE_DEFAULTS = {
@@ -54,11 +67,15 @@ THEME_VARIABLE_DEFAULTS = {
 class PactApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "pact-tui"
-    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {"context": ContextScreen}
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
+        "context": ContextScreen,
+        "document": DocumentScreen,
+    }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
-        Binding("1", "switch_mode('context')", "Context view", show=False),
+        Binding("1", "switch_mode('context')", "Contexts", show=False),
+        Binding("2", "switch_mode('document')", "Documents", show=False),
     ]
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -107,6 +124,8 @@ class PactApp(App[int]):
         theme: str | None = None,
         theme_dirs: list[Path] | None = None,
         context: str | None = None,
+        document: str | None = None,
+        human: str | None = None,
         create: bool = False,
         read_only: bool = False,
     ) -> None:
@@ -120,6 +139,9 @@ class PactApp(App[int]):
         self.read_only = read_only
         """Asked to open read-only (``--read-only``); one this user cannot write is, anyway."""
         self.initial_context = context
+        self.initial_document = document
+        self.custodian = human or configured_human() or login_name()
+        """Who acts on documents from this app: ``--human``, the config file, or the login."""
         self.workspace: Workspace | None = None
         self.theme_dirs = theme_dirs if theme_dirs is not None else default_theme_dirs()
         self._good_themes: dict[Path, str] = {}  # theme file → the theme name it last defined
@@ -304,8 +326,12 @@ class PactApp(App[int]):
 
     # -- small things -----------------------------------------------------------------------------
     def action_help(self) -> None:
-        groups = [("Inspector", list(ContextScreen.BINDINGS))]
-        groups.append(("Tree", [*LinePane.BINDINGS, *ContextTree.BINDINGS]))
+        if isinstance(self.screen, DocumentScreen):
+            groups = [("Document", list(DocumentScreen.BINDINGS))]
+            groups.append(("Lists", list(RowList.BINDINGS)))
+        else:
+            groups = [("Inspector", list(ContextScreen.BINDINGS))]
+            groups.append(("Tree", [*LinePane.BINDINGS, *ContextTree.BINDINGS]))
         groups.append(("Everywhere", list(self.BINDINGS)))
         self.push_screen(HelpScreen(groups))
 

@@ -441,7 +441,14 @@ def _open_app(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    app = PactApp(path, theme=args.theme, context=args.context, read_only=args.read_only)
+    app = PactApp(
+        path,
+        theme=args.theme,
+        context=args.context,
+        document=args.document,
+        human=args.human,
+        read_only=args.read_only,
+    )
     app.run()
     return app.return_code or 0
 
@@ -477,7 +484,7 @@ def _demo(args: argparse.Namespace) -> int:
             stderr=subprocess.DEVNULL,
         )
     try:
-        app = PactApp(path, theme=args.theme, context="researcher")
+        app = PactApp(path, theme=args.theme, context="researcher", human=args.human)
         app.run()
         code = app.return_code or 0
     finally:
@@ -534,6 +541,10 @@ def build_parser() -> argparse.ArgumentParser:
     opening = commands.add_parser("open", help="open a workspace in the inspector (the default)")
     opening.add_argument("workspace", help="the workspace file")
     opening.add_argument("--context", help="the context to show first")
+    opening.add_argument("--document", help="the document to show first (press 2)")
+    opening.add_argument(
+        "--human", help="who acts on documents (default: the config file's, or the login name)"
+    )
     opening.add_argument("--theme", help="a theme name (see themes/)")
     opening.add_argument(
         "--read-only", action="store_true", help="look only: open the file read-only"
@@ -542,6 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="open the inspector on a fresh demo workspace")
     demo.add_argument("--live", action="store_true", help="keep the demo agents working")
+    demo.add_argument("--human", default="ann", help="who acts on the demo document (ann)")
     demo.add_argument("--interval", type=float, default=1.0, help="seconds between live steps")
     demo.add_argument("--items", type=_int, help="scale the researcher context to N items")
     demo.add_argument("--theme", help="a theme name (see themes/)")

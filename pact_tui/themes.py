@@ -135,10 +135,19 @@ def load_themes(directories: list[Path]) -> tuple[list[ThemeFile], list[ThemeFil
 
 def configured_theme() -> str | None:
     """``theme = "…"`` from the user's config file, if there is one that says so."""
+    return _configured("theme")
+
+
+def configured_human() -> str | None:
+    """``human = "…"`` from the user's config file: the custodian's name."""
+    return _configured("human")
+
+
+def _configured(setting: str) -> str | None:
     path = config_file()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
-    theme = data.get("theme")
-    return theme if isinstance(theme, str) else None
+    value = data.get(setting)
+    return value if isinstance(value, str) else None

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from engine.context import ContextView, Diff, Node
 from engine.context.timeline import StoryEvent
 from engine.workspace import SnapshotEntry
+
+if TYPE_CHECKING:  # the protocol's modules load with the first document, not at start-up
+    from engine.protocol.document import Document
+    from engine.protocol.model import Agent
 
 RowKind = Literal["system", "turn", "slot", "item"]
 """What one line of the tree shows: the system region's or a turn's header, a slot's, an item."""
@@ -82,3 +86,22 @@ class Told:
     item_id: str
     shown: Shown
     events: tuple[StoryEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DocShown:
+    """What the document screen shows: one document, at a revision and a moment, through
+    someone's eyes.
+
+    ``doc`` is the workspace's live projection (read it, never change it); it changes in place,
+    and ``revision`` (how many of its events are applied) says it did. ``now_ms`` is the clock
+    the countdowns read. ``reader`` is None for the custodian, who sees everything; an agent's
+    record when viewing the document as that agent, through its barriers.
+    """
+
+    name: str
+    doc: Document
+    revision: int
+    now_ms: int
+    custodian: str
+    reader: Agent | None = None

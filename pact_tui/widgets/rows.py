@@ -1,0 +1,194 @@
+"""A scrolling list of rows drawn with the Line API, for the document screen's views.
+
+``RowList`` is fed the screen's ``DocShown`` (bound) and turns it into rows with ``rows_of``;
+only the lines in sight are drawn (``render_row``). The cursor sticks to its row's ``key``
+when the rows change (a proposal stays under the cursor as the queue grows), and the list says
+which row is under it (``Highlighted``) and which one Enter or a click chose (``Selected``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive, var
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..types import DocShown
+
+
+class Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+RowT = TypeVar("RowT", bound=Keyed)
+
+
+class RowList(ScrollView, Generic[RowT], can_focus=True):
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "rows--cursor",
+        "rows--cursor-blurred",
+        "rows--dim",
+        "rows--warn",
+        "rows--alert",
+        "rows--good",
+    }
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home,g", "first", "Top", show=False),
+        Binding("end,G", "last", "Bottom", show=False),
+        Binding("enter", "select_cursor", "Select", show=False),
+    ]
+
+    shown: var[DocShown | None] = var(None)
+    """The document drawn (bound to the screen's)."""
+    cursor_line: reactive[int] = reactive(0, repaint=False)
+    """The line the cursor is on, kept in range by ``validate_cursor_line``."""
+
+    class Highlighted(Message):
+        """The row under the cursor is now ``row`` (None when the list is empty)."""
+
+        def __init__(self, rows: RowList[Any], row: Any) -> None:
+            super().__init__()
+            self.rows = rows
+            self.row = row  # one of the list's rows, or None
+
+        @property
+        def control(self) -> RowList[Any]:
+            return self.rows
+
+    class Selected(Message):
+        """Enter, or a click on the cursor's line, chose ``row``."""
+
+        def __init__(self, rows: RowList[Any], row: Any) -> None:
+            super().__init__()
+            self.rows = rows
+            self.row = row  # one of the list's rows
+
+        @property
+        def control(self) -> RowList[Any]:
+            return self.rows
+
+    def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
+        super().__init__(name=name, id=id)
+        self.rows: Sequence[RowT] = ()
+        self._announced: RowT | None = None
+        self._base_style: Style | None = None
+
+    def notify_style_update(self) -> None:
+        self._base_style = None
+        super().notify_style_update()
+
+    # -- what is shown ----------------------------------------------------------------------
+    def rows_of(self, shown: DocShown) -> Sequence[RowT]:
+        raise NotImplementedError  # each list makes its own rows
+
+    def render_row(self, row: RowT, width: int) -> list[Segment]:
+        raise NotImplementedError  # and draws them
+
+    def watch_shown(self) -> None:
+        self.refill()
+
+    def refill(self) -> None:
+        """Make the rows again (the document, or what the list filters by, changed), keeping
+        the cursor on the row it was on."""
+        keep = self.current_row.key if self.current_row is not None else None
+        self.rows = () if self.shown is None else self.rows_of(self.shown)
+        self._fit_virtual_size()
+        line = self.cursor_line
+        if keep is not None:
+            line = next((i for i, r in enumerate(self.rows) if r.key == keep), line)
+        self.set_reactive(RowList.cursor_line, self.validate_cursor_line(line))
+        self.refresh()
+        self._announce()
+
+    @property
+    def current_row(self) -> RowT | None:
+        rows = self.rows
+        return rows[self.cursor_line] if 0 <= self.cursor_line < len(rows) else None
+
+    # -- the cursor -------------------------------------------------------------------------
+    def validate_cursor_line(self, line: int) -> int:
+        return max(0, min(line, len(self.rows) - 1))
+
+    def watch_cursor_line(self, old: int, new: int) -> None:
+        self.refresh_lines(old)
+        self.refresh_lines(new)
+        self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
+        self._announce()
+
+    def _announce(self) -> None:
+        row = self.current_row
+        if row != self._announced or row is None:
+            self._announced = row
+            self.post_message(self.Highlighted(self, row))
+
+    def action_cursor(self, step: int) -> None:
+        self.cursor_line += step
+
+    def action_page(self, direction: int) -> None:
+        self.cursor_line += direction * max(1, self.scrollable_content_region.height)
+
+    def action_first(self) -> None:
+        self.cursor_line = 0
+
+    def action_last(self) -> None:
+        self.cursor_line = len(self.rows) - 1
+
+    def action_select_cursor(self) -> None:
+        row = self.current_row
+        if row is not None:
+            self.post_message(self.Selected(self, row))
+
+    async def _on_click(self, event: events.Click) -> None:
+        at = event.get_content_offset(self)
+        if at is None:
+            return
+        line = at.y + int(self.scroll_offset.y)
+        if 0 <= line < len(self.rows):
+            if line == self.cursor_line:
+                self.action_select_cursor()
+            else:
+                self.cursor_line = line
+
+    # -- drawing ------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        line = y + int(self.scroll_offset.y)
+        width = self.size.width
+        if self._base_style is None:
+            self._base_style = self.rich_style
+        base = self._base_style
+        if not 0 <= line < len(self.rows):
+            return Strip.blank(width, base)
+        over = Style()
+        if line == self.cursor_line:
+            cursor = "rows--cursor" if self.has_focus else "rows--cursor-blurred"
+            over = Style(bgcolor=self.get_component_rich_style(cursor).bgcolor)
+        segments = [
+            Segment(text, base + style + over if style is not None else base + over)
+            for text, style, _ in self.render_row(self.rows[line], width)
+        ]
+        return Strip(segments).crop_extend(0, width, base + over).simplify()
+
+    def style_of(self, component: str) -> Style:
+        return self.get_component_rich_style(component, partial=True)
+
+    def on_resize(self) -> None:
+        self._fit_virtual_size()
+
+    def _fit_virtual_size(self) -> None:
+        size = Size(self.size.width, len(self.rows))
+        if size != self.virtual_size:
+            self.virtual_size = size
+            self._scroll_update(size)
