@@ -1051,7 +1051,7 @@ class Workspace:
         """Document ``name`` from its checkpoint and the events of its stream after it, or, if
         there is no usable checkpoint, from the whole stream (``checkpoint_problem`` says why
         one was not used)."""
-        with _collector_paused():
+        with _collector_paused(freeze=True):
             try:
                 restored = await self._restore_document(name)
             except CACHE_ERRORS as error:

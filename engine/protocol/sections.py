@@ -37,18 +37,29 @@ changes its content, and the replaced lines hold exactly the proposal's headings
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from .errors import InvalidContent, SectionNotFound
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
 ROOT = "sec:_root"
 
+
 # One parser for the module: parse() keeps its state in per-call objects.
-_MARKDOWN = MarkdownIt("commonmark")
+@functools.cache
+def _markdown() -> MarkdownIt:
+    """The CommonMark parser, made on first use: folding a document (loading one, replaying
+    its log) parses no Markdown, and need not import the parser."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
 
 # The slug rule works on characters, not on Markdown: a regex is the plain tool for it.
 _SLUG_SPACE = re.compile(r"[\s_]")
@@ -171,7 +182,7 @@ def parse_sections(markdown: str) -> list[Section]:
     """The document's sections in document order, :data:`ROOT` first (``start == end == 0``
     when the document starts with a heading)."""
     text = _normalise(markdown)
-    return _sections(_headings(_MARKDOWN.parse(text)), len(_split(text)))
+    return _sections(_headings(_markdown().parse(text)), len(_split(text)))
 
 
 def section_content(markdown: str, section: Section) -> str:
@@ -183,7 +194,7 @@ def content_at(markdown: str, section_id: str) -> str:
     """The own content of the section ``section_id``; :class:`SectionNotFound` if it has none."""
     text = _normalise(markdown)
     lines = _split(text)
-    section = _find(_sections(_headings(_MARKDOWN.parse(text)), len(lines)), section_id)
+    section = _find(_sections(_headings(_markdown().parse(text)), len(lines)), section_id)
     return _join(lines[section.start : section.end])
 
 
@@ -218,7 +229,7 @@ def replace_section(markdown: str, section_id: str, content: str) -> Replacement
     """
     text = _normalise(markdown)
     lines = _split(text)
-    old = _sections(_headings(_MARKDOWN.parse(text)), len(lines))
+    old = _sections(_headings(_markdown().parse(text)), len(lines))
     target = _find(old, section_id)
     proposal = _proposal(target, content)
     attempts = [proposal]
@@ -298,7 +309,7 @@ def _describe(heading: _Heading) -> str:
 
 def _proposal(section: Section, content: str) -> _Proposal:
     text = _normalise(content)
-    tokens = _MARKDOWN.parse(text)
+    tokens = _markdown().parse(text)
     blocks = [token.map[0] for token in tokens if token.level == 0 and token.map is not None]
     if not text.strip() or not blocks:
         raise InvalidContent(
@@ -362,7 +373,7 @@ def _verified(
 ) -> Replacement | None:
     """The replacement, if ``candidate`` parses to exactly the intended sections, else None."""
     lines = _split(candidate)
-    new = _sections(_headings(_MARKDOWN.parse(candidate)), len(lines))
+    new = _sections(_headings(_markdown().parse(candidate)), len(lines))
     at = old.index(target)
     added = max(len(proposal.headings) - 1, 0)
     if len(new) != len(old) + added:
@@ -402,7 +413,7 @@ def _refusal(target: Section, proposal: _Proposal, candidate: str) -> InvalidCon
     """Why ``candidate`` (the proposal spliced in) does not parse to the intended sections."""
     blocks = [
         (token, token.map)
-        for token in _MARKDOWN.parse(candidate)
+        for token in _markdown().parse(candidate)
         if token.level == 0 and token.map is not None
     ]
 
