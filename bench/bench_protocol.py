@@ -24,9 +24,7 @@ import gc
 import hashlib
 import itertools
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +36,7 @@ from unittest import mock
 import orjson
 
 import engine.workspace as workspace_module
-from bench.common import REPO_ROOT, fmt, percentile, report_limit, report_ratio
+from bench.common import fmt, in_a_fresh_process, percentile, report_limit, report_ratio
 from engine.canonical import canonical_json
 from engine.documents import DOC_PREFIX, creation_event
 from engine.protocol import views
@@ -147,25 +145,28 @@ def bench_propose(directory: Path) -> None:
         )
 
 
+def _created(ids: CountingIds, epoch_ms: int) -> dict[str, Any]:
+    """The creation of document ``plan``: ``SECTIONS`` sections, policy ``single``."""
+    return creation_event(
+        name="plan",
+        markdown=sectioned(SECTIONS),
+        document_id=ids.uuid(),
+        event_id=ids.uuid(),
+        epoch_ms=epoch_ms,
+        human="ann",
+        policy="single",
+        window_s=60,
+        strategy="first-wins",
+        default_trust="Collaborator",
+    )
+
+
 def _document_with(proposals: int) -> Document:
     """A document with ``proposals`` proposals by 100 agents over 500 sections: most merged,
     some rejected, the last ones open."""
     ids = CountingIds()
     doc = Document()
-    doc.apply(
-        creation_event(
-            name="plan",
-            markdown=sectioned(SECTIONS),
-            document_id=ids.uuid(),
-            event_id=ids.uuid(),
-            epoch_ms=0,
-            human="ann",
-            policy="single",
-            window_s=60,
-            strategy="first-wins",
-            default_trust="Collaborator",
-        )
-    )
+    doc.apply(_created(ids, 0))
     now = 1_000
     for i in range(PROPOSERS):
         decide(doc, {"op": "join", "agentName": f"a{i}"}, Actor.agent(f"a{i}"), now, ids)
@@ -288,18 +289,7 @@ def bench_tick(directory: Path) -> None:
 
 def _work(doc: Document, ids: CountingIds) -> Iterator[dict[str, Any]]:
     """The document's events: its creation, ``WORKERS`` joins, then rounds of work for ever."""
-    first = creation_event(
-        name="plan",
-        markdown=sectioned(SECTIONS),
-        document_id=ids.uuid(),
-        event_id=ids.uuid(),
-        epoch_ms=1_000,
-        human="ann",
-        policy="single",
-        window_s=60,
-        strategy="first-wins",
-        default_trust="Collaborator",
-    )
+    first = _created(ids, 1_000)
     doc.apply(first)
     yield first
     now = 2_000
@@ -389,19 +379,7 @@ async def timed_reopen(path: str, mode: str) -> None:
 
 
 ROLES = {"build": build_reopen, "open": timed_reopen}
-
-
-def in_a_fresh_process(*args: object) -> Any:
-    """Run a role of this module in a new process (a clean heap) and return its last line."""
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.bench_protocol", *map(str, args)],
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout.splitlines()[-1])
+ROLE_MODULE = "bench.bench_protocol"
 
 
 def bench_reopen(directory: Path) -> None:
@@ -411,14 +389,14 @@ def bench_reopen(directory: Path) -> None:
     )
     path = directory / "reopen.pact"
     start = time.perf_counter()
-    built = in_a_fresh_process("build", path, REOPEN_EVENTS, TAIL)
+    built = in_a_fresh_process(ROLE_MODULE, "build", path, REOPEN_EVENTS, TAIL)
     print(
         f"  (decided by the engine and appended in {fmt(time.perf_counter() - start)};"
         f" {built['proposals']:,} proposals, {built['intents']:,} intents;"
         f" file {path.stat().st_size / 1e6:.0f} MB)"
     )
-    replay = in_a_fresh_process("open", path, "replay")
-    reopens = [in_a_fresh_process("open", path, "checkpoint") for _ in range(3)]
+    replay = in_a_fresh_process(ROLE_MODULE, "open", path, "replay")
+    reopens = [in_a_fresh_process(ROLE_MODULE, "open", path, "checkpoint") for _ in range(3)]
     assert replay["events"] == REOPEN_EVENTS and replay["from"] == 0, replay
     for run in reopens:  # the same state either way, and really from the checkpoint
         assert (run["events"], run["digest"]) == (replay["events"], replay["digest"]), run

@@ -36,7 +36,6 @@ import gc
 import hashlib
 import itertools
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -53,6 +52,7 @@ from bench.common import (
     REPO_ROOT,
     WARM_UP,
     fmt,
+    in_a_fresh_process,
     monotonic_ns,
     percentile,
     raw_watch_round_trips,
@@ -66,6 +66,7 @@ from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import Workspace
 
 NEVER = 10**12
+ROLE_MODULE = "bench.bench_workspace"  # its roles run as processes of their own
 
 TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 2
 AGENTS, GROWING = 8, 2  # contexts, and how many of them keep their whole conversation
@@ -174,20 +175,6 @@ async def timed_open(path: str, mode: str) -> dict[str, Any]:
             await ws.close()
 
 
-def in_a_fresh_process(*args: object) -> Any:
-    """Run a role of this module in a new process (a clean heap, as a user's process would
-    have) and return the JSON it prints last."""
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.bench_workspace", *map(str, args)],
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout.splitlines()[-1])
-
-
 def bench_reopen(directory: Path) -> Path:
     total, tail = TOTAL_EVENTS, TAIL
     print(
@@ -196,16 +183,16 @@ def bench_reopen(directory: Path) -> Path:
     )
     path = directory / "large.pact"
     start = time.perf_counter()
-    in_a_fresh_process("build", path, total, tail)
+    in_a_fresh_process(ROLE_MODULE, "build", path, total, tail)
     print(
         f"  (built through Workspace.run_many in {fmt(time.perf_counter() - start)};"
         f" file {path.stat().st_size / 1e6:.0f} MB)"
     )
     # Each opening in a process of its own, the replay between the reopenings.
-    first = in_a_fresh_process("open", path, "checkpoint")
-    replay = in_a_fresh_process("open", path, "replay")
-    reopens = [first, in_a_fresh_process("open", path, "checkpoint")]
-    reopens.append(in_a_fresh_process("open", path, "checkpoint"))
+    first = in_a_fresh_process(ROLE_MODULE, "open", path, "checkpoint")
+    replay = in_a_fresh_process(ROLE_MODULE, "open", path, "replay")
+    reopens = [first, in_a_fresh_process(ROLE_MODULE, "open", path, "checkpoint")]
+    reopens.append(in_a_fresh_process(ROLE_MODULE, "open", path, "checkpoint"))
     assert replay["head"] == total
     for run in reopens:  # the same state either way
         assert (run["head"], run["digest"]) == (replay["head"], replay["digest"])
@@ -416,8 +403,8 @@ def bench_one_command(directory: Path) -> None:
     )
     big, small = directory / "scaled.pact", directory / "small.pact"
     start = time.perf_counter()
-    in_a_fresh_process("build-scaled", big, SCALED_ITEMS)
-    in_a_fresh_process("build-scaled", small, 0)
+    in_a_fresh_process(ROLE_MODULE, "build-scaled", big, SCALED_ITEMS)
+    in_a_fresh_process(ROLE_MODULE, "build-scaled", small, 0)
     print(
         f"  (built in {fmt(time.perf_counter() - start)}: {big.stat().st_size / 1e6:.0f} MB"
         f" and {small.stat().st_size / 1e6:.2f} MB)"
@@ -448,12 +435,12 @@ def bench_one_command(directory: Path) -> None:
         f"  (b) ctx user on the {SCALED_ITEMS:,}-item context: {fmt(median['big on big'])}"
         f"  ÷  {anchor} {fmt(median['small on small'])}  =  {ratio:.2f}  (printed, no target)"
     )
-    phases = [in_a_fresh_process("breakdown", big, "researcher") for _ in range(3)]
+    phases = [in_a_fresh_process(ROLE_MODULE, "breakdown", big, "researcher") for _ in range(3)]
     in_process = statistics.median(sum(p.values()) for p in phases)
     parts = [(name, statistics.median(p[name] for p in phases)) for name in phases[0]]
     parts.append(("the rest: interpreter, imports, arguments", median["big on big"] - in_process))
     print("      where its time goes: " + ", ".join(f"{n} {fmt(t)}" for n, t in parts))
-    saving = in_a_fresh_process("breakdown", big, "researcher", "save")
+    saving = in_a_fresh_process(ROLE_MODULE, "breakdown", big, "researcher", "save")
     print(
         f"      one command in {workspace_module.CHECKPOINT_ON_CLOSE} also saves the context's"
         f" checkpoint on closing: close {fmt(saving['close (index, checkpoint)'])} then"
@@ -465,7 +452,7 @@ def bench_one_command(directory: Path) -> None:
         f"  ÷  on the 10-item workspace {fmt(median['list on small'])}  =  {ratio:.2f}"
         "  (printed, no target)"
     )
-    told = in_a_fresh_process("story", big, "researcher")
+    told = in_a_fresh_process(ROLE_MODULE, "story", big, "researcher")
     print(
         f"  (d) an item's story told from the log, on the {SCALED_ITEMS:,}-item context (printed,"
         " no target):"

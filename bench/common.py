@@ -4,12 +4,15 @@ file watcher the change-feed figures use as their anchor."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from engine.store.feed import WATCH_DEBOUNCE_MS, WATCH_STEP_MS
 
@@ -105,6 +108,21 @@ def report_limit(
     )
     RESULTS.append((name, ok))
     return ok
+
+
+# -- other processes -------------------------------------------------------------------------------
+def in_a_fresh_process(module: str, *args: object) -> Any:
+    """``python -m <module> <args>`` in a new process (a clean heap, as a user's process would
+    have) to its end; returns the JSON it prints last."""
+    done = subprocess.run(
+        [sys.executable, "-m", module, *map(str, args)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 # -- the other process of the change-feed figures -------------------------------------------------
