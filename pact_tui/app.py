@@ -82,6 +82,8 @@ class PactApp(App[int]):
         """Textual's commands, then the inspector's rarer actions (Ctrl+P), on ``screen``: the
         one the palette was opened over."""
         yield from super().get_system_commands(screen)
+        if isinstance(screen, DocumentScreen):
+            yield from screen.system_commands()
         if not isinstance(screen, ContextScreen):
             return
         yield SystemCommand(
