@@ -277,6 +277,7 @@ class DocumentScreen(Screen[None]):
         switcher = self.query_one("#doc-views", ContentSwitcher)
         switcher.current = view
         self.query_one("#inbox-briefing").display = view == "inbox"
+        self.query_one("#section-markdown").display = view != "inbox"  # the briefing's place
         self.query_one(f"#{view}").focus()
 
     def action_next_document(self) -> None:
