@@ -69,31 +69,47 @@ class EventFilter:
         return all(w in kind or w in actor or w in section for w in self.words)
 
 
-def event_rows(shown: DocShown, events: Sequence[Event], wanted: str) -> list[EventRow]:
-    from engine.protocol.views import redact
-
+def event_rows(
+    shown: DocShown,
+    events: Sequence[Event],
+    wanted: str,
+    made: dict[int, EventRow] | None = None,
+) -> list[EventRow]:
+    """The events as rows, filtered. ``made``: the custodian's rows made before, by sequence
+    number (an event never changes, and the custodian sees it whole), filled as it goes."""
     keep = EventFilter.parse(wanted)
     rows = []
     for event in events:
-        seen = redact(shown.doc, shown.reader, event)
-        try:
-            payload = json.loads(seen["payloadJson"])
-        except (TypeError, ValueError):
-            payload = seen.get("payloadJson")
-        if isinstance(payload, dict):
-            payload = {k: v for k, v in payload.items() if k not in ("sectionId", "sectionKey")}
-        row = EventRow(
-            key=str(seen["sequenceNumber"]),
-            sequence=seen["sequenceNumber"],
-            at_ms=seen["epochMs"],
-            type=seen["eventType"].removeprefix("pact."),
-            actor=seen.get("actorDisplay") or "",
-            section_id=seen.get("sectionId"),
-            payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
-        )
+        row = made.get(event["sequenceNumber"]) if made is not None else None
+        if row is None:
+            row = event_row(shown, event)
+            if made is not None:
+                made[row.sequence] = row
         if keep.keeps(row):
             rows.append(row)
     return rows
+
+
+def event_row(shown: DocShown, event: Event) -> EventRow:
+    """One event as the reader sees it."""
+    from engine.protocol.views import redact
+
+    seen = redact(shown.doc, shown.reader, event)
+    try:
+        payload = json.loads(seen["payloadJson"])
+    except (TypeError, ValueError):
+        payload = seen.get("payloadJson")
+    if isinstance(payload, dict):
+        payload = {k: v for k, v in payload.items() if k not in ("sectionId", "sectionKey")}
+    return EventRow(
+        key=str(seen["sequenceNumber"]),
+        sequence=seen["sequenceNumber"],
+        at_ms=seen["epochMs"],
+        type=seen["eventType"].removeprefix("pact."),
+        actor=seen.get("actorDisplay") or "",
+        section_id=seen.get("sectionId"),
+        payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
+    )
 
 
 class EventList(RowList[EventRow]):
@@ -122,6 +138,19 @@ class EventList(RowList[EventRow]):
     class FilterAsked(Message):
         """The user wants to change the filter."""
 
+    def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
+        super().__init__(name=name, id=id)
+        self._made: dict[int, EventRow] = {}  # the custodian's rows, by sequence number
+        self._made_of: str | None = None  # the document they are of
+        self._drawn: tuple[Any, ...] | None = None  # what the rows were made from
+
+    def watch_shown(self) -> None:
+        shown = self.shown
+        # The rows do not depend on the clock: a tick that moved only ``now_ms`` redraws nothing.
+        drawn = None if shown is None else (shown.name, shown.revision, shown.reader)
+        if drawn != self._drawn:
+            self.refill()
+
     def watch_events(self) -> None:
         self.refill()
 
@@ -129,7 +158,12 @@ class EventList(RowList[EventRow]):
         self.refill()
 
     def rows_of(self, shown: DocShown) -> Sequence[EventRow]:
-        return event_rows(shown, self.events, self.event_filter)
+        self._drawn = (shown.name, shown.revision, shown.reader)
+        if shown.reader is not None:  # an agent's view: redacted afresh, through its barriers
+            return event_rows(shown, self.events, self.event_filter)
+        if self._made_of != shown.name:
+            self._made, self._made_of = {}, shown.name
+        return event_rows(shown, self.events, self.event_filter, self._made)
 
     def refill(self) -> None:
         at_end = self.cursor_line >= len(self.rows) - 1

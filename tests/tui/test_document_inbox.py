@@ -300,3 +300,22 @@ async def test_view_as_an_unknown_agent_is_refused(demo: Path) -> None:
             pilot, lambda: any("no agent named 'nobody'" in n for n in notifications(app)), "why"
         )
         assert screen.viewing_as is None
+
+
+async def test_a_clock_tick_does_not_remake_the_event_rows(demo: Path) -> None:
+    """The events do not depend on the clock: the countdowns' tick leaves their rows alone,
+    while a new event makes them again."""
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "E")
+        events = screen.query_one(EventList)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: len(events.rows) == doc.sequence, "every event")
+        rows = events.rows
+        screen.now_ms += 1_000
+        await pilot.pause()
+        assert screen.shown.now_ms == screen.now_ms  # type: ignore[union-attr]
+        assert events.rows is rows
+        screen.run_document({"op": "comment", "sectionId": "sec:summary", "text": "noted"})
+        await wait_until(pilot, lambda: len(events.rows) == len(rows) + 1, "the new event")
+        assert events.rows[: len(rows)] == list(rows)
