@@ -296,6 +296,8 @@ class DocumentScreen(Screen[None]):
         """The status line's badge (what waits for a human) and, viewing as an agent, a marker
         that every view is that agent's."""
         count = open_items(shown.doc)  # the custodian's count, whoever's eyes the views use
+        app: PactApp = self.app  # type: ignore[assignment]
+        app.waiting = count
         badge = f" · ⚑ {count} waiting" if count else ""
         reader = shown.reader
         viewing = f" · VIEWING AS {reader.name} (C: back)" if reader is not None else ""

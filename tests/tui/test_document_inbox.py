@@ -17,7 +17,7 @@ from pact_tui.widgets.events import EventFilter, EventList
 from pact_tui.widgets.inbox import EscalationInbox, InboxRow
 from pact_tui.widgets.outline import SectionOutline, countdown
 
-from .inspector import SIZE, inspector, notifications, settle, wait_until
+from .inspector import SIZE, inspector, notifications, settle, status_text, wait_until
 
 
 def lines_of(rows: Any) -> list[str]:
@@ -319,3 +319,19 @@ async def test_a_clock_tick_does_not_remake_the_event_rows(demo: Path) -> None:
         screen.run_document({"op": "comment", "sectionId": "sec:summary", "text": "noted"})
         await wait_until(pilot, lambda: len(events.rows) == len(rows) + 1, "the new event")
         assert events.rows[: len(rows)] == list(rows)
+
+
+async def test_the_badge_is_seen_from_the_context_screen_too(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "i")
+        inbox = screen.query_one(EscalationInbox)
+        await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
+        await pilot.press("1")
+        await wait_until(pilot, lambda: "⚑ 2 waiting" in status_text(app), "the badge")
+        await pilot.press("2")
+        await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "question")
+        await pilot.press("x")
+        await answer(pilot, "later")
+        await pilot.press("1")
+        await wait_until(pilot, lambda: "⚑ 1 waiting" in status_text(app), "one less")
