@@ -18,6 +18,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.geometry import Size
+from textual.reactive import var
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.widgets import Static
@@ -78,10 +79,16 @@ class PactApp(App[int]):
         Binding("2", "switch_mode('document')", "Documents", show=False),
     ]
 
+    waiting: var[int] = var(0)
+    """How many things wait for the custodian in the document shown (its escalation inbox),
+    set by the document screen; every screen's status line shows it."""
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's commands, then the inspector's rarer actions (Ctrl+P), on ``screen``: the
         one the palette was opened over."""
         yield from super().get_system_commands(screen)
+        if isinstance(screen, DocumentScreen):
+            yield from screen.system_commands()
         if not isinstance(screen, ContextScreen):
             return
         yield SystemCommand(

@@ -137,6 +137,8 @@ class ContextScreen(Screen[None]):
     """What the detail pane describes (``compute_subject``)."""
     status: var[Status] = var(lambda: Status(None, None, True), init=False)
     """What the status line says (``compute_status``)."""
+    waiting: var[int] = var(0, init=False)
+    """What waits for the custodian in a document (the app's ``waiting``, followed)."""
 
     def compose(self) -> Any:
         yield StatusBar(id="status").data_bind(status=ContextScreen.status)
@@ -190,6 +192,7 @@ class ContextScreen(Screen[None]):
     async def on_mount(self) -> None:
         app: PactApp = self.app  # type: ignore[assignment]
         app.workspace_changed.subscribe(self, self._on_workspace_changed)
+        self.watch(app, "waiting", self._follow_waiting)
         self.contexts = tuple(self.workspace.contexts())
         names = [info.name for info in self.contexts]
         wanted = app.initial_context
@@ -453,7 +456,11 @@ class ContextScreen(Screen[None]):
             playing=self.play_speed,
             matches=matches,
             read_only=self.workspace.read_only,
+            waiting=self.waiting,
         )
+
+    def _follow_waiting(self, waiting: int) -> None:
+        self.waiting = waiting
 
     @on(LinePane.Highlighted)
     def _on_highlighted(self, event: LinePane.Highlighted) -> None:

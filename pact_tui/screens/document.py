@@ -23,7 +23,10 @@ from engine.visible import visible
 from engine.workspace import Change, Workspace
 
 from ..types import DocShown
+from ..widgets.agents import AgentRoster
+from ..widgets.events import EventList
 from ..widgets.footer import FittedFooter
+from ..widgets.inbox import EscalationInbox, InboxRow, briefing_text, open_items
 from ..widgets.outline import OutlineRow, SectionOutline
 from ..widgets.rows import RowList
 
@@ -33,12 +36,18 @@ if TYPE_CHECKING:
     from ..app import PactApp
 
 TICK_S = 1.0  # how often countdowns are redrawn and due work is looked for
-VIEWS = ("outline",)  # the views, in the order of their keys
+VIEWS = ("outline", "inbox", "agents", "events")  # the views, in the order of their keys
+EVENTS_KEPT = 5_000  # the events view holds the newest this many events of the document
 
 
 class DocumentScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "view('outline')", "Outline", tooltip="the section tree and its marks"),
+        Binding("i", "view('inbox')", "Inbox", tooltip="what waits for a human, oldest first"),
+        Binding("A", "view('agents')", "Agents", tooltip="the roster: trust, clearance, heartbeat"),
+        Binding("E", "view('events')", "Events", tooltip="the document's event stream"),
+        Binding("V", "view_as_agent", "View as", tooltip="see the document as an agent sees it"),
+        Binding("C", "view_as_custodian", "Custodian", show=False, tooltip="back to your view"),
         Binding("D", "next_document", "Next doc", tooltip="show the workspace's next document"),
         Binding("t", "tick", "Fire due", show=False, tooltip="fire what is due now"),
     ]
@@ -55,19 +64,36 @@ class DocumentScreen(Screen[None]):
     """The clock the countdowns read, moved every ``TICK_S``."""
     section_id: var[str | None] = var(None, init=False)
     """The section under the outline's cursor."""
+    viewing_as: var[str | None] = var(None, init=False)
+    """The agent (by id) whose eyes every view sees through; None: the custodian's."""
+    event_filter: var[str] = var("", init=False)
+    """What the events view is filtered by (``type:``, ``agent:``, ``section:`` words)."""
+    inbox_row: var[InboxRow | None] = var(None, init=False)
+    """The inbox item under its cursor: its briefing is shown beside it."""
 
     # -- derived -------------------------------------------------------------------------------
     documents: var[tuple[str, ...]] = var((), init=False)
     """Every document of the workspace, by name."""
     shown: var[DocShown | None] = var(None, init=False)
-    """What every view draws: (document_name, revision, now_ms), through the custodian's eyes."""
+    """What every view draws: (document_name, revision, now_ms), through the custodian's eyes
+    or, viewing as an agent, through that agent's barriers."""
+    doc_events: var[tuple[dict[str, Any], ...]] = var((), init=False)
+    """The newest ``EVENTS_KEPT`` events of the document, as read from the workspace."""
 
     def compose(self) -> Any:
         yield Static(id="doc-status")
         with Horizontal(id="doc-body"):
             with ContentSwitcher(initial="outline", id="doc-views"):
                 yield SectionOutline(id="outline").data_bind(shown=DocumentScreen.shown)
+                yield EscalationInbox(id="inbox").data_bind(shown=DocumentScreen.shown)
+                yield AgentRoster(id="agents").data_bind(shown=DocumentScreen.shown)
+                yield EventList(id="events").data_bind(
+                    shown=DocumentScreen.shown,
+                    events=DocumentScreen.doc_events,
+                    event_filter=DocumentScreen.event_filter,
+                )
             with Vertical(id="doc-detail"):
+                yield Static(id="inbox-briefing")
                 yield Markdown(id="section-markdown")
         yield FittedFooter(compact=True)
 
@@ -137,7 +163,8 @@ class DocumentScreen(Screen[None]):
             self.shown = None
             return
         doc = self.workspace.document(name)
-        self.shown = DocShown(name, doc, doc.sequence, self.now_ms, self.custodian)
+        reader = doc.agents.get(self.viewing_as) if self.viewing_as is not None else None
+        self.shown = DocShown(name, doc, doc.sequence, self.now_ms, self.custodian, reader)
 
     def watch_shown(self, shown: DocShown | None) -> None:
         status = self.query_one("#doc-status", Static)
@@ -150,8 +177,11 @@ class DocumentScreen(Screen[None]):
                 f" {shown.name} · v{doc.version} · {len(doc.sections)} sections ·"
                 f" {len(doc.active)} agents · {pending} open proposals · as {shown.custodian}"
                 f"{' · read-only' if self.workspace.read_only else ''}"
+                f"{self._inbox_status(shown)}"
             )
         )
+        self._follow_events(shown)
+        self._show_briefing()
 
     def watch_section_id(self) -> None:
         self._show_section()
@@ -246,6 +276,8 @@ class DocumentScreen(Screen[None]):
     def watch_view(self, view: str) -> None:
         switcher = self.query_one("#doc-views", ContentSwitcher)
         switcher.current = view
+        self.query_one("#inbox-briefing").display = view == "inbox"
+        self.query_one("#section-markdown").display = view != "inbox"  # the briefing's place
         self.query_one(f"#{view}").focus()
 
     def action_next_document(self) -> None:
@@ -258,3 +290,206 @@ class DocumentScreen(Screen[None]):
     @work(exclusive=True, group="documents")
     async def switch_document(self, name: str) -> None:
         await self._load(name)
+
+    # -- escalation inbox, agents, events, view as agent ----------------------------------------
+    def _inbox_status(self, shown: DocShown) -> str:
+        """The status line's badge (what waits for a human) and, viewing as an agent, a marker
+        that every view is that agent's."""
+        count = open_items(shown.doc)  # the custodian's count, whoever's eyes the views use
+        app: PactApp = self.app  # type: ignore[assignment]
+        app.waiting = count
+        badge = f" · ⚑ {count} waiting" if count else ""
+        reader = shown.reader
+        viewing = f" · VIEWING AS {reader.name} (C: back)" if reader is not None else ""
+        return badge + viewing
+
+    @on(RowList.Highlighted, "#inbox")
+    def _inbox_highlighted(self, event: RowList.Highlighted) -> None:
+        self.inbox_row = event.row
+
+    def watch_inbox_row(self) -> None:
+        self._show_briefing()
+
+    def _show_briefing(self) -> None:
+        if self.shown is None:
+            return
+        self.query_one("#inbox-briefing", Static).update(briefing_text(self.shown, self.inbox_row))
+
+    @on(EscalationInbox.Act)
+    def _inbox_act(self, event: EscalationInbox.Act) -> None:
+        self.act_on_inbox(event.action, event.row)
+
+    @work(group="inbox-prompts")
+    async def act_on_inbox(self, action: str, row: InboxRow) -> None:
+        """Ask what the command needs (Escape at any question: nothing is done), then run it."""
+        from ..screens.prompt import PromptScreen
+
+        async def ask(question: str, value: str = "") -> str | None:
+            return await self.app.push_screen_wait(PromptScreen(question, value=value))
+
+        if action in ("respond", "dismiss") and row.kind != "question":
+            self.notify(f"Only a question can be {action}ed.", severity="warning")
+            return
+        if action == "respond":
+            response = await ask(f"Answer: {visible(row.text)}")
+            if response is not None:
+                self.run_document({"op": "respond", "queryId": row.ref, "response": response})
+        elif action == "dismiss":
+            why = await ask(f"Dismiss {visible(row.text)!r}: why?")
+            if why is not None:
+                self.run_document({"op": "dismiss", "queryId": row.ref, "why": why})
+        elif action == "resolve":
+            if row.section_id is None:
+                self.notify("This question is on no section: respond to it.", severity="warning")
+                return
+            decision = await ask(f"Your decision on {visible(row.section_id)}")
+            if decision is None:
+                return
+            justification = await ask("Justification (kept with the decision)")
+            if justification is None:
+                return
+            override = await ask("Override: reject every other open proposal there? (y/n)", "n")
+            if override is None:
+                return
+            self.run_document(resolve_command(row.section_id, decision, justification, override))
+
+    @on(AgentRoster.Act)
+    def _agent_act(self, event: AgentRoster.Act) -> None:
+        self.act_on_agent(event.action, event.row.name, event.row.trust)
+
+    @work(group="agent-prompts")
+    async def act_on_agent(self, action: str, agent: str, trust: str) -> None:
+        from engine.protocol.model import TRUST_LEVELS
+
+        from ..screens.prompt import PromptScreen
+
+        async def ask(question: str, value: str = "") -> str | None:
+            return await self.app.push_screen_wait(PromptScreen(question, value=value))
+
+        if action == "trust":
+            level = await ask(f"Trust for {visible(agent)} ({', '.join(TRUST_LEVELS)})", trust)
+            why = await ask("Why?") if level is not None else None
+            if level is not None and why is not None:
+                self.run_document({"op": "trust", "agent": agent, "level": level, "why": why})
+        elif action == "clearance":
+            doc = self.shown.doc if self.shown is not None else None
+            levels = ", ".join(doc.framework[1]) if doc is not None and doc.framework else ""
+            level = await ask(f"Clearance for {visible(agent)} ({visible(levels)})")
+            if level is not None:
+                self.run_document({"op": "clearance", "agent": agent, "level": level})
+        elif action == "remove":
+            why = await ask(f"Remove {visible(agent)} from the document: why?")
+            if why is not None:
+                self.run_document({"op": "remove", "agent": agent, "why": why})
+
+    def _follow_events(self, shown: DocShown) -> None:
+        """Read the events the document gained (or all of a document shown now)."""
+        have = self.doc_events
+        if (
+            self._events_of == shown.name
+            and have
+            and have[-1]["sequenceNumber"] + 1 >= shown.revision
+        ):
+            return  # nothing new
+        self.read_events(shown.name, shown.revision)
+
+    _events_of: str | None = None  # the document whose events ``doc_events`` holds
+
+    @work(exclusive=True, group="events")
+    async def read_events(self, name: str, revision: int) -> None:
+        """Read the events of ``name`` the screen does not hold yet (the newest
+        ``EVENTS_KEPT`` of a document opened now), and append them."""
+        have = self.doc_events if self._events_of == name else ()
+        after = have[-1]["sequenceNumber"] + 1 if have else max(0, revision - EVENTS_KEPT)
+        try:
+            new = await self.workspace.document_events(name, after)
+        except StoreError as error:
+            self.notify(visible(str(error)), severity="error", title="Events", markup=False)
+            return
+        if name != self.document_name:
+            return  # another document is shown now: its own read is on the way
+        self._events_of = name
+        self.doc_events = (*have, *new)[-EVENTS_KEPT:]
+
+    @on(EventList.FilterAsked)
+    def _ask_event_filter(self) -> None:
+        from ..screens.prompt import PromptScreen
+
+        def chosen(text: str | None) -> None:
+            if text is not None:
+                self.event_filter = "" if text.strip() == "-" else text.strip()
+
+        self.app.push_screen(
+            PromptScreen(
+                "Filter events: type:…, agent:…, section:…, or words (- clears)",
+                value=self.event_filter,
+            ),
+            chosen,
+        )
+
+    def action_view_as_agent(self) -> None:
+        from ..screens.prompt import PromptScreen
+
+        shown = self.shown
+        if shown is None or not shown.doc.agents:
+            self.notify("No agent on this document.", severity="warning")
+            return
+        names = ", ".join(a.name for a in shown.doc.agents.values())
+
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                self.view_as(name.strip())
+
+        self.app.push_screen(PromptScreen(f"View as which agent? ({visible(names)})"), chosen)
+
+    def view_as(self, name: str | None) -> None:
+        """Every view through ``name``'s barriers (None: the custodian's own view)."""
+        if name is None:
+            self.viewing_as = None
+            return
+        agent = self.shown.doc.agent_named(name) if self.shown is not None else None
+        if agent is None and self.shown is not None:
+            agent = next((a for a in self.shown.doc.agents.values() if a.name == name), None)
+        if agent is None:
+            self.notify(visible(f"no agent named {name!r}"), severity="error", markup=False)
+            return
+        self.viewing_as = agent.id
+
+    def action_view_as_custodian(self) -> None:
+        self.view_as(None)
+
+    def watch_viewing_as(self) -> None:
+        self._show()
+
+    def system_commands(self) -> Any:
+        """The palette's commands of this screen: view as each agent, and back."""
+        from functools import partial
+
+        from textual.app import SystemCommand
+
+        shown = self.shown
+        if shown is not None:
+            for agent in shown.doc.agents.values():
+                yield SystemCommand(
+                    f"View as agent {visible(agent.name)}",
+                    "see the document through its barriers",
+                    partial(self.view_as, agent.name),
+                )
+        yield SystemCommand(
+            "View as the custodian", "see everything again", self.action_view_as_custodian
+        )
+
+
+def resolve_command(
+    section_id: str, decision: str, justification: str, override: str | bool
+) -> dict[str, Any]:
+    """The ``resolve`` command for a section (``override``: a yes/no answer or a bool)."""
+    if isinstance(override, str):
+        override = override.strip().lower() in ("y", "yes", "true", "1")
+    return {
+        "op": "resolve",
+        "sectionId": section_id,
+        "decision": decision,
+        "justification": justification,
+        "override": override,
+    }

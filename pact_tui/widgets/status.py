@@ -29,6 +29,7 @@ class Status:
     playing: float | None = None  # seconds per step while playing
     matches: str | None = None  # "3/12 matches", or "invalid selector"
     read_only: bool = False  # the workspace is open read-only: no commands
+    waiting: int = 0  # items in the document screen's escalation inbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,10 @@ def _parts(status: Status) -> list[_Part]:
                 f" ± {counts}",
                 2,
             )
+        )
+    if status.waiting:
+        parts.append(
+            _Part(f"   ⚑ {status.waiting} waiting (2)", "bold $error", f" ⚑{status.waiting}", 1)
         )
     if status.matches:
         matches = visible(status.matches)

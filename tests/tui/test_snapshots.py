@@ -113,3 +113,15 @@ def test_each_theme(snap_compare: Any, demo: Path, theme: str) -> None:
         selector="#finding", feedback="1 match", then=("enter", *DIFF_KEYS, *ON_A_CHANGED_NODE)
     )
     assert snap_compare(still(demo, theme), terminal_size=SIZE, run_before=run)
+
+
+def test_the_escalation_inbox(
+    snap_compare: Any, demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memo's escalation inbox: the escalated conflict and the open question, oldest
+    first, the question's timeout countdown; the conflict's briefing beside it; the badge."""
+    # The clock is read once, on mount: every run draws the same countdowns.
+    monkeypatch.setattr("pact_tui.screens.document.TICK_S", 3600.0)
+    app = inspector(demo, theme="pact-midnight", human="ann")
+    app.animation_level = "none"
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps("2", "i"))

@@ -1,0 +1,235 @@
+"""The escalation inbox: what waits for a human, oldest first. Open ask-human questions (with
+the countdown to their timeout), sections an agent flagged for review, and conflicts escalated
+to a human; beside the selected one, its escalation briefing (``briefing_text``).
+
+The keys act on the row under the cursor: the list says which action was asked for with
+``EscalationInbox.Act``; the screen asks what the command needs and runs it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from engine.visible import visible
+
+from ..types import DocShown
+from .outline import countdown
+from .rows import RowList
+
+if TYPE_CHECKING:
+    from engine.protocol.document import Document
+    from engine.protocol.model import Agent
+
+InboxKind = Literal["question", "flag", "conflict"]
+InboxAction = Literal["respond", "resolve", "dismiss"]
+
+
+@dataclass(frozen=True, slots=True)
+class InboxRow:
+    key: str  # "question:<id>", "flag:<section id>" or "conflict:<id>"
+    kind: InboxKind
+    ref: str  # the query's id, the section's id, or the conflict group's id
+    since_ms: int  # when it was asked, flagged or escalated: the inbox is oldest first
+    section_id: str | None
+    text: str  # the question, the flag's reason, or what the conflict is about
+    by: str  # who asked or flagged
+    due_ms: int | None = None  # a question's timeout
+
+
+def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
+    """What waits for a human on ``doc``, as ``reader`` may see it, oldest first."""
+    from engine.protocol.barriers import reads
+
+    def readable(key: int | None) -> bool:
+        return key is None or reads(doc, reader, doc.by_key[key])
+
+    def name_of(agent_id: str) -> str:
+        agent = doc.agents.get(agent_id)
+        return agent.name if agent is not None else agent_id
+
+    rows: list[InboxRow] = []
+    for query in doc.queries.values():
+        if query.status == "open" and readable(query.section):
+            on = doc.by_key[query.section].id if query.section is not None else None
+            rows.append(
+                InboxRow(
+                    f"question:{query.id}",
+                    "question",
+                    query.id,
+                    query.asked_ms,
+                    on,
+                    query.question,
+                    name_of(query.author),
+                    query.due_ms,
+                )
+            )
+    for section in doc.sections:
+        flag = section.escalated
+        if flag is not None and readable(section.key):
+            rows.append(
+                InboxRow(
+                    f"flag:{section.id}",
+                    "flag",
+                    section.id,
+                    flag.at_ms,
+                    section.id,
+                    flag.why,
+                    flag.by,
+                )
+            )
+    for group in doc.conflicts.values():
+        if group.escalated_ms is not None and group.resolved is None and readable(group.section):
+            section_id = doc.by_key[group.section].id
+            authors = ", ".join(
+                doc.proposals[p].author_name for p in group.proposals if p in doc.proposals
+            )
+            rows.append(
+                InboxRow(
+                    f"conflict:{group.id}",
+                    "conflict",
+                    group.id,
+                    group.escalated_ms,
+                    section_id,
+                    f"{len(group.proposals)} proposals conflict ({group.strategy}): {authors}",
+                    "system",
+                )
+            )
+    rows.sort(key=lambda row: (row.since_ms, row.key))
+    return rows
+
+
+def open_items(doc: Document, reader: Agent | None = None) -> int:
+    """How many things wait for a human: the header's badge."""
+    return len(inbox_rows(doc, reader))
+
+
+def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
+    """The selected item and its escalation briefing (``engine.protocol.views.briefing``),
+    through the reader's eyes: every text from the workspace passes through ``visible``."""
+    from engine.protocol.views import briefing
+
+    text = Text()
+    if row is None:
+        text.append("Nothing waits for you here.", style="dim")
+        return text
+    doc, now = shown.doc, shown.now_ms
+    label = {"question": "Question", "flag": "Flagged section", "conflict": "Conflict"}[row.kind]
+    text.append(f"{label}", style="bold")
+    text.append(f" · by {visible(row.by)}\n")
+    text.append(visible(row.text, multiline=True) + "\n")
+    if row.kind == "question":
+        query = doc.queries[row.ref]
+        if query.context:
+            text.append("context: ", style="dim")
+            text.append(visible(query.context, multiline=True) + "\n")
+        if row.due_ms is not None:
+            text.append(f"times out in {countdown(row.due_ms, now)}\n", style="bold")
+    section = doc.by_id.get(row.section_id) if row.section_id is not None else None
+    if section is None:
+        return text
+    found = briefing(doc, shown.reader, section)
+    text.append(f"\nBriefing on {visible(found['sectionId'])}\n", style="bold underline")
+    if found["escalated"]:
+        flag = found["escalated"]
+        text.append(f"flagged by {visible(flag['by'])}: {visible(flag['reason'])}\n")
+    for intent in found["intents"]:
+        text.append("intent ", style="dim")
+        text.append(f"{visible(intent['agent'])}: {visible(intent['goal'])} ({intent['status']})\n")
+    for constraint in found["constraints"]:
+        text.append("constraint ", style="dim")
+        by = f"{visible(constraint['author'])}: " if "author" in constraint else ""
+        text.append(f"{by}{visible(constraint['boundary'])}")
+        if constraint.get("category"):
+            text.append(f" [{visible(constraint['category'])}]", style="dim")
+        text.append("\n")
+        if constraint.get("reasoning"):
+            text.append(f"  why: {visible(constraint['reasoning'])}\n", style="dim")
+    for question in found["questions"]:
+        text.append("question ", style="dim")
+        text.append(f"{visible(question['question'])} ({question['status']})\n")
+    for conflict in found["conflicts"]:
+        text.append("conflict ", style="dim")
+        text.append(
+            f"{len(conflict['proposals'])} proposals, {conflict['overlaps']} overlapping hunks\n"
+        )
+    if found["drafter"]:
+        text.append(f"invited to draft: {visible(found['drafter'])}\n")
+    return text
+
+
+class EscalationInbox(RowList[InboxRow]):
+    """One line per waiting item: a mark, its section, its text, its age or countdown."""
+
+    DEFAULT_CSS = """
+    EscalationInbox { border: round $panel; border-title-color: $text-muted; }
+    EscalationInbox:focus { border: round $accent; }
+    EscalationInbox > .rows--cursor { background: $accent 40%; }
+    EscalationInbox > .rows--cursor-blurred { background: $accent 20%; }
+    EscalationInbox > .rows--dim { color: $text-muted; }
+    EscalationInbox > .rows--warn { color: $warning; }
+    EscalationInbox > .rows--alert { color: $error; text-style: bold; }
+    EscalationInbox > .rows--good { color: $success; }
+    """
+    BORDER_TITLE: ClassVar[str] = "escalation inbox"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "act('respond')", "Respond", tooltip="answer the question"),
+        Binding("R", "act('resolve')", "Resolve", tooltip="a binding decision on the section"),
+        Binding("x", "act('dismiss')", "Dismiss", tooltip="dismiss the question"),
+    ]
+
+    class Act(Message):
+        """The user asked for ``action`` on ``row``."""
+
+        def __init__(self, inbox: EscalationInbox, action: InboxAction, row: InboxRow) -> None:
+            super().__init__()
+            self.inbox = inbox
+            self.action = action
+            self.row = row
+
+        @property
+        def control(self) -> EscalationInbox:
+            return self.inbox
+
+    def rows_of(self, shown: DocShown) -> Sequence[InboxRow]:
+        return inbox_rows(shown.doc, shown.reader)
+
+    def watch_shown(self) -> None:
+        super().watch_shown()
+        self.border_title = f"escalation inbox ({len(self.rows)})"
+
+    def action_act(self, action: Any) -> None:
+        row = self.current_row
+        if row is not None:
+            self.post_message(self.Act(self, action, row))
+
+    def render_row(self, row: InboxRow, width: int) -> list[Segment]:
+        now = self.shown.now_ms if self.shown is not None else 0
+        dim, warn, alert = (self.style_of(f"rows--{c}") for c in ("dim", "warn", "alert"))
+        mark, mark_style = {
+            "question": ("? ", warn),
+            "flag": ("⚑ ", alert),
+            "conflict": ("⚔ ", alert),
+        }[row.kind]
+        right: list[tuple[str, Style | None]] = []
+        if row.due_ms is not None:
+            right.append((f" ⏳{countdown(row.due_ms, now)}", warn))
+        else:
+            right.append((f" {countdown(now, row.since_ms)} ago", dim))
+        where = f"{visible(row.section_id)} " if row.section_id else ""
+        right_width = sum(cell_len(t) for t, _ in right)
+        body_width = max(1, width - right_width - cell_len(mark) - 1)
+        body = set_cell_size(f"{where}{visible(row.text)}", body_width).rstrip()
+        return [
+            Segment(mark, mark_style),
+            Segment(body),
+            Segment(" " * max(1, width - cell_len(mark) - cell_len(body) - right_width)),
+            *(Segment(t, s) for t, s in right),
+        ]

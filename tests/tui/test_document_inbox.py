@@ -1,0 +1,337 @@
+"""The document screen's escalation inbox, agents roster, events view and view-as-agent, on
+the demo workspace's ``memo``: an open question, an escalated conflict, four agents (one an
+Observer), a Confidential section nobody is cleared for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from pact_tui.screens.document import DocumentScreen, resolve_command
+from pact_tui.screens.prompt import PromptScreen
+from pact_tui.widgets.agents import AgentRoster
+from pact_tui.widgets.events import EventFilter, EventList
+from pact_tui.widgets.inbox import EscalationInbox, InboxRow
+from pact_tui.widgets.outline import SectionOutline, countdown
+
+from .inspector import SIZE, inspector, notifications, settle, status_text, wait_until
+
+
+def lines_of(rows: Any) -> list[str]:
+    return [rows.render_line(y).text.rstrip() for y in range(len(rows.rows))]
+
+
+async def opened(pilot: Pilot[Any], view: str | None = None) -> DocumentScreen:
+    await pilot.press("2")
+    screen = pilot.app.screen
+    assert isinstance(screen, DocumentScreen), screen
+    await wait_until(pilot, lambda: screen.shown is not None, "the memo to load")
+    if view is not None:
+        await pilot.press(view)
+        await settle(pilot)
+    return screen
+
+
+async def answer(pilot: Pilot[Any], text: str, *, clear: bool = False) -> None:
+    """Type ``text`` into the prompt that is open, and confirm it."""
+    app = pilot.app
+    await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "a prompt")
+    prompt = app.screen
+    if clear:
+        await pilot.press("ctrl+u")
+    await pilot.press(*text, "enter")
+    # Not settle(): the worker asking may be waiting for its next question.
+    await wait_until(pilot, lambda: prompt not in app.screen_stack, "the prompt to close")
+    await pilot.pause()
+
+
+async def cursor_to(pilot: Pilot[Any], rows: Any, wanted: Any) -> None:
+    """Move the cursor of ``rows`` with the keys until ``wanted(row)`` holds."""
+    await pilot.press("home")
+    for _ in range(len(rows.rows)):
+        if wanted(rows.current_row):
+            return
+        await pilot.press("down")
+    assert wanted(rows.current_row), rows.rows
+
+
+async def test_the_inbox_lists_what_waits_oldest_first_with_countdowns(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "i")
+        inbox = screen.query_one(EscalationInbox)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        # A section flagged now, by an agent: it joins the question and the conflict.
+        screen.run_document({"op": "escalate", "sectionId": "sec:budget", "reason": "check"})
+        await settle(pilot)
+        await wait_until(pilot, lambda: len(inbox.rows) == 3, "three waiting items")
+        question = next(q for q in doc.queries.values() if q.status == "open")
+        conflict = next(g for g in doc.conflicts.values() if g.resolved is None)
+        assert {row.key for row in inbox.rows} == {
+            f"question:{question.id}",
+            f"conflict:{conflict.id}",
+            "flag:sec:budget",
+        }
+        since = [row.since_ms for row in inbox.rows]
+        assert since == sorted(since)
+        assert since == sorted([question.asked_ms, conflict.escalated_ms, since[0]])  # type: ignore[list-item]
+        line = lines_of(inbox)[[r.kind for r in inbox.rows].index("question")]
+        assert question.question in line
+        assert f"⏳{countdown(question.due_ms, screen.shown.now_ms)}" in line  # type: ignore[union-attr]
+        # The badge counts them; the briefing of the row under the cursor is beside it.
+        assert "⚑ 3 waiting" in str(screen.query_one("#doc-status", Static).render())
+        await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "conflict")
+        briefing = str(screen.query_one("#inbox-briefing", Static).render())
+        assert "Conflict" in briefing and "Briefing on sec:risk" in briefing
+
+
+async def test_respond_answers_the_question_and_it_leaves_the_inbox(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "i")
+        inbox = screen.query_one(EscalationInbox)
+        await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
+        await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "question")
+        row: InboxRow = inbox.current_row  # type: ignore[assignment]
+        await pilot.press("r")
+        await answer(pilot, "yes")
+        query = screen.shown.doc.queries[row.ref]  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: query.status == "answered", "the answer")
+        assert (query.response, query.responder) == ("yes", "ann")
+        assert [r.kind for r in inbox.rows] == ["conflict"]
+        assert "⚑ 1 waiting" in str(screen.query_one("#doc-status", Static).render())
+
+
+async def test_dismiss_closes_the_question(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "i")
+        inbox = screen.query_one(EscalationInbox)
+        await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
+        await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "question")
+        row: InboxRow = inbox.current_row  # type: ignore[assignment]
+        await pilot.press("x")
+        await answer(pilot, "duplicate")
+        query = screen.shown.doc.queries[row.ref]  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: query.status == "dismissed", "the dismissal")
+        assert row not in inbox.rows
+
+
+async def test_escape_at_a_prompt_does_nothing(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "i")
+        inbox = screen.query_one(EscalationInbox)
+        await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
+        before = screen.shown.doc.sequence  # type: ignore[union-attr]
+        await pilot.press("R")
+        await answer(pilot, "hedge")  # the decision...
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "justification")
+        await pilot.press("escape")  # ...but no justification
+        await settle(pilot)
+        assert screen.shown.doc.sequence == before  # type: ignore[union-attr]
+        assert len(inbox.rows) == 2
+
+
+async def test_resolve_decides_the_escalated_conflict(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "i")
+        inbox = screen.query_one(EscalationInbox)
+        await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
+        await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "conflict")
+        row: InboxRow = inbox.current_row  # type: ignore[assignment]
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        await pilot.press("R")
+        await answer(pilot, "hedge")
+        await answer(pilot, "board")
+        await answer(pilot, "y", clear=True)  # override: every other open proposal rejected
+        group = doc.conflicts[row.ref]
+        await wait_until(pilot, lambda: group.resolved == "human", "the conflict resolved")
+        resolution = next(iter(doc.resolutions.values()))
+        assert (resolution.decision, resolution.justification, resolution.override) == (
+            "hedge",
+            "board",
+            True,
+        )
+        assert resolution.by == "ann"
+        assert not doc.open_on(doc.by_id["sec:risk"].key)
+        assert row not in inbox.rows
+
+
+async def test_a_refused_resolve_is_shown_and_changes_nothing(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "i")
+        inbox = screen.query_one(EscalationInbox)
+        await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
+        before = screen.shown.doc.sequence  # type: ignore[union-attr]
+        screen.run_document(resolve_command("sec:risk", "hedge", "", "y"))  # no justification
+        await settle(pilot)
+        refused = [n for n in notifications(app) if n.startswith("Refused:")]
+        assert refused and "justification" in refused[0], notifications(app)
+        assert screen.shown.doc.sequence == before  # type: ignore[union-attr]
+        assert not screen.shown.doc.resolutions  # type: ignore[union-attr]
+        assert len(inbox.rows) == 2
+
+
+async def test_the_roster_shows_trust_and_clearance_and_a_trust_change_works(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "A")
+        roster = screen.query_one(AgentRoster)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: len(roster.rows) == len(doc.agents), "the roster")
+        for row, line in zip(roster.rows, lines_of(roster), strict=True):
+            agent = doc.agents[row.key]
+            assert line.startswith(agent.name) and f" {agent.trust} · uncleared" in line
+            assert "evict " in line
+        intern = doc.agent_named("intern")
+        assert intern is not None and intern.trust == "Observer"
+        await cursor_to(pilot, roster, lambda r: r is not None and r.name == "intern")
+        await pilot.press("T")
+        await answer(pilot, "Suggester", clear=True)
+        await answer(pilot, "earned")
+        await wait_until(pilot, lambda: doc.agents[intern.id].trust == "Suggester", "new trust")
+        assert " Suggester · " in lines_of(roster)[roster.cursor_line]
+        # A level that does not exist is refused, shown, and changes nothing.
+        before = doc.sequence
+        await pilot.press("T")
+        await answer(pilot, "Boss", clear=True)
+        await answer(pilot, "why")
+        await wait_until(
+            pilot, lambda: any(n.startswith("Refused:") for n in notifications(app)), "refusal"
+        )
+        assert doc.sequence == before and doc.agents[intern.id].trust == "Suggester"
+
+
+async def test_clearance_and_remove_from_the_roster(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "A")
+        roster = screen.query_one(AgentRoster)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: len(roster.rows) == len(doc.agents), "the roster")
+        await cursor_to(pilot, roster, lambda r: r is not None and r.name == "finance")
+        finance = doc.agent_named("finance")
+        assert finance is not None
+        await pilot.press("L")
+        await answer(pilot, "Confidential")
+        await wait_until(pilot, lambda: finance.clearance == "Confidential", "the clearance")
+        assert "· Confidential" in lines_of(roster)[roster.cursor_line]
+        await pilot.press("X")
+        await answer(pilot, "done")
+        await wait_until(pilot, lambda: finance.gone == "removed", "the removal")
+        assert "finance" not in doc.active
+
+
+async def test_the_events_view_lists_the_stream_and_filters_it(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "E")
+        events = screen.query_one(EventList)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: len(events.rows) == doc.sequence, "every event")
+        assert [row.sequence for row in events.rows] == list(range(doc.sequence))
+        assert events.current_row is events.rows[-1]  # following the newest
+        await pilot.press("f")
+        await answer(pilot, "type:proposal")
+        wanted = [e for e in screen.doc_events if "proposal" in e["eventType"]]
+        await wait_until(pilot, lambda: len(events.rows) == len(wanted), "the filtered rows")
+        assert all("proposal" in row.type for row in events.rows)
+        await pilot.press("f")
+        await answer(pilot, "agent:legal", clear=True)
+        by_legal = [e for e in screen.doc_events if e["actorDisplay"] == "legal"]
+        await wait_until(pilot, lambda: len(events.rows) == len(by_legal), "legal's events")
+        assert by_legal and all(row.actor == "legal" for row in events.rows)
+        # New events are appended as the document moves.
+        await pilot.press("f")
+        await answer(pilot, "section:summary", clear=True)
+        count = len(events.rows)
+        screen.run_document({"op": "comment", "sectionId": "sec:summary", "text": "noted"})
+        await wait_until(pilot, lambda: len(events.rows) == count + 1, "the new comment")
+        assert events.rows[-1].type == "comment.added"
+        assert screen.doc_events[-1]["sequenceNumber"] == doc.sequence - 1
+
+
+def test_an_event_filter_reads_types_agents_sections_and_words() -> None:
+    wanted = EventFilter.parse("type:proposal agent:Legal section:risk merged")
+    assert wanted == EventFilter(("proposal",), ("legal",), ("risk",), ("merged",))
+
+
+async def test_view_as_an_uncleared_agent_hides_the_classified_section(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        outline = screen.query_one(SectionOutline)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: len(outline.rows) == len(doc.sections), "the rows")
+        assert "sec:financials" in [row.key for row in outline.rows]
+        await pilot.press("V")
+        await answer(pilot, "intern")
+        await wait_until(pilot, lambda: screen.shown.reader is not None, "the agent's view")  # type: ignore[union-attr]
+        assert screen.shown.reader.name == "intern"  # type: ignore[union-attr]
+        keys = [row.key for row in outline.rows]
+        assert "sec:financials" not in keys and "sec:summary" in keys
+        assert "VIEWING AS intern" in str(screen.query_one("#doc-status", Static).render())
+        # The events too: a classified section's event keeps its envelope, not its payload.
+        await pilot.press("E")
+        events = screen.query_one(EventList)
+        await wait_until(pilot, lambda: len(events.rows) == doc.sequence, "the events")
+        classified = [r for r in events.rows if r.type == "section.classified"]
+        assert classified and classified[0].payload == '{"withheld": true}'
+        await pilot.press("C")
+        await settle(pilot)
+        assert screen.shown.reader is None  # type: ignore[union-attr]
+        assert "sec:financials" in [row.key for row in outline.rows]
+        assert "VIEWING AS" not in str(screen.query_one("#doc-status", Static).render())
+
+
+async def test_view_as_an_unknown_agent_is_refused(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        await pilot.press("V")
+        await answer(pilot, "nobody")
+        await wait_until(
+            pilot, lambda: any("no agent named 'nobody'" in n for n in notifications(app)), "why"
+        )
+        assert screen.viewing_as is None
+
+
+async def test_a_clock_tick_does_not_remake_the_event_rows(demo: Path) -> None:
+    """The events do not depend on the clock: the countdowns' tick leaves their rows alone,
+    while a new event makes them again."""
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "E")
+        events = screen.query_one(EventList)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: len(events.rows) == doc.sequence, "every event")
+        rows = events.rows
+        screen.now_ms += 1_000
+        await pilot.pause()
+        assert screen.shown.now_ms == screen.now_ms  # type: ignore[union-attr]
+        assert events.rows is rows
+        screen.run_document({"op": "comment", "sectionId": "sec:summary", "text": "noted"})
+        await wait_until(pilot, lambda: len(events.rows) == len(rows) + 1, "the new event")
+        assert events.rows[: len(rows)] == list(rows)
+
+
+async def test_the_badge_is_seen_from_the_context_screen_too(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "i")
+        inbox = screen.query_one(EscalationInbox)
+        await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
+        await pilot.press("1")
+        await wait_until(pilot, lambda: "⚑ 2 waiting" in status_text(app), "the badge")
+        await pilot.press("2")
+        await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "question")
+        await pilot.press("x")
+        await answer(pilot, "later")
+        await pilot.press("1")
+        await wait_until(pilot, lambda: "⚑ 1 waiting" in status_text(app), "one less")
