@@ -572,7 +572,10 @@ class Workspace:
         """Save what this process knows of every context, if the stored index may not know it,
         merged with the stored one: for each context, the later end and the later numbers."""
         entries = self._index_entries()
-        if entries == self._index_basis:
+        if entries == self._index_basis and self._applied - self._index_seq < INDEX_EVERY:
+            # Nothing new about the contexts, and the log has not moved on far since (a
+            # workspace of documents moves it without touching any context: saved all the
+            # same, opening reads the streams' ends after it rather than over the whole log).
             return
         seq = self._applied
         merged = {name: [*entry] for name, entry in entries.items()}

@@ -383,3 +383,23 @@ async def test_an_agent_classifying_is_forbidden_before_anything_else_is_looked_
                     await ws.run_document(name, command, Actor.agent("bot"))
                 assert refused.value.code == "auth.forbidden", (name, command)
         assert len(await ws.document_events("plan")) == before
+
+
+async def test_a_workspace_of_documents_keeps_its_index_up_to_date(tmp_path: Path) -> None:
+    """The index records where the log was when it was saved, and opening reads only the
+    streams' ends after it. Only a context's change made it save, so a workspace of
+    documents never had one, and every opening went over the whole log to find its streams."""
+    path = tmp_path / "ws.pact"
+    async with await Workspace.open(path, create=True, watch=False) as ws:
+        await ws.create_document("plan", "# Plan\n\nText.\n", human="ann")
+        for n in range(workspace_module.INDEX_EVERY):
+            await ws.run_document(
+                "plan", {"op": "join", "agentName": f"a{n}"}, Actor.agent(f"a{n}")
+            )
+        head = ws.head
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        index = await store.load_checkpoint(workspace_module.INDEX_CHECKPOINT)
+    assert index is not None and index.seq == head
+    async with await Workspace.open(path, watch=False, lazy=True) as ws:
+        assert ws.head == head  # what the index says, and nothing after it
+        assert [info.name for info in await ws.list_documents()] == ["plan"]
