@@ -41,7 +41,8 @@ from .themes import (
     load_themes,
     user_themes_dir,
 )
-from .widgets.context_tree import ContextTree, LinePane
+from .widgets.context_tree import ContextTree
+from .widgets.cursor import CursorPane
 from .widgets.rows import RowList
 
 MIN_WIDTH, MIN_HEIGHT = 80, 20
@@ -335,10 +336,10 @@ class PactApp(App[int]):
     def action_help(self) -> None:
         if isinstance(self.screen, DocumentScreen):
             groups = [("Document", list(DocumentScreen.BINDINGS))]
-            groups.append(("Lists", list(RowList.BINDINGS)))
+            groups.append(("Lists", [*CursorPane.BINDINGS, *RowList.BINDINGS]))
         else:
             groups = [("Inspector", list(ContextScreen.BINDINGS))]
-            groups.append(("Tree", [*LinePane.BINDINGS, *ContextTree.BINDINGS]))
+            groups.append(("Tree", [*CursorPane.BINDINGS, *ContextTree.BINDINGS]))
         groups.append(("Everywhere", list(self.BINDINGS)))
         self.push_screen(HelpScreen(groups))
 

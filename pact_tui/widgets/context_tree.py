@@ -18,13 +18,11 @@ from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
-from textual import events
 from textual.binding import Binding, BindingType
 from textual.content import Content
-from textual.geometry import Region, Size
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive, var
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from engine.context import ContextView
@@ -35,6 +33,7 @@ from engine.workspace import SnapshotEntry
 
 from ..tree_layout import Row, TreeLayout
 from ..types import Mark, RowKind, Shown
+from .cursor import CursorPane
 
 BADGES = {
     "permanent": ("PERM", "tree--permanent"),
@@ -75,7 +74,7 @@ def preview(item: Item, width: int = 200) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-class LinePane(ScrollView, can_focus=True):
+class LinePane(CursorPane):
     """A scrolling list of layout rows with a cursor that sticks to its node.
 
     Given what to show (``shown``, bound to the screen's) and how to mark rows (``marks``); says
@@ -95,23 +94,12 @@ class LinePane(ScrollView, can_focus=True):
         "tree--match",
     }
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "first", "Top", show=False),
-        Binding("end,G", "last", "Bottom", show=False),
-    ]
-
     TITLE: ClassVar[str] = "lines"  # what the pane's border names, before "· live"
 
     shown: var[Shown | None] = var(None)
     """The view drawn (bound to the screen's): live, or a snapshot's."""
     marks: reactive[Mapping[str, Mark]] = reactive(dict, repaint=True)
     """Rows to highlight, by node id: the diff's changes and the selector's matches."""
-    cursor_line: reactive[int] = reactive(0, repaint=False)
-    """The line the cursor is on, kept in range by ``validate_cursor_line``."""
 
     class Highlighted(Message):
         """The row under the cursor is now ``row`` (None when the pane is empty): the cursor
@@ -178,13 +166,13 @@ class LinePane(ScrollView, can_focus=True):
 
     def _lay_out(self, new: Shown) -> None:
         self.layout_model.sync(new.view)
-        self._fit_virtual_size()
+        self.fit_virtual_size()
         line = self._find_anchor(new.view)
         if line is not None:
             self.cursor_line = line
         else:
             self.cursor_line = self.cursor_line  # the layout may have shrunk: clamp it again
-        self._announce()
+        self.announce()
         self.refresh()
 
     def _forget(self) -> None:
@@ -202,7 +190,7 @@ class LinePane(ScrollView, can_focus=True):
     def reveal(self, depth: int, position: int | None) -> None:
         """Unfold what hides the node at ``depth`` (and its slot at ``position``)."""
         self.layout_model.reveal(depth, position)
-        self._fit_virtual_size()
+        self.fit_virtual_size()
         self.refresh()
 
     @property
@@ -210,17 +198,11 @@ class LinePane(ScrollView, can_focus=True):
         count = self.layout_model.line_count
         return self.layout_model.row(self.cursor_line) if 0 <= self.cursor_line < count else None
 
-    # -- the cursor -------------------------------------------------------------------------
-    def validate_cursor_line(self, line: int) -> int:
-        return max(0, min(line, self.layout_model.line_count - 1))
+    @property
+    def line_count(self) -> int:
+        return self.layout_model.line_count
 
-    def watch_cursor_line(self, old: int, new: int) -> None:
-        self.refresh_lines(old)
-        self.refresh_lines(new)
-        self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
-        self._announce()
-
-    def _announce(self) -> None:
+    def announce(self) -> None:
         """Post Highlighted when the row under the cursor is another row than last said (the
         cursor moved, or a change rebuilt the row: another item, or the same one changed)."""
         row = self.current_row
@@ -247,34 +229,11 @@ class LinePane(ScrollView, can_focus=True):
             return layout.line_of(anchor.depth, anchor.position)
         return layout.line_of_turn(anchor.depth)
 
-    def action_cursor(self, step: int) -> None:
-        self.cursor_line += step
-
-    def action_page(self, direction: int) -> None:
-        self.cursor_line += direction * max(1, self.scrollable_content_region.height)
-
-    def action_first(self) -> None:
-        self.cursor_line = 0
-
-    def action_last(self) -> None:
-        self.cursor_line = self.layout_model.line_count - 1
-
-    def action_select_cursor(self) -> None:
+    def select_cursor(self) -> None:
         row = self.current_row
         if row is not None:
             self.activate(row)
             self.post_message(self.Selected(self, row))
-
-    async def _on_click(self, event: events.Click) -> None:
-        at = event.get_content_offset(self)  # under the border: None on the border itself
-        if at is None:
-            return
-        line = at.y + int(self.scroll_offset.y)
-        if 0 <= line < self.layout_model.line_count:
-            if line == self.cursor_line:
-                self.action_select_cursor()
-            else:
-                self.cursor_line = line
 
     def activate(self, row: Row) -> None:
         """What Enter or a click on the cursor's line does here, besides saying Selected."""
@@ -311,27 +270,12 @@ class LinePane(ScrollView, can_focus=True):
     def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         raise NotImplementedError  # each pane draws its own rows
 
-    def style_of(self, component: str) -> Style:
-        return self.get_component_rich_style(component, partial=True)
-
     def background_of(self, component: str) -> Style:
         """Only the background (blended over the pane's) and the text style of a component:
         laid over a row, it must not repaint the row's own colours."""
         full = self.get_component_rich_style(component)
         partial = self.style_of(component)
         return Style(bgcolor=full.bgcolor, bold=partial.bold, italic=partial.italic)
-
-    def on_resize(self) -> None:
-        self._fit_virtual_size()
-
-    def _fit_virtual_size(self) -> None:
-        """The scrollable extent: one line per laid-out row, at the pane's width."""
-        size = Size(self.size.width, self.layout_model.line_count)
-        if size != self.virtual_size:
-            self.virtual_size = size
-            # The scrollbars now, not at the next layout, so that scrolling to a line the
-            # change added works at once (as OptionList does).
-            self._scroll_update(size)
 
 
 def _when(entry: SnapshotEntry | None) -> str:
@@ -382,7 +326,7 @@ class ContextTree(LinePane):
 
     def _toggle(self, row: Row) -> None:
         self.layout_model.toggle(row)
-        self._fit_virtual_size()
+        self.fit_virtual_size()
         self.refresh()
 
     def action_fold(self) -> None:
@@ -412,10 +356,10 @@ class ContextTree(LinePane):
 
     def _fold_all(self, *, folded: bool) -> None:
         self.layout_model.set_all(folded)
-        self._fit_virtual_size()
+        self.fit_virtual_size()
         line = self._find_anchor(self.view) if self.view is not None else None
         self.cursor_line = line if line is not None else self.cursor_line
-        self._announce()
+        self.announce()
         self.refresh()
 
     def render_row(self, row: Row, view: ContextView) -> list[Segment]:

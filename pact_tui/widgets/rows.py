@@ -13,15 +13,13 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from rich.segment import Segment
 from rich.style import Style
-from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Region, Size
 from textual.message import Message
-from textual.reactive import reactive, var
-from textual.scroll_view import ScrollView
+from textual.reactive import var
 from textual.strip import Strip
 
 from ..types import DocShown
+from .cursor import CursorPane
 
 
 class Keyed(Protocol):
@@ -32,7 +30,7 @@ class Keyed(Protocol):
 RowT = TypeVar("RowT", bound=Keyed)
 
 
-class RowList(ScrollView, Generic[RowT], can_focus=True):
+class RowList(CursorPane, Generic[RowT]):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "rows--cursor",
         "rows--cursor-blurred",
@@ -42,19 +40,11 @@ class RowList(ScrollView, Generic[RowT], can_focus=True):
         "rows--good",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "first", "Top", show=False),
-        Binding("end,G", "last", "Bottom", show=False),
         Binding("enter", "select_cursor", "Select", show=False),
     ]
 
     shown: var[DocShown | None] = var(None)
     """The document drawn (bound to the screen's)."""
-    cursor_line: reactive[int] = reactive(0, repaint=False)
-    """The line the cursor is on, kept in range by ``validate_cursor_line``."""
 
     class Highlighted(Message):
         """The row under the cursor is now ``row`` (None when the list is empty)."""
@@ -105,62 +95,33 @@ class RowList(ScrollView, Generic[RowT], can_focus=True):
         the cursor on the row it was on."""
         keep = self.current_row.key if self.current_row is not None else None
         self.rows = () if self.shown is None else self.rows_of(self.shown)
-        self._fit_virtual_size()
+        self.fit_virtual_size()
         line = self.cursor_line
         if keep is not None:
             line = next((i for i, r in enumerate(self.rows) if r.key == keep), line)
         self.set_reactive(RowList.cursor_line, self.validate_cursor_line(line))
         self.refresh()
-        self._announce()
+        self.announce()
 
     @property
     def current_row(self) -> RowT | None:
         rows = self.rows
         return rows[self.cursor_line] if 0 <= self.cursor_line < len(rows) else None
 
-    # -- the cursor -------------------------------------------------------------------------
-    def validate_cursor_line(self, line: int) -> int:
-        return max(0, min(line, len(self.rows) - 1))
+    @property
+    def line_count(self) -> int:
+        return len(self.rows)
 
-    def watch_cursor_line(self, old: int, new: int) -> None:
-        self.refresh_lines(old)
-        self.refresh_lines(new)
-        self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
-        self._announce()
-
-    def _announce(self) -> None:
+    def announce(self) -> None:
         row = self.current_row
         if row != self._announced or row is None:
             self._announced = row
             self.post_message(self.Highlighted(self, row))
 
-    def action_cursor(self, step: int) -> None:
-        self.cursor_line += step
-
-    def action_page(self, direction: int) -> None:
-        self.cursor_line += direction * max(1, self.scrollable_content_region.height)
-
-    def action_first(self) -> None:
-        self.cursor_line = 0
-
-    def action_last(self) -> None:
-        self.cursor_line = len(self.rows) - 1
-
-    def action_select_cursor(self) -> None:
+    def select_cursor(self) -> None:
         row = self.current_row
         if row is not None:
             self.post_message(self.Selected(self, row))
-
-    async def _on_click(self, event: events.Click) -> None:
-        at = event.get_content_offset(self)
-        if at is None:
-            return
-        line = at.y + int(self.scroll_offset.y)
-        if 0 <= line < len(self.rows):
-            if line == self.cursor_line:
-                self.action_select_cursor()
-            else:
-                self.cursor_line = line
 
     # -- drawing ------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
@@ -180,15 +141,3 @@ class RowList(ScrollView, Generic[RowT], can_focus=True):
             for text, style, _ in self.render_row(self.rows[line], width)
         ]
         return Strip(segments).crop_extend(0, width, base + over).simplify()
-
-    def style_of(self, component: str) -> Style:
-        return self.get_component_rich_style(component, partial=True)
-
-    def on_resize(self) -> None:
-        self._fit_virtual_size()
-
-    def _fit_virtual_size(self) -> None:
-        size = Size(self.size.width, len(self.rows))
-        if size != self.virtual_size:
-            self.virtual_size = size
-            self._scroll_update(size)

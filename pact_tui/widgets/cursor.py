@@ -1,0 +1,92 @@
+"""What every scrolling list of the app shares: a line cursor, its keys, a click to move or
+choose, and a scrollable extent of one line per row. Drawn with the Line API by the subclass
+(``render_line``): the context panes (``LinePane``) and the document views (``RowList``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+
+
+class CursorPane(ScrollView, can_focus=True):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home,g", "first", "Top", show=False),
+        Binding("end,G", "last", "Bottom", show=False),
+    ]
+
+    cursor_line: reactive[int] = reactive(0, repaint=False)
+    """The line the cursor is on, kept in range by ``validate_cursor_line``."""
+
+    @property
+    def line_count(self) -> int:
+        """How many lines the pane has."""
+        raise NotImplementedError  # each pane counts its own
+
+    def announce(self) -> None:
+        """Say which row the cursor is on now (the pane's own Highlighted message)."""
+
+    def select_cursor(self) -> None:
+        """What Enter, or a click on the cursor's line, does (the pane's own Selected)."""
+
+    # -- the cursor -------------------------------------------------------------------------
+    def validate_cursor_line(self, line: int) -> int:
+        return max(0, min(line, self.line_count - 1))
+
+    def watch_cursor_line(self, old: int, new: int) -> None:
+        self.refresh_lines(old)
+        self.refresh_lines(new)
+        self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
+        self.announce()
+
+    def action_cursor(self, step: int) -> None:
+        self.cursor_line += step
+
+    def action_page(self, direction: int) -> None:
+        self.cursor_line += direction * max(1, self.scrollable_content_region.height)
+
+    def action_first(self) -> None:
+        self.cursor_line = 0
+
+    def action_last(self) -> None:
+        self.cursor_line = self.line_count - 1
+
+    def action_select_cursor(self) -> None:
+        self.select_cursor()
+
+    async def _on_click(self, event: events.Click) -> None:
+        at = event.get_content_offset(self)  # under the border: None on the border itself
+        if at is None:
+            return
+        line = at.y + int(self.scroll_offset.y)
+        if 0 <= line < self.line_count:
+            if line == self.cursor_line:
+                self.select_cursor()
+            else:
+                self.cursor_line = line
+
+    # -- drawing ------------------------------------------------------------------------------
+    def style_of(self, component: str) -> Style:
+        return self.get_component_rich_style(component, partial=True)
+
+    def on_resize(self) -> None:
+        self.fit_virtual_size()
+
+    def fit_virtual_size(self) -> None:
+        """The scrollable extent: one line per row, at the pane's width."""
+        size = Size(self.size.width, self.line_count)
+        if size != self.virtual_size:
+            self.virtual_size = size
+            # The scrollbars now, not at the next layout, so that scrolling to a line the
+            # change added works at once (as OptionList does).
+            self._scroll_update(size)
