@@ -7,12 +7,8 @@ outline's rows (the first view, already shipped) of the same document."""
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable
-
 from bench.bench_protocol import sectioned
-from bench.common import fmt
+from bench.common import fmt, median_seconds
 from engine.documents import creation_event
 from engine.protocol.commands import Actor
 from engine.protocol.decide import decide
@@ -63,19 +59,10 @@ def build() -> tuple[Document, list[dict[str, object]]]:
     return doc, events[-KEPT:]
 
 
-def timed(fn: Callable[[], object], repeat: int = 20) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
 def main() -> None:
     doc, kept = build()
     shown = DocShown("plan", doc, doc.sequence, 1_000, "ann")
-    anchor = timed(lambda: outline_rows(shown))
+    anchor = median_seconds(lambda: outline_rows(shown), 20)
     made: dict[int, EventRow] = {}
     event_rows(shown, kept, "", made)
     print(
@@ -90,7 +77,7 @@ def main() -> None:
         ("events filtered, made again", lambda: event_rows(shown, kept, "type:human", made)),
     ):
         rows = make()
-        figure = timed(make)
+        figure = median_seconds(make, 20)
         print(f"  {name}: {len(rows):,} rows in {fmt(figure)}, ratio {figure / anchor:.2f}")
 
 

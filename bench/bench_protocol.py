@@ -36,7 +36,14 @@ from unittest import mock
 import orjson
 
 import engine.workspace as workspace_module
-from bench.common import fmt, in_a_fresh_process, percentile, report_limit, report_ratio
+from bench.common import (
+    fmt,
+    in_a_fresh_process,
+    median_seconds,
+    percentile,
+    report_limit,
+    report_ratio,
+)
 from engine.canonical import canonical_json
 from engine.documents import DOC_PREFIX, creation_event
 from engine.protocol import views
@@ -190,15 +197,6 @@ def _document_with(proposals: int) -> Document:
     return doc
 
 
-def _timed(fn: Callable[[], object], repeat: int = 50) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
 def bench_queries() -> None:
     print(f"3. queries at {PROPOSALS:,} proposals")
     start = time.perf_counter()
@@ -229,7 +227,7 @@ def bench_queries() -> None:
     for name, query, scan in queries:
         found, scanned = query(), scan()
         assert [p.id for p in found] == [p.id for p in scanned], name
-        figure, anchor = _timed(query), _timed(scan, 5)
+        figure, anchor = median_seconds(query, 50), median_seconds(scan, 5)
         report_limit(
             f"{name} ({len(found):,} found)",
             figure * 1e3,
