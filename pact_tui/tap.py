@@ -745,7 +745,7 @@ def _register_tap(
     propose.add_argument("--reasoning")
     propose.add_argument("--window", type=_int, help="this proposal's objection window (s)")
     approve = proposal_verb("approve", _on_proposal("approve", why="reason"), "approve")
-    approve.add_argument("--reason", help="a human's reason when the approval overrides")
+    approve.add_argument("--reason", help="a human says why (their approval merges at once)")
     reject = proposal_verb("reject", _on_proposal("reject", reason="reason"), "reject")
     reject.add_argument("--reason", help="why (a human's rejection must say why)")
     obj = write("object", _object, "object to a proposal, an intent or a constraint")
@@ -865,7 +865,7 @@ def _register_tap(
     )
     trust.add_argument("--agent", dest="target", required=True)
     trust.add_argument("--level", required=True, choices=TRUST_LEVELS)
-    trust.add_argument("--why")
+    trust.add_argument("--why", help="a human says why the trust changes")
     disclosure = write(
         "disclosure",
         _fields_of("disclosure", agent="target", level="level"),

@@ -512,6 +512,11 @@ class Decider:
         constraint = self.doc.constraints.get(command.constraint_id)
         if constraint is None:
             raise NotFound(f"no constraint {command.constraint_id!r}")
+        if constraint.withdrawn:
+            raise InvalidStatus(
+                f"constraint {constraint.id} is withdrawn: there is nothing to mark",
+                status="withdrawn",
+            )
         section = self.doc.by_key[constraint.section]
         data = {
             "constraintId": constraint.id,
@@ -913,13 +918,12 @@ class Decider:
         proposal = self.proposal(command.proposal_id)
         section = self._open(proposal)
         if self.actor.is_human:
-            data = {"proposalId": proposal.id, "approverId": self.actor_id, "why": command.why}
+            why = self.need_why(command.why, "a human's approval (it merges at once)")
+            data = {"proposalId": proposal.id, "approverId": self.actor_id, "why": why}
             self.emit("pact.proposal.approved", data, section, correlation=proposal.correlation)
             if proposal.conflict and proposal.status == "Conflict":
-                self._resolve_group(
-                    proposal.conflict, "human", proposal.id, section, command.why or ""
-                )
-            self.merge(proposal, why=command.why or "approved by a human")
+                self._resolve_group(proposal.conflict, "human", proposal.id, section, why)
+            self.merge(proposal, why=why)
             return proposal_response(self.doc, proposal)
         agent = self._me()
         if proposal.author == agent.id:
@@ -1310,7 +1314,8 @@ class Decider:
         agent = self.other_agent(command.agent)
         if command.level not in TRUST_LEVELS:
             raise InvalidRequest(f"no trust level {command.level!r}")
-        data = {"agentId": agent.id, "trustLevel": command.level, "why": command.why}
+        why = self.need_why(command.why, "a change of trust")
+        data = {"agentId": agent.id, "trustLevel": command.level, "why": why}
         self.emit("pact.agent.trust-changed", data)
         return {"agentId": agent.id, "trustLevel": command.level}
 

@@ -1042,6 +1042,8 @@ def test_resolve_a_comment(ws: Path) -> None:
         "helper",
         "--level",
         "Suggester",
+        "--why",
+        "a second pair of eyes",
     )
     said = data(
         "tap",

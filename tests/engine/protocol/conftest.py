@@ -149,7 +149,7 @@ class Sim:
         for name in names:
             ids.append(self.agent(name, "join", agentName=name)["registrationId"])
             if trust is not None:
-                self.human("trust", agent=name, level=trust)
+                self.human("trust", agent=name, level=trust, why="set up by the test")
         return ids
 
     def propose(self, name: str, section_id: str, text: str, **fields: Any) -> str:

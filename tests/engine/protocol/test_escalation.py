@@ -202,3 +202,21 @@ def test_an_idempotent_join_retry() -> None:
     sim.refused(
         "a", "join", "request.idempotency_mismatch", agentName="a", role="r", idempotencyKey="j"
     )
+
+
+def test_a_withdrawn_constraint_cannot_be_marked() -> None:
+    """Marking a withdrawn constraint's compatibility recorded a judgement about nothing."""
+    sim = Sim()
+    sim.join("author")
+    k = sim.agent("author", "constrain", sectionId=BUDGET, boundary="under $2M")["constraintId"]
+    sim.human("mark-constraint", constraintId=k, compatibility="compatible")
+    sim.agent("author", "withdraw-constraint", constraintId=k)
+    error = sim.refused(
+        sim.human_actor(),
+        "mark-constraint",
+        "proposal.invalid_status",
+        constraintId=k,
+        compatibility="conflicting",
+    )
+    assert k in error.description and "withdrawn" in error.description
+    assert sim.doc.constraints[k].compatibility == "compatible"

@@ -228,7 +228,9 @@ def test_a_dump_shares_nothing_with_its_document_nor_a_restore_with_its_dump() -
     twin.doc = restore_document(source)
     for session in (s, twin):
         session.ok({"op": "unlock-document"}, HUMAN, after_s=1)
-        session.ok({"op": "approve", "proposalId": _last(session, "proposals")}, HUMAN)
+        session.ok(
+            {"op": "approve", "proposalId": _last(session, "proposals"), "why": "test"}, HUMAN
+        )
         session.ok({"op": "propose", "sectionId": "sec:plan/budget", "newContent": "## B\n"}, A2)
     assert data == kept
     assert source == twin_source

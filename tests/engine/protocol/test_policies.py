@@ -324,6 +324,29 @@ def test_a_human_rejection_must_say_why() -> None:
     assert sim.status(q) == "Rejected"
 
 
+def test_a_human_approval_and_a_change_of_trust_must_say_why() -> None:
+    """A human's approval merges at once and a change of trust overrides the agents' standing:
+    both recorded an override with an empty or placeholder why; now the why is required."""
+    sim = Sim(policy="single")
+    sim.join("a", "b")
+    p = sim.propose("a", BUDGET, NEW)
+    human = sim.human_actor()
+    for missing in ({}, {"why": ""}, {"why": " \t"}):
+        error = sim.refused(human, "approve", "request.invalid", proposalId=p, **missing)
+        assert error.metadata["field"] == "why"
+        error = sim.refused(
+            human, "trust", "request.invalid", agent="b", level="Suggester", **missing
+        )
+        assert "trust" in error.description
+    assert sim.status(p) == "Pending"
+    assert sim.doc.overrides == []
+    sim.human("approve", proposalId=p, why="read it twice")
+    sim.human("trust", agent="b", level="Suggester", why="too eager")
+    whats = [o.why for _, o in sim.doc.overrides]
+    assert "read it twice" in whats
+    assert sim.a("b").trust == "Suggester"
+
+
 def test_votes_on_a_closed_proposal_are_refused() -> None:
     sim = Sim(policy="single")
     sim.join("a", "b", "c")

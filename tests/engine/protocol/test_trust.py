@@ -74,7 +74,7 @@ def fields(op: str, refs: dict[str, str]) -> dict[str, Any]:
         "invite": {},
         "classify": {"sectionId": "sec:plan/budget", "level": "Public", "levels": ["Public"]},
         "clearance": {"agent": "other", "level": "Public", "levels": ["Public"]},
-        "trust": {"agent": "other", "level": "Autonomous"},
+        "trust": {"agent": "other", "level": "Autonomous", "why": "test"},
         "disclosure": {"agent": "other", "level": 2},
         "remove": {"agent": "other", "why": "w"},
         "force-merge": {"proposalId": refs["pending"], "why": "w"},
@@ -172,7 +172,7 @@ def test_a_trust_change_is_an_override_with_who_and_why() -> None:
 def test_autonomous_proposals_merge_at_once_under_every_policy(policy: str) -> None:
     sim = Sim(policy=policy)
     sim.join("auto", "reviewer", "other")
-    sim.human("trust", agent="auto", level="Autonomous")
+    sim.human("trust", agent="auto", level="Autonomous", why="test")
     proposal = sim.propose("auto", "sec:plan/budget", body("Budget", "Total: 3M."))
     assert sim.status(proposal) == "Merged"
     assert "Total: 3M." in sim.doc.markdown()
