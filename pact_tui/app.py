@@ -335,7 +335,16 @@ class PactApp(App[int]):
     # -- small things -----------------------------------------------------------------------------
     def action_help(self) -> None:
         if isinstance(self.screen, DocumentScreen):
+            from .widgets.agents import AgentRoster
+            from .widgets.events import EventList
+            from .widgets.inbox import EscalationInbox
+            from .widgets.queue import ProposalQueue
+
             groups = [("Document", list(DocumentScreen.BINDINGS))]
+            groups.append(("Proposal queue (P)", list(ProposalQueue.BINDINGS)))
+            groups.append(("Inbox (i)", list(EscalationInbox.BINDINGS)))
+            groups.append(("Agents (A)", list(AgentRoster.BINDINGS)))
+            groups.append(("Events (E)", list(EventList.BINDINGS)))
             groups.append(("Lists", [*CursorPane.BINDINGS, *RowList.BINDINGS]))
         else:
             groups = [("Inspector", list(ContextScreen.BINDINGS))]

@@ -795,7 +795,7 @@ class Decider:
         if proposal.policy == "auto" or (author is not None and author.trust == "Autonomous"):
             self.merge(proposal)
             return
-        approving, against = self.tally(proposal)
+        approving, against = self.doc.tally(proposal)
         need = len(proposal.quorum)
         if proposal.policy == "objection-based":
             if proposal.merge_at_ms is None:
@@ -805,7 +805,7 @@ class Decider:
                 merge_at = self.now + proposal.window_s * 1000
                 data = {"proposalId": proposal.id, "mergeAt": merge_at}
                 self.emit("pact.proposal.auto-merge-scheduled", data, section)
-            elif self.now >= proposal.merge_at_ms and not self.blocked(proposal):
+            elif self.now >= proposal.merge_at_ms and not self.doc.blocked(proposal):
                 self.merge(proposal, event_type="pact.proposal.auto-merged")
             return
         if proposal.policy == "single":
@@ -821,31 +821,6 @@ class Decider:
                 self.merge(proposal)
             elif against:
                 self.reject(proposal, "unanimous: a voter rejected it")
-
-    def tally(self, proposal: Proposal) -> tuple[set[str], set[str]]:
-        """Votes that count: approvals of the fixed quorum (3.), plus its members with salience
-        1-3 who auto-consent unless they voted against; and rejections."""
-        doc = self.doc
-        quorum = set(proposal.quorum)
-        against = (set(proposal.rejections) | set(proposal.objections)) & quorum
-        approving = set(proposal.approvals) & quorum
-        if proposal.policy == "single":
-            approving = set(proposal.approvals) - {proposal.author}
-        for agent_id in quorum - against:
-            if 1 <= doc.salience_of(agent_id, proposal.section) <= 3:
-                approving.add(agent_id)
-        return approving, against
-
-    def blocked(self, proposal: Proposal) -> str | None:
-        """Why an objection window's auto-merge may not happen yet, if it may not."""
-        section = self.doc.by_key[proposal.section]
-        if section.escalated is not None:
-            return f"{section.id} is escalated to a human"
-        waiting = [a for a in proposal.must_act if a not in proposal.approvals]
-        if waiting:
-            names = ", ".join(self.doc.agents[a].name for a in waiting)
-            return f"blocked: salience-10 reviewer(s) {names} have not acted"
-        return None
 
     def merge(
         self, proposal: Proposal, *, event_type: str = "pact.proposal.merged", why: str = ""

@@ -296,6 +296,30 @@ class Document:
     def open_on(self, key: int) -> list[Proposal]:
         return [self.proposals[pid] for pid in self.open_by_section.get(key, ())]
 
+    def tally(self, proposal: Proposal) -> tuple[set[str], set[str]]:
+        """Votes that count: approvals of the fixed quorum (3.), plus its members with salience
+        1-3 who auto-consent unless they voted against; and rejections."""
+        quorum = set(proposal.quorum)
+        against = (set(proposal.rejections) | set(proposal.objections)) & quorum
+        approving = set(proposal.approvals) & quorum
+        if proposal.policy == "single":
+            approving = set(proposal.approvals) - {proposal.author}
+        for agent_id in quorum - against:
+            if 1 <= self.salience_of(agent_id, proposal.section) <= 3:
+                approving.add(agent_id)
+        return approving, against
+
+    def blocked(self, proposal: Proposal) -> str | None:
+        """Why an objection window's auto-merge may not happen yet, if it may not."""
+        section = self.by_key[proposal.section]
+        if section.escalated is not None:
+            return f"{section.id} is escalated to a human"
+        waiting = [a for a in proposal.must_act if a not in proposal.approvals]
+        if waiting:
+            names = ", ".join(self.agents[a].name for a in waiting)
+            return f"blocked: salience-10 reviewer(s) {names} have not acted"
+        return None
+
 
 def _section_of(doc: Document, data: dict[str, Any]) -> Section:
     """The section an event's payload names by its key."""

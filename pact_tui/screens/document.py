@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Markdown, Static
@@ -28,6 +28,14 @@ from ..widgets.events import EventList
 from ..widgets.footer import FittedFooter
 from ..widgets.inbox import EscalationInbox, InboxRow, briefing_text, open_items
 from ..widgets.outline import OutlineRow, SectionOutline
+from ..widgets.queue import (
+    Palette,
+    ProposalQueue,
+    QueueAction,
+    QueueFilter,
+    QueueRow,
+    proposal_detail,
+)
 from ..widgets.rows import RowList
 
 if TYPE_CHECKING:
@@ -36,13 +44,14 @@ if TYPE_CHECKING:
     from ..app import PactApp
 
 TICK_S = 1.0  # how often countdowns are redrawn and due work is looked for
-VIEWS = ("outline", "inbox", "agents", "events")  # the views, in the order of their keys
+VIEWS = ("outline", "queue", "inbox", "agents", "events")  # the views, in the order of their keys
 EVENTS_KEPT = 5_000  # the events view holds the newest this many events of the document
 
 
 class DocumentScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "view('outline')", "Outline", tooltip="the section tree and its marks"),
+        Binding("P", "view('queue')", "Proposals", tooltip="every proposal, what it waits for"),
         Binding("i", "view('inbox')", "Inbox", tooltip="what waits for a human, oldest first"),
         Binding("A", "view('agents')", "Agents", tooltip="the roster: trust, clearance, heartbeat"),
         Binding("E", "view('events')", "Events", tooltip="the document's event stream"),
@@ -50,6 +59,13 @@ class DocumentScreen(Screen[None]):
         Binding("C", "view_as_custodian", "Custodian", show=False, tooltip="back to your view"),
         Binding("D", "next_document", "Next doc", tooltip="show the workspace's next document"),
         Binding("t", "tick", "Fire due", show=False, tooltip="fire what is due now"),
+        Binding(
+            "u",
+            "toggle_diff_layout",
+            "Side by side",
+            show=False,
+            tooltip="a proposal's diff: unified or side by side",
+        ),
     ]
 
     # -- state: what the user chose ------------------------------------------------------------
@@ -70,6 +86,13 @@ class DocumentScreen(Screen[None]):
     """What the events view is filtered by (``type:``, ``agent:``, ``section:`` words)."""
     inbox_row: var[InboxRow | None] = var(None, init=False)
     """The inbox item under its cursor: its briefing is shown beside it."""
+    queue_filter: var[str] = var("", init=False)
+    """What the proposal queue is filtered by (``status:``, ``section:``, ``author:``,
+    ``needs:me``)."""
+    proposal_id: var[str | None] = var(None, init=False)
+    """The proposal under the queue's cursor: its diff and votes are shown beside it."""
+    diff_side: var[bool] = var(False, init=False)
+    """Whether a proposal's diff is side by side (else unified)."""
 
     # -- derived -------------------------------------------------------------------------------
     documents: var[tuple[str, ...]] = var((), init=False)
@@ -85,6 +108,9 @@ class DocumentScreen(Screen[None]):
         with Horizontal(id="doc-body"):
             with ContentSwitcher(initial="outline", id="doc-views"):
                 yield SectionOutline(id="outline").data_bind(shown=DocumentScreen.shown)
+                yield ProposalQueue(id="queue").data_bind(
+                    shown=DocumentScreen.shown, queue_filter=DocumentScreen.queue_filter
+                )
                 yield EscalationInbox(id="inbox").data_bind(shown=DocumentScreen.shown)
                 yield AgentRoster(id="agents").data_bind(shown=DocumentScreen.shown)
                 yield EventList(id="events").data_bind(
@@ -94,6 +120,8 @@ class DocumentScreen(Screen[None]):
                 )
             with Vertical(id="doc-detail"):
                 yield Static(id="inbox-briefing")
+                with VerticalScroll(id="proposal-pane"):
+                    yield Static(id="proposal-detail")
                 yield Markdown(id="section-markdown")
         yield FittedFooter(compact=True)
 
@@ -182,6 +210,7 @@ class DocumentScreen(Screen[None]):
         )
         self._follow_events(shown)
         self._show_briefing()
+        self._show_proposal()
 
     def watch_section_id(self) -> None:
         self._show_section()
@@ -277,7 +306,9 @@ class DocumentScreen(Screen[None]):
         switcher = self.query_one("#doc-views", ContentSwitcher)
         switcher.current = view
         self.query_one("#inbox-briefing").display = view == "inbox"
-        self.query_one("#section-markdown").display = view != "inbox"  # the briefing's place
+        self.query_one("#proposal-pane").display = view == "queue"
+        # the section's Markdown, where the briefing or the proposal is not shown
+        self.query_one("#section-markdown").display = view not in ("inbox", "queue")
         self.query_one(f"#{view}").focus()
 
     def action_next_document(self) -> None:
@@ -352,6 +383,118 @@ class DocumentScreen(Screen[None]):
             if override is None:
                 return
             self.run_document(resolve_command(row.section_id, decision, justification, override))
+
+    # -- the proposal queue ---------------------------------------------------------------------
+    @on(RowList.Highlighted, "#queue")
+    def _proposal_highlighted(self, event: RowList.Highlighted) -> None:
+        row: QueueRow | None = event.row
+        self.proposal_id = row.key if row is not None else None
+
+    def watch_proposal_id(self) -> None:
+        self._show_proposal()
+
+    def watch_diff_side(self) -> None:
+        self._show_proposal()
+
+    def action_toggle_diff_layout(self) -> None:
+        self.diff_side = not self.diff_side
+
+    def _show_proposal(self) -> None:
+        if self.shown is None or self.view != "queue":
+            return
+        palette = Palette.of(self.app.theme_variables)
+        detail = proposal_detail(self.shown, self.proposal_id, self.diff_side, palette)
+        self.query_one("#proposal-detail", Static).update(detail)
+
+    @on(ProposalQueue.FilterAsked)
+    def _ask_queue_filter(self) -> None:
+        from ..screens.prompt import PromptScreen
+
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            text = "" if text.strip() == "-" else text.strip()
+            try:
+                QueueFilter.parse(text)
+            except ValueError as error:
+                self.notify(visible(str(error)), severity="error", title="Filter", markup=False)
+                return
+            self.queue_filter = text
+
+        self.app.push_screen(
+            PromptScreen(
+                "Filter proposals: status:…, section:…, author:…, needs:me, or words (- clears)",
+                value=self.queue_filter,
+            ),
+            chosen,
+        )
+
+    @on(ProposalQueue.Act)
+    def _proposal_act(self, event: ProposalQueue.Act) -> None:
+        self.act_on_proposal(event.action, event.row)
+
+    @work(group="queue-prompts")
+    async def act_on_proposal(self, action: QueueAction, row: QueueRow) -> None:
+        """Ask for the justification the record keeps (Escape: nothing is done), then run the
+        command as the custodian; the engine's refusal (a merged proposal approved, a pending
+        one reverted) is shown as a notification."""
+        from ..screens.prompt import PromptScreen
+
+        async def ask(question: str, value: str = "") -> str | None:
+            return await self.app.push_screen_wait(PromptScreen(question, value=value))
+
+        pid = row.key
+        if action == "approve":
+            why = await ask(f"Approve {pid} (it merges at once): why?")
+            if why is not None:
+                self.run_document({"op": "approve", "proposalId": pid, "why": why})
+        elif action == "reject":
+            reason = await ask(f"Reject {pid}: the reason")
+            if reason is not None:
+                self.run_document({"op": "reject", "proposalId": pid, "reason": reason})
+        elif action == "force-merge":
+            why = await ask(f"Force-merge {pid} past its policy: why?")
+            if why is not None:
+                self.run_document({"op": "force-merge", "proposalId": pid, "why": why})
+        elif action == "revert":
+            why = await ask(f"Revert merged {pid}: why?")
+            if why is not None:
+                self.run_document({"op": "revert", "proposalId": pid, "summary": why})
+        elif action == "choose":
+            await self._choose_side(row, ask)
+
+    async def _choose_side(self, row: QueueRow, ask: Any) -> None:
+        """Settle the conflict of ``row``'s proposal: one side, or the three-way result."""
+        doc = self.shown.doc if self.shown is not None else None
+        proposal = doc.proposals.get(row.key) if doc is not None else None
+        group = (
+            doc.conflicts.get(proposal.conflict) if doc and proposal and proposal.conflict else None
+        )
+        if doc is None or group is None:
+            self.notify(f"{row.key} is in no conflict.", severity="warning", title="Choose")
+            return
+        choices = [*group.proposals, *(["merged"] if group.merged is not None else [])]
+        choice = await ask(f"Choose for the conflict: {', '.join(choices)}", row.key)
+        if choice is None:
+            return
+        choice = choice.strip()
+        if choice not in choices:
+            self.notify(
+                visible(f"{choice!r} is not one of {', '.join(choices)}"),
+                severity="error",
+                title="Choose",
+                markup=False,
+            )
+            return
+        why = await ask("Justification (kept with the decision)")
+        if why is None:
+            return
+        command = resolve_command(row.section_id, f"chose {choice}", why, False)
+        if choice == "merged":
+            command["content"] = group.merged
+        else:
+            command["proposalId"] = choice
+        self.run_document(command)
 
     @on(AgentRoster.Act)
     def _agent_act(self, event: AgentRoster.Act) -> None:

@@ -98,10 +98,16 @@ class RowList(CursorPane, Generic[RowT]):
         self.fit_virtual_size()
         line = self.cursor_line
         if keep is not None:
-            line = next((i for i, r in enumerate(self.rows) if r.key == keep), line)
+            found = self.line_of(keep)
+            line = found if found is not None else line
         self.set_reactive(RowList.cursor_line, self.validate_cursor_line(line))
         self.refresh()
         self.announce()
+
+    def line_of(self, key: str) -> int | None:
+        """The line of the row with ``key``, if there is one (a list whose rows are made as they
+        are drawn finds it without making them all)."""
+        return next((i for i, r in enumerate(self.rows) if r.key == key), None)
 
     @property
     def current_row(self) -> RowT | None:

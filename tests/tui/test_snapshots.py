@@ -125,3 +125,21 @@ def test_the_escalation_inbox(
     app = inspector(demo, theme="pact-midnight", human="ann")
     app.animation_level = "none"
     assert snap_compare(app, terminal_size=SIZE, run_before=steps("2", "i"))
+
+
+def test_the_proposal_queue(snap_compare: Any, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo's proposal queue: the escalated conflict's two sides first, the pending one
+    with its window's countdown, the merged one last; the pending one's word-level diff."""
+    monkeypatch.setattr("pact_tui.screens.document.TICK_S", 3600.0)
+    app = inspector(demo, theme="pact-midnight", human="ann")
+    app.animation_level = "none"
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps("2", "P", "down", "down"))
+
+
+def test_the_proposal_queue_side_by_side(
+    snap_compare: Any, demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("pact_tui.screens.document.TICK_S", 3600.0)
+    app = inspector(demo, theme="pact-midnight", human="ann")
+    app.animation_level = "none"
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps("2", "P", "down", "down", "u"))

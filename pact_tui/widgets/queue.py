@@ -1,0 +1,490 @@
+"""The proposal queue: every proposal of the document the reader may see, what each waits for,
+and, beside the selected one, its diff, its reasons and its votes (``proposal_detail``).
+
+Order: the open proposals first, oldest first (conflicts, then pending, then approved), then
+the closed ones, newest first. The rows come straight from the document's indexes (``by_status``,
+``by_author``, ``open_by_section``) and a row is built only when it is drawn (``QueueRows``), so
+a queue of 100,000 proposals opens and filters in milliseconds.
+
+A filter is words: ``status:pending`` (one of the statuses; several words: any of them),
+``section:sec:risk`` (the section id, or its start), ``author:legal`` (the author's name),
+``needs:me`` (what waits for a human: see ``needs_human``); a bare word matches a proposal's id,
+author or section.
+
+Keys act on the proposal under the cursor (``ProposalQueue.Act``): approve, reject, force-merge,
+choose a conflict's side or its merged result, revert a merged one. The screen asks for the
+justification the record keeps and runs the command as the custodian.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
+
+from rich.cells import cell_len, set_cell_size
+from rich.console import Group, RenderableType
+from rich.segment import Segment
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.reactive import var
+
+from engine.visible import visible
+
+from ..diffs import DiffLine, side_by_side, unified
+from ..types import DocShown
+from .outline import countdown
+from .rows import RowList
+
+if TYPE_CHECKING:
+    from engine.protocol.document import Document
+    from engine.protocol.model import Proposal
+
+QueueAction = Literal["approve", "reject", "force-merge", "choose", "revert"]
+# The order of the queue: open first (what needs acting on), then closed.
+OPEN_ORDER = ("Conflict", "Pending", "Approved")
+CLOSED_ORDER = ("Objected", "Merged", "Rejected", "Withdrawn")
+
+
+@dataclass(frozen=True, slots=True)
+class QueueFilter:
+    statuses: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    needs_me: bool = False
+    words: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> QueueFilter:
+        """The filter ``text`` says; a ``status:`` that is no status is an error (``ValueError``)
+        naming it, so a typo does not show an empty queue."""
+        from engine.protocol.model import STATUSES
+
+        known = {s.lower(): s for s in STATUSES}
+        parts: dict[str, list[str]] = {"status": [], "section": [], "author": [], "": []}
+        needs = False
+        for word in text.split():
+            field, _, value = word.partition(":")
+            field = field.lower()
+            if field == "needs" and value.lower() == "me":
+                needs = True
+            elif value and field == "status":
+                if value.lower() not in known:
+                    raise ValueError(f"no status {value!r} (one of {', '.join(STATUSES)})")
+                parts["status"].append(known[value.lower()])
+            elif value and field in parts:
+                parts[field].append(value)
+            else:
+                parts[""].append(word.lower())
+        return cls(
+            tuple(parts["status"]),
+            tuple(parts["section"]),
+            tuple(parts["author"]),
+            needs,
+            tuple(parts[""]),
+        )
+
+
+def needs_human(doc: Document, proposal: Proposal) -> bool:
+    """Whether an open proposal waits for a human: under ``human-only``, in a conflict escalated
+    to a human and not resolved, or on a section flagged for human review (its auto-merge is
+    paused)."""
+    from engine.protocol.model import OPEN_STATUSES
+
+    if proposal.status not in OPEN_STATUSES:
+        return False
+    if proposal.policy == "human-only":
+        return True
+    group = doc.conflicts.get(proposal.conflict) if proposal.conflict else None
+    if group is not None and group.escalated_ms is not None and group.resolved is None:
+        return True
+    return doc.by_key[proposal.section].escalated is not None
+
+
+def progress(doc: Document, proposal: Proposal, now_ms: int) -> tuple[str, str]:
+    """What the proposal waits for, and how it reads (``dim``, ``warn``, ``alert``, ``good``):
+    approvals of its fixed quorum, its objection window's countdown, or what blocks it."""
+    from engine.protocol.model import OPEN_STATUSES
+
+    status = proposal.status
+    if status == "Merged":
+        return f"merged v{proposal.merged_version}", "good"
+    if status not in OPEN_STATUSES:
+        return status.lower(), "dim"
+    group = doc.conflicts.get(proposal.conflict) if proposal.conflict else None
+    if group is not None and group.resolved is None:
+        escalated = " → human" if group.escalated_ms is not None else ""
+        return f"conflict ({group.strategy}){escalated}", "alert"
+    policy = proposal.policy
+    if policy == "human-only":
+        return "waits for a human", "warn"
+    if policy == "auto":
+        return "auto", "dim"
+    if policy == "objection-based":
+        blocked = doc.blocked(proposal)
+        if blocked is not None:
+            return blocked if blocked.startswith("blocked") else f"paused: {blocked}", "alert"
+        if proposal.merge_at_ms is None:
+            return "window not started", "dim"
+        return f"merges in {countdown(proposal.merge_at_ms, now_ms)}", "warn"
+    approving, _ = doc.tally(proposal)
+    quorum = len(proposal.quorum)
+    if policy == "single":
+        return f"{len(approving)}/1 approval", "dim"
+    need = quorum // 2 + 1 if policy == "majority" else quorum
+    return f"{len(approving)}/{need} of {quorum} ({policy})", "dim"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRow:
+    key: str  # the proposal's id
+    status: str
+    section_id: str
+    author: str
+    summary: str
+    progress: str
+    tone: str  # how the progress reads: dim, warn, alert, good
+    stale: bool
+    conflict: bool
+    created_ms: int
+
+
+def queue_row(doc: Document, proposal: Proposal, now_ms: int) -> QueueRow:
+    text, tone = progress(doc, proposal, now_ms)
+    return QueueRow(
+        key=proposal.id,
+        status=proposal.status,
+        section_id=doc.by_key[proposal.section].id,
+        author=proposal.author_name,
+        summary=proposal.summary or "",
+        progress=text,
+        tone=tone,
+        stale=proposal.stale,
+        conflict=proposal.conflict is not None,
+        created_ms=proposal.created_ms,
+    )
+
+
+class QueueRows(Sequence[QueueRow]):
+    """The queue's rows as proposal ids, each row made when it is first read."""
+
+    def __init__(self, doc: Document, ids: list[str], now_ms: int) -> None:
+        self.doc, self.ids, self.now_ms = doc, ids, now_ms
+        self._made: dict[int, QueueRow] = {}
+        self._lines: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> QueueRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[QueueRow]: ...
+    def __getitem__(self, index: int | slice) -> QueueRow | Sequence[QueueRow]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self.ids)))]
+        if index < 0:
+            index += len(self.ids)
+        row = self._made.get(index)
+        if row is None:
+            row = self._made[index] = queue_row(
+                self.doc, self.doc.proposals[self.ids[index]], self.now_ms
+            )
+        return row
+
+    def __iter__(self) -> Iterator[QueueRow]:
+        return (self[i] for i in range(len(self.ids)))
+
+    def line_of(self, key: str) -> int | None:
+        if self._lines is None:
+            self._lines = {pid: line for line, pid in enumerate(self.ids)}
+        return self._lines.get(key)
+
+
+def queue_ids(doc: Document, reader: Any, wanted: QueueFilter) -> list[str]:
+    """The ids of the proposals ``reader`` may see that ``wanted`` keeps, in queue order."""
+    from engine.protocol.barriers import reads
+
+    statuses = wanted.statuses or (*OPEN_ORDER, *CLOSED_ORDER)
+    if wanted.needs_me:
+        statuses = tuple(s for s in statuses if s in OPEN_ORDER)
+    ids: list[str] = []
+    for status in (*OPEN_ORDER, *CLOSED_ORDER):
+        if status in statuses:
+            listed = list(doc.by_status.get(status, {}))
+            ids.extend(listed if status in OPEN_ORDER else reversed(listed))
+    proposals = doc.proposals
+    if wanted.authors:
+        names = {a.lower() for a in wanted.authors}
+        ids = [pid for pid in ids if proposals[pid].author_name.lower() in names]
+    if wanted.sections:
+        keys = {s.key for s in doc.sections if any(s.id.startswith(w) for w in wanted.sections)}
+        ids = [pid for pid in ids if proposals[pid].section in keys]
+    if wanted.needs_me:
+        ids = [pid for pid in ids if needs_human(doc, proposals[pid])]
+    if reader is not None or doc.barred:
+        hidden = {s.key for s in doc.sections if not reads(doc, reader, s)}
+        if hidden:
+            ids = [pid for pid in ids if proposals[pid].section not in hidden]
+    for word in wanted.words:
+        ids = [pid for pid in ids if _mentions(doc, proposals[pid], word)]
+    return ids
+
+
+def _mentions(doc: Document, proposal: Proposal, word: str) -> bool:
+    section = doc.by_key[proposal.section].id
+    return any(word in text.lower() for text in (proposal.id, proposal.author_name, section))
+
+
+class ProposalQueue(RowList[QueueRow]):
+    """One line per proposal: status, section, author, summary; what it waits for on the
+    right, with ``stale`` and ``⚔`` (in a conflict) marks."""
+
+    DEFAULT_CSS = """
+    ProposalQueue { border: round $panel; border-title-color: $text-muted; }
+    ProposalQueue:focus { border: round $accent; }
+    ProposalQueue > .rows--cursor { background: $accent 40%; }
+    ProposalQueue > .rows--cursor-blurred { background: $accent 20%; }
+    ProposalQueue > .rows--dim { color: $text-muted; }
+    ProposalQueue > .rows--warn { color: $warning; }
+    ProposalQueue > .rows--alert { color: $error; text-style: bold; }
+    ProposalQueue > .rows--good { color: $success; }
+    """
+    BORDER_TITLE: ClassVar[str] = "proposals"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "act('approve')", "Approve", tooltip="approve: it merges (say why)"),
+        Binding("r", "act('reject')", "Reject", tooltip="reject it, with a reason"),
+        Binding("m", "act('force-merge')", "Force", tooltip="force-merge it, with a reason"),
+        Binding("c", "act('choose')", "Choose", tooltip="settle its conflict: a side or the merge"),
+        Binding("R", "act('revert')", "Revert", tooltip="revert a merged proposal"),
+        Binding("f", "ask_filter", "Filter", tooltip="status:, section:, author:, needs:me"),
+    ]
+
+    queue_filter: var[str] = var("")
+    """What the rows are filtered by (bound to the screen's)."""
+
+    class Act(Message):
+        """The user asked for ``action`` on the proposal ``row``."""
+
+        def __init__(self, queue: ProposalQueue, action: QueueAction, row: QueueRow) -> None:
+            super().__init__()
+            self.queue = queue
+            self.action = action
+            self.row = row
+
+        @property
+        def control(self) -> ProposalQueue:
+            return self.queue
+
+    class FilterAsked(Message):
+        """The user wants to change the filter."""
+
+    def rows_of(self, shown: DocShown) -> Sequence[QueueRow]:
+        try:
+            wanted = QueueFilter.parse(self.queue_filter)
+        except ValueError:
+            wanted = QueueFilter()  # the screen refused it already; show everything
+        return QueueRows(shown.doc, queue_ids(shown.doc, shown.reader, wanted), shown.now_ms)
+
+    def line_of(self, key: str) -> int | None:
+        rows = self.rows
+        return rows.line_of(key) if isinstance(rows, QueueRows) else super().line_of(key)
+
+    def watch_queue_filter(self) -> None:
+        self.refill()
+
+    def refill(self) -> None:
+        super().refill()
+        wanted = f" · {visible(self.queue_filter)}" if self.queue_filter else ""
+        self.border_title = f"proposals ({len(self.rows):,}){wanted}"
+
+    def action_act(self, action: Any) -> None:
+        row = self.current_row
+        if row is not None:
+            self.post_message(self.Act(self, action, row))
+
+    def action_ask_filter(self) -> None:
+        self.post_message(self.FilterAsked())
+
+    def render_row(self, row: QueueRow, width: int) -> list[Segment]:
+        tones = {t: self.style_of(f"rows--{t}") for t in ("dim", "warn", "alert", "good")}
+        right: list[tuple[str, Style | None]] = []
+        if row.stale:
+            right.append((" stale", tones["warn"]))
+        if row.conflict:
+            right.append((" ⚔", tones["alert"]))
+        right.append((f" {visible(row.progress)}", tones.get(row.tone)))
+        head = f"{row.status[:8]:<9}"
+        body = f"{visible(row.section_id)} · {visible(row.author)} · {visible(row.summary)}"
+        right_width = sum(cell_len(t) for t, _ in right)
+        room = max(1, width - right_width - cell_len(head) - 1)
+        body = set_cell_size(body, room).rstrip()
+        return [
+            Segment(head, tones["good"] if row.status == "Merged" else tones["dim"]),
+            Segment(body),
+            Segment(" " * max(1, width - cell_len(head) - cell_len(body) - right_width)),
+            *(Segment(t, s) for t, s in right),
+        ]
+
+
+# -- the selected proposal -----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Palette:
+    """The colours of a diff, from the theme (``Palette.of(app.theme_variables)``)."""
+
+    removed: str = "red"
+    added: str = "green"
+    warn: str = "yellow"
+
+    @classmethod
+    def of(cls, variables: dict[str, str]) -> Palette:
+        plain = cls()
+        return cls(
+            variables.get("error", plain.removed),
+            variables.get("success", plain.added),
+            variables.get("warning", plain.warn),
+        )
+
+
+def _diff_text(lines: list[DiffLine], palette: Palette) -> Text:
+    text = Text()
+    for line in lines:
+        sign, style, strong = {
+            "same": ("  ", "dim", "dim"),
+            "removed": ("- ", palette.removed, f"bold reverse {palette.removed}"),
+            "added": ("+ ", palette.added, f"bold reverse {palette.added}"),
+        }[line.tag]
+        text.append(sign, style)
+        for piece, changed in line.spans:
+            text.append(visible(piece), strong if changed and line.tag != "same" else style)
+        text.append("\n")
+    return text
+
+
+def _side_table(base: str, proposed: str, titles: tuple[str, str], palette: Palette) -> Table:
+    table = Table(expand=True, show_edge=False, pad_edge=False, box=None)
+    table.add_column(titles[0], ratio=1, overflow="fold")
+    table.add_column(titles[1], ratio=1, overflow="fold")
+    for row in side_by_side(base, proposed):
+        cells = []
+        for line in (row.left, row.right):
+            if line is None:
+                cells.append(Text(""))
+                continue
+            cell = _diff_text([line], palette)
+            cell.rstrip()
+            cells.append(cell)
+        table.add_row(*cells)
+    return table
+
+
+def diff_renderable(
+    base: str, proposed: str, side: bool, titles: tuple[str, str], palette: Palette
+) -> Any:
+    """``proposed`` against ``base``: unified (-/+ lines) or side by side, words marked."""
+    if side:
+        return _side_table(base, proposed, titles, palette)
+    return _diff_text(unified(base, proposed), palette)
+
+
+def merged_text(merged: str, palette: Palette) -> Text:
+    """A three-way merge's result, each overlapping hunk (between its markers) marked."""
+    text = Text()
+    inside = False
+    for line in merged.splitlines():
+        marker = line.startswith(("<<<<<<<", "|||||||", "=======", ">>>>>>>"))
+        if line.startswith("<<<<<<<"):
+            inside = True
+        style = f"bold {palette.warn}" if marker else (palette.warn if inside else "")
+        text.append(("⚠ " if marker else "  ") + visible(line) + "\n", style)
+        if line.startswith(">>>>>>>"):
+            inside = False
+    return text
+
+
+def proposal_detail(
+    shown: DocShown, proposal_id: str | None, side: bool, palette: Palette = Palette()
+) -> RenderableType:
+    """What the custodian reads about a proposal: what it waits for, its summary and reasoning,
+    its diff against its base, votes, override and links; for one in a conflict, every side
+    and the three-way result of a ``merge-both``."""
+    doc = shown.doc
+    proposal = doc.proposals.get(proposal_id) if proposal_id is not None else None
+    if proposal is None:
+        return Text("No proposal selected.", style="dim")
+    section = doc.by_key[proposal.section]
+    waits, _ = progress(doc, proposal, shown.now_ms)
+    head = Text()
+    head.append(f"{proposal.id}\n", "bold")
+    head.append(
+        f"{proposal.status} · {visible(section.id)} (base v{proposal.base_version},"
+        f" now v{section.version}) · by {visible(proposal.author_name)} · {visible(waits)}\n"
+    )
+    if proposal.stale:
+        head.append("stale: the section changed under it\n", palette.warn)
+    if proposal.summary:
+        head.append(f"Summary: {visible(proposal.summary)}\n")
+    if proposal.reasoning:
+        head.append(f"Reasoning: {visible(proposal.reasoning, multiline=True)}\n")
+    for label, votes in (
+        ("approved", proposal.approvals),
+        ("rejected", proposal.rejections),
+        ("objected", proposal.objections),
+    ):
+        for agent_id, vote in votes.items():
+            agent = doc.agents.get(agent_id)
+            who = agent.name if agent is not None else vote.by
+            why = f": {visible(vote.reason)}" if vote.reason else ""
+            head.append(f"  {label} by {visible(who)}{why}\n", "dim")
+    if proposal.dismissed:
+        head.append(f"  {proposal.dismissed} approval(s) dismissed (the section changed)\n", "dim")
+    if proposal.reason:
+        head.append(f"Reason: {visible(proposal.reason)}\n")
+    if proposal.override is not None:
+        o = proposal.override
+        head.append(f"Override by {visible(o.by)}: {visible(o.why)}\n", palette.warn)
+    for label, ids in (
+        ("supersedes", proposal.supersedes),
+        ("reverts", (proposal.reverts,) if proposal.reverts else ()),
+        ("reverted by", (proposal.reverted_by,) if proposal.reverted_by else ()),
+    ):
+        if ids:
+            head.append(f"{label} {', '.join(ids)}\n", "dim")
+    parts: list[RenderableType] = [head]
+    group = doc.conflicts.get(proposal.conflict) if proposal.conflict else None
+    if group is None:
+        parts.append(Text("\nDiff against its base:", "bold"))
+        parts.append(
+            diff_renderable(
+                proposal.base_content, proposal.content, side, ("base", "proposed"), palette
+            )
+        )
+        return Group(*parts)
+    state = group.resolved or ("escalated to a human" if group.escalated_ms else "open")
+    parts.append(
+        Text(
+            f"\nConflict {group.id} ({group.strategy}, {state}): {len(group.proposals)} sides",
+            "bold",
+        )
+    )
+    for pid in group.proposals:
+        side_of = doc.proposals.get(pid)
+        if side_of is None:
+            continue
+        mark = "▶ " if pid == proposal.id else "  "
+        parts.append(
+            Text(
+                f"\n{mark}{pid} by {visible(side_of.author_name)} ({side_of.status})"
+                f"{' · chosen' if group.winner == pid else ''}",
+                "bold" if pid == proposal.id else "",
+            )
+        )
+        parts.append(diff_renderable(group.base, side_of.content, side, ("base", pid), palette))
+    if group.merged is not None:
+        overlaps = f"{group.overlaps} overlapping hunk(s)" if group.overlaps else "clean"
+        parts.append(Text(f"\nThree-way result ({overlaps}):", "bold"))
+        parts.append(merged_text(group.merged, palette))
+    return Group(*parts)
