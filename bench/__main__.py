@@ -12,6 +12,7 @@ import importlib
 import pkgutil
 import subprocess
 import sys
+import traceback
 
 import bench
 from bench.common import RESULTS
@@ -21,7 +22,11 @@ MISSED_PREFIX = "  MISSED: "
 
 def run_one(name: str) -> int:
     """Run one group in this process; print its misses in a form the parent can count."""
-    importlib.import_module(f"bench.{name}").main()
+    try:
+        importlib.import_module(f"bench.{name}").main()
+    except Exception:  # a crash is no figure: not "within target" (exit 1 means missed ones)
+        traceback.print_exc()
+        return 2
     failed = [figure for figure, ok in RESULTS if not ok]
     print(f"{len(RESULTS) - len(failed)} of {len(RESULTS)} figures within target")
     for figure in failed:
