@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -26,6 +27,7 @@ from ..types import DocShown
 from ..widgets.agents import AgentRoster
 from ..widgets.events import EventList
 from ..widgets.footer import FittedFooter
+from ..widgets.heatmap import SORTS, HeatFilter, SalienceHeatmap
 from ..widgets.inbox import EscalationInbox, InboxRow, briefing_text, open_items
 from ..widgets.outline import OutlineRow, SectionOutline
 from ..widgets.queue import (
@@ -44,7 +46,14 @@ if TYPE_CHECKING:
     from ..app import PactApp
 
 TICK_S = 1.0  # how often countdowns are redrawn and due work is looked for
-VIEWS = ("outline", "queue", "inbox", "agents", "events")  # the views, in the order of their keys
+VIEWS = (
+    "outline",
+    "queue",
+    "heatmap",
+    "inbox",
+    "agents",
+    "events",
+)  # the views, in the order of their keys
 EVENTS_KEPT = 5_000  # the events view holds the newest this many events of the document
 
 
@@ -52,6 +61,7 @@ class DocumentScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "view('outline')", "Outline", tooltip="the section tree and its marks"),
         Binding("P", "view('queue')", "Proposals", tooltip="every proposal, what it waits for"),
+        Binding("H", "view('heatmap')", "Heatmap", tooltip="salience: agents by sections"),
         Binding("i", "view('inbox')", "Inbox", tooltip="what waits for a human, oldest first"),
         Binding("A", "view('agents')", "Agents", tooltip="the roster: trust, clearance, heartbeat"),
         Binding("E", "view('events')", "Events", tooltip="the document's event stream"),
@@ -93,6 +103,12 @@ class DocumentScreen(Screen[None]):
     """The proposal under the queue's cursor: its diff and votes are shown beside it."""
     diff_side: var[bool] = var(False, init=False)
     """Whether a proposal's diff is side by side (else unified)."""
+    heat_filter: var[str] = var("", init=False)
+    """What the heatmap is filtered and sorted by (``min:``, ``agent:``, ``section:``,
+    ``sort:``)."""
+    heat_cell: var[tuple[str, int] | None] = var(None, init=False)
+    """The heatmap's cell under its cursor (agent id, section key): its intents and
+    constraints are shown beside it."""
 
     # -- derived -------------------------------------------------------------------------------
     documents: var[tuple[str, ...]] = var((), init=False)
@@ -111,6 +127,9 @@ class DocumentScreen(Screen[None]):
                 yield ProposalQueue(id="queue").data_bind(
                     shown=DocumentScreen.shown, queue_filter=DocumentScreen.queue_filter
                 )
+                yield SalienceHeatmap(id="heatmap").data_bind(
+                    shown=DocumentScreen.shown, heat_filter=DocumentScreen.heat_filter
+                )
                 yield EscalationInbox(id="inbox").data_bind(shown=DocumentScreen.shown)
                 yield AgentRoster(id="agents").data_bind(shown=DocumentScreen.shown)
                 yield EventList(id="events").data_bind(
@@ -120,6 +139,7 @@ class DocumentScreen(Screen[None]):
                 )
             with Vertical(id="doc-detail"):
                 yield Static(id="inbox-briefing")
+                yield Static(id="heat-detail")
                 with VerticalScroll(id="proposal-pane"):
                     yield Static(id="proposal-detail")
                 yield Markdown(id="section-markdown")
@@ -211,6 +231,7 @@ class DocumentScreen(Screen[None]):
         self._follow_events(shown)
         self._show_briefing()
         self._show_proposal()
+        self._show_cell()
 
     def watch_section_id(self) -> None:
         self._show_section()
@@ -307,8 +328,9 @@ class DocumentScreen(Screen[None]):
         switcher.current = view
         self.query_one("#inbox-briefing").display = view == "inbox"
         self.query_one("#proposal-pane").display = view == "queue"
-        # the section's Markdown, where the briefing or the proposal is not shown
-        self.query_one("#section-markdown").display = view not in ("inbox", "queue")
+        self.query_one("#heat-detail").display = view == "heatmap"
+        # the section's Markdown, where the briefing, the proposal or the cell is not shown
+        self.query_one("#section-markdown").display = view not in ("inbox", "queue", "heatmap")
         self.query_one(f"#{view}").focus()
 
     def action_next_document(self) -> None:
@@ -496,6 +518,49 @@ class DocumentScreen(Screen[None]):
             command["proposalId"] = choice
         self.run_document(command)
 
+    # -- the salience heatmap -------------------------------------------------------------------
+    @on(SalienceHeatmap.CellHighlighted)
+    def _cell_highlighted(self, event: SalienceHeatmap.CellHighlighted) -> None:
+        self.heat_cell = event.cell
+
+    def watch_heat_cell(self) -> None:
+        self._show_cell()
+
+    def _show_cell(self) -> None:
+        if self.shown is None:
+            return
+        self.query_one("#heat-detail", Static).update(cell_text(self.shown, self.heat_cell))
+
+    @on(SalienceHeatmap.FilterAsked)
+    def _ask_heat_filter(self) -> None:
+        from ..screens.prompt import PromptScreen
+
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            text = "" if text.strip() == "-" else text.strip()
+            try:
+                HeatFilter.parse(text)
+            except ValueError as error:
+                self.notify(visible(str(error)), severity="error", title="Filter", markup=False)
+                return
+            self.heat_filter = text
+
+        self.app.push_screen(
+            PromptScreen(
+                "Filter the heatmap: min:N, agent:…, section:…, sort:total, sort:max (- clears)",
+                value=self.heat_filter,
+            ),
+            chosen,
+        )
+
+    @on(SalienceHeatmap.SortAsked)
+    def _next_sort(self) -> None:
+        words = [w for w in self.heat_filter.split() if not w.startswith("sort:")]
+        current = " ".join(w for w in self.heat_filter.split() if w.startswith("sort:"))
+        following = SORTS[(SORTS.index(current) + 1) % len(SORTS)] if current in SORTS else ""
+        self.heat_filter = " ".join([*words, following]).strip()
+
     @on(AgentRoster.Act)
     def _agent_act(self, event: AgentRoster.Act) -> None:
         self.act_on_agent(event.action, event.row.name, event.row.trust)
@@ -636,3 +701,35 @@ def resolve_command(
         "justification": justification,
         "override": override,
     }
+
+
+def cell_text(shown: DocShown, cell: tuple[str, int] | None) -> Text:
+    """One heatmap cell: the agent's salience on the section, its intents and its constraints
+    there, at the custodian's disclosure (level 4: everything)."""
+    from engine.protocol.views import constraint_row
+
+    doc = shown.doc
+    agent = doc.agents.get(cell[0]) if cell is not None else None
+    section = doc.by_key.get(cell[1]) if cell is not None else None
+    if agent is None or section is None:
+        return Text("No cell under the cursor.", style="dim")
+    score = doc.salience.get((agent.id, section.key))
+    text = Text()
+    text.append(f"{visible(agent.name)} on {visible(section.id)}\n", "bold")
+    text.append(f"salience {score}\n" if score is not None else "salience not set (reviews at 5)\n")
+    intents = [doc.intents[i] for i in doc.intents_on.get(section.key, ())]
+    mine = [i for i in intents if i.author == agent.id]
+    text.append(f"\nIntents ({len(mine)}):\n", "bold")
+    for intent in mine:
+        category = f" [{visible(intent.category)}]" if intent.category else ""
+        text.append(f"  {intent.status}: {visible(intent.goal)}{category}\n")
+    constraints = [k for k in doc.constraints_of(section.key) if k.author == agent.id]
+    text.append(f"\nConstraints ({len(constraints)}):\n", "bold")
+    for constraint in constraints:
+        row = constraint_row(doc, constraint, 4)
+        state = "withdrawn" if constraint.withdrawn else row.get("compatibility", "unknown")
+        text.append(f"  {visible(row['boundary'])} ({state})\n")
+        for key in ("category", "reasoning"):
+            if row.get(key):
+                text.append(f"    {key}: {visible(str(row[key]))}\n", "dim")
+    return text

@@ -143,3 +143,15 @@ def test_the_proposal_queue_side_by_side(
     app = inspector(demo, theme="pact-midnight", human="ann")
     app.animation_level = "none"
     assert snap_compare(app, terminal_size=SIZE, run_before=steps("2", "P", "down", "down", "u"))
+
+
+def test_the_salience_heatmap(
+    snap_compare: Any, demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memo's heatmap: four agents over seven sections, coloured from the theme, the
+    cursor on legal's cell of sec:risk (an intent and a constraint) and what it holds beside."""
+    monkeypatch.setattr("pact_tui.screens.document.TICK_S", 3600.0)
+    app = inspector(demo, theme="pact-midnight", human="ann")
+    app.animation_level = "none"
+    keys = ("2", "H", "right", "right")
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps(*keys))
