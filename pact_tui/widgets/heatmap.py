@@ -207,6 +207,7 @@ class SalienceHeatmap(CursorPane):
         self.grid = Grid()
         self._drawn: tuple[Any, ...] | None = None
         self._ramp: list[Style] | None = None
+        self._pane_styles: tuple[Style, Style, Style] | None = None  # base, label, cursor
         self._announced: tuple[str, int] | None = None
 
     # -- data ------------------------------------------------------------------------------------
@@ -323,7 +324,7 @@ class SalienceHeatmap(CursorPane):
 
     # -- drawing ---------------------------------------------------------------------------------
     def notify_style_update(self) -> None:
-        self._ramp = None
+        self._ramp = self._pane_styles = None
         super().notify_style_update()
 
     def ramp(self) -> list[Style]:
@@ -342,10 +343,18 @@ class SalienceHeatmap(CursorPane):
             self._ramp = styles
         return self._ramp
 
+    def pane_styles(self) -> tuple[Style, Style, Style]:
+        """The pane's own style, the labels' and the cursor's (read once per theme)."""
+        if self._pane_styles is None:
+            base = self.rich_style
+            label = base + self.get_component_rich_style("heat--label", partial=True)
+            cursor = base + self.get_component_rich_style("heat--cursor", partial=True)
+            self._pane_styles = (base, label, cursor)
+        return self._pane_styles
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
-        label_style = base + self.get_component_rich_style("heat--label", partial=True)
+        base, label_style, cursor = self.pane_styles()
         grid = self.grid
         first = int(self.scroll_offset.x) // CELL
         room = max(0, (width - LABEL) // CELL)
@@ -368,7 +377,6 @@ class SalienceHeatmap(CursorPane):
         row_label = label_style + Style(bold=on_row)
         segments = [Segment(f"{name:<{LABEL}}", row_label)]
         ramp = self.ramp()
-        cursor = base + self.get_component_rich_style("heat--cursor", partial=True)
         for at, section in enumerate(columns, start=first):
             text, score, tied = grid.cell(agent.id, section.key)
             if on_row and at == self.cursor_column:
