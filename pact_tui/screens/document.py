@@ -222,7 +222,8 @@ class DocumentScreen(Screen[None]):
         pending = sum(len(v) for v in doc.open_by_section.values())
         status.update(
             visible(
-                f" {shown.name} · v{doc.version} · {len(doc.sections)} sections ·"
+                f" {shown.name} · v{doc.version} · {shown.revision} events ·"
+                f" {len(doc.sections)} sections ·"
                 f" {len(doc.active)} agents · {pending} open proposals · as {shown.custodian}"
                 f"{' · read-only' if self.workspace.read_only else ''}"
                 f"{self._inbox_status(shown)}"
