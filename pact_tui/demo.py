@@ -18,9 +18,12 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.workspace import Workspace
+
+if TYPE_CHECKING:
+    from engine.protocol.document import Document
 
 Command = dict[str, Any]
 
@@ -289,16 +292,102 @@ def live_script() -> Iterator[tuple[str, Command]]:
             yield "writer", ADVANCE
 
 
+MEMO_AGENTS = ("legal", "finance", "editor", "intern")  # intern is an Observer: it watches
+# The sections the live agents write, and what each agent says there.
+LIVE_SECTIONS = ("sec:summary", "sec:risk/mitigation", "sec:budget/line-items", "sec:risk")
+
+
+def memo_step(doc: Document, round_: int, beat: int) -> tuple[str, dict[str, Any]] | None:
+    """What the memo's agents do at ``beat`` (0-7) of ``round_``, given the document as it is
+    now (the custodian acts meanwhile): heartbeats, salience, a proposal on a quiet section, a
+    vote on the oldest open proposal of another, now and then a conflict, a lock, a question.
+    None: nothing this beat."""
+    gone = [name for name in MEMO_AGENTS if name not in doc.active]
+    if gone:  # evicted while nobody drove them (or removed by the custodian): back they come
+        return gone[0], {"op": "join", "agentName": gone[0], "role": "returning"}
+    active = list(MEMO_AGENTS)
+    writers = [name for name in ("editor", "legal", "finance") if name in doc.active]
+    if not writers:
+        return None
+    author = writers[round_ % len(writers)]
+    if beat == 0:  # everyone still here says so: nobody is evicted while the demo runs
+        return (active[round_ % len(active)], {"op": "heartbeat"}) if active else None
+    if beat == 1:
+        section = LIVE_SECTIONS[round_ % len(LIVE_SECTIONS)]
+        return author, {"op": "salience", "sectionId": section, "score": (round_ * 3) % 11}
+    if beat == 2:  # a proposal: on a quiet section, or, every fifth round, on a busy one
+        busy = round_ % 5 == 4
+        for section_id in LIVE_SECTIONS:
+            found = doc.by_id.get(section_id)
+            if found is None or found.escalated is not None:
+                continue
+            if bool(doc.open_by_section.get(found.key)) == busy:
+                heading = found.content.split("\n", 1)[0]
+                body = f"{heading}\n\nRevised in round {round_} by {author}.\n"
+                if section_id == "sec:risk":
+                    body += "\n## Mitigation\n\nKept.\n"  # a proposal keeps the subsections
+                return author, {
+                    "op": "propose",
+                    "sectionId": section_id,
+                    "newContent": body,
+                    "summary": f"Round {round_}: {author}'s revision",
+                }
+        return None
+    if beat in (3, 4):  # a vote on the oldest open proposal someone else wrote
+        voter = writers[(round_ + beat) % len(writers)]
+        me = doc.active.get(voter)
+        for status in ("Pending", "Approved"):
+            for pid in doc.by_status.get(status, {}):
+                proposal = doc.proposals[pid]
+                if proposal.author != me and me not in proposal.approvals:
+                    if beat == 4 and round_ % 3 == 0:
+                        why = f"{voter} wants more detail"
+                        return voter, {"op": "object", "proposalId": pid, "reason": why}
+                    return voter, {"op": "approve", "proposalId": pid}
+        return None
+    if beat == 5 and round_ % 4 == 1:
+        return "finance", {"op": "lock", "sectionId": "sec:budget", "ttlSeconds": 30}
+    if beat == 6 and round_ % 12 == 2:
+        return "legal", {
+            "op": "ask-human",
+            "question": f"Round {round_}: should the risk section name the hedging bank?",
+            "sectionId": "sec:risk",
+            "timeoutSeconds": 600,
+        }
+    if beat == 7 and round_ % 4 == 3:
+        return "intern", {"op": "heartbeat"}
+    return None
+
+
 async def drive(path: Path, interval: float, steps: int | None = None) -> None:
-    """Keep the demo agents working on ``path`` until stopped (or for ``steps`` commands)."""
+    """Keep the demo agents working on ``path`` until stopped (or for ``steps`` commands): the
+    context agents and, in turn with them, the memo's agents, through the same commands agents
+    use. A command the document refuses (the custodian acted first: a proposal already merged,
+    a section locked) is skipped; the agents go on."""
+    from engine.protocol.commands import Actor
+    from engine.protocol.errors import ProtocolError
+
     parent = os.getppid()
+    document_steps = ((r, beat) for r in itertools.count(1) for beat in range(8))
     async with await Workspace.open(path, watch=False) as workspace:
+        names = await workspace.document_names()
+        memo = "memo" if "memo" in names else None
+        if memo is not None:
+            await workspace.load_document(memo)
         for count, (name, command) in enumerate(live_script()):
             if steps is not None and count >= steps:
                 return
             if os.getppid() != parent:
                 return  # the app that started us is gone
             await workspace.run(name, command, actor=f"{name}-live")
+            if memo is not None:
+                for round_, beat in itertools.islice(document_steps, 8):  # a round at most
+                    step = memo_step(workspace.document(memo), round_, beat)
+                    if step is not None:
+                        who, doc_command = step
+                        with contextlib.suppress(ProtocolError):
+                            await workspace.run_document(memo, doc_command, Actor.agent(who))
+                        break
             await asyncio.sleep(interval)
 
 

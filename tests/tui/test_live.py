@@ -176,3 +176,43 @@ async def test_a_workspace_locked_by_another_process_refuses_a_command(
         await pilot.press("full_stop")  # the lock is gone: the same command goes through
         await settle(pilot)
         assert "EPISODE 7   ● LIVE" in status_text(app)
+
+
+async def test_the_demo_driver_works_the_memo_while_the_custodian_acts(demo: Path) -> None:
+    """``demo --live`` keeps the memo's agents working through the commands agents use; the
+    custodian approves and answers on the document screen meanwhile; the driver takes the
+    refusals its stale choices meet (a proposal the custodian merged first) and goes on, and
+    the log stays whole."""
+    from pact_tui.screens.document import DocumentScreen
+
+    app = inspector(demo, watch=True, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        screen = app.screen
+        assert isinstance(screen, DocumentScreen)
+        await wait_until(pilot, lambda: screen.shown is not None, "the memo")
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        before = doc.sequence
+        drive = ("drive", str(demo), "--interval", "0.01", "--steps", "60")
+        driver = asyncio.create_task(_run(sys.executable, "-m", "pact_tui.demo", *drive))
+        approved: list[str] = []
+        while not driver.done():  # the custodian approves whatever waits, as it arrives
+            pending = list(doc.by_status.get("Pending", {}))
+            if pending:
+                command = {"op": "approve", "proposalId": pending[0], "why": "ok"}
+                await screen.run_document(command).wait()  # a refusal is a notification
+                if doc.proposals[pending[0]].status == "Merged":
+                    approved.append(pending[0])
+            await pilot.pause(0.05)
+        await driver
+        async with await Workspace.open(demo, watch=False) as other:
+            head = other.head
+            assert (await other.verify()).ok
+            await other.load_document("memo")
+            final = other.document("memo")
+            kinds = {e["eventType"] for e in await other.document_events("memo", before)}
+        await wait_until(pilot, lambda: screen.workspace.head == head, "every event applied")
+        assert doc.sequence == final.sequence > before
+        assert {"pact.agent.heartbeat", "pact.salience.set", "pact.proposal.created"} <= kinds
+        # whatever the custodian merged stayed merged, whoever acted first
+        assert all(final.proposals[pid].status == "Merged" for pid in approved)
