@@ -5,6 +5,7 @@ poll of the screen (or of the pane's exit status), never a fixed sleep."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shlex
@@ -197,3 +198,68 @@ def test_a_hostile_workspace_leaves_the_terminal_alone(terminal: Terminal, tmp_p
     untouched("the end")
     before_the_app = terminal.everything()
     assert "key=k\\u001b[2J" in before_the_app  # ctx print, made visible
+
+
+def test_a_custodian_approves_and_answers_in_a_real_terminal(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """The custodian's flow end to end: the demo's memo on the document screen, a proposal
+    approved from the queue, the open question answered from the inbox; then a second process
+    (``pact-tui tap``) sees both in the workspace."""
+    workspace = tmp_path / "demo.pact"
+    subprocess.run(
+        [sys.executable, "-m", "pact_tui.demo", "create", str(workspace)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    terminal.start([*_pact_tui(), str(workspace), "--human", "ann"])
+    terminal.wait_for(lambda s: "researcher   EPISODE 6" in s, "the inspector")
+
+    terminal.keys("2")
+    terminal.wait_for(lambda s: " memo · v" in s and "as ann" in s, "the document screen")
+    terminal.keys("P")
+    terminal.wait_for(
+        lambda s: "proposals (4)" in s and "Pending  sec:budget/line-items" in s, "the queue"
+    )
+    terminal.keys("Down", "Down")
+    terminal.wait_for(
+        lambda s: "Summary: Move $0.1M to cloud" in s, "the pending proposal's detail"
+    )
+    terminal.keys("a")
+    terminal.wait_for(lambda s: "merges at once): why?" in s, "the approval's question")
+    terminal.keys("-l", "numbers checked")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "Merged   sec:budget/line-items" in s, "the proposal merged")
+
+    terminal.keys("i")
+    terminal.wait_for(lambda s: "Include force majeure in the risk clause?" in s, "the inbox")
+    terminal.keys("End", "r")
+    terminal.wait_for(lambda s: "Answer: Include force majeure" in s, "the answer's prompt")
+    terminal.keys("-l", "Yes, add it")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "escalation inbox (1)" in s, "the question answered")
+
+    def tap(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "pact_tui", "tap", *args, str(workspace), "memo"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "- Personnel: $1.1M" in tap("get", "--human", "ann")
+    polled = json.loads(tap("poll", "--human", "ann", "--json", "--limit", "200"))
+    answers = [
+        json.loads(e["payloadJson"])
+        for e in polled["items"]
+        if e["eventType"] == "pact.human.responded"
+    ]
+    assert [a.get("response") for a in answers] == ["Yes, add it"]
+    approvals = [e for e in polled["items"] if e["eventType"] == "pact.proposal.approved"]
+    assert any(json.loads(e["payloadJson"]).get("why") == "numbers checked" for e in approvals)
+
+    terminal.keys("q")
+    assert terminal.wait_for_exit() == 0
