@@ -1126,6 +1126,29 @@ class Workspace:
             )
         return projection
 
+    async def document_at(self, name: str, count: int) -> Document:
+        """Document ``name`` as it was after the first ``count`` events of its stream: a new
+        projection folded from the stream's start (the live one is not touched), to be read,
+        never changed. Past the end, the document as it is now. ``DocumentNotFound`` if there
+        is no such document; ``ValueError`` if ``count`` is below 1 (the creation)."""
+        from engine.protocol.errors import DocumentNotFound
+
+        if count < 1:
+            raise ValueError(f"event {count} of document {name!r}: the first is 1, its creation")
+        stream = DOC_PREFIX + name
+        projection = DocumentProjection()
+        with _collector_paused():
+            while projection.stream_seq < count:
+                wanted = min(READ_BATCH, count - projection.stream_seq)
+                events = await self.store.read_stream(stream, projection.stream_seq, wanted)
+                for event in events:
+                    projection.replay(event)
+                if len(events) < wanted:
+                    break
+        if projection.stream_seq == 0:
+            raise DocumentNotFound(f"no document named {name!r} in {self.path}", document=name)
+        return projection.doc
+
     async def _save_document(self, name: str, projection: DocumentProjection) -> None:
         stream_seq = projection.stream_seq  # what the dump below reflects
         with _collector_paused():

@@ -136,12 +136,18 @@ class PactApp(App[int]):
         human: str | None = None,
         create: bool = False,
         read_only: bool = False,
+        step_time: bool = False,
     ) -> None:
         super().__init__()
         self.workspace_changed: Signal[Change] = Signal(self, "workspace-changed")
         """Events were applied to the workspace (by any process): screens subscribe."""
         self.path = Path(path)
         self.clock = clock or time.time_ns
+        self.step_time = step_time
+        """Whether the custodian may step protocol time ahead of the clock (the demo, or
+        ``--step-time``): what this process writes is then dated ``time_ahead_ns`` later."""
+        self.time_ahead_ns = 0
+        """How far the custodian has stepped protocol time ahead of the clock."""
         self.live_updates = watch
         self.create = create
         self.read_only = read_only
@@ -234,6 +240,11 @@ class PactApp(App[int]):
                 if path.exists():
                     self.reload_theme_file(path)
 
+    def protocol_clock(self) -> int:
+        """The time this process's commands are dated: the clock, plus what the custodian
+        stepped ahead (``time_ahead_ns``; always 0 unless ``step_time``)."""
+        return self.clock() + self.time_ahead_ns
+
     # -- the workspace --------------------------------------------------------------------------
     async def on_mount(self) -> None:
         for problem in self._startup_problems:
@@ -243,7 +254,7 @@ class PactApp(App[int]):
             self.workspace = await Workspace.open(
                 self.path,
                 create=self.create and not self.read_only,
-                clock=self.clock,
+                clock=self.protocol_clock,
                 watch=self.live_updates,
                 read_only=self.read_only or cannot_write,
             )

@@ -448,6 +448,7 @@ def _open_app(args: argparse.Namespace) -> int:
         document=args.document,
         human=args.human,
         read_only=args.read_only,
+        step_time=args.step_time,
     )
     app.run()
     return app.return_code or 0
@@ -484,7 +485,9 @@ def _demo(args: argparse.Namespace) -> int:
             stderr=subprocess.DEVNULL,
         )
     try:
-        app = PactApp(path, theme=args.theme, context="researcher", human=args.human)
+        app = PactApp(
+            path, theme=args.theme, context="researcher", human=args.human, step_time=True
+        )
         app.run()
         code = app.return_code or 0
     finally:
@@ -548,6 +551,12 @@ def build_parser() -> argparse.ArgumentParser:
     opening.add_argument("--theme", help="a theme name (see themes/)")
     opening.add_argument(
         "--read-only", action="store_true", help="look only: open the file read-only"
+    )
+    opening.add_argument(
+        "--step-time",
+        action="store_true",
+        help="let '.' on the document screen step protocol time ahead (commands are then dated"
+        " ahead of the clock: for simulations, not for a workspace others share)",
     )
     opening.set_defaults(sync=_open_app)
 

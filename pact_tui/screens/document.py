@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on, work
 from textual.binding import Binding, BindingType
@@ -42,6 +43,7 @@ from ..widgets.rows import RowList
 
 if TYPE_CHECKING:
     from engine.protocol.decide import Decision
+    from engine.protocol.document import Document
 
     from ..app import PactApp
 
@@ -69,6 +71,14 @@ class DocumentScreen(Screen[None]):
         Binding("C", "view_as_custodian", "Custodian", show=False, tooltip="back to your view"),
         Binding("D", "next_document", "Next doc", tooltip="show the workspace's next document"),
         Binding("t", "tick", "Fire due", show=False, tooltip="fire what is due now"),
+        Binding("left_square_bracket", "earlier", "Earlier", tooltip="the document one event back"),
+        Binding("right_square_bracket", "later", "Later", tooltip="one event forward (to live)"),
+        Binding("left_curly_bracket", "first_event", "First", show=False, tooltip="its creation"),
+        Binding("right_curly_bracket", "live", "Live", tooltip="back to the live document"),
+        Binding("colon", "go_to_event", "Go to", show=False, tooltip="the document at event N"),
+        Binding("d", "mark_diff", "Diff", tooltip="mark this point: diff it with what is shown"),
+        Binding("full_stop", "step_time", "Step", tooltip="step protocol time ahead (demo)"),
+        Binding("plus", "next_step", "Step size", show=False, tooltip="the step: 10 s to 1 h"),
         Binding(
             "u",
             "toggle_diff_layout",
@@ -110,7 +120,19 @@ class DocumentScreen(Screen[None]):
     """The heatmap's cell under its cursor (agent id, section key): its intents and
     constraints are shown beside it."""
 
+    position: var[int | None] = var(None, init=False)
+    """The document is shown as it was after its first ``position`` events (read-only); None:
+    live."""
+    diff_base: var[int | None] = var(None, init=False)
+    """The point marked with ``d`` (a count of events): what is shown is diffed against it."""
+    step_s: var[int] = var(60, init=False)
+    """How far ``.`` steps protocol time (seconds)."""
+
     # -- derived -------------------------------------------------------------------------------
+    past: var[tuple[str, int, Document] | None] = var(None, init=False)
+    """The document at ``position`` once read: (name, position, document)."""
+    base_doc: var[tuple[str, int, Document] | None] = var(None, init=False)
+    """The document at ``diff_base`` once read."""
     documents: var[tuple[str, ...]] = var((), init=False)
     """Every document of the workspace, by name."""
     shown: var[DocShown | None] = var(None, init=False)
@@ -138,6 +160,7 @@ class DocumentScreen(Screen[None]):
                     event_filter=DocumentScreen.event_filter,
                 )
             with Vertical(id="doc-detail"):
+                yield Static(id="doc-diff")
                 yield Static(id="inbox-briefing")
                 yield Static(id="heat-detail")
                 with VerticalScroll(id="proposal-pane"):
@@ -161,7 +184,8 @@ class DocumentScreen(Screen[None]):
         app.workspace_changed.subscribe(self, self._on_workspace_changed)
         self.now_ms = app.clock() // 1_000_000
         self.set_interval(TICK_S, self._on_clock)
-        self.query_one(SectionOutline).focus()
+        self.watch_view(self.view)  # which detail the first view has beside it
+        self.query_one("#doc-diff").display = False
         self._open_first(app.initial_document)
 
     @work(exclusive=True, group="documents")
@@ -211,6 +235,11 @@ class DocumentScreen(Screen[None]):
             self.shown = None
             return
         doc = self.workspace.document(name)
+        if self.position is not None:
+            past = self.past
+            if past is None or past[:2] != (name, self.position):
+                return  # read_past is on its way
+            doc = past[2]
         reader = doc.agents.get(self.viewing_as) if self.viewing_as is not None else None
         self.shown = DocShown(name, doc, doc.sequence, self.now_ms, self.custodian, reader)
 
@@ -220,19 +249,27 @@ class DocumentScreen(Screen[None]):
             return
         doc = shown.doc
         pending = sum(len(v) for v in doc.open_by_section.values())
+        live = self.workspace.document(shown.name).sequence
+        past = (
+            f"PAST: event {shown.revision} of {live} (] later, }} live) · "
+            if self.position is not None
+            else ""
+        )
+        ahead = self._time_ahead()
         status.update(
             visible(
-                f" {shown.name} · v{doc.version} · {shown.revision} events ·"
+                f" {past}{shown.name} · v{doc.version} · {shown.revision} events ·"
                 f" {len(doc.sections)} sections ·"
                 f" {len(doc.active)} agents · {pending} open proposals · as {shown.custodian}"
                 f"{' · read-only' if self.workspace.read_only else ''}"
-                f"{self._inbox_status(shown)}"
+                f"{self._inbox_status(shown)}{ahead}"
             )
         )
         self._follow_events(shown)
         self._show_briefing()
         self._show_proposal()
         self._show_cell()
+        self._show_diff()
 
     def watch_section_id(self) -> None:
         self._show_section()
@@ -256,6 +293,8 @@ class DocumentScreen(Screen[None]):
     def _on_workspace_changed(self, change: Change) -> None:
         if self.document_name is not None and self.document_name in change.documents:
             self.revision = self.workspace.document(self.document_name).sequence
+            if self.position is not None:
+                self.watch_shown(self.shown)  # the status line counts the newer events
         if any(name not in self.documents for name in change.documents):
             self._refresh_documents()
 
@@ -265,11 +304,11 @@ class DocumentScreen(Screen[None]):
 
     def _on_clock(self) -> None:
         app: PactApp = self.app  # type: ignore[assignment]
-        self.now_ms = app.clock() // 1_000_000
-        shown = self.shown
-        if shown is None or self.workspace.read_only:
+        self.now_ms = app.protocol_clock() // 1_000_000
+        name = self.document_name
+        if name is None or self.workspace.read_only:
             return
-        timers = shown.doc.timers
+        timers = self.workspace.document(name).timers  # the live one's, whatever is shown
         if timers and timers[0][0] <= self.now_ms:  # something is due: fire it here
             self.fire_due()
 
@@ -299,6 +338,14 @@ class DocumentScreen(Screen[None]):
 
         name = self.document_name
         if name is None:
+            return None
+        if self.position is not None:
+            self.notify(
+                f"You are looking at event {self.position}: press }} to go back to live"
+                " before acting.",
+                severity="warning",
+                title="The past is read-only",
+            )
             return None
         if self.workspace.read_only:
             self.notify(
@@ -343,7 +390,152 @@ class DocumentScreen(Screen[None]):
 
     @work(exclusive=True, group="documents")
     async def switch_document(self, name: str) -> None:
+        self.set_reactive(DocumentScreen.position, None)
+        self.set_reactive(DocumentScreen.diff_base, None)
         await self._load(name)
+
+    # -- time: the document's past, a diff between two points, stepping protocol time --------
+    def _live_count(self) -> int:
+        name = self.document_name
+        return self.workspace.document(name).sequence if name is not None else 0
+
+    def validate_position(self, position: int | None) -> int | None:
+        if position is None:
+            return None
+        return None if position >= self._live_count() else max(1, position)
+
+    def action_earlier(self) -> None:
+        self.position = (self.position or self._live_count()) - 1
+
+    def action_later(self) -> None:
+        if self.position is not None:
+            self.position += 1
+
+    def action_first_event(self) -> None:
+        self.position = 1
+
+    def action_live(self) -> None:
+        self.position = None
+
+    def action_go_to_event(self) -> None:
+        from ..screens.prompt import PromptScreen
+
+        live = self._live_count()
+
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            text = text.strip()
+            if not text.isdigit() or not 1 <= int(text) <= live:
+                self.notify(
+                    visible(f"{text!r}: give an event number from 1 to {live}"),
+                    severity="error",
+                    title="Go to",
+                    markup=False,
+                )
+                return
+            self.position = int(text)
+
+        self.app.push_screen(PromptScreen(f"Show the document at event (1-{live})"), chosen)
+
+    def watch_position(self, position: int | None) -> None:
+        if position is None:
+            self._show()
+        else:
+            self.read_past(self.document_name, position, "past")
+
+    @work(exclusive=True, group="past")
+    async def read_past(self, name: str | None, count: int, into: str) -> None:
+        """Fold the document up to ``count`` events (a new projection: the live one stays), and
+        set ``past`` or ``base_doc`` if the screen still wants it."""
+        from engine.protocol.errors import ProtocolError
+
+        if name is None:
+            return
+        try:
+            doc = await self.workspace.document_at(name, count)
+        except (ProtocolError, StoreError, ValueError) as error:
+            self.notify(visible(str(error)), severity="error", title="The past", markup=False)
+            return
+        if into == "past" and (self.document_name, self.position) == (name, count):
+            self.past = (name, count, doc)
+        elif into == "base" and (self.document_name, self.diff_base) == (name, count):
+            self.base_doc = (name, count, doc)
+
+    def watch_past(self) -> None:
+        self._show()
+
+    def action_mark_diff(self) -> None:
+        if self.diff_base is not None:
+            self.diff_base = None
+            return
+        self.diff_base = self.position or self._live_count()
+
+    def watch_diff_base(self, base: int | None) -> None:
+        if base is not None:
+            self.read_past(self.document_name, base, "base")
+        self._show_diff()
+
+    def watch_base_doc(self) -> None:
+        self._show_diff()
+
+    def _show_diff(self) -> None:
+        panel = self.query_one("#doc-diff", Static)
+        base, shown = self.base_doc, self.shown
+        panel.display = self.diff_base is not None
+        if self.diff_base is None or shown is None:
+            return
+        if base is None or base[:2] != (shown.name, self.diff_base):
+            panel.update(Text(f"Reading the document at event {self.diff_base}…", style="dim"))
+            return
+        palette = Palette.of(self.app.theme_variables)
+        panel.update(document_diff(base[2], base[1], shown.doc, shown.revision, palette))
+
+    def action_next_step(self) -> None:
+        steps = (10, 60, 300, 600, 3600)
+        at = steps.index(self.step_s) if self.step_s in steps else 0
+        self.step_s = steps[(at + 1) % len(steps)]
+        self.notify(f"'.' steps protocol time by {self.step_s} s.", title="Step")
+
+    def _time_ahead(self) -> str:
+        app: PactApp = self.app  # type: ignore[assignment]
+        ahead = app.time_ahead_ns // 1_000_000_000
+        return f" · protocol time +{ahead} s" if ahead else ""
+
+    def action_step_time(self) -> None:
+        app: PactApp = self.app  # type: ignore[assignment]
+        if not app.step_time:
+            self.notify(
+                "Protocol time follows the clock here: step it in the demo, or open the"
+                " workspace with --step-time.",
+                severity="warning",
+                title="Step",
+            )
+            return
+        if self.position is not None:
+            self.notify("Go back to live (}) before stepping time.", severity="warning")
+            return
+        app.time_ahead_ns += self.step_s * 1_000_000_000
+        self.now_ms = app.protocol_clock() // 1_000_000
+        self.step_and_fire()
+
+    @work(exclusive=True, group="tick")
+    async def step_and_fire(self) -> None:
+        """Fire what the step made due, and say what it did."""
+        from engine.protocol.errors import ProtocolError
+
+        name = self.document_name
+        if name is None or self.workspace.read_only:
+            return
+        try:
+            decision = await self.workspace.tick_document(name)
+        except (ProtocolError, StoreError) as error:
+            self.notify(visible(str(error)), severity="error", title="Due work", markup=False)
+            return
+        self._applied(name, decision)
+        fired = [e["eventType"].removeprefix("pact.") for e in decision.events]
+        said = ", ".join(fired) if fired else "nothing was due"
+        self.notify(visible(f"+{self.step_s} s: {said}"), title="Step", markup=False)
 
     # -- escalation inbox, agents, events, view as agent ----------------------------------------
     def _inbox_status(self, shown: DocShown) -> str:
@@ -734,3 +926,29 @@ def cell_text(shown: DocShown, cell: tuple[str, int] | None) -> Text:
             if row.get(key):
                 text.append(f"    {key}: {visible(str(row[key]))}\n", "dim")
     return text
+
+
+def document_diff(
+    base: Document, base_at: int, doc: Document, at: int, palette: Palette
+) -> RenderableType:
+    """What changed in the document from event ``base_at`` to event ``at``: the sections added,
+    removed and changed (with their versions), then the content's diff."""
+    from engine.protocol.views import content
+
+    from ..widgets.queue import diff_renderable
+
+    head = Text()
+    head.append(f"Diff: event {base_at} → event {at}\n", "bold")
+    before = {s.id: s for s in base.sections}
+    after = {s.id: s for s in doc.sections}
+    added = [i for i in after if i not in before]
+    removed = [i for i in before if i not in after]
+    changed = [
+        f"{i} v{before[i].version}→v{after[i].version}"
+        for i in after
+        if i in before and before[i].content != after[i].content
+    ]
+    for label, ids in (("added", added), ("removed", removed), ("changed", changed)):
+        head.append(f"{label}: {', '.join(visible(i) for i in ids) or '-'}\n")
+    old, new = content(base, None), content(doc, None)
+    return Group(head, diff_renderable(old, new, False, ("before", "after"), palette))

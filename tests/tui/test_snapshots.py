@@ -155,3 +155,27 @@ def test_the_salience_heatmap(
     app.animation_level = "none"
     keys = ("2", "H", "right", "right")
     assert snap_compare(app, terminal_size=SIZE, run_before=steps(*keys))
+
+
+@pytest.mark.parametrize("view", ["o", "A", "E"])
+def test_the_document_views(
+    snap_compare: Any, demo: Path, monkeypatch: pytest.MonkeyPatch, view: str
+) -> None:
+    """The memo's section outline (with the selected section's Markdown), its agents and its
+    events, each as the custodian sees them."""
+    monkeypatch.setattr("pact_tui.screens.document.TICK_S", 3600.0)
+    app = inspector(demo, theme="pact-midnight", human="ann")
+    app.animation_level = "none"
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps("2", view))
+
+
+def test_the_document_in_the_past_with_a_diff(
+    snap_compare: Any, demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memo's creation marked as the diff base, then back to live: the diff beside the
+    outline lists the sections that changed since and shows the content's diff."""
+    monkeypatch.setattr("pact_tui.screens.document.TICK_S", 3600.0)
+    app = inspector(demo, theme="pact-midnight", human="ann")
+    app.animation_level = "none"
+    keys = ("2", "left_curly_bracket", "d", "right_curly_bracket")
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps(*keys))

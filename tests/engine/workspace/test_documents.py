@@ -403,3 +403,31 @@ async def test_a_workspace_of_documents_keeps_its_index_up_to_date(tmp_path: Pat
     async with await Workspace.open(path, watch=False, lazy=True) as ws:
         assert ws.head == head  # what the index says, and nothing after it
         assert [info.name for info in await ws.list_documents()] == ["plan"]
+
+
+async def test_the_document_at_any_event_is_the_fold_of_its_stream_up_to_it(
+    tmp_path: Path,
+) -> None:
+    """Time travel: ``document_at(name, n)`` is the first ``n`` events folded, every n; the
+    live projection is left as it was; a count past the end is the document now."""
+    from engine.protocol.errors import DocumentNotFound
+
+    path = tmp_path / "ws.pact"
+    await memo_workspace(path)
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        events = await store.read_stream(DOC_PREFIX + "memo", 0)
+    async with await Workspace.open(path, watch=False) as ws:
+        live = await ws.load_document("memo")
+        live_state = dump_document(live.doc)
+        folded = Document()
+        for n, event in enumerate(events, start=1):
+            folded.apply(event.payload)
+            past = await ws.document_at("memo", n)
+            assert past is not live.doc
+            assert dump_document(past) == dump_document(folded), f"event {n}"
+        assert dump_document(await ws.document_at("memo", len(events) + 10)) == live_state
+        assert dump_document(live.doc) == live_state  # untouched by the travels
+        with pytest.raises(ValueError, match="the first is 1"):
+            await ws.document_at("memo", 0)
+        with pytest.raises(DocumentNotFound, match="nope"):
+            await ws.document_at("nope", 3)

@@ -1,0 +1,139 @@
+"""Time on the document screen: the memo's past, read-only, event by event; a diff between two
+points; protocol time stepped ahead in the demo to fire a window's end and a lock's expiry."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from textual.widgets import Static
+
+from engine.protocol.persist import dump_document
+
+from .inspector import SIZE, inspector, notifications, settle, wait_until
+from .test_document_inbox import answer, opened
+from .test_document_queue import text_of
+
+
+async def test_scrubbing_shows_the_document_as_it_was_and_the_past_is_read_only(
+    demo: Path,
+) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        live = screen.shown.doc  # type: ignore[union-attr]
+        total = live.sequence
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, lambda: screen.shown.revision == total - 1, "one event back")  # type: ignore[union-attr]
+        assert screen.position == total - 1
+        past = await screen.workspace.document_at("memo", total - 1)
+        assert dump_document(screen.shown.doc) == dump_document(past)  # type: ignore[union-attr]
+        assert screen.shown.doc is not live  # type: ignore[union-attr]
+        status = str(screen.query_one("#doc-status", Static).content)
+        assert f"PAST: event {total - 1} of {total}" in status
+        # acting in the past is refused, and changes nothing
+        screen.run_document({"op": "escalate", "sectionId": "sec:budget", "reason": "x"})
+        await settle(pilot)
+        assert any("The past is read-only" in n for n in notifications(app))
+        assert live.sequence == total
+        # the creation, then a jump by number, then back to live
+        await pilot.press("left_curly_bracket")
+        await wait_until(pilot, lambda: screen.shown.revision == 1, "the creation")  # type: ignore[union-attr]
+        assert screen.shown.doc.agents == {}  # type: ignore[union-attr]
+        await pilot.press("colon")
+        await answer(pilot, "12")
+        await wait_until(pilot, lambda: screen.shown.revision == 12, "event 12")  # type: ignore[union-attr]
+        await pilot.press("right_square_bracket")
+        await wait_until(pilot, lambda: screen.shown.revision == 13, "event 13")  # type: ignore[union-attr]
+        await pilot.press("right_curly_bracket")
+        await settle(pilot)
+        assert screen.position is None and screen.shown.doc is live  # type: ignore[union-attr]
+
+
+async def test_a_jump_to_no_such_event_says_so_and_changes_nothing(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        for bad in ("0", "x", "100000"):
+            await pilot.press("colon")
+            await answer(pilot, bad)
+            await settle(pilot)
+            assert any(f"{bad!r}: give an event number from 1 to" in n for n in notifications(app))
+            assert screen.position is None
+
+
+async def test_live_changes_while_in_the_past_are_counted(demo: Path) -> None:
+    """Another process writes while the custodian reads the past: the status line counts the
+    newer events; what is shown stays where it was."""
+    import subprocess
+    import sys
+
+    app = inspector(demo, human="ann", watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        total = screen.shown.doc.sequence  # type: ignore[union-attr]
+        await pilot.press("colon")
+        await answer(pilot, "5")
+        await wait_until(pilot, lambda: screen.shown.revision == 5, "event 5")  # type: ignore[union-attr]
+        join = ["tap", "join", str(demo), "memo", "--agent", "zed"]
+        subprocess.run([sys.executable, "-m", "pact_tui", *join], check=True, timeout=60)
+        status = screen.query_one("#doc-status", Static)
+
+        def newer() -> int:
+            found = re.search(r"PAST: event 5 of (\d+)", str(status.content))
+            return int(found.group(1)) if found else 0
+
+        await wait_until(pilot, lambda: newer() > total, "the newer events counted")
+        assert screen.shown.revision == 5  # type: ignore[union-attr]
+
+
+async def test_the_diff_between_two_points_lists_the_changed_sections(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        merged = next(p for p in doc.proposals.values() if p.status == "Merged")
+        await pilot.press("left_curly_bracket", "d")  # the creation is the base
+        await pilot.press("right_curly_bracket")  # against the live document
+        await wait_until(pilot, lambda: screen.base_doc is not None, "the base")
+        await settle(pilot)
+        shown = text_of(screen.query_one("#doc-diff", Static).content, 120)
+        assert f"Diff: event 1 → event {doc.sequence}" in shown
+        assert "changed: sec:summary v1→v2" in shown
+        assert "added: -" in shown and "removed: -" in shown
+        assert "+ The project is on budget, on time, and hedged." in shown
+        assert merged.section == doc.by_id["sec:summary"].key
+        await pilot.press("d")  # cleared
+        await settle(pilot)
+        assert not screen.query_one("#doc-diff", Static).display
+
+
+async def test_stepping_time_fires_a_window_and_a_lock_expiry(demo: Path) -> None:
+    app = inspector(demo, human="ann", step_time=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        pending = next(p for p in doc.proposals.values() if p.status == "Pending")
+        budget = doc.by_id["sec:budget"]
+        assert pending.merge_at_ms is not None and budget.lock is not None
+        await pilot.press("plus")  # 60 s → 300 s
+        assert screen.step_s == 300
+        await pilot.press("full_stop")
+        await settle(pilot)
+        assert pending.status == "Merged"
+        assert budget.lock is None
+        said = [n for n in notifications(app) if n.startswith("Step: +300 s")]
+        assert said and "auto-merged" in said[0]
+        status = str(screen.query_one("#doc-status", Static).content)
+        assert "protocol time +300 s" in status
+
+
+async def test_stepping_is_refused_where_time_follows_the_clock(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        before = screen.shown.doc.sequence  # type: ignore[union-attr]
+        await pilot.press("full_stop")
+        await settle(pilot)
+        assert any("Protocol time follows the clock here" in n for n in notifications(app))
+        assert app.time_ahead_ns == 0 and screen.shown.doc.sequence == before  # type: ignore[union-attr]
