@@ -136,8 +136,9 @@ Quarterly figures, board only.
 """
 
 # The demo document: four agents and a custodian, each step as (actor, command); "ann" is the
-# human. It leaves a merged proposal, one waiting out its objection window, a conflict escalated
-# to the custodian, an open question, a lock, and a Confidential section.
+# human; two Collaborators, a Suggester and an Observer. It leaves a merged proposal, one waiting
+# out its objection window, a conflict escalated to the custodian, an open question, a lock, and
+# a Confidential section.
 MEMO_SCRIPT: list[tuple[str, dict[str, Any]]] = [
     ("legal", {"op": "join", "agentName": "legal", "role": "compliance"}),
     ("finance", {"op": "join", "agentName": "finance", "role": "reviewer"}),
@@ -233,6 +234,7 @@ MEMO_SCRIPT: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     ("ann", {"op": "classify", "sectionId": "sec:financials", "level": "Confidential"}),
+    ("ann", {"op": "trust", "agent": "editor", "level": "Suggester", "why": "drafts, not votes"}),
 ]
 
 
