@@ -24,15 +24,24 @@ def fixed_clock(start: int = 1_795_000_000_000_000_000) -> partial[int]:
     return partial(next, itertools.count(start, 1_000_000_000))
 
 
-async def screenshot(out: Path) -> None:
+async def screenshot(out: Path, custodian: bool = False) -> None:
+    """The context inspector on the demo, or (``custodian``) the document screen's proposal
+    queue with the pending proposal's diff."""
     with tempfile.TemporaryDirectory(prefix="pact-shot-") as scratch:
         path = Path(scratch) / "demo.pact"
         await create_demo(path, clock=fixed_clock())
-        app = PactApp(path, clock=fixed_clock(), watch=False, context="researcher", theme=None)
+        app = PactApp(
+            path, clock=fixed_clock(), watch=False, context="researcher", theme=None, human="ann"
+        )
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            await pilot.press("end", "up")  # onto the render-lifecycle alert
-            await pilot.pause(0.3)  # its story is read once the cursor rests...
+            if custodian:
+                await pilot.press("2")
+                await app.workers.wait_for_complete()
+                await pilot.press("P", "down", "down")
+            else:
+                await pilot.press("end", "up")  # onto the render-lifecycle alert
+                await pilot.pause(0.3)  # its story is read once the cursor rests...
             await app.workers.wait_for_complete()  # ...from the log, in a worker
             await pilot.pause()
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -40,8 +49,10 @@ async def screenshot(out: Path) -> None:
 
 
 def main() -> int:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshot.svg")
-    asyncio.run(screenshot(out))
+    """``python -m pact_tui.screenshot [OUT.svg] [--custodian]``."""
+    args = [a for a in sys.argv[1:] if a != "--custodian"]
+    out = Path(args[0] if args else "docs/screenshot.svg")
+    asyncio.run(screenshot(out, custodian="--custodian" in sys.argv[1:]))
     print(out)
     return 0
 

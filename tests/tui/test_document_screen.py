@@ -3,6 +3,7 @@ selected section's Markdown, live changes from another writer, and a refused act
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.widgets import Markdown
@@ -106,3 +107,97 @@ def test_countdowns_read_minutes_and_seconds() -> None:
     assert countdown(185_000, 0) == "3m05s"
     assert countdown(0, 5_000) == "0s"
     assert countdown(1_500, 1_000) == "1s"  # a part of a second left counts as one
+
+
+async def test_every_view_on_a_document_built_by_tap_commands(tmp_path: Path) -> None:
+    """A workspace made only with ``pact-tui doc`` and ``pact-tui tap`` (as agents would make
+    it, process by process): the outline, queue, heatmap, inbox and agents all show it."""
+    import subprocess
+    import sys
+
+    from pact_tui.widgets.agents import AgentRoster
+    from pact_tui.widgets.heatmap import SalienceHeatmap
+    from pact_tui.widgets.inbox import EscalationInbox
+    from pact_tui.widgets.queue import ProposalQueue
+
+    ws = tmp_path / "team.pact"
+    plan = tmp_path / "plan.md"
+    plan.write_text("# Scope\n\nSmall.\n\n# Budget\n\nTotal: $1M.\n")
+
+    def cli(*args: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "pact_tui", *args], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+
+    cli(
+        "doc",
+        "create",
+        str(ws),
+        "plan",
+        "--from",
+        str(plan),
+        "--policy",
+        "single",
+        "--human",
+        "ann",
+    )
+    for name in ("ada", "bo"):
+        cli("tap", "join", str(ws), "plan", "--as", name)
+    tap = ("tap",)
+    cli(
+        *tap,
+        "salience",
+        str(ws),
+        "plan",
+        "--agent",
+        "ada",
+        "--section",
+        "sec:budget",
+        "--score",
+        "8",
+    )
+    cli(
+        *tap,
+        "intent",
+        str(ws),
+        "plan",
+        "--agent",
+        "ada",
+        "--section",
+        "sec:budget",
+        "--goal",
+        "Cut",
+    )
+    cli(
+        *tap, "constrain", str(ws), "plan", "--agent", "bo", "--section", "sec:budget",
+        "--boundary", "Stay under $1M",
+    )  # fmt: skip
+    cli(
+        *tap, "propose", str(ws), "plan", "--agent", "ada", "--section", "sec:budget",
+        "--content", "# Budget\\n\\nTotal: $0.9M.\\n", "--summary", "Trim",
+    )  # fmt: skip
+    cli(
+        *tap, "ask-human", str(ws), "plan", "--agent", "bo", "--question", "Is $0.9M enough?",
+        "--section", "sec:budget", "--timeout", "600",
+    )  # fmt: skip
+    app = inspector(ws, human="ann", clock=time.time_ns)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        screen = app.screen
+        assert isinstance(screen, DocumentScreen)
+        await wait_until(pilot, lambda: screen.shown is not None, "the plan")
+        assert [r.key for r in screen.query_one(SectionOutline).rows] == [
+            "sec:_root", "sec:scope", "sec:budget",
+        ]  # fmt: skip
+        queue = screen.query_one(ProposalQueue)
+        assert [(r.status, r.summary, r.progress) for r in queue.rows] == [
+            ("Pending", "Trim", "0/1 approval")
+        ]
+        heatmap = screen.query_one(SalienceHeatmap)
+        ada = screen.shown.doc.agent_named("ada")  # type: ignore[union-attr]
+        budget = screen.shown.doc.by_id["sec:budget"].key  # type: ignore[union-attr]
+        assert heatmap.grid.cell(ada.id, budget)[0] == " 8i "  # type: ignore[union-attr]
+        inbox = screen.query_one(EscalationInbox)
+        assert [r.text for r in inbox.rows] == ["Is $0.9M enough?"]
+        assert [r.name for r in screen.query_one(AgentRoster).rows] == ["ada", "bo"]
