@@ -9,6 +9,7 @@ only the screen talks to the workspace, and every action goes through
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Group, RenderableType
@@ -623,26 +624,8 @@ class DocumentScreen(Screen[None]):
 
     @on(ProposalQueue.FilterAsked)
     def _ask_queue_filter(self) -> None:
-        from ..screens.prompt import PromptScreen
-
-        def chosen(text: str | None) -> None:
-            if text is None:
-                return
-            text = "" if text.strip() == "-" else text.strip()
-            try:
-                QueueFilter.parse(text)
-            except ValueError as error:
-                self.notify(visible(str(error)), severity="error", title="Filter", markup=False)
-                return
-            self.queue_filter = text
-
-        self.app.push_screen(
-            PromptScreen(
-                "Filter proposals: status:…, section:…, author:…, needs:me, or words (- clears)",
-                value=self.queue_filter,
-            ),
-            chosen,
-        )
+        question = "Filter proposals: status:…, section:…, author:…, needs:me, or words"
+        self.ask_filter(question, "queue_filter", QueueFilter.parse)
 
     @on(ProposalQueue.Act)
     def _proposal_act(self, event: ProposalQueue.Act) -> None:
@@ -726,26 +709,8 @@ class DocumentScreen(Screen[None]):
 
     @on(SalienceHeatmap.FilterAsked)
     def _ask_heat_filter(self) -> None:
-        from ..screens.prompt import PromptScreen
-
-        def chosen(text: str | None) -> None:
-            if text is None:
-                return
-            text = "" if text.strip() == "-" else text.strip()
-            try:
-                HeatFilter.parse(text)
-            except ValueError as error:
-                self.notify(visible(str(error)), severity="error", title="Filter", markup=False)
-                return
-            self.heat_filter = text
-
-        self.app.push_screen(
-            PromptScreen(
-                "Filter the heatmap: min:N, agent:…, section:…, sort:total, sort:max (- clears)",
-                value=self.heat_filter,
-            ),
-            chosen,
-        )
+        question = "Filter the heatmap: min:N, agent:…, section:…, sort:total, sort:max"
+        self.ask_filter(question, "heat_filter", HeatFilter.parse)
 
     @on(SalienceHeatmap.SortAsked)
     def _next_sort(self) -> None:
@@ -814,18 +779,29 @@ class DocumentScreen(Screen[None]):
 
     @on(EventList.FilterAsked)
     def _ask_event_filter(self) -> None:
+        self.ask_filter("Filter events: type:…, agent:…, section:…, or words", "event_filter")
+
+    def ask_filter(
+        self, question: str, field: str, parse: Callable[[str], object] | None = None
+    ) -> None:
+        """Ask for a view's filter (``-`` clears it) and set the screen's reactive ``field``;
+        one that ``parse`` refuses is a notification, and the filter stays as it was."""
         from ..screens.prompt import PromptScreen
 
         def chosen(text: str | None) -> None:
-            if text is not None:
-                self.event_filter = "" if text.strip() == "-" else text.strip()
+            if text is None:
+                return
+            text = "" if text.strip() == "-" else text.strip()
+            if parse is not None:
+                try:
+                    parse(text)
+                except ValueError as error:
+                    self.notify(visible(str(error)), severity="error", title="Filter", markup=False)
+                    return
+            setattr(self, field, text)
 
         self.app.push_screen(
-            PromptScreen(
-                "Filter events: type:…, agent:…, section:…, or words (- clears)",
-                value=self.event_filter,
-            ),
-            chosen,
+            PromptScreen(f"{question} (- clears)", value=getattr(self, field)), chosen
         )
 
     def action_view_as_agent(self) -> None:
