@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from engine.protocol.commands import SYSTEM
-from engine.protocol.decide import Decider
 from engine.protocol.model import DEFAULT_WINDOW_S
 
 from .conftest import Sim, body
@@ -16,8 +14,7 @@ SCOPE = "sec:plan/scope"
 
 
 def blocked(sim: Sim, proposal_id: str) -> str | None:
-    decider = Decider(sim.doc, SYSTEM, sim.now, sim.ids)
-    return decider.blocked(sim.doc.proposals[proposal_id])
+    return sim.doc.blocked(sim.doc.proposals[proposal_id])
 
 
 def test_auto_merges_at_once() -> None:
