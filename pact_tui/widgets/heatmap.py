@@ -141,8 +141,8 @@ def grid_of(doc: Document, reader: Any, wanted: HeatFilter) -> Grid:
             grid.constraints.add((constraint.author, constraint.section))
     if wanted.minimum > 0:  # hide the rows and columns left empty
         hot = [pair for pair, v in grid.scores.items() if v >= wanted.minimum]
-        agents = [a for a in agents if any(p[0] == a.id for p in hot)] if hot else []
-        hot_keys = {key for _, key in hot}
+        hot_agents, hot_keys = {a for a, _ in hot}, {key for _, key in hot}
+        agents = [a for a in agents if a.id in hot_agents]
         sections = [s for s in sections if s.key in hot_keys]
     if wanted.by_total:
         totals: dict[str, int] = {}

@@ -61,7 +61,7 @@ async def test_cells_show_salience_and_marks(demo: Path) -> None:
 
 
 async def test_a_tie_and_an_invited_drafter_are_marked(demo: Path) -> None:
-    app = inspector(demo, human="ann")
+    app = inspector(demo, human="ann", step_time=True)
     async with app.run_test(size=SIZE) as pilot:
         screen, heatmap = await heatmap_of(pilot)
         doc = screen.shown.doc  # type: ignore[union-attr]
@@ -80,10 +80,13 @@ async def test_a_tie_and_an_invited_drafter_are_marked(demo: Path) -> None:
         assert header[LABEL + column * CELL + CELL - 1] == "="  # the column says: a tie
         _, _, tied = grid.cell(doc.agent_named("legal").id, risk)  # type: ignore[union-attr]
         assert tied
-        # Once the intents there align, the top agent (legal: registered first) is invited.
+        # Once the intents there align (the intent's window ends unopposed: protocol time is
+        # stepped past it), the top agent (legal: registered first) is invited to draft.
         intent = next(iter(doc.intents.values()))
-        intent.status = "Accepted"  # as the window's end would make it (a read-only check)
-        heatmap.regrid()
+        assert cell_at(heatmap, "legal", "sec:risk")[2] == "b"
+        await pilot.press("plus", "full_stop")  # five minutes on
+        await settle(pilot)
+        assert intent.status == "Accepted"
         assert cell_at(heatmap, "legal", "sec:risk")[2] == "▲"
 
 
