@@ -29,7 +29,7 @@ from ..types import DocShown
 from ..widgets.agents import AgentRoster
 from ..widgets.events import EventList
 from ..widgets.footer import FittedFooter
-from ..widgets.heatmap import HeatFilter, SalienceHeatmap, next_sort
+from ..widgets.heatmap import HeatFilter, SalienceHeatmap, next_sort, standing
 from ..widgets.inbox import EscalationInbox, InboxRow, briefing_text, open_items
 from ..widgets.outline import OutlineRow, SectionOutline
 from ..widgets.queue import (
@@ -883,6 +883,8 @@ def cell_text(shown: DocShown, cell: tuple[str, int] | None) -> Text:
     text = Text()
     text.append(f"{visible(agent.name)} on {visible(section.id)}\n", "bold")
     text.append(f"salience {score}\n" if score is not None else "salience not set (reviews at 5)\n")
+    for line in standing(doc, agent.id, section.key):
+        text.append(f"{visible(line)}\n", "bold")
     intents = [doc.intents[i] for i in doc.intents_on.get(section.key, ())]
     mine = [i for i in intents if i.author == agent.id]
     text.append(f"\nIntents ({len(mine)}):\n", "bold")

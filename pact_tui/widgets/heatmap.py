@@ -187,6 +187,26 @@ class Grid:
         return f"{digits:>2}{mark} ", score, tied
 
 
+def standing(doc: Document, agent_id: str, key: int) -> list[str]:
+    """Where the agent stands on section ``key`` among the joined agents: tied at the top
+    (with whom), and whether it is invited to draft."""
+    from engine.protocol.views import invited_drafter
+
+    said = []
+    mine = doc.salience.get((agent_id, key))
+    column = doc.salience_by_section.get(key, {})
+    scores = {a: v for a, v in column.items() if a in doc.agents and doc.agents[a].active}
+    if mine is not None and agent_id in scores and mine == max(scores.values()):
+        others = [doc.agents[a].name for a, v in scores.items() if v == mine and a != agent_id]
+        if others:
+            said.append(f"tied at the top ({mine}) with {', '.join(sorted(others))}")
+    section = doc.by_key.get(key)
+    drafter = invited_drafter(doc, section) if section is not None else None
+    if drafter is not None and drafter.id == agent_id:
+        said.append("invited to draft: its intents align and it leads on salience")
+    return said
+
+
 def grid_of(doc: Document, reader: Agent | None, wanted: HeatFilter) -> Grid:
     """The heatmap of ``doc`` as ``reader`` may see it (None: the custodian), filtered and
     sorted as ``wanted`` says. Reads every cell only for ``min:`` and the sorts by salience."""

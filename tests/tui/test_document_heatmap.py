@@ -223,6 +223,10 @@ async def test_a_tie_counts_every_agent_whatever_the_filter_hides(demo: Path) ->
         column = next(i for i, s in enumerate(heatmap.grid.sections) if s.id == "sec:risk")
         cell = line.crop(LABEL + column * CELL, LABEL + (column + 1) * CELL)
         assert all(seg.style is not None and seg.style.underline for seg in cell)
+        await pilot.press("home", *["right"] * column)
+        await settle(pilot)
+        detail = str(screen.query_one("#heat-detail", Static).content)
+        assert "legal on sec:risk" in detail and "tied at the top (9) with finance" in detail
 
 
 async def wide(pilot: Pilot[Any], screen: DocumentScreen, heatmap: SalienceHeatmap) -> None:
@@ -299,3 +303,9 @@ async def test_an_invited_drafter_is_marked_where_nobody_set_salience(demo: Path
         heatmap.regrid()
         assert cell_at(heatmap, "ada", "sec:part-1") == " ·▲ "
         assert cell_at(heatmap, "bob", "sec:part-1") == " ·i "
+        column = next(i for i, s in enumerate(heatmap.grid.sections) if s.id == "sec:part-1")
+        await pilot.press("ctrl+home", *["right"] * column)
+        await settle(pilot)
+        detail = str(screen.query_one("#heat-detail", Static).content)
+        assert "ada on sec:part-1" in detail and "invited to draft" in detail
+        assert "tied" not in detail  # nobody set a score there
