@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -309,3 +311,17 @@ async def test_an_invited_drafter_is_marked_where_nobody_set_salience(demo: Path
         detail = str(screen.query_one("#heat-detail", Static).content)
         assert "ada on sec:part-1" in detail and "invited to draft" in detail
         assert "tied" not in detail  # nobody set a score there
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("minagetscorlx:0123456789 -·▲\t\n"), max_size=40))
+def test_any_filter_text_is_a_filter_or_a_clear_refusal(text: str) -> None:
+    try:
+        wanted = HeatFilter.parse(text)
+    except ValueError as error:
+        assert str(error).startswith("'")  # names the word it did not take
+    else:
+        assert 0 <= wanted.minimum <= 10
+    for axis in ("agents", "sections"):
+        following = next_sort(text, axis)  # type: ignore[arg-type]
+        assert set(following.split()) <= set(text.split()) | {"sort:name", "sort:total", "sort:max"}
