@@ -323,5 +323,5 @@ def test_any_filter_text_is_a_filter_or_a_clear_refusal(text: str) -> None:
     else:
         assert 0 <= wanted.minimum <= 10
     for axis in ("agents", "sections"):
-        following = next_sort(text, axis)  # type: ignore[arg-type]
+        following = next_sort(text, axis)
         assert set(following.split()) <= set(text.split()) | {"sort:name", "sort:total", "sort:max"}
