@@ -12,6 +12,12 @@ next to its anchor measured in this run:
 2. a scroll step (a key moving the cell cursor: down, right, page down, in turn) to the next
    frame composed: median ≤ 30 ms; the anchor is the same step of the context tree's cursor at
    100,000 items.
+3. the heatmap's own work for a change to the document shown (an agent sets its salience on a
+   section in sight): its new grid and the lines it draws for the next frame, median ≤ 30 ms
+   (a frame's budget, as the scroll step's). The grid is made anew for each change: the rows'
+   and columns' order and the marks, none of the 500,000 cells. The anchor, in the same app, is
+   the whole screen's time from learning of the change (its ``revision`` moved, as the change
+   feed or its own command moves it) to that frame: every view bound to the document is in it.
 """
 
 from __future__ import annotations
@@ -26,12 +32,13 @@ from typing import Any
 
 from bench.bench_app import cold_start, on_paint
 from bench.bench_protocol import sectioned
-from bench.common import fmt, monotonic_ns, report_limit, report_ratio
+from bench.common import fmt, monotonic_ns, percentile, report_limit, report_ratio
 
 AGENTS, SECTIONS, PER_AGENT = 1_000, 500, 50
 CONTEXT_ITEMS = 100_000
-STARTS, STEPS = 5, 30
+STARTS, STEPS, CHANGES = 5, 30, 20
 KEYS = ("down", "right", "pagedown")
+BUILT_MS = 1_000  # the protocol time of every event of the bench's document
 
 
 async def build(path: Path) -> None:
@@ -45,7 +52,7 @@ async def build(path: Path) -> None:
     from engine.workspace import Workspace
 
     ids, doc = CountingIds(), Document()
-    now = 1_000
+    now = BUILT_MS
     first = creation_event(
         name="plan",
         markdown=sectioned(SECTIONS),
@@ -144,6 +151,63 @@ async def step_latencies(path: Path, document: bool) -> list[float]:
     return samples[3:]
 
 
+async def change_latencies(path: Path) -> tuple[list[float], list[float]]:
+    """For each salience change reaching the screen: the milliseconds the heatmap spent on it
+    (its regrid and its lines until the next frame), and the whole time to that frame."""
+    from engine.protocol.commands import Actor
+    from pact_tui.app import PactApp
+    from pact_tui.screens.document import DocumentScreen
+    from pact_tui.widgets.heatmap import SalienceHeatmap
+
+    # The document's own time (just after ``build``'s): the agents are not due for eviction.
+    app = PactApp(path, watch=False, document="plan", clock=lambda: BUILT_MS * 1_000_000 + 1)
+    own: list[float] = []
+    whole: list[float] = []
+    spent = [0.0]
+
+    def timed(method: Any) -> Any:
+        def run(*args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return method(*args)
+            finally:
+                spent[0] += time.perf_counter() - start
+
+        return run
+
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        await app.switch_mode("document")
+        screen = app.screen
+        assert isinstance(screen, DocumentScreen)
+        while screen.shown is None:
+            await pilot.pause(0.05)
+        screen.view = "heatmap"
+        await pilot.pause()
+        heatmap = screen.query_one(SalienceHeatmap)
+        heatmap.regrid = timed(heatmap.regrid)  # type: ignore[method-assign]
+        heatmap.render_line = timed(heatmap.render_line)  # type: ignore[method-assign]
+        workspace = screen.workspace
+        drawn = asyncio.Event()
+        on_paint(app, drawn.set)
+        for n in range(CHANGES + 3):
+            await pilot.pause()
+            agent = heatmap.grid.agents[n % 10]
+            section = heatmap.grid.sections[n % 10]
+            command = {"op": "salience", "sectionId": section.id, "score": n % 11}
+            await workspace.run_document("plan", command, Actor.agent(agent.name))
+            await pilot.pause()
+            drawn.clear()
+            spent[0] = 0.0
+            start = time.perf_counter()
+            screen.revision = workspace.document("plan").sequence
+            await asyncio.wait_for(drawn.wait(), timeout=10)
+            whole.append((time.perf_counter() - start) * 1e3)
+            own.append(spent[0] * 1e3)
+            assert heatmap.grid.cell(agent.id, section.key)[1] == n % 11
+    return own[3:], whole[3:]
+
+
 def main() -> None:
     from pact_tui.demo import create_scaled_demo
 
@@ -176,6 +240,16 @@ def main() -> None:
             anchor_text=f"context tree's cursor step at 100k items, median"
             f" {statistics.median(tree_steps):.1f} ms; heatmap p95"
             f" {sorted(heat_steps)[int(0.95 * (len(heat_steps) - 1))]:.1f} ms",
+        )
+        own, whole = asyncio.run(change_latencies(heat))
+        report_limit(
+            "3. the heatmap's own work for a salience change (new grid, lines drawn), median",
+            statistics.median(own),
+            30,
+            "ms",
+            anchor_text=f"the whole screen, change → frame, median {statistics.median(whole):.1f}"
+            f" ms (p95 {percentile(whole, 0.95):.1f} ms); heatmap p95"
+            f" {percentile(own, 0.95):.1f} ms",
         )
 
 

@@ -29,7 +29,7 @@ from ..types import DocShown
 from ..widgets.agents import AgentRoster
 from ..widgets.events import EventList
 from ..widgets.footer import FittedFooter
-from ..widgets.heatmap import SORTS, HeatFilter, SalienceHeatmap
+from ..widgets.heatmap import HeatFilter, SalienceHeatmap, next_sort, standing
 from ..widgets.inbox import EscalationInbox, InboxRow, briefing_text, open_items
 from ..widgets.outline import OutlineRow, SectionOutline
 from ..widgets.queue import (
@@ -709,15 +709,12 @@ class DocumentScreen(Screen[None]):
 
     @on(SalienceHeatmap.FilterAsked)
     def _ask_heat_filter(self) -> None:
-        question = "Filter the heatmap: min:N, agent:…, section:…, sort:total, sort:max"
+        question = "Filter the heatmap: min:N, agent:…, section:…, sort:name|total, sort:max"
         self.ask_filter(question, "heat_filter", HeatFilter.parse)
 
     @on(SalienceHeatmap.SortAsked)
-    def _next_sort(self) -> None:
-        words = [w for w in self.heat_filter.split() if not w.startswith("sort:")]
-        current = " ".join(w for w in self.heat_filter.split() if w.startswith("sort:"))
-        following = SORTS[(SORTS.index(current) + 1) % len(SORTS)] if current in SORTS else ""
-        self.heat_filter = " ".join([*words, following]).strip()
+    def _next_sort(self, event: SalienceHeatmap.SortAsked) -> None:
+        self.heat_filter = next_sort(self.heat_filter, event.axis)
 
     @on(AgentRoster.Act)
     def _agent_act(self, event: AgentRoster.Act) -> None:
@@ -886,6 +883,8 @@ def cell_text(shown: DocShown, cell: tuple[str, int] | None) -> Text:
     text = Text()
     text.append(f"{visible(agent.name)} on {visible(section.id)}\n", "bold")
     text.append(f"salience {score}\n" if score is not None else "salience not set (reviews at 5)\n")
+    for line in standing(doc, agent.id, section.key):
+        text.append(f"{visible(line)}\n", "bold")
     intents = [doc.intents[i] for i in doc.intents_on.get(section.key, ())]
     mine = [i for i in intents if i.author == agent.id]
     text.append(f"\nIntents ({len(mine)}):\n", "bold")
