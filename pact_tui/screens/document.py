@@ -960,8 +960,8 @@ def document_diff(
     head.append(f"Diff: event {base_at} → event {at}\n", "bold")
     before = {s.id: s for s in base.sections}
     after = {s.id: s for s in doc.sections}
-    added = [i for i in after if i not in before]
-    removed = [i for i in before if i not in after]
+    added = [f"{i} v{after[i].version}" for i in after if i not in before]
+    removed = [f"{i} v{before[i].version}" for i in before if i not in after]
     changed = [
         f"{i} v{before[i].version}→v{after[i].version}"
         for i in after

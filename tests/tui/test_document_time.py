@@ -99,8 +99,7 @@ async def test_the_diff_between_two_points_lists_the_changed_sections(demo: Path
         await settle(pilot)
         shown = text_of(screen.query_one("#doc-diff", Static).content, 120)
         assert f"Diff: event 1 → event {doc.sequence}" in shown
-        assert "changed: sec:summary v1→v2" in shown
-        assert "added: -" in shown and "removed: -" in shown
+        assert "\nadded: -\nremoved: -\nchanged: sec:summary v1→v2\n" in shown  # exactly
         assert "+ The project is on budget, on time, and hedged." in shown
         assert merged.section == doc.by_id["sec:summary"].key
         await pilot.press("d")  # cleared
@@ -182,3 +181,35 @@ async def test_stepping_is_refused_in_the_past_and_l_goes_back_to_live(demo: Pat
         await pilot.press("l")
         await settle(pilot)
         assert screen.position is None and screen.shown.doc is live  # type: ignore[union-attr]
+
+
+async def test_the_diff_lists_exactly_the_sections_added_and_changed(tmp_path: Path) -> None:
+    """Two points of a document built by commands: a section's text changed and a subsection
+    added under it; the diff names exactly those, with their versions, and the content's
+    lines."""
+    from engine.protocol.commands import Actor
+    from engine.workspace import Workspace
+    from pact_tui.screens.document import document_diff
+    from pact_tui.widgets.queue import Palette
+
+    from .test_document_queue import text_of
+
+    async with await Workspace.open(tmp_path / "ws.pact", create=True, watch=False) as ws:
+        await ws.create_document("plan", "# Aims\n\nShip it.\n\n# Costs\n\nLow.\n", human="ann")
+        await ws.run_document("plan", {"op": "join", "agentName": "bo"}, Actor.agent("bo"))
+        new = "# Aims\n\nShip it soon.\n\n## Risks\n\nLate.\n\n"
+        proposed = await ws.run_document(
+            "plan",
+            {"op": "propose", "sectionId": "sec:aims", "newContent": new},
+            Actor.agent("bo"),
+        )
+        pid = proposed.result["proposalId"]
+        command = {"op": "approve", "proposalId": pid, "why": "fine"}
+        await ws.run_document("plan", command, Actor.human("ann"))
+        live = ws.document("plan")
+        start = await ws.document_at("plan", 1)
+        shown = text_of(document_diff(start, 1, live, live.sequence, Palette()), 100)
+    lines = shown.splitlines()
+    assert lines[0] == f"Diff: event 1 → event {live.sequence}"
+    assert lines[1:4] == ["added: sec:aims/risks v1", "removed: -", "changed: sec:aims v1→v2"]
+    assert "- Ship it." in shown and "+ Ship it soon." in shown and "+ ## Risks" in shown
