@@ -137,6 +137,9 @@ async def test_stepping_time_fires_a_window_and_a_lock_expiry(demo: Path) -> Non
         status = str(screen.query_one("#doc-status", Static).content)
         assert "protocol time +4 min ahead of the clock · last step: +4 min: " in status
         assert status.endswith("released the lock on sec:budget (expired)")
+        await pilot.pause()
+        drawn = screen.query_one("#doc-status", Static)
+        assert drawn.size.height > 1  # the status line wraps to say it all
         assert screen.workspace.time_ahead_ms == 240_000
     # durable and shared: another process opening the file reads the same time
     async with await Workspace.open(demo, watch=False, lazy=True) as other:
