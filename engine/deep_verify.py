@@ -42,6 +42,7 @@ from engine.workspace import (
     CACHE_ERRORS,
     CONTEXT_CHECKPOINT,
     CONTEXT_PREFIX,
+    DOC_ARCHIVE_PREFIX,
     INDEX_CHECKPOINT,
     LEGACY_CHECKPOINT,
     LEGACY_VERSION,
@@ -183,6 +184,11 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
             _state_claim(audit, name, context, projection, with_snapshots=True)
         elif name.startswith(DOC_CHECKPOINT):
             await _document_claim(store, audit, name, checkpoint)
+        elif name.startswith(DOC_ARCHIVE_PREFIX):
+            document, _, at = name[len(DOC_ARCHIVE_PREFIX) :].rpartition(":")
+            if not at.isdigit():
+                raise ValueError(f"{name!r} names no place in a stream")
+            await _document_claim(store, audit, name, checkpoint, document)
         elif name.startswith(ARCHIVE_PREFIX):
             context, _, mark = name[len(ARCHIVE_PREFIX) :].rpartition(":")
             if not mark.isdigit():
@@ -196,13 +202,19 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
 
 
 async def _document_claim(
-    store: EventStore, audit: _Audit, name: str, checkpoint: Checkpoint
+    store: EventStore,
+    audit: _Audit,
+    name: str,
+    checkpoint: Checkpoint,
+    document: str | None = None,
 ) -> None:
-    """A document's checkpoint: its state after an event of the document's stream, judged
-    against the document rebuilt from the stream's first event to there."""
+    """A document's checkpoint (or archive, of ``document``): its state after an event of
+    the document's stream, judged against the document rebuilt from the stream's first event
+    to there."""
     from engine.protocol.persist import dump_document
 
-    document = name[len(DOC_CHECKPOINT) :]
+    if document is None:
+        document = name[len(DOC_CHECKPOINT) :]
     saved = DocumentProjection.restore(document, checkpoint.seq, decode_checkpoint(checkpoint.data))
     stream = DOC_PREFIX + document
     rebuilt = DocumentProjection()

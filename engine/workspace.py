@@ -98,6 +98,7 @@ from engine.documents import (
     DocumentInfo,
     DocumentProjection,
 )
+from engine.protocol_time import ADVANCED, CLOCK_STREAM, STEPPED, ProtocolTime, advance_payload
 from engine.store import (
     Checkpoint,
     EventStore,
@@ -115,6 +116,7 @@ CONTEXT_PREFIX = "ctx:"
 INDEX_CHECKPOINT = "workspace:index"  # which contexts exist, where they end, their numbers
 CONTEXT_CHECKPOINT = "workspace:ctx:"  # + a context's name: that context's state
 ARCHIVE_PREFIX = "archive:" + CONTEXT_PREFIX  # + "<name>:<mark>": a context's past state
+DOC_ARCHIVE_PREFIX = "archive:doc:"  # + "<name>:<n>": a document after its first n events
 LEGACY_CHECKPOINT = "workspace"  # version 2: every context in one checkpoint (read, to migrate)
 LEGACY_VERSION = 2  # contexts in the compact form (engine/context/compact.py)
 CHECKPOINT_VERSION = 3  # 3: one checkpoint per context, and the index
@@ -391,6 +393,7 @@ class Workspace:
         self._doc_pending: dict[str, list[StoredEvent]] = {}  # events arriving while one loads
         self.path = path
         self._clock = clock
+        self._time = ProtocolTime()  # the ``clock`` stream: stepped, and how far ahead
         self._lazy = lazy
         self._contexts: dict[str, ContextProjection] = {}  # the loaded contexts
         self._heads: dict[str, StreamHead] = {}  # every context: where its stream ends
@@ -452,6 +455,8 @@ class Workspace:
         with _collector_paused(freeze=True):
             seq, restored = await self._read_index()
             later = await self.store.stream_heads(seq)
+            for event in await self.store.read_stream(CLOCK_STREAM):
+                self._time.apply(event)
             self._applied = max([seq, *(head.seq for head in later.values())])
             for stream, head in later.items():
                 name = _context_name(stream)
@@ -749,6 +754,9 @@ class Workspace:
         if event.stream.startswith(DOC_PREFIX):
             self._apply_document(event)
             return
+        if event.stream == CLOCK_STREAM:
+            self._time.apply(event)
+            return
         name = _context_name(event.stream)
         if name is None:
             return
@@ -923,7 +931,6 @@ class Workspace:
         if self._needs_reload:
             await self._reload(set(self._needs_reload))
         await self.load(name)
-        now = self._clock()
         results: list[dict[str, Any]] = []
         projection: ContextProjection | None = None
         stream = CONTEXT_PREFIX + name
@@ -933,6 +940,7 @@ class Workspace:
             self._deciding = True
             for event in others:
                 self._apply(event)
+            now = self.now_ns()  # after the others: a step they hold dates this too
             projection = self._projection(name)
             events = []
             for command, stored in parsed:
@@ -1128,33 +1136,83 @@ class Workspace:
 
     async def document_at(self, name: str, count: int) -> Document:
         """Document ``name`` as it was after the first ``count`` events of its stream: a new
-        projection folded from the stream's start (the live one is not touched), to be read,
-        never changed. Past the end, the document as it is now. ``DocumentNotFound`` if there
-        is no such document; ``ValueError`` if ``count`` is below 1 (the creation)."""
+        projection (the live one is not touched), to be read, never changed. It starts from
+        the latest cache at or before event ``count`` that matches the log (the document's
+        checkpoint, else an archive of it, see ``_save_document``), else from the creation,
+        and folds the events up to ``count``. Past the end, the document as it is now.
+        ``DocumentNotFound`` if there is no such document; ``ValueError`` if ``count`` is below
+        1 (the creation)."""
         from engine.protocol.errors import DocumentNotFound
 
         if count < 1:
             raise ValueError(f"event {count} of document {name!r}: the first is 1, its creation")
         stream = DOC_PREFIX + name
-        projection = DocumentProjection()
         with _collector_paused():
+            projection = await self._document_before(name, count) or DocumentProjection()
             while projection.stream_seq < count:
                 wanted = min(READ_BATCH, count - projection.stream_seq)
                 events = await self.store.read_stream(stream, projection.stream_seq, wanted)
-                for event in events:
+                for done, event in enumerate(events, 1):
                     projection.replay(event)
+                    if done % REPLAY_YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a long fold leaves the app its turns
                 if len(events) < wanted:
                     break
         if projection.stream_seq == 0:
             raise DocumentNotFound(f"no document named {name!r} in {self.path}", document=name)
         return projection.doc
 
-    async def _save_document(self, name: str, projection: DocumentProjection) -> None:
+    async def _document_before(self, name: str, count: int) -> DocumentProjection | None:
+        """A fresh projection of the document from its latest cache at or before event
+        ``count`` of its stream whose last event is the log's (None: there is none). A cache
+        that cannot be used is passed over for the one before."""
+        cached = await self.store.checkpoints()
+        prefix = DOC_ARCHIVE_PREFIX + name + ":"
+        archives = sorted(
+            (int(key[len(prefix) :]), key)
+            for key in cached
+            if key.startswith(prefix) and key[len(prefix) :].isdigit()
+        )
+        candidates = [key for at, key in reversed(archives) if at <= count]
+        if DOC_CHECKPOINT + name in cached:
+            candidates.insert(0, DOC_CHECKPOINT + name)  # the latest, when it is not past count
+        for key in candidates:
+            try:
+                checkpoint = await self.store.load_checkpoint(key)
+                if checkpoint is None:
+                    continue
+                data = decode_checkpoint(checkpoint.data)
+                projection = DocumentProjection.restore(name, checkpoint.seq, data)
+                if projection.stream_seq > count:
+                    continue
+                stream = DOC_PREFIX + name
+                last = await self.store.read_stream(stream, projection.stream_seq - 1, limit=1)
+                if last and (last[0].seq, last[0].payload.get("id")) == (
+                    projection.seq,
+                    projection.doc.last_event_id,
+                ):
+                    return projection
+                raise _CheckpointMismatch(f"event {projection.stream_seq} is not the log's")
+            except (*CACHE_ERRORS, _CheckpointMismatch) as error:
+                self.checkpoint_problem = (
+                    f"{key!r} could not be used ({error}); read from an earlier state"
+                )
+        return None
+
+    async def _save_document(
+        self, name: str, projection: DocumentProjection, *, archive: bool = False
+    ) -> None:
+        """Save the document's checkpoint; with ``archive``, the same state is also kept as
+        ``archive:doc:<name>:<n>`` (n: its events), where ``document_at`` starts a fold of
+        the past from (the checkpoint itself is replaced as the document moves on)."""
         stream_seq = projection.stream_seq  # what the dump below reflects
         with _collector_paused():
             data = encode_checkpoint(projection.dump(name))
         await self.store.save_checkpoint(DOC_CHECKPOINT + name, projection.seq, data)
         projection.checkpointed = max(projection.checkpointed, stream_seq)
+        if archive:
+            key = f"{DOC_ARCHIVE_PREFIX}{name}:{stream_seq}"
+            await self.store.save_checkpoint(key, projection.seq, data)
 
     def document(self, name: str) -> Document:
         """The live projection of a loaded document. Read it; change it only through commands."""
@@ -1193,7 +1251,7 @@ class Workspace:
         check_actor(human)
         check_text("the document's Markdown", markdown)
         ids = self._new_ids()
-        now_ns = self._clock()
+        now_ns = self.now_ns()
         event = creation_event(
             name=name,
             markdown=markdown,
@@ -1262,13 +1320,13 @@ class Workspace:
         projection = await self.load_document(name)
         stream = DOC_PREFIX + name
         ids = self._new_ids()
-        now_ns = self._clock()
         outcome: list[Decision | ProtocolError] = []
 
         def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
             self._deciding = True
             for other in others:
                 self._apply(other)
+            now_ns = self.now_ns()  # after the others: a step they hold is due now
             try:
                 decision = decide_with(projection.doc, now_ns // 1_000_000, ids)
                 events = decision.events
@@ -1297,7 +1355,7 @@ class Workspace:
                 CHECKPOINT_EVERY, len(projection.doc.proposals) + len(projection.doc.agents)
             )
             if projection.stream_seq - projection.checkpointed >= spacing:
-                await self._save_caches(self._save_document(name, projection))
+                await self._save_caches(self._save_document(name, projection, archive=True))
         result = outcome[-1]
         if isinstance(result, ProtocolError):
             raise result
@@ -1357,6 +1415,62 @@ class Workspace:
         stored = await self._execute(decide)
         for event in stored:
             self._apply(event)
+
+    # -- protocol time (engine/protocol_time.py) -------------------------------------------------
+    def now_ns(self) -> int:
+        """Protocol time: the clock, plus how far a stepped workspace was stepped ahead (as
+        of the events this process has taken in; a command reads it after the others')."""
+        return self._clock() + self._time.ahead_ms * 1_000_000
+
+    @property
+    def time_stepped(self) -> bool:
+        """Whether this workspace's protocol time may be stepped ahead (``make_stepped``)."""
+        return self._time.stepped
+
+    @property
+    def time_ahead_ms(self) -> int:
+        """How far protocol time was stepped ahead of the clock, in every process."""
+        return self._time.ahead_ms
+
+    async def make_stepped(self, *, human: str) -> bool:
+        """Let protocol time be stepped ahead in this workspace, for good and for every process
+        (``clock.stepped``); False if it already was."""
+        check_actor(human)
+        self._check_writable()
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            for other in others:
+                self._apply(other)
+            if self._time.stepped:
+                return []
+            return [NewEvent(CLOCK_STREAM, STEPPED, {"by": human}, human, self.now_ns())]
+
+        stored = await self._execute(decide)
+        for event in stored:
+            self._apply(event)
+        return bool(stored)
+
+    async def step_time(self, seconds: int, *, human: str) -> int:
+        """Move protocol time ``seconds`` ahead (``clock.advanced``, shared by every process)
+        and return how far ahead it now is, in ms. ``ClockNotStepped`` unless the workspace was
+        made stepped; ``InvalidRequest`` for a step that is not 1 s to a day. It fires
+        nothing: ``tick_document`` does, in whichever process runs it next."""
+        check_actor(human)
+        self._check_writable()
+        advance_payload(self._time, seconds)  # refused before a transaction is opened
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            for other in others:
+                self._apply(other)
+            payload = advance_payload(self._time, seconds)
+            # Dated at the new time: the step is the first thing that happens there.
+            now = self.now_ns() + payload["byMs"] * 1_000_000
+            return [NewEvent(CLOCK_STREAM, ADVANCED, {**payload, "by": human}, human, now)]
+
+        stored = await self._execute(decide)
+        for event in stored:
+            self._apply(event)
+        return self._time.ahead_ms
 
     async def document_events(
         self, name: str, after: int = 0, limit: int | None = None

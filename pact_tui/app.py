@@ -144,10 +144,9 @@ class PactApp(App[int]):
         self.path = Path(path)
         self.clock = clock or time.time_ns
         self.step_time = step_time
-        """Whether the custodian may step protocol time ahead of the clock (the demo, or
-        ``--step-time``): what this process writes is then dated ``time_ahead_ns`` later."""
-        self.time_ahead_ns = 0
-        """How far the custodian has stepped protocol time ahead of the clock."""
+        """Make the workspace's protocol time stepped on opening (the demo, or
+        ``--step-time``): recorded in the file, for every process, for good
+        (``Workspace.make_stepped``, see ``engine/protocol_time.py``)."""
         self.live_updates = watch
         self.create = create
         self.read_only = read_only
@@ -241,9 +240,9 @@ class PactApp(App[int]):
                     self.reload_theme_file(path)
 
     def protocol_clock(self) -> int:
-        """The time this process's commands are dated: the clock, plus what the custodian
-        stepped ahead (``time_ahead_ns``; always 0 unless ``step_time``)."""
-        return self.clock() + self.time_ahead_ns
+        """Protocol time (ns): the workspace's (the clock, plus how far a stepped workspace was
+        stepped ahead, in whichever process), or the clock before one is open."""
+        return self.workspace.now_ns() if self.workspace is not None else self.clock()
 
     # -- the workspace --------------------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -254,7 +253,7 @@ class PactApp(App[int]):
             self.workspace = await Workspace.open(
                 self.path,
                 create=self.create and not self.read_only,
-                clock=self.protocol_clock,
+                clock=self.clock,
                 watch=self.live_updates,
                 read_only=self.read_only or cannot_write,
             )
@@ -279,6 +278,11 @@ class PactApp(App[int]):
                 severity="warning",
                 timeout=10,
             )
+        if self.step_time and not self.workspace.read_only:
+            try:
+                await self.workspace.make_stepped(human=self.custodian)
+            except (StoreError, ContextError) as error:
+                self.notify(visible(str(error)), title="Step", severity="error", markup=False)
         not_used = self.workspace.checkpoint_problem  # a cache: the log was read instead
         if not_used is not None:
             self.notify(

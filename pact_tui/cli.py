@@ -555,8 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
     opening.add_argument(
         "--step-time",
         action="store_true",
-        help="let '.' on the document screen step protocol time ahead (commands are then dated"
-        " ahead of the clock: for simulations, not for a workspace others share)",
+        help="make this workspace's protocol time stepped, for good and for every process"
+        " (recorded in the file): '.' on the document screen then steps it ahead, firing"
+        " windows and expiries early; for simulations, not for a workspace others share",
     )
     opening.set_defaults(sync=_open_app)
 

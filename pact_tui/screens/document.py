@@ -76,10 +76,11 @@ class DocumentScreen(Screen[None]):
         Binding("right_square_bracket", "later", "Later", tooltip="one event forward (to live)"),
         Binding("left_curly_bracket", "first_event", "First", show=False, tooltip="its creation"),
         Binding("right_curly_bracket", "live", "Live", tooltip="back to the live document"),
+        Binding("l", "live", "Live", show=False, tooltip="back to the live document"),
         Binding("colon", "go_to_event", "Go to", show=False, tooltip="the document at event N"),
         Binding("d", "mark_diff", "Diff", tooltip="mark this point: diff it with what is shown"),
         Binding("full_stop", "step_time", "Step", tooltip="step protocol time ahead (demo)"),
-        Binding("plus", "next_step", "Step size", show=False, tooltip="the step: 10 s to 1 h"),
+        Binding("plus", "next_step", "Step size", show=False, tooltip="the step: 1 s to 1 h"),
         Binding(
             "u",
             "toggle_diff_layout",
@@ -128,6 +129,8 @@ class DocumentScreen(Screen[None]):
     """The point marked with ``d`` (a count of events): what is shown is diffed against it."""
     step_s: var[int] = var(60, init=False)
     """How far ``.`` steps protocol time (seconds)."""
+    step_report: var[str] = var("", init=False)
+    """What the last step of protocol time fired, said on the status line."""
 
     # -- derived -------------------------------------------------------------------------------
     past: var[tuple[str, int, Document] | None] = var(None, init=False)
@@ -252,7 +255,7 @@ class DocumentScreen(Screen[None]):
         pending = sum(len(v) for v in doc.open_by_section.values())
         live = self.workspace.document(shown.name).sequence
         past = (
-            f"PAST: event {shown.revision} of {live} (] later, }} live) · "
+            f"PAST: event {shown.revision} of {live} (] later, l live) · "
             if self.position is not None
             else ""
         )
@@ -307,7 +310,7 @@ class DocumentScreen(Screen[None]):
         app: PactApp = self.app  # type: ignore[assignment]
         self.now_ms = app.protocol_clock() // 1_000_000
         name = self.document_name
-        if name is None or self.workspace.read_only:
+        if name is None or self.workspace.read_only or self._stepping:
             return
         timers = self.workspace.document(name).timers  # the live one's, whatever is shown
         if timers and timers[0][0] <= self.now_ms:  # something is due: fire it here
@@ -342,7 +345,7 @@ class DocumentScreen(Screen[None]):
             return None
         if self.position is not None:
             self.notify(
-                f"You are looking at event {self.position}: press }} to go back to live"
+                f"You are looking at event {self.position}: press l (or }}) to go back to live"
                 " before acting.",
                 severity="warning",
                 title="The past is read-only",
@@ -493,19 +496,42 @@ class DocumentScreen(Screen[None]):
         panel.update(document_diff(base[2], base[1], shown.doc, shown.revision, palette))
 
     def action_next_step(self) -> None:
-        steps = (10, 60, 300, 600, 3600)
-        at = steps.index(self.step_s) if self.step_s in steps else 0
-        self.step_s = steps[(at + 1) % len(steps)]
-        self.notify(f"'.' steps protocol time by {self.step_s} s.", title="Step")
+        from ..doc_time import STEPS, duration
+
+        at = STEPS.index(self.step_s) if self.step_s in STEPS else -1
+        self.step_s = STEPS[(at + 1) % len(STEPS)]
+        self.notify(f"'.' steps protocol time by {duration(self.step_s)}.", title="Step")
+
+    def action_set_step(self) -> None:
+        """Ask for the step (``30``, ``10s``, ``5m``, ``1h``); one refused changes nothing."""
+        from ..doc_time import duration, parse_step
+        from ..screens.prompt import PromptScreen
+
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            try:
+                self.step_s = parse_step(text)
+            except ValueError as error:
+                self.notify(visible(str(error)), severity="error", title="Step", markup=False)
+                return
+            self.notify(f"'.' steps protocol time by {duration(self.step_s)}.", title="Step")
+
+        question = "Step protocol time by (30, 10s, 5m, 1h)"
+        self.app.push_screen(PromptScreen(question, value=str(self.step_s)), chosen)
 
     def _time_ahead(self) -> str:
-        app: PactApp = self.app  # type: ignore[assignment]
-        ahead = app.time_ahead_ns // 1_000_000_000
-        return f" · protocol time +{ahead} s" if ahead else ""
+        from ..doc_time import duration
+
+        ahead = self.workspace.time_ahead_ms // 1000
+        report = f" · last step: {self.step_report}" if self.step_report else ""
+        return f" · protocol time +{duration(ahead)} ahead of the clock{report}" if ahead else ""
+
+    def watch_step_report(self) -> None:
+        self.watch_shown(self.shown)
 
     def action_step_time(self) -> None:
-        app: PactApp = self.app  # type: ignore[assignment]
-        if not app.step_time:
+        if not self.workspace.time_stepped:
             self.notify(
                 "Protocol time follows the clock here: step it in the demo, or open the"
                 " workspace with --step-time.",
@@ -514,29 +540,40 @@ class DocumentScreen(Screen[None]):
             )
             return
         if self.position is not None:
-            self.notify("Go back to live (}) before stepping time.", severity="warning")
+            self.notify("Go back to live (l) before stepping time.", severity="warning")
             return
-        app.time_ahead_ns += self.step_s * 1_000_000_000
-        self.now_ms = app.protocol_clock() // 1_000_000
-        self.step_and_fire()
+        if self.workspace.read_only:
+            self.notify("The workspace is open read-only.", severity="warning", title="Step")
+            return
+        self.step_and_fire(self.step_s)
 
-    @work(exclusive=True, group="tick")
-    async def step_and_fire(self) -> None:
-        """Fire what the step made due, and say what it did."""
+    _stepping = 0  # steps under way: the clock's tick leaves their firing to them
+
+    @work(group="step")
+    async def step_and_fire(self, seconds: int) -> None:
+        """Move protocol time ahead for every process, fire what became due, and say what
+        firing did (in a notification and on the status line). Not exclusive: a second step
+        cancelling the first between its two transactions would lose what the first fired."""
         from engine.protocol.errors import ProtocolError
 
+        from ..doc_time import duration, fired_words
+
         name = self.document_name
-        if name is None or self.workspace.read_only:
-            return
+        self._stepping += 1
         try:
-            decision = await self.workspace.tick_document(name)
+            await self.workspace.step_time(seconds, human=self.custodian)
+            self.now_ms = self.workspace.now_ns() // 1_000_000
+            decision = await self.workspace.tick_document(name) if name is not None else None
         except (ProtocolError, StoreError) as error:
-            self.notify(visible(str(error)), severity="error", title="Due work", markup=False)
+            self.notify(visible(str(error)), severity="error", title="Step", markup=False)
             return
-        self._applied(name, decision)
-        fired = [e["eventType"].removeprefix("pact.") for e in decision.events]
-        said = ", ".join(fired) if fired else "nothing was due"
-        self.notify(visible(f"+{self.step_s} s: {said}"), title="Step", markup=False)
+        finally:
+            self._stepping -= 1
+        said = fired_words(decision.events if decision is not None else ())
+        if name is not None and decision is not None:
+            self._applied(name, decision)
+        self.step_report = f"+{duration(seconds)}: {said}"
+        self.notify(visible(self.step_report), title="Step", markup=False)
 
     # -- escalation inbox, agents, events, view as agent ----------------------------------------
     def _inbox_status(self, shown: DocShown) -> str:
@@ -852,6 +889,12 @@ class DocumentScreen(Screen[None]):
         yield SystemCommand(
             "View as the custodian", "see everything again", self.action_view_as_custodian
         )
+        yield SystemCommand(
+            "Set the time step", "how far '.' steps protocol time", self.action_set_step
+        )
+        yield SystemCommand(
+            "Step protocol time", "by the step, firing what is due", self.action_step_time
+        )
 
 
 def resolve_command(
@@ -916,8 +959,8 @@ def document_diff(
     head.append(f"Diff: event {base_at} → event {at}\n", "bold")
     before = {s.id: s for s in base.sections}
     after = {s.id: s for s in doc.sections}
-    added = [i for i in after if i not in before]
-    removed = [i for i in before if i not in after]
+    added = [f"{i} v{after[i].version}" for i in after if i not in before]
+    removed = [f"{i} v{before[i].version}" for i in before if i not in after]
     changed = [
         f"{i} v{before[i].version}→v{after[i].version}"
         for i in after

@@ -54,7 +54,7 @@ async def test_a_jump_to_no_such_event_says_so_and_changes_nothing(demo: Path) -
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
-        for bad in ("0", "x", "100000"):
+        for bad in ("0", "x", "100000", "-3", "1.5"):
             await pilot.press("colon")
             await answer(pilot, bad)
             await settle(pilot)
@@ -99,8 +99,7 @@ async def test_the_diff_between_two_points_lists_the_changed_sections(demo: Path
         await settle(pilot)
         shown = text_of(screen.query_one("#doc-diff", Static).content, 120)
         assert f"Diff: event 1 → event {doc.sequence}" in shown
-        assert "changed: sec:summary v1→v2" in shown
-        assert "added: -" in shown and "removed: -" in shown
+        assert "\nadded: -\nremoved: -\nchanged: sec:summary v1→v2\n" in shown  # exactly
         assert "+ The project is on budget, on time, and hedged." in shown
         assert merged.section == doc.by_id["sec:summary"].key
         await pilot.press("d")  # cleared
@@ -109,6 +108,10 @@ async def test_the_diff_between_two_points_lists_the_changed_sections(demo: Path
 
 
 async def test_stepping_time_fires_a_window_and_a_lock_expiry(demo: Path) -> None:
+    """A step of a stepped workspace is recorded for every process, fires what became due,
+    and the status line says how far ahead protocol time is and what firing did."""
+    from engine.workspace import Workspace
+
     app = inspector(demo, human="ann", step_time=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
@@ -118,14 +121,41 @@ async def test_stepping_time_fires_a_window_and_a_lock_expiry(demo: Path) -> Non
         assert pending.merge_at_ms is not None and budget.lock is not None
         await pilot.press("plus")  # 60 s → 300 s
         assert screen.step_s == 300
+        screen.action_set_step()  # the palette's "Set the time step"
+        await answer(pilot, "4m", clear=True)  # past the window and the lock, not evictions
+        assert screen.step_s == 240
         await pilot.press("full_stop")
         await settle(pilot)
         assert pending.status == "Merged"
         assert budget.lock is None
-        said = [n for n in notifications(app) if n.startswith("Step: +300 s")]
-        assert said and "auto-merged" in said[0]
+        said = [n for n in notifications(app) if n.startswith("Step: +4 min")]
+        assert said, notifications(app)
+        where = doc.by_key[pending.section].id
+        assert f"merged {pending.id} on {where} (window ended)" in said[0]
+        assert "evicted" not in said[0]
+        assert "released the lock on sec:budget (expired)" in said[0]
         status = str(screen.query_one("#doc-status", Static).content)
-        assert "protocol time +300 s" in status
+        assert "protocol time +4 min ahead of the clock · last step: +4 min: " in status
+        assert status.endswith("released the lock on sec:budget (expired)")
+        await pilot.pause()
+        drawn = screen.query_one("#doc-status", Static)
+        assert drawn.size.height > 1  # the status line wraps to say it all
+        assert screen.workspace.time_ahead_ms == 240_000
+    # durable and shared: another process opening the file reads the same time
+    async with await Workspace.open(demo, watch=False, lazy=True) as other:
+        assert other.time_stepped and other.time_ahead_ms == 240_000
+
+
+async def test_a_bad_step_is_refused_and_the_step_stays(demo: Path) -> None:
+    app = inspector(demo, human="ann", step_time=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        for bad in ("0", "x", "25h", "-5"):
+            screen.action_set_step()
+            await answer(pilot, bad, clear=True)
+            assert any(f"{bad!r}: give a step of 1 s to 24 h" in n for n in notifications(app))
+            assert screen.step_s == 60
+        assert screen.workspace.time_ahead_ms == 0
 
 
 async def test_stepping_is_refused_where_time_follows_the_clock(demo: Path) -> None:
@@ -136,4 +166,53 @@ async def test_stepping_is_refused_where_time_follows_the_clock(demo: Path) -> N
         await pilot.press("full_stop")
         await settle(pilot)
         assert any("Protocol time follows the clock here" in n for n in notifications(app))
-        assert app.time_ahead_ns == 0 and screen.shown.doc.sequence == before  # type: ignore[union-attr]
+        assert screen.workspace.time_ahead_ms == 0 and not screen.workspace.time_stepped
+        assert screen.shown.doc.sequence == before  # type: ignore[union-attr]
+
+
+async def test_stepping_is_refused_in_the_past_and_l_goes_back_to_live(demo: Path) -> None:
+    app = inspector(demo, human="ann", step_time=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        live = screen.shown.doc  # type: ignore[union-attr]
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, lambda: screen.shown.doc is not live, "one event back")  # type: ignore[union-attr]
+        await pilot.press("full_stop")
+        await settle(pilot)
+        assert any("Go back to live (l) before stepping time" in n for n in notifications(app))
+        assert screen.workspace.time_ahead_ms == 0
+        await pilot.press("l")
+        await settle(pilot)
+        assert screen.position is None and screen.shown.doc is live  # type: ignore[union-attr]
+
+
+async def test_the_diff_lists_exactly_the_sections_added_and_changed(tmp_path: Path) -> None:
+    """Two points of a document built by commands: a section's text changed and a subsection
+    added under it; the diff names exactly those, with their versions, and the content's
+    lines."""
+    from engine.protocol.commands import Actor
+    from engine.workspace import Workspace
+    from pact_tui.screens.document import document_diff
+    from pact_tui.widgets.queue import Palette
+
+    from .test_document_queue import text_of
+
+    async with await Workspace.open(tmp_path / "ws.pact", create=True, watch=False) as ws:
+        await ws.create_document("plan", "# Aims\n\nShip it.\n\n# Costs\n\nLow.\n", human="ann")
+        await ws.run_document("plan", {"op": "join", "agentName": "bo"}, Actor.agent("bo"))
+        new = "# Aims\n\nShip it soon.\n\n## Risks\n\nLate.\n\n"
+        proposed = await ws.run_document(
+            "plan",
+            {"op": "propose", "sectionId": "sec:aims", "newContent": new},
+            Actor.agent("bo"),
+        )
+        pid = proposed.result["proposalId"]
+        command = {"op": "approve", "proposalId": pid, "why": "fine"}
+        await ws.run_document("plan", command, Actor.human("ann"))
+        live = ws.document("plan")
+        start = await ws.document_at("plan", 1)
+        shown = text_of(document_diff(start, 1, live, live.sequence, Palette()), 100)
+    lines = shown.splitlines()
+    assert lines[0] == f"Diff: event 1 → event {live.sequence}"
+    assert lines[1:4] == ["added: sec:aims/risks v1", "removed: -", "changed: sec:aims v1→v2"]
+    assert "- Ship it." in shown and "+ Ship it soon." in shown and "+ ## Risks" in shown

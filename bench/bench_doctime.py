@@ -1,0 +1,125 @@
+"""Benchmark of a document's past (issue 12, time travel), beside its anchor from this run.
+
+A document of ``EVENTS`` events (the workload of ``bench_protocol``'s reopen figure: 100 agents
+proposing, approving, heartbeating, declaring intents, setting salience, commenting), with the
+archives the workspace keeps while commands run (one beside each checkpoint it saves, as far
+apart as ``_decide_document`` spaces them). ``Workspace.document_at`` at points in the newer
+half of the history ÷ the same fold from the stream's start (no cache found) ≤ 0.25, median of
+the points, each in a fresh process; both must arrive at the same state.
+
+``python -m bench doctime`` runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import hashlib
+import itertools
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import orjson
+
+import engine.workspace as workspace_module
+from bench.bench_protocol import _append, _work
+from bench.common import fmt, in_a_fresh_process, report_ratio
+from engine.documents import DOC_CHECKPOINT
+from engine.protocol.document import Document
+from engine.protocol.envelope import CountingIds
+from engine.protocol.persist import dump_document
+from engine.store import SqliteEventStore
+from engine.workspace import Workspace
+
+EVENTS = 200_000
+POINTS = (110_001, 137_777, 163_333, 199_999)  # in the newer half, between archives
+NEVER = 10**12
+ROLE_MODULE = "bench.bench_doctime"
+
+
+async def build(path: str, total: str) -> None:
+    """The document ``plan`` of ``total`` events, archived where the workspace would have."""
+    total_n = int(total)
+    gc.freeze()
+    doc, ids = Document(), CountingIds()
+    events = _work(doc, ids)
+    archived, archives = 0, []
+    async with await SqliteEventStore.open(path, create=True, watch=False) as store:
+        while (head := await store.head()) < total_n:
+            spacing = max(workspace_module.CHECKPOINT_EVERY, len(doc.proposals) + len(doc.agents))
+            batch = min(spacing - (head - archived), total_n - head)
+            await _append(store, list(itertools.islice(events, batch)))
+            if await store.head() - archived >= spacing:
+                with mock.patch.multiple(workspace_module, CHECKPOINT_ON_CLOSE=NEVER):
+                    async with await Workspace.open(path, watch=False, lazy=True) as ws:
+                        projection = await ws.load_document("plan")
+                        await ws._save_document("plan", projection, archive=True)
+                archived = await store.head()
+                archives.append(archived)
+    print(json.dumps({"archives": archives}))
+
+
+async def timed_past(path: str, at: str, mode: str) -> None:
+    """How long ``document_at("plan", at)`` takes in a fresh process (``mode``: "cached", or
+    "replay" with the caches' names changed so none is found), and what it arrives at."""
+    none = "bench:none:" if mode == "replay" else None  # the caches' names, or as they are
+    patches: dict[str, Any] = {
+        "DOC_CHECKPOINT": none or DOC_CHECKPOINT,
+        "DOC_ARCHIVE_PREFIX": none or workspace_module.DOC_ARCHIVE_PREFIX,
+    }
+    gc.freeze()
+    with mock.patch.multiple(workspace_module, **patches):
+        async with await Workspace.open(path, watch=False, lazy=True, read_only=True) as ws:
+            start = time.perf_counter()
+            doc = await ws.document_at("plan", int(at))
+            seconds = time.perf_counter() - start
+            assert ws.checkpoint_problem is None, ws.checkpoint_problem
+    state = orjson.dumps(dump_document(doc), option=orjson.OPT_SORT_KEYS)
+    digest = hashlib.sha256(state).hexdigest()
+    print(json.dumps({"seconds": seconds, "events": doc.sequence, "digest": digest}))
+
+
+ROLES: dict[str, Callable[..., Coroutine[Any, Any, None]]] = {"build": build, "past": timed_past}
+
+
+def bench_past(directory: Path) -> None:
+    print(f"1. the document at an event of its past, {EVENTS:,} events: nearest cache vs replay")
+    path = directory / "past.pact"
+    start = time.perf_counter()
+    built = in_a_fresh_process(ROLE_MODULE, "build", path, EVENTS)
+    print(
+        f"  (built in {fmt(time.perf_counter() - start)}; archives at"
+        f" {', '.join(f'{a:,}' for a in built['archives'])})"
+    )
+    cached, replayed = [], []
+    for at in POINTS:
+        replay = in_a_fresh_process(ROLE_MODULE, "past", path, at, "replay")
+        fast = in_a_fresh_process(ROLE_MODULE, "past", path, at, "cached")
+        assert (fast["events"], fast["digest"]) == (replay["events"], replay["digest"]), at
+        assert fast["events"] == at, fast
+        print(f"  event {at:,}: {fmt(fast['seconds'])} (replay {fmt(replay['seconds'])})")
+        cached.append(fast["seconds"])
+        replayed.append(replay["seconds"])
+    report_ratio(
+        "document_at from the nearest cache vs from the start",
+        statistics.median(cached),
+        statistics.median(replayed),
+        0.25,
+        anchor_label="replay from the start",
+    )
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        bench_past(Path(folder))
+
+
+if __name__ == "__main__" and len(sys.argv) > 2 and sys.argv[1] in ROLES:
+    asyncio.run(ROLES[sys.argv[1]](*sys.argv[2:]))

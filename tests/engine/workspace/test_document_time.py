@@ -1,0 +1,169 @@
+"""A document's past (``document_at``) from its nearest cache, and protocol time stepped ahead
+in a stepped workspace: durable, shared by every process, refused where time follows the
+clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import engine.workspace as workspace_module
+from engine.deep_verify import verify_deep
+from engine.documents import DOC_PREFIX
+from engine.protocol.document import Document
+from engine.protocol.errors import InvalidRequest
+from engine.protocol.persist import dump_document
+from engine.protocol_time import CLOCK_STREAM, ClockNotStepped
+from engine.store import SqliteEventStore
+from engine.workspace import DOC_ARCHIVE_PREFIX, Workspace
+from pact_tui.demo import create_memo
+
+from .conftest import ManualClock
+
+
+async def folds(path: Path, name: str) -> list[dict[str, Any]]:
+    """The document after each of its events, folded from the stream's start."""
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        events = await store.read_stream(DOC_PREFIX + name, 0)
+    doc, states = Document(), []
+    for event in events:
+        doc.apply(event.payload)
+        states.append(dump_document(doc))
+    return states
+
+
+async def archived_memo(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The demo memo, its state archived every few events; returns where the archives are."""
+    monkeypatch.setattr(workspace_module, "CHECKPOINT_EVERY", 7)
+    async with await Workspace.open(path, create=True, watch=False, clock=ManualClock()) as ws:
+        await create_memo(ws)
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        names = await store.checkpoints()
+    prefix = DOC_ARCHIVE_PREFIX + "memo:"
+    return sorted(int(name[len(prefix) :]) for name in names if name.startswith(prefix))
+
+
+async def test_the_past_starts_from_the_nearest_archive_and_equals_the_fold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "ws.pact"
+    archives = await archived_memo(path, monkeypatch)
+    assert len(archives) >= 2
+    expected = await folds(path, "memo")
+    async with await Workspace.open(path, watch=False) as ws:
+        reads: list[int] = []
+        read_stream = ws.store.read_stream
+
+        async def spied(stream: str, after: int = 0, limit: int | None = None) -> Any:
+            if stream == DOC_PREFIX + "memo" and limit != 1:  # not an anchor check
+                reads.append(after)
+            return await read_stream(stream, after, limit)
+
+        monkeypatch.setattr(ws.store, "read_stream", spied)
+        for n in range(1, len(expected) + 1):
+            reads.clear()
+            past = await ws.document_at("memo", n)
+            assert dump_document(past) == expected[n - 1], f"event {n}"
+            nearest = max((a for a in archives if a <= n), default=0)
+            # folded from the nearest archive: nothing before it is read again
+            assert all(after >= nearest for after in reads), (n, reads)
+            if n == nearest:
+                assert reads in ([], [n]), (n, reads)
+
+
+async def test_an_archive_that_cannot_be_used_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "ws.pact"
+    archives = await archived_memo(path, monkeypatch)
+    expected = await folds(path, "memo")
+    last = archives[-2]  # the checkpoint is at the last one
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        name = f"{DOC_ARCHIVE_PREFIX}memo:{last}"
+        saved = await store.load_checkpoint(name)
+        assert saved is not None
+        await store.save_checkpoint(name, saved.seq, b"not json")
+    async with await Workspace.open(path, watch=False) as ws:
+        past = await ws.document_at("memo", last)
+        assert dump_document(past) == expected[last - 1]
+        assert ws.checkpoint_problem is not None and f"memo:{last}" in ws.checkpoint_problem
+
+
+async def test_deep_verify_judges_a_documents_archives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "ws.pact"
+    archives = await archived_memo(path, monkeypatch)
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        result = await verify_deep(store)
+    verdicts = {f.name: f.verdict for f in result.checkpoints}
+    for at in archives:
+        assert verdicts[f"{DOC_ARCHIVE_PREFIX}memo:{at}"] == "matches"
+
+
+async def memo(path: Path, clock: ManualClock) -> None:
+    async with await Workspace.open(path, create=True, watch=False, clock=clock) as ws:
+        await create_memo(ws)
+
+
+async def test_stepping_is_refused_where_time_follows_the_clock(tmp_path: Path) -> None:
+    path = tmp_path / "ws.pact"
+    clock = ManualClock()
+    await memo(path, clock)
+    async with await Workspace.open(path, watch=False, clock=clock) as ws:
+        head = ws.head
+        with pytest.raises(ClockNotStepped, match="follows the wall clock"):
+            await ws.step_time(300, human="ann")
+        assert ws.head == head and ws.time_ahead_ms == 0 and ws.now_ns() == clock.now
+
+
+async def test_a_bad_step_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "ws.pact"
+    clock = ManualClock()
+    await memo(path, clock)
+    async with await Workspace.open(path, watch=False, clock=clock) as ws:
+        assert await ws.make_stepped(human="ann")
+        assert not await ws.make_stepped(human="ann")  # once is for good
+        head = ws.head
+        for bad in (0, -5, 86_401, "60", 1.5, True):
+            with pytest.raises(InvalidRequest, match="whole seconds from 1 to 86400"):
+                await ws.step_time(bad, human="ann")  # type: ignore[arg-type]
+        assert ws.head == head and ws.time_ahead_ms == 0
+
+
+async def test_a_step_is_durable_shared_and_fires_a_window_and_a_lock_expiry(
+    tmp_path: Path,
+) -> None:
+    """One process steps; another, open all along, reads the new time in its next command
+    (the due window and lock fire there); a third opened later starts from it."""
+    path = tmp_path / "ws.pact"
+    clock = ManualClock()
+    await memo(path, clock)
+    async with (
+        await Workspace.open(path, watch=False, clock=clock) as custodian,
+        await Workspace.open(path, watch=False, clock=clock) as other,
+    ):
+        doc = (await other.load_document("memo")).doc
+        pending = next(p for p in doc.proposals.values() if p.status == "Pending")
+        assert pending.merge_at_ms is not None and doc.by_id["sec:budget"].lock is not None
+        assert pending.merge_at_ms > clock.now // 1_000_000  # not due at the wall clock
+        await custodian.make_stepped(human="ann")
+        assert await custodian.step_time(120, human="ann") == 120_000
+        assert custodian.now_ns() == clock.now + 120 * 10**9
+        assert other.time_ahead_ms == 0  # not heard of yet (no watcher)
+        decision = await other.tick_document("memo")
+        fired = {e["eventType"] for e in decision.events}
+        assert {"pact.proposal.auto-merged", "pact.section.unlocked"} <= fired
+        assert "pact.agent.evicted" not in fired  # the lock expired; its holder is still here
+        assert other.time_ahead_ms == 120_000
+        assert doc.proposals[pending.id].status == "Merged"
+        assert doc.by_id["sec:budget"].lock is None
+        # dated at protocol time, not at the wall clock
+        assert all(e["epochMs"] == (clock.now // 1_000_000) + 120_000 for e in decision.events)
+    async with await Workspace.open(path, watch=False, clock=clock) as later:
+        assert later.time_stepped and later.time_ahead_ms == 120_000
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        kinds = [e.type for e in await store.read_stream(CLOCK_STREAM, 0)]
+    assert kinds == ["clock.stepped", "clock.advanced"]
