@@ -38,6 +38,8 @@ from ..widgets.queue import (
     QueueAction,
     QueueFilter,
     QueueRow,
+    choose_command,
+    conflict_choices,
     proposal_detail,
 )
 from ..widgets.rows import RowList
@@ -671,28 +673,20 @@ class DocumentScreen(Screen[None]):
         if doc is None or group is None:
             self.notify(f"{row.key} is in no conflict.", severity="warning", title="Choose")
             return
-        choices = [*group.proposals, *(["merged"] if group.merged is not None else [])]
-        choice = await ask(f"Choose for the conflict: {', '.join(choices)}", row.key)
+        choices = conflict_choices(group)
+        held = f" (the three-way result has {group.overlaps} overlap(s))" if group.overlaps else ""
+        choice = await ask(f"Choose for the conflict: {', '.join(choices)}{held}", row.key)
         if choice is None:
             return
-        choice = choice.strip()
-        if choice not in choices:
-            self.notify(
-                visible(f"{choice!r} is not one of {', '.join(choices)}"),
-                severity="error",
-                title="Choose",
-                markup=False,
-            )
+        try:
+            choose_command(row.section_id, group, choice, "")  # a wrong choice asks no more
+        except ValueError as error:
+            self.notify(visible(str(error)), severity="error", title="Choose", markup=False)
             return
         why = await ask("Justification (kept with the decision)")
         if why is None:
             return
-        command = resolve_command(row.section_id, f"chose {choice}", why, False)
-        if choice == "merged":
-            command["content"] = group.merged
-        else:
-            command["proposalId"] = choice
-        self.run_document(command)
+        self.run_document(choose_command(row.section_id, group, choice, why))
 
     # -- the salience heatmap -------------------------------------------------------------------
     @on(SalienceHeatmap.CellHighlighted)

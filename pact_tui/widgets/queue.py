@@ -34,19 +34,20 @@ from textual.reactive import var
 
 from engine.visible import visible
 
-from ..diffs import DiffLine, side_by_side, unified
+from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks
 from ..types import DocShown
 from .outline import countdown
 from .rows import RowList
 
 if TYPE_CHECKING:
     from engine.protocol.document import Document
-    from engine.protocol.model import Proposal
+    from engine.protocol.model import ConflictGroup, Proposal
 
 QueueAction = Literal["approve", "reject", "force-merge", "choose", "revert"]
 # The order of the queue: open first (what needs acting on), then closed.
 OPEN_ORDER = ("Conflict", "Pending", "Approved")
 CLOSED_ORDER = ("Objected", "Merged", "Rejected", "Withdrawn")
+SHORT_ID = 6  # characters of a proposal's id in its row
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +137,45 @@ def progress(doc: Document, proposal: Proposal, now_ms: int) -> tuple[str, str]:
         return f"{len(approving)}/1 approval", "dim"
     need = quorum // 2 + 1 if policy == "majority" else quorum
     return f"{len(approving)}/{need} of {quorum} ({policy})", "dim"
+
+
+MERGED = "merged"  # the choice of a merge-both conflict's three-way result
+
+
+def conflict_choices(group: ConflictGroup) -> list[str]:
+    """What settles ``group``: one of its sides (a proposal id), or ``merged``, the three-way
+    result of a ``merge-both``, when no overlapping hunk is left in it (a result with overlaps
+    holds the markers and all three versions: putting it in the section would publish them)."""
+    sides = list(group.proposals)
+    return [*sides, MERGED] if group.merged is not None and not group.overlaps else sides
+
+
+def choose_command(section_id: str, group: ConflictGroup, choice: str, why: str) -> dict[str, Any]:
+    """The ``resolve`` command settling ``group`` with ``choice``: a side is merged and the
+    other sides are rejected; the three-way result is put in the section, with ``override`` so
+    that the sides (and any other open proposal there) are rejected and the conflict closes.
+    A choice that is not one of ``conflict_choices`` is a ``ValueError`` saying why."""
+    choice = choice.strip()
+    choices = conflict_choices(group)
+    if choice not in choices:
+        if choice == MERGED and group.merged is not None:
+            raise ValueError(
+                f"the three-way result still has {group.overlaps} overlapping hunk(s) between"
+                f" markers: choose one of {', '.join(choices)}"
+            )
+        raise ValueError(f"{choice!r} is not one of {', '.join(choices)}")
+    command: dict[str, Any] = {
+        "op": "resolve",
+        "sectionId": section_id,
+        "decision": f"chose {choice}",
+        "justification": why,
+        "override": choice == MERGED,
+    }
+    if choice == MERGED:
+        command["content"] = group.merged
+    else:
+        command["proposalId"] = choice
+    return command
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,9 +279,14 @@ def _mentions(doc: Document, proposal: Proposal, word: str) -> bool:
     return any(word in text.lower() for text in (proposal.id, proposal.author_name, section))
 
 
+def short_id(proposal_id: str) -> str:
+    """The end of a proposal's id, as a row shows it (a bare filter word finds it)."""
+    return visible(proposal_id[-SHORT_ID:]).rjust(SHORT_ID)
+
+
 class ProposalQueue(RowList[QueueRow]):
-    """One line per proposal: status, section, author, summary; what it waits for on the
-    right, with ``stale`` and ``⚔`` (in a conflict) marks."""
+    """One line per proposal: status, the end of its id, section, author, summary; what it
+    waits for on the right, with ``stale`` and ``⚔`` (in a conflict) marks."""
 
     DEFAULT_CSS = """
     ProposalQueue { border: round $panel; border-title-color: $text-muted; }
@@ -317,7 +362,7 @@ class ProposalQueue(RowList[QueueRow]):
         if row.conflict:
             right.append((" ⚔", tones["alert"]))
         right.append((f" {visible(row.progress)}", tones.get(row.tone)))
-        head = f"{row.status[:8]:<9}"
+        head = f"{row.status[:8]:<9}{short_id(row.key)} "
         body = f"{visible(row.section_id)} · {visible(row.author)} · {visible(row.summary)}"
         right_width = sum(cell_len(t) for t, _ in right)
         room = max(1, width - right_width - cell_len(head) - 1)
@@ -349,7 +394,10 @@ class Palette:
         )
 
 
-def _diff_text(lines: list[DiffLine], palette: Palette) -> Text:
+MAX_DIFF_LINES = 400  # lines of one diff drawn in the detail pane; the rest are counted
+
+
+def _diff_text(lines: Sequence[DiffLine], palette: Palette) -> Text:
     text = Text()
     for line in lines:
         sign, style, strong = {
@@ -358,51 +406,137 @@ def _diff_text(lines: list[DiffLine], palette: Palette) -> Text:
             "added": ("+ ", palette.added, f"bold reverse {palette.added}"),
         }[line.tag]
         text.append(sign, style)
-        for piece, changed in line.spans:
-            text.append(visible(piece), strong if changed and line.tag != "same" else style)
+        for piece, differs in line.spans:
+            text.append(visible(piece), strong if differs and line.tag != "same" else style)
         text.append("\n")
     return text
 
 
-def _side_table(base: str, proposed: str, titles: tuple[str, str], palette: Palette) -> Table:
+def _more(left: int, what: str) -> Text:
+    return Text(f"… {left:,} more {what} not shown\n", "dim italic")
+
+
+def _unified_text(found: Sequence[Hunk], palette: Palette, limit: int) -> Text:
+    text = Text()
+    room = limit
+    for number, hunk in enumerate(found):
+        if room <= 0:
+            rest = sum(len(h.lines) for h in found[number:])
+            text.append_text(_more(rest, "lines of the diff"))
+            break
+        text.append(f"{hunk.header}\n", "dim cyan")
+        text.append_text(_diff_text(hunk.lines[:room], palette))
+        if len(hunk.lines) > room:
+            rest = len(hunk.lines) - room + sum(len(h.lines) for h in found[number + 1 :])
+            text.append_text(_more(rest, "lines of the diff"))
+            break
+        room -= len(hunk.lines)
+    return text
+
+
+def _side_table(
+    found: Sequence[Hunk], titles: tuple[str, str], palette: Palette, limit: int
+) -> Table:
     table = Table(expand=True, show_edge=False, pad_edge=False, box=None)
-    table.add_column(titles[0], ratio=1, overflow="fold")
-    table.add_column(titles[1], ratio=1, overflow="fold")
-    for row in side_by_side(base, proposed):
-        cells = []
-        for line in (row.left, row.right):
-            if line is None:
-                cells.append(Text(""))
-                continue
-            cell = _diff_text([line], palette)
-            cell.rstrip()
-            cells.append(cell)
-        table.add_row(*cells)
+    table.add_column(visible(titles[0]), ratio=1, overflow="fold")
+    table.add_column(visible(titles[1]), ratio=1, overflow="fold")
+    room = limit
+    for number, hunk in enumerate(found):
+        if room <= 0:
+            table.add_row(_more(sum(len(h.rows) for h in found[number:]), "rows"), "")
+            break
+        old, _, new = hunk.header.removeprefix("@@ ").removesuffix(" @@").partition(" ")
+        table.add_row(Text(f"@@ {old}", "dim cyan"), Text(f"{new} @@", "dim cyan"))
+        for row in hunk.rows[:room]:
+            cells = []
+            for line in (row.left, row.right):
+                cell = _diff_text([line], palette) if line is not None else Text("")
+                cell.rstrip()
+                cells.append(cell)
+            table.add_row(*cells)
+        if len(hunk.rows) > room:
+            rest = len(hunk.rows) - room + sum(len(h.rows) for h in found[number + 1 :])
+            table.add_row(_more(rest, "rows"), "")
+            break
+        room -= len(hunk.rows)
     return table
 
 
 def diff_renderable(
-    base: str, proposed: str, side: bool, titles: tuple[str, str], palette: Palette
-) -> Any:
-    """``proposed`` against ``base``: unified (-/+ lines) or side by side, words marked."""
+    base: str,
+    proposed: str,
+    side: bool,
+    titles: tuple[str, str],
+    palette: Palette,
+    limit: int = MAX_DIFF_LINES,
+) -> RenderableType:
+    """``proposed`` against ``base`` as hunks (each change with a few lines around it):
+    unified (-/+ lines) or side by side, the changed words marked; at most ``limit`` lines,
+    the rest counted."""
+    found = hunks(base, proposed)
+    if not found:
+        same = base == proposed
+        return Text("  (no change)\n" if same else "  (only the line endings differ)\n", "dim")
     if side:
-        return _side_table(base, proposed, titles, palette)
-    return _diff_text(unified(base, proposed), palette)
+        return _side_table(found, titles, palette, limit)
+    return _unified_text(found, palette, limit)
 
 
-def merged_text(merged: str, palette: Palette) -> Text:
-    """A three-way merge's result, each overlapping hunk (between its markers) marked."""
+def overlap_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """The (first, last) line of each overlapping hunk of a three-way merge's result: from its
+    ``<<<<<<<`` marker to its ``>>>>>>>`` (``engine.protocol.merge.merge_three`` writes them, on
+    lines of their own, around what merge3 found both sides changed differently)."""
+    spans: list[tuple[int, int]] = []
+    start: int | None = None
+    for number, line in enumerate(lines):
+        if line.startswith("<<<<<<<") and start is None:
+            start = number
+        elif line.startswith(">>>>>>>") and start is not None:
+            spans.append((start, number))
+            start = None
+    return spans
+
+
+def merged_text(merged: str, palette: Palette, limit: int = MAX_DIFF_LINES) -> Text:
+    """A three-way merge's result, each overlapping hunk (markers and all three versions)
+    marked ``⚠``/``│``. A long result shows its overlaps with ``CONTEXT`` lines around them."""
+    lines = merged.splitlines()
+    spans = overlap_spans(lines)
+    inside: set[int] = set()
+    for first, last in spans:
+        inside.update(range(first, last + 1))
+    if len(lines) <= limit:
+        shown = list(range(len(lines)))
+    elif spans:
+        near = {n for a, z in spans for n in range(a - CONTEXT, z + CONTEXT + 1)}
+        shown = sorted(n for n in near if 0 <= n < len(lines))
+    else:
+        shown = list(range(limit))
     text = Text()
-    inside = False
-    for line in merged.splitlines():
-        marker = line.startswith(("<<<<<<<", "|||||||", "=======", ">>>>>>>"))
-        if line.startswith("<<<<<<<"):
-            inside = True
-        style = f"bold {palette.warn}" if marker else (palette.warn if inside else "")
-        text.append(("⚠ " if marker else "  ") + visible(line) + "\n", style)
-        if line.startswith(">>>>>>>"):
-            inside = False
+    previous = -1
+    for count, number in enumerate(shown):
+        if count >= limit:
+            text.append_text(_more(len(shown) - count, "lines of the result"))
+            return text
+        if number > previous + 1:
+            text.append(f"  ⋯ {number - previous - 1:,} lines\n", "dim")
+        previous = number
+        line = lines[number]
+        marker = number in inside and line.startswith(("<<<<<<<", "|||||||", "=======", ">>>>>>>"))
+        if marker:
+            text.append(f"⚠ {visible(line)}\n", f"bold {palette.warn}")
+        elif number in inside:
+            text.append(f"│ {visible(line)}\n", palette.warn)
+        else:
+            text.append(f"  {visible(line)}\n")
+    if previous < len(lines) - 1 and shown:
+        text.append(f"  ⋯ {len(lines) - previous - 1:,} lines\n", "dim")
     return text
+
+
+def _counts(base: str, proposed: str) -> str:
+    removed, added = changed([line for hunk in hunks(base, proposed) for line in hunk.lines])
+    return f"-{removed} +{added} lines"
 
 
 def proposal_detail(
@@ -438,7 +572,8 @@ def proposal_detail(
             agent = doc.agents.get(agent_id)
             who = agent.name if agent is not None else vote.by
             why = f": {visible(vote.reason)}" if vote.reason else ""
-            head.append(f"  {label} by {visible(who)}{why}\n", "dim")
+            when = f"{countdown(shown.now_ms, vote.at_ms)} ago"
+            head.append(f"  {label} by {visible(who)} {when}{why}\n", "dim")
     if proposal.dismissed:
         head.append(f"  {proposal.dismissed} approval(s) dismissed (the section changed)\n", "dim")
     if proposal.reason:
@@ -453,10 +588,12 @@ def proposal_detail(
     ):
         if ids:
             head.append(f"{label} {', '.join(ids)}\n", "dim")
+    head.rstrip()
     parts: list[RenderableType] = [head]
     group = doc.conflicts.get(proposal.conflict) if proposal.conflict else None
     if group is None:
-        parts.append(Text("\nDiff against its base:", "bold"))
+        counts = _counts(proposal.base_content, proposal.content)
+        parts.append(Text(f"\nDiff against its base ({counts}):", "bold"))
         parts.append(
             diff_renderable(
                 proposal.base_content, proposal.content, side, ("base", "proposed"), palette
@@ -477,7 +614,8 @@ def proposal_detail(
         mark = "▶ " if pid == proposal.id else "  "
         parts.append(
             Text(
-                f"\n{mark}{pid} by {visible(side_of.author_name)} ({side_of.status})"
+                f"\n{mark}{pid} by {visible(side_of.author_name)} ({side_of.status},"
+                f" {_counts(group.base, side_of.content)})"
                 f"{' · chosen' if group.winner == pid else ''}",
                 "bold" if pid == proposal.id else "",
             )
