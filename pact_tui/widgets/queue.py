@@ -60,8 +60,9 @@ class QueueFilter:
 
     @classmethod
     def parse(cls, text: str) -> QueueFilter:
-        """The filter ``text`` says; a ``status:`` that is no status is an error (``ValueError``)
-        naming it, so a typo does not show an empty queue."""
+        """The filter ``text`` says; a ``status:`` that is no status, a field without a value or
+        a ``needs:`` other than ``me`` is an error (``ValueError``) naming it, so a typo does not
+        show an empty queue."""
         from engine.protocol.model import STATUSES
 
         known = {s.lower(): s for s in STATUSES}
@@ -70,13 +71,17 @@ class QueueFilter:
         for word in text.split():
             field, _, value = word.partition(":")
             field = field.lower()
-            if field == "needs" and value.lower() == "me":
+            if field == "needs":
+                if value.lower() != "me":
+                    raise ValueError(f"needs:{value} (only needs:me is known)")
                 needs = True
-            elif value and field == "status":
+            elif field in parts and field and not value:
+                raise ValueError(f"{field}: needs a value ({field}:…)")
+            elif field == "status":
                 if value.lower() not in known:
                     raise ValueError(f"no status {value!r} (one of {', '.join(STATUSES)})")
                 parts["status"].append(known[value.lower()])
-            elif value and field in parts:
+            elif field in parts and field:
                 parts[field].append(value)
             else:
                 parts[""].append(word.lower())
@@ -438,8 +443,8 @@ def _side_table(
     found: Sequence[Hunk], titles: tuple[str, str], palette: Palette, limit: int
 ) -> Table:
     table = Table(expand=True, show_edge=False, pad_edge=False, box=None)
-    table.add_column(visible(titles[0]), ratio=1, overflow="fold")
-    table.add_column(visible(titles[1]), ratio=1, overflow="fold")
+    for title in titles:  # a Text: a title is not markup
+        table.add_column(Text(visible(title)), ratio=1, overflow="fold")
     room = limit
     for number, hunk in enumerate(found):
         if room <= 0:
