@@ -97,7 +97,8 @@ class QueueFilter:
 def needs_human(doc: Document, proposal: Proposal) -> bool:
     """Whether an open proposal waits for a human: under ``human-only``, in a conflict escalated
     to a human and not resolved, or on a section flagged for human review (its auto-merge is
-    paused)."""
+    paused). One blocked by a salience-10 reviewer waits for that agent, not for a human, and
+    one in its window or short of its quorum waits for the agents' votes."""
     from engine.protocol.model import OPEN_STATUSES
 
     if proposal.status not in OPEN_STATUSES:
@@ -124,6 +125,10 @@ def progress(doc: Document, proposal: Proposal, now_ms: int) -> tuple[str, str]:
     if group is not None and group.resolved is None:
         escalated = " → human" if group.escalated_ms is not None else ""
         return f"conflict ({group.strategy}){escalated}", "alert"
+    section = doc.by_key[proposal.section]
+    if status == "Approved" and section.escalated is not None:
+        # Its policy was met, but the section is flagged: it merges when a human resolves it.
+        return f"approved, paused: {section.id} is escalated to a human", "alert"
     policy = proposal.policy
     if policy == "human-only":
         return "waits for a human", "warn"

@@ -27,6 +27,7 @@ from pact_tui.widgets.queue import (
     merged_text,
     needs_human,
     overlap_spans,
+    progress,
     proposal_detail,
     queue_ids,
     short_id,
@@ -205,6 +206,67 @@ def test_a_filter_names_a_status_that_does_not_exist() -> None:
         else:
             raise AssertionError(f"{text!r} was taken")
     assert QueueFilter.parse("sec:risk NEEDS:ME") == QueueFilter(needs_me=True, words=("sec:risk",))
+
+
+def decided(policy: str, *commands: tuple[str, dict[str, Any]]) -> Any:
+    """A document of two sections decided by the engine alone, ``commands`` run in turn (an
+    actor named ``ann`` is the human; ``@last`` names the newest proposal)."""
+    from engine.documents import creation_event
+    from engine.protocol.commands import Actor
+    from engine.protocol.decide import decide
+    from engine.protocol.document import Document
+    from engine.protocol.envelope import CountingIds
+
+    ids, doc = CountingIds(), Document()
+    markdown = "# Plan\n\nText.\n\n# Risk\n\nNone.\n"
+    doc.apply(
+        creation_event(
+            name="plan",
+            markdown=markdown,
+            document_id=ids.uuid(),
+            event_id=ids.uuid(),
+            epoch_ms=0,
+            human="ann",
+            policy=policy,
+            window_s=60,
+            strategy="human-escalate",
+            default_trust="Collaborator",
+        )
+    )
+    for who, command in commands:
+        if command.get("proposalId") == "@last":  # the newest proposal, as in the demo's script
+            command = {**command, "proposalId": next(reversed(doc.proposals))}
+        actor = Actor.human(who) if who == "ann" else Actor.agent(who)
+        decide(doc, command, actor, 1_000, ids)
+    return doc
+
+
+def test_progress_says_what_each_proposal_waits_for() -> None:
+    joins = [(name, {"op": "join", "agentName": name}) for name in ("a", "b", "c", "d")]
+    propose = {"op": "propose", "sectionId": "sec:risk", "newContent": "# Risk\n\nSome.\n"}
+    doc = decided(
+        "majority", *joins, ("a", propose), ("b", {"op": "approve", "proposalId": "@last"})
+    )
+    (proposal,) = doc.proposals.values()
+    assert progress(doc, proposal, 1_000) == ("1/2 of 3 (majority)", "dim")
+    # A salience-10 reviewer blocks an objection window until it acts.
+    salience = {"op": "salience", "sectionId": "sec:risk", "score": 10}
+    doc = decided("objection-based", *joins, ("c", salience), ("a", propose))
+    (proposal,) = doc.proposals.values()
+    text, tone = progress(doc, proposal, 1_000)
+    assert (text, tone) == ("blocked: salience-10 reviewer(s) c have not acted", "alert")
+    assert not needs_human(doc, proposal)
+    # Approved under its policy, but the section is flagged: paused, and a human's to settle.
+    flag = {"op": "escalate", "sectionId": "sec:risk", "reason": "check"}
+    approve = {"op": "approve", "proposalId": "@last"}
+    doc = decided("single", *joins, ("a", propose), ("d", flag), ("b", approve))
+    (proposal,) = doc.proposals.values()
+    assert proposal.status == "Approved"
+    assert progress(doc, proposal, 1_000) == (
+        "approved, paused: sec:risk is escalated to a human",
+        "alert",
+    )
+    assert needs_human(doc, proposal)
 
 
 # -- the view --------------------------------------------------------------------------------------
