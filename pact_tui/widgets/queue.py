@@ -150,30 +150,48 @@ def progress(doc: Document, proposal: Proposal, now_ms: int) -> tuple[str, str]:
 
 
 MERGED = "merged"  # the choice of a merge-both conflict's three-way result
+# Lines that open, split and close an overlap in a three-way result (``=======`` is left out:
+# it also underlines a Markdown heading).
+MARKERS = ("<<<<<<<", "|||||||", ">>>>>>>")
 
 
 def conflict_choices(group: ConflictGroup) -> list[str]:
     """What settles ``group``: one of its sides (a proposal id), or ``merged``, the three-way
-    result of a ``merge-both``, when no overlapping hunk is left in it (a result with overlaps
-    holds the markers and all three versions: putting it in the section would publish them)."""
+    result of a ``merge-both`` as the custodian edits it."""
     sides = list(group.proposals)
-    return [*sides, MERGED] if group.merged is not None and not group.overlaps else sides
+    return [*sides, MERGED] if group.merged is not None else sides
 
 
-def choose_command(section_id: str, group: ConflictGroup, choice: str, why: str) -> dict[str, Any]:
-    """The ``resolve`` command settling ``group`` with ``choice``: a side is merged and the
-    other sides are rejected; the three-way result is put in the section, with ``override`` so
-    that the sides (and any other open proposal there) are rejected and the conflict closes.
-    A choice that is not one of ``conflict_choices`` is a ``ValueError`` saying why."""
-    choice = choice.strip()
+def markers_in(text: str) -> int:
+    """How many lines of ``text`` are merge markers (an overlap not settled yet)."""
+    return sum(line.startswith(MARKERS) for line in text.splitlines())
+
+
+def check_choice(group: ConflictGroup, choice: str, content: str | None = None) -> None:
+    """A ``ValueError`` saying why ``choice`` cannot settle ``group``: it is not one of
+    ``conflict_choices``, or it is the three-way result and that (``content``, as edited, or
+    else as merged) still holds merge markers: put in the section, they would publish all
+    three versions of each overlap."""
     choices = conflict_choices(group)
     if choice not in choices:
-        if choice == MERGED and group.merged is not None:
-            raise ValueError(
-                f"the three-way result still has {group.overlaps} overlapping hunk(s) between"
-                f" markers: choose one of {', '.join(choices)}"
-            )
         raise ValueError(f"{choice!r} is not one of {', '.join(choices)}")
+    text = content if content is not None else group.merged
+    if choice == MERGED and text is not None and markers_in(text):
+        raise ValueError(
+            f"the three-way result still holds {markers_in(text)} merge marker line(s)"
+            " (<<<<<<<, |||||||, >>>>>>>): settle each overlap, or choose a side"
+        )
+
+
+def choose_command(
+    section_id: str, group: ConflictGroup, choice: str, why: str, content: str | None = None
+) -> dict[str, Any]:
+    """The ``resolve`` command settling ``group`` with ``choice`` (``check_choice`` first): a
+    side is merged and the other sides are rejected; the three-way result (``content``, as the
+    custodian edited it) is put in the section, with ``override`` so that the sides (and any
+    other open proposal there) are rejected and the conflict closes."""
+    choice = choice.strip()
+    check_choice(group, choice, content)
     command: dict[str, Any] = {
         "op": "resolve",
         "sectionId": section_id,
@@ -182,7 +200,7 @@ def choose_command(section_id: str, group: ConflictGroup, choice: str, why: str)
         "override": choice == MERGED,
     }
     if choice == MERGED:
-        command["content"] = group.merged
+        command["content"] = content if content is not None else group.merged
     else:
         command["proposalId"] = choice
     return command

@@ -10,12 +10,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Static, TextArea
 
 from engine.protocol.merge import merge_three
 from engine.protocol.model import ConflictGroup
 from pact_tui.diffs import DiffLine, changed, hunks, side_by_side, unified, word_spans
 from pact_tui.screens.document import DocumentScreen
+from pact_tui.screens.edit import EditScreen
 from pact_tui.widgets.outline import countdown
 from pact_tui.widgets.queue import (
     Palette,
@@ -24,6 +25,7 @@ from pact_tui.widgets.queue import (
     QueueRows,
     choose_command,
     diff_renderable,
+    markers_in,
     merged_text,
     needs_human,
     overlap_spans,
@@ -166,8 +168,10 @@ def test_the_three_way_result_marks_each_overlap_from_merge3() -> None:
     assert "⚠ <<<<<<< ours" in shown and shown[-1] == "  ⋯ 496 lines"
 
 
-def test_a_choice_settles_a_conflict_with_a_side_or_a_clean_result() -> None:
-    group = ConflictGroup("g", 1, "merge-both", ["p1", "p2"], 0, "base", merged="both\n")
+def test_a_choice_settles_a_conflict_with_a_side_or_the_settled_result() -> None:
+    merged = "# Risk\n\n<<<<<<< ours\nA\n||||||| base\nB\n=======\nC\n>>>>>>> p2\n"
+    group = ConflictGroup("g", 1, "merge-both", ["p1", "p2"], 0, "base", merged, 1)
+    assert markers_in(merged) == 3
     side = choose_command("sec:risk", group, " p2 ", "legal wins")
     assert side == {
         "op": "resolve",
@@ -177,17 +181,28 @@ def test_a_choice_settles_a_conflict_with_a_side_or_a_clean_result() -> None:
         "override": False,
         "proposalId": "p2",
     }
-    merged = choose_command("sec:risk", group, "merged", "both")
-    assert merged["content"] == "both\n" and merged["override"] is True
-    assert "proposalId" not in merged
-    group.overlaps = 2
-    for choice, says in (("merged", "2 overlapping hunk(s)"), ("p3", "'p3' is not one of")):
+    settled = "# Risk\n\nA and C\n\nTitle\n=======\n"  # a heading's underline is no marker
+    command = choose_command("sec:risk", group, "merged", "both", settled)
+    assert command["content"] == settled and command["override"] is True
+    assert "proposalId" not in command
+    for choice, content, says in (
+        ("merged", None, "still holds 3 merge marker line(s)"),
+        ("merged", settled + ">>>>>>> p2\n", "still holds 1 merge marker line(s)"),
+        ("p3", None, "'p3' is not one of p1, p2, merged"),
+    ):
         try:
-            choose_command("sec:risk", group, choice, "why")
+            choose_command("sec:risk", group, choice, "why", content)
         except ValueError as error:
-            assert says in str(error) and "merged" not in str(error).split("one of")[1]
+            assert says in str(error), error
         else:
             raise AssertionError(f"{choice} was taken")
+    group.merged = None  # a conflict of human-escalate: its sides only
+    try:
+        choose_command("sec:risk", group, "merged", "why", settled)
+    except ValueError as error:
+        assert "'merged' is not one of p1, p2" in str(error)
+    else:
+        raise AssertionError("merged was taken without a three-way result")
 
 
 def test_a_filter_names_a_status_that_does_not_exist() -> None:
@@ -566,15 +581,18 @@ async def test_rows_show_the_end_of_each_id_and_votes_say_who_when_and_why(
         assert "Diff against its base (-2 +1 lines):\n@@ -1,4 +1,3 @@\n" in detail
 
 
-async def merge_both_conflict(pilot: Pilot[Any], screen: DocumentScreen) -> Any:
-    """Legal and finance rewrite the same line of ``sec:summary`` under ``merge-both``: the
-    three-way merge overlaps, and the conflict goes to the custodian."""
+async def merge_both_conflict(
+    pilot: Pilot[Any], screen: DocumentScreen, legal: str = "hedged under H-2."
+) -> Any:
+    """Legal and finance rewrite the same line of ``sec:summary`` under ``merge-both`` (legal's
+    ending it with ``legal``): the three-way merge overlaps, and the conflict goes to the
+    custodian."""
     from engine.protocol.commands import Actor
 
     doc = screen.shown.doc  # type: ignore[union-attr]
     screen.run_document({"op": "policy", "strategy": "merge-both", "why": "merge them"})
     await settle(pilot)
-    for who, end in (("legal", "hedged under H-2."), ("finance", "hedged, within 10%.")):
+    for who, end in (("legal", legal), ("finance", "hedged, within 10%.")):
         command = {
             "op": "propose",
             "sectionId": "sec:summary",
@@ -610,19 +628,53 @@ async def test_a_merge_both_conflict_shows_its_sides_and_marked_three_way_result
         assert "⚠ <<<<<<< merged so far" in result
         assert "│ The project is on budget, on time, and hedged under H-2." in result
         assert "│ The project is on budget, on time, and hedged, within 10%." in result
-        # The result still holds the markers: it is not offered, and choosing it is refused.
+        # Choosing the result opens it to settle by hand; saved with its markers, it is refused.
         before = doc.sequence
         await pilot.press("c")
         await answer(pilot, "merged", clear=True)
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), "the editor")
+        area = app.screen.query_one(TextArea)
+        assert area.text == group.merged
+        await pilot.press("ctrl+s")
         await settle(pilot)
-        assert any("1 overlapping hunk(s) between markers" in n for n in notifications(app))
+        assert any("still holds 3 merge marker line(s)" in n for n in notifications(app))
         assert doc.sequence == before and group.resolved is None
-        # A side is chosen instead: it merges, the other is rejected.
+        # Escape in the editor does nothing.
         await pilot.press("c")
-        await answer(pilot, group.proposals[1], clear=True)
-        await answer(pilot, "finance's figure")
+        await answer(pilot, "merged", clear=True)
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), "the editor")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert doc.sequence == before and app.screen is screen
+        # Settled by hand, then justified: the section takes it and the conflict closes.
+        await pilot.press("c")
+        await answer(pilot, "merged", clear=True)
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), "the editor")
+        text = "# Summary\n\nThe project is on budget, on time, and hedged under H-2, within 10%.\n"
+        app.screen.query_one(TextArea).text = text
+        await pilot.press("ctrl+s")
+        await answer(pilot, "both are right")
         await settle(pilot)
         settled = doc.conflicts[group.id]
-        assert (settled.resolved, settled.winner) == ("human", group.proposals[1])
-        assert "within 10%" in doc.by_id["sec:summary"].content
-        assert doc.proposals[side].status == "Rejected"
+        assert settled.resolved == "human"
+        assert doc.by_id["sec:summary"].content.strip() == text.strip()
+        assert all(doc.proposals[pid].status == "Rejected" for pid in group.proposals)
+        assert ("both are right") in [o.why for _, o in doc.overrides]
+
+
+async def test_a_three_way_result_holding_control_characters_is_not_edited(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen, _queue = await queue_of(pilot)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        group = await merge_both_conflict(pilot, screen, "hedged\x1b[2J.")
+        await cursor_to(pilot, _queue, lambda row: row.key == group.proposals[0])
+        before = doc.sequence
+        shown = text_of(screen.query_one("#proposal-detail", Static).content, 120)
+        assert "hedged\\u001b[2J." in shown  # shown escaped
+        await pilot.press("c")
+        await answer(pilot, "merged", clear=True)
+        await settle(pilot)
+        assert not isinstance(app.screen, EditScreen)
+        assert any("holds control characters" in n for n in notifications(app))
+        assert doc.sequence == before and group.resolved is None
