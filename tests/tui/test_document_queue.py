@@ -7,6 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 from rich.table import Table
 from textual.pilot import Pilot
@@ -115,6 +117,47 @@ def test_one_line_changed_among_thousands_of_repeats_is_found_alone() -> None:
     (hunk,) = hunks(base, base.replace("old", "new"))
     assert hunk.header == "@@ -4998,7 +4998,7 @@"
     assert changed(list(hunk.lines)) == (1, 1)
+
+
+LINES = st.lists(st.sampled_from(["", "a", "b", "same", "x y", "- item"]), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LINES, LINES, st.integers(0, 4))
+def test_hunks_hold_both_texts_around_their_changes(old: list[str], new: list[str], n: int) -> None:
+    """Each hunk's kept and removed lines are the base's lines it names, its kept and added ones
+    the proposed text's; the lines between hunks are the same on both sides; with context
+    enough, one hunk holds both texts whole."""
+    base, proposed = "\n".join(old), "\n".join(new)
+    found = hunks(base, proposed, n)
+    a, b = base.splitlines(), proposed.splitlines()
+    assert (found == ()) == (a == b)
+    gaps_a, gaps_b, seen_a, seen_b = [], [], 0, 0
+    for hunk in found:
+        first_a = hunk.old_start - 1 if hunk.old_count else hunk.old_start
+        first_b = hunk.new_start - 1 if hunk.new_count else hunk.new_start
+        left = [line.text for line in hunk.lines if line.tag != "added"]
+        right = [line.text for line in hunk.lines if line.tag != "removed"]
+        assert left == a[first_a : first_a + hunk.old_count]
+        assert right == b[first_b : first_b + hunk.new_count]
+        assert [r.left.text for r in hunk.rows if r.left] == left
+        assert [r.right.text for r in hunk.rows if r.right] == right
+        gaps_a.append(a[seen_a:first_a])
+        gaps_b.append(b[seen_b:first_b])
+        seen_a, seen_b = first_a + hunk.old_count, first_b + hunk.new_count
+    assert gaps_a == gaps_b and a[seen_a:] == b[seen_b:]
+    if found and n >= max(len(a), len(b)):
+        assert len(found) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_any_filter_text_is_a_filter_or_a_value_error(text: str) -> None:
+    try:
+        wanted = QueueFilter.parse(text)
+    except ValueError:
+        return
+    assert isinstance(wanted, QueueFilter)
 
 
 def test_the_words_of_a_changed_line_are_matched_when_read() -> None:
