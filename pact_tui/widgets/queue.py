@@ -411,6 +411,7 @@ class Palette:
     removed: str = "red"
     added: str = "green"
     warn: str = "yellow"
+    header: str = "cyan"  # a hunk's @@ line
 
     @classmethod
     def of(cls, variables: dict[str, str]) -> Palette:
@@ -419,6 +420,7 @@ class Palette:
             variables.get("error", plain.removed),
             variables.get("success", plain.added),
             variables.get("warning", plain.warn),
+            variables.get("accent", plain.header),
         )
 
 
@@ -452,7 +454,7 @@ def _unified_text(found: Sequence[Hunk], palette: Palette, limit: int) -> Text:
             rest = sum(len(h.lines) for h in found[number:])
             text.append_text(_more(rest, "lines of the diff"))
             break
-        text.append(f"{hunk.header}\n", "dim cyan")
+        text.append(f"{hunk.header}\n", f"dim {palette.header}")
         text.append_text(_diff_text(hunk.lines[:room], palette))
         if len(hunk.lines) > room:
             rest = len(hunk.lines) - room + sum(len(h.lines) for h in found[number + 1 :])
@@ -474,7 +476,8 @@ def _side_table(
             table.add_row(_more(sum(len(h.rows) for h in found[number:]), "rows"), "")
             break
         old, _, new = hunk.header.removeprefix("@@ ").removesuffix(" @@").partition(" ")
-        table.add_row(Text(f"@@ {old}", "dim cyan"), Text(f"{new} @@", "dim cyan"))
+        header = f"dim {palette.header}"
+        table.add_row(Text(f"@@ {old}", header), Text(f"{new} @@", header))
         for row in hunk.rows[:room]:
             cells = []
             for line in (row.left, row.right):
@@ -651,6 +654,7 @@ def proposal_detail(
         parts.append(diff_renderable(group.base, side_of.content, side, ("base", pid), palette))
     if group.merged is not None:
         overlaps = f"{group.overlaps} overlapping hunk(s)" if group.overlaps else "clean"
-        parts.append(Text(f"\nThree-way result ({overlaps}):", "bold"))
+        settle = " (c, then merged: settle it by hand)" if group.resolved is None else ""
+        parts.append(Text(f"\nThree-way result ({overlaps}){settle}:", "bold"))
         parts.append(merged_text(group.merged, palette))
     return Group(*parts)

@@ -664,7 +664,8 @@ async def test_a_merge_both_conflict_shows_its_sides_and_marked_three_way_result
         assert screen.proposal_id == side
         shown = text_of(screen.query_one("#proposal-detail", Static).content, 120)
         assert f"Conflict {group.id} (merge-both, escalated to a human): 2 sides" in shown
-        assert "Three-way result (1 overlapping hunk(s)):" in shown
+        settle_it = "(c, then merged: settle it by hand)"
+        assert f"Three-way result (1 overlapping hunk(s)) {settle_it}:" in shown
         for pid in group.proposals:
             assert f"{pid} by " in shown
         result = shown[shown.index("Three-way result") :].splitlines()
