@@ -287,7 +287,13 @@ def queue_ids(doc: Document, reader: Any, wanted: QueueFilter) -> list[str]:
     proposals = doc.proposals
     if wanted.authors:
         names = {a.lower() for a in wanted.authors}
-        ids = [pid for pid in ids if proposals[pid].author_name.lower() in names]
+        theirs = {  # each author's proposals, from the index by author
+            pid
+            for written in doc.by_author.values()
+            if written and proposals[written[0]].author_name.lower() in names
+            for pid in written
+        }
+        ids = [pid for pid in ids if pid in theirs]
     if wanted.sections:
         keys = {s.key for s in doc.sections if any(s.id.startswith(w) for w in wanted.sections)}
         ids = [pid for pid in ids if proposals[pid].section in keys]
