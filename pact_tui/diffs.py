@@ -67,7 +67,7 @@ def _lines(text: str) -> list[str]:
     return text.splitlines()
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # a few screenfuls of changed lines
 def word_spans(old: str, new: str) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
     """The pieces of ``old`` and of ``new``, each marked changed or not, word by word."""
     a, b = WORD.findall(old), WORD.findall(new)
@@ -202,7 +202,7 @@ def _range(start: int, count: int) -> str:
     return str(start) if count == 1 else f"{start},{count}"
 
 
-@lru_cache(maxsize=128)
+@lru_cache(maxsize=16)  # the proposal shown and its conflict's sides: a handful
 def hunks(base: str, proposed: str, context: int = CONTEXT) -> tuple[Hunk, ...]:
     """The changes from ``base`` to ``proposed``, each with ``context`` unchanged lines around
     it; hunks closer than twice that are one. Texts of the same lines have none (they may
