@@ -11,9 +11,13 @@ A filter is words: ``status:pending`` (one of the statuses; several words: any o
 ``needs:me`` (what waits for a human: see ``needs_human``); a bare word matches a proposal's id,
 author or section.
 
+The detail shows a diff as hunks (``pact_tui.diffs``: each change with a few lines around it, at
+most ``MAX_DIFF_LINES``), so a long section changed in one place draws the change only.
+
 Keys act on the proposal under the cursor (``ProposalQueue.Act``): approve, reject, force-merge,
-choose a conflict's side or its merged result, revert a merged one. The screen asks for the
-justification the record keeps and runs the command as the custodian.
+choose a conflict's side or its three-way result (settled by hand in an editor first:
+``choose_command``), revert a merged one. The screen asks for the justification the record
+keeps and runs the command as the custodian.
 """
 
 from __future__ import annotations
