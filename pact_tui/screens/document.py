@@ -33,11 +33,15 @@ from ..widgets.heatmap import HeatFilter, SalienceHeatmap, next_sort, standing
 from ..widgets.inbox import EscalationInbox, InboxRow, briefing_text, open_items
 from ..widgets.outline import OutlineRow, SectionOutline
 from ..widgets.queue import (
+    MERGED,
     Palette,
     ProposalQueue,
     QueueAction,
     QueueFilter,
     QueueRow,
+    check_choice,
+    choose_command,
+    conflict_choices,
     proposal_detail,
 )
 from ..widgets.rows import RowList
@@ -708,28 +712,39 @@ class DocumentScreen(Screen[None]):
         if doc is None or group is None:
             self.notify(f"{row.key} is in no conflict.", severity="warning", title="Choose")
             return
-        choices = [*group.proposals, *(["merged"] if group.merged is not None else [])]
+        choices = conflict_choices(group)
         choice = await ask(f"Choose for the conflict: {', '.join(choices)}", row.key)
         if choice is None:
             return
-        choice = choice.strip()
-        if choice not in choices:
-            self.notify(
-                visible(f"{choice!r} is not one of {', '.join(choices)}"),
-                severity="error",
-                title="Choose",
-                markup=False,
-            )
+        choice, content = choice.strip(), None
+        if choice == MERGED and group.merged is not None:
+            content = await self._edit_merged(group.id, group.merged)
+            if content is None:
+                return
+        try:
+            check_choice(group, choice, content)  # a wrong choice asks no more
+        except ValueError as error:
+            self.notify(visible(str(error)), severity="error", title="Choose", markup=False)
             return
         why = await ask("Justification (kept with the decision)")
         if why is None:
             return
-        command = resolve_command(row.section_id, f"chose {choice}", why, False)
-        if choice == "merged":
-            command["content"] = group.merged
-        else:
-            command["proposalId"] = choice
-        self.run_document(command)
+        self.run_document(choose_command(row.section_id, group, choice, why, content))
+
+    async def _edit_merged(self, conflict_id: str, merged: str) -> str | None:
+        """The three-way result as the custodian settles its overlaps (None: cancelled)."""
+        from .edit import EditScreen
+
+        if visible(merged, multiline=True) != merged:  # an editor would show them raw
+            self.notify(
+                "The three-way result holds control characters: choose a side.",
+                severity="error",
+                title="Choose",
+            )
+            return None
+        title = f"The three-way result of {conflict_id}: settle each overlap, then ctrl+s"
+        edited: str | None = await self.app.push_screen_wait(EditScreen(title, merged))
+        return edited
 
     # -- the salience heatmap -------------------------------------------------------------------
     @on(SalienceHeatmap.CellHighlighted)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -35,7 +36,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> Any:
         with Vertical():
-            yield Label(self.question)
+            yield Label(Text(self.question))  # not markup: a '[' in an id is text
             yield Input(
                 value=self.value,
                 placeholder=self.placeholder,

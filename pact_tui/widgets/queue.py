@@ -11,9 +11,13 @@ A filter is words: ``status:pending`` (one of the statuses; several words: any o
 ``needs:me`` (what waits for a human: see ``needs_human``); a bare word matches a proposal's id,
 author or section.
 
+The detail shows a diff as hunks (``pact_tui.diffs``: each change with a few lines around it, at
+most ``MAX_DIFF_LINES``), so a long section changed in one place draws the change only.
+
 Keys act on the proposal under the cursor (``ProposalQueue.Act``): approve, reject, force-merge,
-choose a conflict's side or its merged result, revert a merged one. The screen asks for the
-justification the record keeps and runs the command as the custodian.
+choose a conflict's side or its three-way result (settled by hand in an editor first:
+``choose_command``), revert a merged one. The screen asks for the justification the record
+keeps and runs the command as the custodian.
 """
 
 from __future__ import annotations
@@ -34,19 +38,20 @@ from textual.reactive import var
 
 from engine.visible import visible
 
-from ..diffs import DiffLine, side_by_side, unified
+from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks
 from ..types import DocShown
 from .outline import countdown
 from .rows import RowList
 
 if TYPE_CHECKING:
     from engine.protocol.document import Document
-    from engine.protocol.model import Proposal
+    from engine.protocol.model import ConflictGroup, Proposal
 
 QueueAction = Literal["approve", "reject", "force-merge", "choose", "revert"]
 # The order of the queue: open first (what needs acting on), then closed.
 OPEN_ORDER = ("Conflict", "Pending", "Approved")
 CLOSED_ORDER = ("Objected", "Merged", "Rejected", "Withdrawn")
+SHORT_ID = 6  # characters of a proposal's id in its row
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +64,9 @@ class QueueFilter:
 
     @classmethod
     def parse(cls, text: str) -> QueueFilter:
-        """The filter ``text`` says; a ``status:`` that is no status is an error (``ValueError``)
-        naming it, so a typo does not show an empty queue."""
+        """The filter ``text`` says; a ``status:`` that is no status, a field without a value or
+        a ``needs:`` other than ``me`` is an error (``ValueError``) naming it, so a typo does not
+        show an empty queue."""
         from engine.protocol.model import STATUSES
 
         known = {s.lower(): s for s in STATUSES}
@@ -69,13 +75,17 @@ class QueueFilter:
         for word in text.split():
             field, _, value = word.partition(":")
             field = field.lower()
-            if field == "needs" and value.lower() == "me":
+            if field == "needs":
+                if value.lower() != "me":
+                    raise ValueError(f"needs:{value} (only needs:me is known)")
                 needs = True
-            elif value and field == "status":
+            elif field in parts and field and not value:
+                raise ValueError(f"{field}: needs a value ({field}:…)")
+            elif field == "status":
                 if value.lower() not in known:
                     raise ValueError(f"no status {value!r} (one of {', '.join(STATUSES)})")
                 parts["status"].append(known[value.lower()])
-            elif value and field in parts:
+            elif field in parts and field:
                 parts[field].append(value)
             else:
                 parts[""].append(word.lower())
@@ -91,7 +101,8 @@ class QueueFilter:
 def needs_human(doc: Document, proposal: Proposal) -> bool:
     """Whether an open proposal waits for a human: under ``human-only``, in a conflict escalated
     to a human and not resolved, or on a section flagged for human review (its auto-merge is
-    paused)."""
+    paused). One blocked by a salience-10 reviewer waits for that agent, not for a human, and
+    one in its window or short of its quorum waits for the agents' votes."""
     from engine.protocol.model import OPEN_STATUSES
 
     if proposal.status not in OPEN_STATUSES:
@@ -118,6 +129,10 @@ def progress(doc: Document, proposal: Proposal, now_ms: int) -> tuple[str, str]:
     if group is not None and group.resolved is None:
         escalated = " → human" if group.escalated_ms is not None else ""
         return f"conflict ({group.strategy}){escalated}", "alert"
+    section = doc.by_key[proposal.section]
+    if status == "Approved" and section.escalated is not None:
+        # Its policy was met, but the section is flagged: it merges when a human resolves it.
+        return f"approved, paused: {section.id} is escalated to a human", "alert"
     policy = proposal.policy
     if policy == "human-only":
         return "waits for a human", "warn"
@@ -136,6 +151,63 @@ def progress(doc: Document, proposal: Proposal, now_ms: int) -> tuple[str, str]:
         return f"{len(approving)}/1 approval", "dim"
     need = quorum // 2 + 1 if policy == "majority" else quorum
     return f"{len(approving)}/{need} of {quorum} ({policy})", "dim"
+
+
+MERGED = "merged"  # the choice of a merge-both conflict's three-way result
+# Lines that open, split and close an overlap in a three-way result (``=======`` is left out:
+# it also underlines a Markdown heading).
+MARKERS = ("<<<<<<<", "|||||||", ">>>>>>>")
+
+
+def conflict_choices(group: ConflictGroup) -> list[str]:
+    """What settles ``group``: one of its sides (a proposal id), or ``merged``, the three-way
+    result of a ``merge-both`` as the custodian edits it."""
+    sides = list(group.proposals)
+    return [*sides, MERGED] if group.merged is not None else sides
+
+
+def markers_in(text: str) -> int:
+    """How many lines of ``text`` are merge markers (an overlap not settled yet)."""
+    return sum(line.startswith(MARKERS) for line in text.splitlines())
+
+
+def check_choice(group: ConflictGroup, choice: str, content: str | None = None) -> None:
+    """A ``ValueError`` saying why ``choice`` cannot settle ``group``: it is not one of
+    ``conflict_choices``, or it is the three-way result and that (``content``, as edited, or
+    else as merged) still holds merge markers: put in the section, they would publish all
+    three versions of each overlap."""
+    choices = conflict_choices(group)
+    if choice not in choices:
+        raise ValueError(f"{choice!r} is not one of {', '.join(choices)}")
+    text = content if content is not None else group.merged
+    if choice == MERGED and text is not None and markers_in(text):
+        raise ValueError(
+            f"the three-way result still holds {markers_in(text)} merge marker line(s)"
+            " (<<<<<<<, |||||||, >>>>>>>): settle each overlap, or choose a side"
+        )
+
+
+def choose_command(
+    section_id: str, group: ConflictGroup, choice: str, why: str, content: str | None = None
+) -> dict[str, Any]:
+    """The ``resolve`` command settling ``group`` with ``choice`` (``check_choice`` first): a
+    side is merged and the other sides are rejected; the three-way result (``content``, as the
+    custodian edited it) is put in the section, with ``override`` so that the sides (and any
+    other open proposal there) are rejected and the conflict closes."""
+    choice = choice.strip()
+    check_choice(group, choice, content)
+    command: dict[str, Any] = {
+        "op": "resolve",
+        "sectionId": section_id,
+        "decision": f"chose {choice}",
+        "justification": why,
+        "override": choice == MERGED,
+    }
+    if choice == MERGED:
+        command["content"] = content if content is not None else group.merged
+    else:
+        command["proposalId"] = choice
+    return command
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +291,13 @@ def queue_ids(doc: Document, reader: Any, wanted: QueueFilter) -> list[str]:
     proposals = doc.proposals
     if wanted.authors:
         names = {a.lower() for a in wanted.authors}
-        ids = [pid for pid in ids if proposals[pid].author_name.lower() in names]
+        theirs = {  # each author's proposals, from the index by author
+            pid
+            for written in doc.by_author.values()
+            if written and proposals[written[0]].author_name.lower() in names
+            for pid in written
+        }
+        ids = [pid for pid in ids if pid in theirs]
     if wanted.sections:
         keys = {s.key for s in doc.sections if any(s.id.startswith(w) for w in wanted.sections)}
         ids = [pid for pid in ids if proposals[pid].section in keys]
@@ -239,9 +317,14 @@ def _mentions(doc: Document, proposal: Proposal, word: str) -> bool:
     return any(word in text.lower() for text in (proposal.id, proposal.author_name, section))
 
 
+def short_id(proposal_id: str) -> str:
+    """The end of a proposal's id, as a row shows it (a bare filter word finds it)."""
+    return visible(proposal_id[-SHORT_ID:]).rjust(SHORT_ID)
+
+
 class ProposalQueue(RowList[QueueRow]):
-    """One line per proposal: status, section, author, summary; what it waits for on the
-    right, with ``stale`` and ``⚔`` (in a conflict) marks."""
+    """One line per proposal: status, the end of its id, section, author, summary; what it
+    waits for on the right, with ``stale`` and ``⚔`` (in a conflict) marks."""
 
     DEFAULT_CSS = """
     ProposalQueue { border: round $panel; border-title-color: $text-muted; }
@@ -317,7 +400,7 @@ class ProposalQueue(RowList[QueueRow]):
         if row.conflict:
             right.append((" ⚔", tones["alert"]))
         right.append((f" {visible(row.progress)}", tones.get(row.tone)))
-        head = f"{row.status[:8]:<9}"
+        head = f"{row.status[:8]:<9}{short_id(row.key)} "
         body = f"{visible(row.section_id)} · {visible(row.author)} · {visible(row.summary)}"
         right_width = sum(cell_len(t) for t, _ in right)
         room = max(1, width - right_width - cell_len(head) - 1)
@@ -338,6 +421,7 @@ class Palette:
     removed: str = "red"
     added: str = "green"
     warn: str = "yellow"
+    header: str = "cyan"  # a hunk's @@ line
 
     @classmethod
     def of(cls, variables: dict[str, str]) -> Palette:
@@ -346,10 +430,14 @@ class Palette:
             variables.get("error", plain.removed),
             variables.get("success", plain.added),
             variables.get("warning", plain.warn),
+            variables.get("accent", plain.header),
         )
 
 
-def _diff_text(lines: list[DiffLine], palette: Palette) -> Text:
+MAX_DIFF_LINES = 400  # lines of one diff drawn in the detail pane; the rest are counted
+
+
+def _diff_text(lines: Sequence[DiffLine], palette: Palette) -> Text:
     text = Text()
     for line in lines:
         sign, style, strong = {
@@ -358,51 +446,138 @@ def _diff_text(lines: list[DiffLine], palette: Palette) -> Text:
             "added": ("+ ", palette.added, f"bold reverse {palette.added}"),
         }[line.tag]
         text.append(sign, style)
-        for piece, changed in line.spans:
-            text.append(visible(piece), strong if changed and line.tag != "same" else style)
+        for piece, differs in line.spans:
+            text.append(visible(piece), strong if differs and line.tag != "same" else style)
         text.append("\n")
     return text
 
 
-def _side_table(base: str, proposed: str, titles: tuple[str, str], palette: Palette) -> Table:
+def _more(left: int, what: str) -> Text:
+    return Text(f"… {left:,} more {what} not shown\n", "dim italic")
+
+
+def _unified_text(found: Sequence[Hunk], palette: Palette, limit: int) -> Text:
+    text = Text()
+    room = limit
+    for number, hunk in enumerate(found):
+        if room <= 0:
+            rest = sum(len(h.lines) for h in found[number:])
+            text.append_text(_more(rest, "lines of the diff"))
+            break
+        text.append(f"{hunk.header}\n", f"dim {palette.header}")
+        text.append_text(_diff_text(hunk.lines[:room], palette))
+        if len(hunk.lines) > room:
+            rest = len(hunk.lines) - room + sum(len(h.lines) for h in found[number + 1 :])
+            text.append_text(_more(rest, "lines of the diff"))
+            break
+        room -= len(hunk.lines)
+    return text
+
+
+def _side_table(
+    found: Sequence[Hunk], titles: tuple[str, str], palette: Palette, limit: int
+) -> Table:
     table = Table(expand=True, show_edge=False, pad_edge=False, box=None)
-    table.add_column(titles[0], ratio=1, overflow="fold")
-    table.add_column(titles[1], ratio=1, overflow="fold")
-    for row in side_by_side(base, proposed):
-        cells = []
-        for line in (row.left, row.right):
-            if line is None:
-                cells.append(Text(""))
-                continue
-            cell = _diff_text([line], palette)
-            cell.rstrip()
-            cells.append(cell)
-        table.add_row(*cells)
+    for title in titles:  # a Text: a title is not markup
+        table.add_column(Text(visible(title)), ratio=1, overflow="fold")
+    room = limit
+    for number, hunk in enumerate(found):
+        if room <= 0:
+            table.add_row(_more(sum(len(h.rows) for h in found[number:]), "rows"), "")
+            break
+        old, _, new = hunk.header.removeprefix("@@ ").removesuffix(" @@").partition(" ")
+        header = f"dim {palette.header}"
+        table.add_row(Text(f"@@ {old}", header), Text(f"{new} @@", header))
+        for row in hunk.rows[:room]:
+            cells = []
+            for line in (row.left, row.right):
+                cell = _diff_text([line], palette) if line is not None else Text("")
+                cell.rstrip()
+                cells.append(cell)
+            table.add_row(*cells)
+        if len(hunk.rows) > room:
+            rest = len(hunk.rows) - room + sum(len(h.rows) for h in found[number + 1 :])
+            table.add_row(_more(rest, "rows"), "")
+            break
+        room -= len(hunk.rows)
     return table
 
 
 def diff_renderable(
-    base: str, proposed: str, side: bool, titles: tuple[str, str], palette: Palette
-) -> Any:
-    """``proposed`` against ``base``: unified (-/+ lines) or side by side, words marked."""
+    base: str,
+    proposed: str,
+    side: bool,
+    titles: tuple[str, str],
+    palette: Palette,
+    limit: int = MAX_DIFF_LINES,
+) -> RenderableType:
+    """``proposed`` against ``base`` as hunks (each change with a few lines around it):
+    unified (-/+ lines) or side by side, the changed words marked; at most ``limit`` lines,
+    the rest counted."""
+    found = hunks(base, proposed)
+    if not found:
+        same = base == proposed
+        return Text("  (no change)\n" if same else "  (only the line endings differ)\n", "dim")
     if side:
-        return _side_table(base, proposed, titles, palette)
-    return _diff_text(unified(base, proposed), palette)
+        return _side_table(found, titles, palette, limit)
+    return _unified_text(found, palette, limit)
 
 
-def merged_text(merged: str, palette: Palette) -> Text:
-    """A three-way merge's result, each overlapping hunk (between its markers) marked."""
+def overlap_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """The (first, last) line of each overlapping hunk of a three-way merge's result: from its
+    ``<<<<<<<`` marker to its ``>>>>>>>`` (``engine.protocol.merge.merge_three`` writes them, on
+    lines of their own, around what merge3 found both sides changed differently)."""
+    spans: list[tuple[int, int]] = []
+    start: int | None = None
+    for number, line in enumerate(lines):
+        if line.startswith("<<<<<<<") and start is None:
+            start = number
+        elif line.startswith(">>>>>>>") and start is not None:
+            spans.append((start, number))
+            start = None
+    return spans
+
+
+def merged_text(merged: str, palette: Palette, limit: int = MAX_DIFF_LINES) -> Text:
+    """A three-way merge's result, each overlapping hunk (markers and all three versions)
+    marked ``⚠``/``│``. A long result shows its overlaps with ``CONTEXT`` lines around them."""
+    lines = merged.splitlines()
+    spans = overlap_spans(lines)
+    inside: set[int] = set()
+    for first, last in spans:
+        inside.update(range(first, last + 1))
+    if len(lines) <= limit:
+        shown = list(range(len(lines)))
+    elif spans:
+        near = {n for a, z in spans for n in range(a - CONTEXT, z + CONTEXT + 1)}
+        shown = sorted(n for n in near if 0 <= n < len(lines))
+    else:
+        shown = list(range(limit))
     text = Text()
-    inside = False
-    for line in merged.splitlines():
-        marker = line.startswith(("<<<<<<<", "|||||||", "=======", ">>>>>>>"))
-        if line.startswith("<<<<<<<"):
-            inside = True
-        style = f"bold {palette.warn}" if marker else (palette.warn if inside else "")
-        text.append(("⚠ " if marker else "  ") + visible(line) + "\n", style)
-        if line.startswith(">>>>>>>"):
-            inside = False
+    previous = -1
+    for count, number in enumerate(shown):
+        if count >= limit:
+            text.append_text(_more(len(shown) - count, "lines of the result"))
+            return text
+        if number > previous + 1:
+            text.append(f"  ⋯ {number - previous - 1:,} lines\n", "dim")
+        previous = number
+        line = lines[number]
+        marker = number in inside and line.startswith(("<<<<<<<", "|||||||", "=======", ">>>>>>>"))
+        if marker:
+            text.append(f"⚠ {visible(line)}\n", f"bold {palette.warn}")
+        elif number in inside:
+            text.append(f"│ {visible(line)}\n", palette.warn)
+        else:
+            text.append(f"  {visible(line)}\n")
+    if previous < len(lines) - 1 and shown:
+        text.append(f"  ⋯ {len(lines) - previous - 1:,} lines\n", "dim")
     return text
+
+
+def _counts(base: str, proposed: str) -> str:
+    removed, added = changed([line for hunk in hunks(base, proposed) for line in hunk.lines])
+    return f"-{removed} +{added} lines"
 
 
 def proposal_detail(
@@ -438,7 +613,8 @@ def proposal_detail(
             agent = doc.agents.get(agent_id)
             who = agent.name if agent is not None else vote.by
             why = f": {visible(vote.reason)}" if vote.reason else ""
-            head.append(f"  {label} by {visible(who)}{why}\n", "dim")
+            when = f"{countdown(shown.now_ms, vote.at_ms)} ago"
+            head.append(f"  {label} by {visible(who)} {when}{why}\n", "dim")
     if proposal.dismissed:
         head.append(f"  {proposal.dismissed} approval(s) dismissed (the section changed)\n", "dim")
     if proposal.reason:
@@ -453,10 +629,12 @@ def proposal_detail(
     ):
         if ids:
             head.append(f"{label} {', '.join(ids)}\n", "dim")
+    head.rstrip()
     parts: list[RenderableType] = [head]
     group = doc.conflicts.get(proposal.conflict) if proposal.conflict else None
     if group is None:
-        parts.append(Text("\nDiff against its base:", "bold"))
+        counts = _counts(proposal.base_content, proposal.content)
+        parts.append(Text(f"\nDiff against its base ({counts}):", "bold"))
         parts.append(
             diff_renderable(
                 proposal.base_content, proposal.content, side, ("base", "proposed"), palette
@@ -477,7 +655,8 @@ def proposal_detail(
         mark = "▶ " if pid == proposal.id else "  "
         parts.append(
             Text(
-                f"\n{mark}{pid} by {visible(side_of.author_name)} ({side_of.status})"
+                f"\n{mark}{pid} by {visible(side_of.author_name)} ({side_of.status},"
+                f" {_counts(group.base, side_of.content)})"
                 f"{' · chosen' if group.winner == pid else ''}",
                 "bold" if pid == proposal.id else "",
             )
@@ -485,6 +664,7 @@ def proposal_detail(
         parts.append(diff_renderable(group.base, side_of.content, side, ("base", pid), palette))
     if group.merged is not None:
         overlaps = f"{group.overlaps} overlapping hunk(s)" if group.overlaps else "clean"
-        parts.append(Text(f"\nThree-way result ({overlaps}):", "bold"))
+        settle = " (c, then merged: settle it by hand)" if group.resolved is None else ""
+        parts.append(Text(f"\nThree-way result ({overlaps}){settle}:", "bold"))
         parts.append(merged_text(group.merged, palette))
     return Group(*parts)
