@@ -71,7 +71,7 @@ async def test_two_writers_and_a_follower_in_three_processes(tmp_path: Path) -> 
     assert (ready, start) == ("ready", str(len(CONTEXTS)))
 
     writers = {
-        name: start_helper("writer_process.py", path, name, commands, "--wait-for-go")
+        name: start_helper("writer_process.py", path, name, commands, "--wait-for-go", "--halfway")
         for name in ("alpha", "beta")
     }
     for writer in writers.values():  # both open, then both go: their bursts overlap
@@ -81,10 +81,21 @@ async def test_two_writers_and_a_follower_in_three_processes(tmp_path: Path) -> 
         assert writer.stdin is not None
         writer.stdin.write("go\n")
         writer.stdin.flush()
+    # Both stop halfway until both got there: on a loaded machine one burst could otherwise end
+    # before the other began, and the writers would never take turns.
+    for writer in writers.values():
+        assert writer.stdout is not None
+        lines = [writer.stdout.readline().strip() for _ in range(commands // 2 + 1)]
+        assert lines == [f"committed {n}" for n in range(commands // 2)] + ["half"]
+    for writer in writers.values():
+        assert writer.stdin is not None
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
     for writer in writers.values():
         out, err = writer.communicate(timeout=GUARD_S)
         assert writer.returncode == 0, out + err
-        assert out.splitlines() == [f"committed {n}" for n in range(commands)] + ["done"]
+        second = [f"committed {n}" for n in range(commands // 2, commands)]
+        assert out.splitlines() == [*second, "done"]
     out, err = follower.communicate(timeout=GUARD_S)
     assert follower.returncode == 0, out + err
 

@@ -1,13 +1,15 @@
 """A separate process that runs workspace commands, for the multi-process and crash tests.
 
-    python writer_process.py WORKSPACE WRITER COMMANDS [--wait-for-go] [--lazy]
+    python writer_process.py WORKSPACE WRITER COMMANDS [--wait-for-go [--halfway]] [--lazy]
         [--checkpoint-every N --archive-every M]
 
 Runs commands ``0 .. COMMANDS-1`` of ``script(WRITER, n)`` (COMMANDS 0: until killed) through
 ``Workspace.run`` on the contexts ``shared`` and ``common``, which must exist. Every command of
 the script succeeds whatever other writers do meanwhile. After each commit it prints
 ``committed <n>``; at the end, ``done``. With ``--wait-for-go`` it first opens the workspace,
-prints ``ready`` and waits for a line on stdin, so that writers start together. With ``--lazy``
+prints ``ready`` and waits for a line on stdin, so that writers start together; with
+``--halfway`` also after half its commands (it prints ``half``), so that two writers surely take
+turns however the machine schedules them. With ``--lazy``
 it opens the workspace as the command line does, loading each context when it first runs a
 command on it.
 
@@ -64,6 +66,7 @@ async def run(
     wait_for_go: bool,
     intervals: tuple[int, int] | None,
     lazy: bool = False,
+    halfway: bool = False,
 ) -> int:
     import engine.workspace as workspace_module
     from engine.context import ContextError
@@ -76,6 +79,9 @@ async def run(
             print("ready", flush=True)
             sys.stdin.readline()
         for number in itertools.count() if commands == 0 else range(commands):
+            if halfway and number == commands // 2:
+                print("half", flush=True)
+                sys.stdin.readline()
             name, command = script(writer, number)
             try:
                 await ws.run(name, command, actor=writer)
@@ -93,6 +99,7 @@ if __name__ == "__main__":
     parser.add_argument("writer")
     parser.add_argument("commands", type=int)
     parser.add_argument("--wait-for-go", action="store_true")
+    parser.add_argument("--halfway", action="store_true")
     parser.add_argument("--lazy", action="store_true")
     parser.add_argument("--checkpoint-every", type=int)
     parser.add_argument("--archive-every", type=int)
@@ -100,6 +107,14 @@ if __name__ == "__main__":
     every = (args.checkpoint_every, args.archive_every) if args.checkpoint_every else None
     sys.exit(
         asyncio.run(
-            run(args.workspace, args.writer, args.commands, args.wait_for_go, every, args.lazy)
+            run(
+                args.workspace,
+                args.writer,
+                args.commands,
+                args.wait_for_go,
+                every,
+                args.lazy,
+                args.halfway,
+            )
         )
     )
