@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO
 
 from engine.canonical import MAX_NESTING, text_problem, whole_number
 from engine.context import ContextError, Node
+from engine.masterlog.errors import MasterLogError
 from engine.protocol.errors import ProtocolError
 from engine.store import StoreError
 from engine.visible import visible
@@ -663,10 +664,13 @@ def build_parser() -> argparse.ArgumentParser:
     from .tap import register  # doc and tap: documents and the PACT v0.3 verbs
 
     register(commands, common)
+    from .logcli import register as register_log  # log: gptme master logs
+
+    register_log(commands, common)
     return parser
 
 
-COMMANDS = ("open", "demo", "ctx", "verify", "backup", "doc", "tap")
+COMMANDS = ("open", "demo", "ctx", "verify", "backup", "doc", "tap", "log")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -702,7 +706,7 @@ def _main(argv: Sequence[str] | None) -> int:
         code = asyncio.run(args.handler(args)) or 0
     except ProtocolError as error:  # a refused protocol command: the v0.3 error document
         _refused(args, error)
-    except (ContextError, StoreError) as error:
+    except (ContextError, StoreError, MasterLogError) as error:
         _fail(args, str(error), error.to_dict())
     except KeyboardInterrupt:
         _fail(args, "interrupted", {"code": "INTERRUPTED"})

@@ -1,0 +1,216 @@
+"""What each indexed line holds: the message's role, time, size and first line, or why it is no
+message (blank, malformed), the digest of its bytes, and a full-text search over the contents.
+
+Built after the byte index, incrementally (only lines not catalogued yet) and in batches, so a
+caller can run it in the background and show progress; a rewritten log is catalogued again. The
+search is SQLite's FTS5 over the contents of the master log, the views and the branches; results
+come newest first with a snippet whose matches are marked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .errors import CacheError, MasterLogError
+from .index import LineIndex
+from .lines import PREVIEW_CHARS, LineProblem, parse_line
+
+BATCH = 2_000
+MARK = ("\x02", "\x03")  # around each match in a snippet: never in a message's text
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    name TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    kind TEXT NOT NULL,          -- message | blank | malformed
+    role TEXT,
+    timestamp TEXT,
+    first_line TEXT NOT NULL,    -- the message's first line, or the problem, in words
+    chars INTEGER NOT NULL,      -- length of the content (0 for a problem line)
+    sha TEXT NOT NULL,           -- sha256 of the line's bytes
+    PRIMARY KEY (name, line)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS messages_first ON messages (name, first_line);
+CREATE VIRTUAL TABLE IF NOT EXISTS search USING fts5(
+    content, name UNINDEXED, line UNINDEXED, tokenize = 'unicode61'
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One catalogued line."""
+
+    name: str
+    line: int  # 0-based
+    start: int
+    end: int
+    kind: str
+    role: str | None
+    timestamp: str | None
+    first_line: str
+    chars: int
+    sha: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    name: str
+    line: int  # 0-based
+    start: int
+    end: int
+    role: str | None
+    snippet: str  # matches between MARK[0] and MARK[1]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    name: str
+    done: int
+    total: int
+
+
+class Catalogue:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        try:
+            db.executescript(SCHEMA)
+        except sqlite3.Error as error:
+            raise CacheError(f"cannot prepare the message catalogue: {error}") from None
+
+    def count(self, name: str) -> int:
+        row = self.db.execute("SELECT count(*) FROM messages WHERE name = ?", (name,)).fetchone()
+        return int(row[0])
+
+    def pending(self, index: LineIndex) -> int:
+        return index.lines - self.count(index.name)
+
+    def reset(self, name: str) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute("DELETE FROM messages WHERE name = ?", (name,))
+            self.db.execute("DELETE FROM search WHERE name = ?", (name,))
+
+    def build(self, index: LineIndex, *, batch: int = BATCH) -> Iterator[Progress]:
+        """Catalogue the lines not catalogued yet, a batch per transaction, yielding progress."""
+        done = self.count(index.name)
+        total = index.lines
+        if done > total:  # the log was indexed again shorter: start over
+            self.reset(index.name)
+            done = 0
+        with open(index.path, "rb") as file:
+            while done < total:
+                upto = min(total, done + batch)
+                start = index.bounds(done)[0]
+                data = os.pread(file.fileno(), index.ends[upto - 1] - start, start)
+                rows, texts = [], []
+                for line in range(done, upto):
+                    line_start, line_end = index.bounds(line)
+                    raw = data[line_start - start : line_end - start]
+                    row, content = describe(index.name, line, line_start, raw)
+                    rows.append(row)
+                    if content is not None:
+                        texts.append((content, index.name, line))
+                try:
+                    with self.db:
+                        self.db.execute("BEGIN")
+                        self.db.executemany(
+                            "INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            [_values(row) for row in rows],
+                        )
+                        self.db.executemany(
+                            "INSERT INTO search (content, name, line) VALUES (?, ?, ?)", texts
+                        )
+                except sqlite3.Error as error:
+                    raise CacheError(f"cannot catalogue {index.name}: {error}") from None
+                done = upto
+                yield Progress(index.name, done, total)
+
+    def rows(self, name: str, first: int = 0, count: int = -1) -> list[Row]:
+        cursor = self.db.execute(
+            "SELECT * FROM messages WHERE name = ? AND line >= ? ORDER BY line LIMIT ?",
+            (name, first, count),
+        )
+        return [Row(*row) for row in cursor]
+
+    def digests(self, name: str) -> list[tuple[str, int]]:
+        """Each catalogued line's digest and start, in order."""
+        cursor = self.db.execute(
+            "SELECT sha, start FROM messages WHERE name = ? ORDER BY line", (name,)
+        )
+        return [(sha, start) for sha, start in cursor]
+
+    def problems(self, name: str) -> list[Row]:
+        cursor = self.db.execute(
+            "SELECT * FROM messages WHERE name = ? AND kind != 'message' ORDER BY line", (name,)
+        )
+        return [Row(*row) for row in cursor]
+
+    def search(self, query: str, *, limit: int = 50, name: str | None = None) -> list[Hit]:
+        """Lines whose content matches ``query`` (FTS5 syntax; a plain phrase is quoted when it
+        is not valid FTS5), newest first."""
+        if not query.strip():
+            return []
+        try:
+            return self._search(query, limit, name)
+        except sqlite3.OperationalError:
+            quoted = '"' + query.replace('"', '""') + '"'
+            try:
+                return self._search(quoted, limit, name)
+            except sqlite3.OperationalError as error:
+                raise MasterLogError(f"cannot search for {query!r}: {error}") from None
+
+    def _search(self, query: str, limit: int, name: str | None) -> list[Hit]:
+        where = "search MATCH ?" + (" AND search.name = ?" if name else "")
+        params: list[object] = [query] + ([name] if name else []) + [limit]
+        cursor = self.db.execute(
+            'SELECT search.name, search.line, m.start, m."end", m.role,'
+            f" snippet(search, 0, '{MARK[0]}', '{MARK[1]}', '…', 12)"
+            " FROM search JOIN messages m ON m.name = search.name AND m.line = search.line"
+            f" WHERE {where} ORDER BY search.rowid DESC LIMIT ?",
+            params,
+        )
+        return [Hit(*row) for row in cursor]
+
+
+def describe(name: str, line: int, start: int, raw: bytes) -> tuple[Row, str | None]:
+    """The catalogue's row for one line's bytes, and the message's content (None: no message)."""
+    parsed = parse_line(raw)
+    sha = hashlib.sha256(raw).hexdigest()
+    end = start + len(raw)
+    if isinstance(parsed, LineProblem):
+        return Row(name, line, start, end, parsed.kind, None, None, parsed.reason, 0, sha), None
+    row = Row(
+        name,
+        line,
+        start,
+        end,
+        "message",
+        parsed.role,
+        parsed.timestamp,
+        parsed.first_line[:PREVIEW_CHARS],
+        len(parsed.content),
+        sha,
+    )
+    return row, parsed.content
+
+
+def _values(row: Row) -> tuple[object, ...]:
+    return (
+        row.name,
+        row.line,
+        row.start,
+        row.end,
+        row.kind,
+        row.role,
+        row.timestamp,
+        row.first_line,
+        row.chars,
+        row.sha,
+    )

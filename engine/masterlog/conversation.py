@@ -1,0 +1,360 @@
+"""A gptme conversation directory, read exactly as gptme 0.35.1 writes it.
+
+``conversation.jsonl`` is the master log; ``views/compacted-NNN.jsonl`` are compacted working
+contexts (``views/.current`` names the active one); ``branches/*.jsonl`` are other branches,
+including gptme's backups ``main-undo-N`` and ``main-edit-N``; ``events.jsonl`` records every
+append, undo and edit; ``tool-outputs/`` holds full tool outputs saved at compaction. Every log
+is indexed (:mod:`.index`) and catalogued (:mod:`.catalogue`) in one cache file the caller
+names; nothing is written into the conversation directory.
+
+Paths in references are absolute paths of the machine that wrote them. A path that does not
+exist here is resolved relative to the conversation directory (``conversation.jsonl``,
+``tool-outputs/…``), and the verdict says so.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any
+
+from .catalogue import Catalogue, Progress
+from .errors import MasterLogError, NotAConversation
+from .index import LineIndex, Refresh, connect
+from .lines import LineProblem, Message, parse_line
+from .references import Reference, Stub, find_references
+
+MASTER = "conversation.jsonl"
+EVENTS = "events.jsonl"
+REWRITES = ("undo", "message_edit")  # gptme's events that rewrite conversation.jsonl
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Location:
+    """A line of a log: its name in the directory and its 0-based number."""
+
+    name: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.name}:{self.line + 1}"
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    where: Location
+    reference: Reference
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """An undo or edit gptme recorded in ``events.jsonl``."""
+
+    seq: int | None
+    ts: str | None
+    kind: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.detail} (events.jsonl seq {self.seq}, {self.ts})"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """How a stretch of the master log differs after a rewrite (0-based, half-open lines)."""
+
+    kind: str  # removed | added | changed | moved
+    old: tuple[int, int]
+    new: tuple[int, int]
+    shift: int = 0  # bytes a moved stretch moved by
+
+    def describe(self) -> str:
+        def lines(span: tuple[int, int]) -> str:
+            a, b = span
+            return f"line {a + 1}" if b - a == 1 else f"lines {a + 1} to {b}"
+
+        if self.kind == "removed":
+            return f"{lines(self.old)} removed"
+        if self.kind == "added":
+            return f"{lines(self.new)} added"
+        if self.kind == "changed":
+            return f"{lines(self.old)} changed (now {lines(self.new)})"
+        return f"{lines(self.new)} moved by {self.shift:+,} bytes"
+
+
+@dataclass(slots=True)
+class _Parsed:
+    """The references found in one log's lines, parsed once per line."""
+
+    generation: int = -1
+    lines: int = 0
+    found: list[Found] = field(default_factory=list)
+    stubs: list[tuple[Location, Stub]] = field(default_factory=list)
+
+
+class Conversation:
+    """One conversation directory and its index cache."""
+
+    def __init__(self, directory: Path, cache: Path) -> None:
+        self.directory = directory
+        self.cache = cache
+        self.db = connect(cache)
+        self.catalogue = Catalogue(self.db)
+        self._indexes: dict[str, LineIndex] = {}
+        self._parsed: dict[str, _Parsed] = {}
+        self.rewrites: list[Rewrite] = []
+        self._events_read: int | None = None
+        self.changes: list[Change] = []  # what the last rewrite of the master changed
+        self.compared = False  # whether it could be compared (its lines were catalogued)
+
+    @classmethod
+    def open(cls, directory: str | Path, cache: str | Path) -> Conversation:
+        path = Path(directory)
+        if not path.is_dir():
+            what = "no such directory" if not path.exists() else "not a directory"
+            raise NotAConversation(f"{what}: a gptme conversation is a directory", path=str(path))
+        if not (path / MASTER).is_file():
+            raise NotAConversation(
+                f"no {MASTER} in the directory: not a gptme conversation", path=str(path)
+            )
+        conversation = cls(path.resolve(), Path(cache))
+        conversation.refresh()
+        return conversation
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- the files ------------------------------------------------------------------------
+    @property
+    def views(self) -> list[str]:
+        return _jsonl(self.directory, "views")
+
+    @property
+    def branches(self) -> list[str]:
+        return _jsonl(self.directory, "branches")
+
+    @property
+    def logs(self) -> list[str]:
+        return [MASTER, *self.views, *self.branches]
+
+    @property
+    def current_view(self) -> str | None:
+        try:
+            name = (self.directory / "views" / ".current").read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return f"views/{name}.jsonl" if name else None
+
+    @property
+    def master(self) -> LineIndex:
+        return self.index(MASTER)
+
+    def index(self, name: str) -> LineIndex:
+        index = self._indexes.get(name)
+        if index is None:
+            index = LineIndex.load(self.db, self.directory / name, name)
+            self._indexes[name] = index
+        return index
+
+    # -- refreshing -----------------------------------------------------------------------
+    def refresh(self) -> list[Refresh]:
+        """Index what every log gained; a master rewritten (or an undo or edit recorded in
+        ``events.jsonl`` since the last refresh) is indexed again and compared."""
+        refreshes: list[Refresh] = []
+        recorded = self._new_rewrites()
+        for name in self.logs:
+            index = self.index(name)
+            old = self.catalogue.digests(name) if name == MASTER else []  # (sha, start)
+            reason = ""
+            if name == MASTER and recorded:
+                reason = "gptme recorded " + "; ".join(str(r) for r in recorded)
+            try:
+                refresh = index.refresh(rewritten=reason)
+            except MasterLogError:
+                if name == MASTER:
+                    raise
+                continue  # a view or branch removed while we looked: gone from the list next time
+            if refresh.rewritten:
+                self.catalogue.reset(name)
+                self._parsed.pop(name, None)
+                if name == MASTER:
+                    self.compared = bool(old)  # only lines catalogued before can be compared
+                    self.changes = compare(old, _line_digests(index)) if old else []
+            refreshes.append(refresh)
+        return refreshes
+
+    def _new_rewrites(self) -> list[Rewrite]:
+        """The undo and edit records gptme appended to ``events.jsonl`` since the last refresh
+        (those from before this process looked are kept in :attr:`rewrites`, as evidence)."""
+        if not (self.directory / EVENTS).is_file():
+            return []
+        index = self.index(EVENTS)
+        master_known = self.master.lines > 0
+        seen = index.lines
+        if index.refresh().rewritten:
+            seen = 0
+        if self._events_read is None:  # this process's first look: the history, once
+            self.rewrites = _rewrites(index, 0, seen)
+            self._events_read = seen
+        new = _rewrites(index, self._events_read, index.lines)
+        self._events_read = index.lines
+        self.rewrites.extend(new)
+        return new if master_known else []
+
+    def catalogue_all(self) -> Iterator[Progress]:
+        """Catalogue every log's lines not catalogued yet (message rows and the search)."""
+        for name in self.logs:
+            index = self.index(name)
+            if self.catalogue.pending(index):
+                yield from self.catalogue.build(index)
+
+    # -- reading --------------------------------------------------------------------------
+    def message(self, name: str, line: int) -> Message | LineProblem:
+        return parse_line(self.index(name).read_line(line))
+
+    def references(self) -> list[Found]:
+        """Every reference in every view and branch (parsed once per line)."""
+        found: list[Found] = []
+        for name in self.views + self.branches:
+            found.extend(self._parse(name).found)
+        return found
+
+    def stubs(self) -> list[tuple[Location, Stub]]:
+        stubs: list[tuple[Location, Stub]] = []
+        for name in self.views + self.branches:
+            stubs.extend(self._parse(name).stubs)
+        return stubs
+
+    def _parse(self, name: str) -> _Parsed:
+        index = self.index(name)
+        parsed = self._parsed.setdefault(name, _Parsed())
+        if parsed.generation != index.generation:
+            parsed.generation, parsed.lines = index.generation, 0
+            parsed.found.clear()
+            parsed.stubs.clear()
+        for line in range(parsed.lines, index.lines):
+            message = parse_line(index.read_line(line))
+            if isinstance(message, LineProblem):
+                continue
+            references, stubs = find_references(message.content)
+            where = Location(name, line)
+            parsed.found.extend(Found(where, reference) for reference in references)
+            parsed.stubs.extend((where, stub) for stub in stubs)
+        parsed.lines = index.lines
+        return parsed
+
+    # -- paths written by another machine -------------------------------------------------
+    def resolve(self, written: str, anchor: str) -> tuple[Path, bool] | None:
+        """A path as a reference wrote it, where it is here: itself when it exists, else
+        relative to the directory from ``anchor`` on (``conversation.jsonl``,
+        ``tool-outputs``); the flag says it was resolved relative. None: neither exists."""
+        path = Path(written)
+        if path.is_absolute() and path.is_file():
+            return path, False
+        parts = PurePath(written).parts
+        if anchor in parts:
+            local = self.directory.joinpath(*parts[len(parts) - parts[::-1].index(anchor) - 1 :])
+            if local.is_file():
+                return local, True
+        return None
+
+    def index_for(self, path: Path) -> LineIndex:
+        """The index of the master log a reference names (this directory's, or another's)."""
+        if _same(path, self.directory / MASTER):
+            return self.master
+        name = f"external:{path}"
+        index = self._indexes.get(name)
+        if index is None:
+            index = LineIndex.load(self.db, path, name)
+            self._indexes[name] = index
+        index.refresh()
+        return index
+
+
+def parse_event(raw: bytes) -> Rewrite | None:
+    """An undo or edit record of ``events.jsonl``; None for any other line."""
+    try:
+        record = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or record.get("type") not in REWRITES:
+        return None
+    payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+    assert isinstance(payload, dict)
+    seq, ts = record.get("seq"), record.get("ts")
+    if record["type"] == "undo":
+        detail = f"an undo of {payload.get('n', '?')} message(s)"
+    else:
+        messages = payload.get("messages")
+        count = len(messages) if isinstance(messages, list) else "?"
+        detail = f"an edit (the log rewritten as {count} messages)"
+    return Rewrite(
+        seq if isinstance(seq, int) else None,
+        ts if isinstance(ts, str) else None,
+        str(record["type"]),
+        detail,
+    )
+
+
+def compare(old: list[tuple[str, int]], new: list[tuple[str, int]]) -> list[Change]:
+    """Which lines changed between two lists of ``(digest, start)``, one per line (difflib's
+    opcodes), and by how many bytes each unchanged stretch moved."""
+    matcher = difflib.SequenceMatcher(None, [d for d, _ in old], [d for d, _ in new], False)
+    changes: list[Change] = []
+    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        if tag == "equal":
+            shift = new[b1][1] - old[a1][1]
+            if shift:
+                changes.append(Change("moved", (a1, a2), (b1, b2), shift))
+            continue
+        kind = {"delete": "removed", "insert": "added", "replace": "changed"}[tag]
+        changes.append(Change(kind, (a1, a2), (b1, b2)))
+    return changes
+
+
+def _line_digests(index: LineIndex) -> list[tuple[str, int]]:
+    with open(index.path, "rb") as file:
+        fd = file.fileno()
+        return [
+            (hashlib.sha256(os.pread(fd, end - start, start)).hexdigest(), start)
+            for start, end in (index.bounds(line) for line in range(index.lines))
+        ]
+
+
+def _rewrites(index: LineIndex, first: int, last: int) -> list[Rewrite]:
+    found = []
+    for line in range(first, last):
+        raw = index.read_line(line)
+        if b'"undo"' in raw or b'"message_edit"' in raw:  # the rest need no JSON parse
+            record = parse_event(raw)
+            if record is not None:
+                found.append(record)
+    return found
+
+
+def _jsonl(directory: Path, folder: str) -> list[str]:
+    try:
+        names = sorted(p.name for p in (directory / folder).glob("*.jsonl") if p.is_file())
+    except OSError:
+        return []
+    return [f"{folder}/{name}" for name in names]
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def summary(conversation: Conversation) -> dict[str, Any]:
+    return {
+        "directory": str(conversation.directory),
+        "logs": {name: conversation.index(name).lines for name in conversation.logs},
+        "current_view": conversation.current_view,
+    }

@@ -1,0 +1,238 @@
+"""A persistent, incremental byte index of a JSON-lines log: where every complete line ends.
+
+The index is derived data, kept in a SQLite cache file (WAL) beside nothing of the user's: the
+caller says where. Each log is one row in ``files`` and its line ends, as packed 64-bit
+integers, in ``chunks`` of :data:`CHUNK` lines, so reopening reads a few blobs and then only the
+bytes appended since.
+
+A refresh tells an append from a rewrite: gptme rewrites the whole file on every write, and its
+undo and edit remove or change messages. The file counts as appended when it is not shorter
+than what was indexed and the first line and the last indexed line hold the same bytes as
+before (two reads, whatever the size); otherwise, or when the caller knows better (gptme wrote
+an undo or edit record to ``events.jsonl``), it is indexed again from the start and compared
+with the lines' digests kept by :mod:`engine.masterlog.catalogue` to say which messages changed.
+
+Only complete lines are indexed: a last line without its ``\\n`` (gptme still writing) is left
+for a later refresh, and reported as ``partial`` bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from .errors import BadRange, CacheError, MasterLogError
+
+CHUNK = 65_536  # line ends per stored blob
+READ_SIZE = 1 << 20  # 1 MiB reads: fast through the find loop, small enough for the CPU cache
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    name TEXT PRIMARY KEY,     -- the log's path relative to the conversation directory
+    size INTEGER NOT NULL,     -- bytes indexed: the end of the last complete line
+    lines INTEGER NOT NULL,
+    head_sha TEXT NOT NULL,    -- sha256 of the first line's bytes ("" when none)
+    tail_start INTEGER NOT NULL,
+    tail_sha TEXT NOT NULL,    -- sha256 of the last indexed line's bytes
+    generation INTEGER NOT NULL DEFAULT 0  -- how many times it was found rewritten
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    name TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    ends BLOB NOT NULL,        -- array('Q') of line ends, native byte order
+    PRIMARY KEY (name, chunk)
+);
+"""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """The cache database (created if missing), in WAL mode so readers never wait for it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(SCHEMA)
+    except (sqlite3.Error, OSError) as error:
+        raise CacheError(
+            f"cannot open the index cache: {error} (it is derived data: delete the file to"
+            " rebuild it)",
+            path=str(path),
+        ) from None
+    return db
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """What one refresh found."""
+
+    name: str
+    new_lines: int  # complete lines indexed by this refresh
+    lines: int  # complete lines now
+    size: int  # bytes indexed now
+    partial: int  # bytes of an unfinished last line, not indexed yet
+    rewritten: bool = False  # the file was not an append of what was indexed: indexed again
+    previous_lines: int = 0
+    previous_size: int = 0
+    bytes_read: int = 0
+    reason: str = ""  # why it counts as rewritten
+
+
+@dataclass(slots=True)
+class LineIndex:
+    """The line ends of one log, loaded from the cache and kept current by :meth:`refresh`."""
+
+    db: sqlite3.Connection
+    path: Path
+    name: str
+    ends: array[int] = field(default_factory=lambda: array("Q"))
+    partial: int = 0
+    generation: int = 0
+
+    @classmethod
+    def load(cls, db: sqlite3.Connection, path: Path, name: str) -> LineIndex:
+        index = cls(db, path, name)
+        row = db.execute("SELECT lines, generation FROM files WHERE name = ?", (name,)).fetchone()
+        if row is not None:
+            for (blob,) in db.execute(
+                "SELECT ends FROM chunks WHERE name = ? ORDER BY chunk", (name,)
+            ):
+                index.ends.frombytes(blob)
+            if len(index.ends) != row[0]:  # a cache written halfway: start again
+                index.ends = array("Q")
+                db.execute("DELETE FROM files WHERE name = ?", (name,))
+                db.execute("DELETE FROM chunks WHERE name = ?", (name,))
+            index.generation = row[1]
+        return index
+
+    # -- reading --------------------------------------------------------------------------
+    @property
+    def lines(self) -> int:
+        return len(self.ends)
+
+    @property
+    def size(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    def bounds(self, line: int) -> tuple[int, int]:
+        """``[start, end)`` of a line (0-based)."""
+        if not 0 <= line < len(self.ends):
+            raise BadRange(f"line {line + 1} is not in the index ({len(self.ends)} lines)")
+        return (self.ends[line - 1] if line else 0), self.ends[line]
+
+    def line_at(self, offset: int) -> int | None:
+        """The 0-based line holding byte ``offset``, or None past the indexed bytes."""
+        if offset < 0 or offset >= self.size:
+            return None
+        return bisect_right(self.ends, offset)
+
+    def read(self, start: int, end: int) -> bytes:
+        with open(self.path, "rb") as file:
+            return os.pread(file.fileno(), end - start, start)
+
+    def read_line(self, line: int) -> bytes:
+        return self.read(*self.bounds(line))
+
+    # -- refreshing -----------------------------------------------------------------------
+    def refresh(self, *, rewritten: str = "") -> Refresh:
+        """Index what was appended since the last refresh, or everything again when the file
+        was rewritten (``rewritten``: a reason the caller already knows, e.g. gptme's undo)."""
+        try:
+            with open(self.path, "rb", buffering=0) as file:
+                size = os.fstat(file.fileno()).st_size
+                reason = rewritten or self._changed(file.fileno(), size)
+                before_lines, before_size = self.lines, self.size
+                if reason:
+                    self.ends = array("Q")
+                    self.generation += 1
+                start = self.size
+                file.seek(start)
+                appended = _scan(file, start, self.ends)
+        except FileNotFoundError:
+            raise MasterLogError(f"{self.name} is gone", path=str(self.path)) from None
+        except OSError as error:
+            raise MasterLogError(f"cannot read {self.name}: {error}", path=str(self.path)) from None
+        self.partial = size - self.size
+        if appended or reason:
+            self._save(first_line=0 if reason else before_lines)
+        return Refresh(
+            name=self.name,
+            new_lines=appended,
+            lines=self.lines,
+            size=self.size,
+            partial=self.partial,
+            rewritten=bool(reason),
+            previous_lines=before_lines,
+            previous_size=before_size,
+            bytes_read=size - start,
+            reason=reason,
+        )
+
+    def _changed(self, fd: int, size: int) -> str:
+        """Why the file is not an append of what was indexed ("" when it is)."""
+        if not self.ends:
+            return ""
+        if size < self.size:
+            return f"it is shorter than what was indexed ({size:,} < {self.size:,} bytes)"
+        row = self.db.execute(
+            "SELECT head_sha, tail_start, tail_sha FROM files WHERE name = ?", (self.name,)
+        ).fetchone()
+        if row is None:
+            return "the cache lost its record"
+        head_end = self.ends[0]
+        if _sha(os.pread(fd, head_end, 0)) != row[0]:
+            return "its first line changed"
+        if _sha(os.pread(fd, self.size - row[1], row[1])) != row[2]:
+            return "its last indexed line changed"
+        return ""
+
+    def _save(self, first_line: int) -> None:
+        """Write the chunks from the one holding ``first_line`` on, and the file's record."""
+        ends, name = self.ends, self.name
+        head = _sha(self.read(0, ends[0])) if ends else ""
+        tail_start = ends[-2] if len(ends) > 1 else 0
+        tail = _sha(self.read(tail_start, ends[-1])) if ends else ""
+        try:
+            with self.db:
+                self.db.execute("BEGIN")
+                if first_line == 0:
+                    self.db.execute("DELETE FROM chunks WHERE name = ?", (name,))
+                for chunk in range(first_line // CHUNK, (len(ends) + CHUNK - 1) // CHUNK):
+                    blob = ends[chunk * CHUNK : (chunk + 1) * CHUNK].tobytes()
+                    self.db.execute(
+                        "INSERT OR REPLACE INTO chunks (name, chunk, ends) VALUES (?, ?, ?)",
+                        (name, chunk, blob),
+                    )
+                self.db.execute(
+                    "INSERT OR REPLACE INTO files"
+                    " (name, size, lines, head_sha, tail_start, tail_sha, generation)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (name, self.size, len(ends), head, tail_start, tail, self.generation),
+                )
+        except sqlite3.Error as error:
+            raise CacheError(f"cannot write the index of {name}: {error}") from None
+
+
+def _scan(file: BinaryIO, base: int, ends: array[int]) -> int:
+    """Append the ends of the complete lines from ``base`` on; how many there were."""
+    read = file.read
+    append = ends.append
+    before = len(ends)
+    while chunk := read(READ_SIZE):
+        find = chunk.find
+        i = find(b"\n")
+        while i >= 0:
+            append(base + i + 1)
+            i = find(b"\n", i + 1)
+        base += len(chunk)
+    return len(ends) - before
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

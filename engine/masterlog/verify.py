@@ -1,0 +1,456 @@
+"""Does a reference still recover the truth? A verdict per reference, with evidence in words.
+
+A reference was made for one message: its ``Preview`` is that message's first line and its
+``tokens`` gptme's count of it (``len(content) // 4`` offline). The verdict checks the byte
+range against the master log as indexed now:
+
+``ok``                  the range is exactly one line, holding the message the Preview names
+``missing-file``        the master log it names exists neither there nor in this directory
+``torn``                the range reaches into an unfinished last line (gptme still writing)
+``mid-line``            the range starts or ends inside a line
+``shifted``             the range is one whole line, but of a neighbour: the message the
+                        Preview names is next to it (gptme's index counted a blank or
+                        malformed line its reader skipped)
+``rewritten``           the range no longer holds that message: the file was rewritten (undo,
+                        edit) or truncated since the reference was made
+``tool-output-differs`` the range is right, but the saved tool output is not the message
+
+Wherever the original can still be found (a branch gptme saved before an undo or edit, a view,
+the saved tool output), the verdict names it; :func:`recover` returns it with that evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from .conversation import MASTER, Conversation, Found, Location
+from .errors import BadRange
+from .index import LineIndex, Refresh
+from .lines import PREVIEW_CHARS, LineProblem, Message, parse_line, preview_of
+from .references import Reference
+
+NEIGHBOURS = 2  # lines either side searched for a shifted reference's message
+
+
+class Status(StrEnum):
+    OK = "ok"
+    MISSING_FILE = "missing-file"
+    TORN = "torn"
+    MID_LINE = "mid-line"
+    SHIFTED = "shifted"
+    REWRITTEN = "rewritten"
+    TOOL_OUTPUT_DIFFERS = "tool-output-differs"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    where: Location
+    reference: Reference
+    status: Status
+    explanation: str  # what is wrong, in words ("" when ok)
+    master: str | None = None  # the master log read, as a path
+    resolved_relative: bool = False
+    lands_on: int | None = None  # the 0-based master line holding the range's first byte
+    preview_matches: tuple[int, ...] = ()  # master lines (0-based) whose message the Preview names
+    original: str | None = None  # where the original message still is, e.g. "branches/x:12"
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    def to_json(self) -> dict[str, Any]:
+        ref = self.reference
+        return {
+            "where": str(self.where),
+            "kind": ref.kind,
+            "bytes": [ref.start, ref.end],
+            "tokens": ref.tokens,
+            "preview": ref.preview,
+            "master_path": ref.master_path,
+            "tool_output": ref.tool_output,
+            "status": self.status.value,
+            "explanation": self.explanation,
+            "evidence": {
+                "master": self.master,
+                "resolved_relative": self.resolved_relative,
+                "lands_on_line": None if self.lands_on is None else self.lands_on + 1,
+                "preview_matches_lines": [line + 1 for line in self.preview_matches],
+                "original": self.original,
+                "notes": list(self.notes),
+            },
+        }
+
+
+def matches(reference: Reference, message: Message | LineProblem) -> bool:
+    """Whether a message is the one a reference was made for, by its Preview and size."""
+    if isinstance(message, LineProblem):
+        return False
+    return message.preview == reference.preview and size_agrees(reference, message)
+
+
+def size_agrees(reference: Reference, message: Message) -> bool:
+    """Whether the reference's token count is gptme's offline count of the message."""
+    return reference.tokens == len(message.content) // 4
+
+
+def verify(conversation: Conversation, found: Found) -> Verdict:
+    ref = found.reference
+    where = found.where
+    resolved = conversation.resolve(ref.master_path, MASTER)
+    if resolved is None:
+        return Verdict(
+            where,
+            ref,
+            Status.MISSING_FILE,
+            f"the master log {ref.master_path} does not exist, and this directory has no"
+            f" {MASTER} to resolve it to",
+        )
+    path, relative = resolved
+    index = conversation.index_for(path)
+    notes: list[str] = []
+    if relative:
+        notes.append(
+            f"{ref.master_path} does not exist here: resolved relative to the conversation"
+            f" directory, as {path}"
+        )
+
+    def verdict(status: Status, why: str, **more: Any) -> Verdict:
+        if status is not Status.OK:
+            original = find_original(conversation, ref, index)
+            if original is not None:
+                more.setdefault("original", original)
+                why += f"; the original is still in {original}"
+            rewrites = conversation.rewrites if index is conversation.master else []
+            if rewrites:
+                notes.append(
+                    f"{MASTER} was rewritten by gptme: " + "; ".join(str(r) for r in rewrites)
+                )
+        return Verdict(
+            where,
+            ref,
+            status,
+            why,
+            master=str(path),
+            resolved_relative=relative,
+            notes=tuple(notes),
+            **more,
+        )
+
+    size, whole = index.size, index.size + index.partial
+    if ref.end > size:  # beyond the complete lines
+        if index.partial and ref.start <= size < ref.end:
+            return verdict(
+                Status.TORN,
+                f"the range runs into the unfinished last line (from byte {size:,}): the file"
+                f" has {whole:,} of its {ref.end:,} bytes, and gptme may still be writing",
+                lands_on=index.line_at(ref.start),
+            )
+        return verdict(
+            Status.REWRITTEN,
+            f"the range runs past the end of {path.name}, which now ends at byte {whole:,}:"
+            " the file was rewritten or truncated since the reference was made",
+            lands_on=index.line_at(ref.start),
+            preview_matches=preview_lines(conversation, ref, index),
+        )
+    first = index.line_at(ref.start)
+    last = index.line_at(ref.end - 1)
+    assert first is not None and last is not None
+    first_start, first_end = index.bounds(first)
+    if first_start != ref.start or index.bounds(last)[1] != ref.end:
+        parts = []
+        if first_start != ref.start:
+            parts.append(
+                f"it starts {ref.start - first_start:,} bytes into line {first + 1}"
+                f" (bytes {first_start}-{first_end})"
+            )
+        last_start, last_end = index.bounds(last)
+        if last_end != ref.end:
+            parts.append(
+                f"it ends {ref.end - last_start:,} bytes into line {last + 1}"
+                f" (bytes {last_start}-{last_end})"
+            )
+        why = "the range is not a whole line: " + " and ".join(parts)
+        matched = preview_lines(conversation, ref, index)
+        if matched:
+            why += (
+                f"; the Preview names line {_lines(matched)}, which is a different message"
+                if not _exact_match(conversation, ref, index, matched)
+                else f"; the message it was made for is now line {_lines(matched)}"
+            )
+        return verdict(Status.MID_LINE, why, lands_on=first, preview_matches=matched)
+    message = parse_line(index.read_line(first))
+    same_first_line = isinstance(message, Message) and message.preview == ref.preview
+    if not same_first_line:
+        held = _describe(message)
+        for distance in _around():
+            neighbour = first + distance
+            if 0 <= neighbour < index.lines and matches(
+                ref, parse_line(index.read_line(neighbour))
+            ):
+                skipped = skipped_lines(index, min(first, neighbour))
+                why = (
+                    f"the range is line {first + 1}, which holds {held}; the message the Preview"
+                    f" names is line {neighbour + 1}"
+                )
+                if skipped:
+                    why += (
+                        f" (gptme's index counted line(s) {_lines(skipped)}, which its reader"
+                        " skips: "
+                        + ", ".join(f"line {s + 1} at byte {index.bounds(s)[0]:,}" for s in skipped)
+                        + ")"
+                    )
+                return verdict(Status.SHIFTED, why, lands_on=first, preview_matches=(neighbour,))
+        return verdict(
+            Status.REWRITTEN,
+            f"line {first + 1} now holds {held}, not the message the reference was made for",
+            lands_on=first,
+            preview_matches=preview_lines(conversation, ref, index),
+        )
+    assert isinstance(message, Message)
+    if not size_agrees(ref, message):
+        counted = len(message.content) // 4
+        edits = [r for r in conversation.rewrites if r.kind == "message_edit"]
+        if edits and index is conversation.master:
+            return verdict(
+                Status.REWRITTEN,
+                f"line {first + 1} has the first line the Preview names, but gptme's count of"
+                f" it is {counted:,} tokens where the reference says {ref.tokens:,}, and gptme"
+                " recorded an edit: its content changed",
+                lands_on=first,
+                preview_matches=(first,),
+            )
+        notes.append(
+            f"the reference counts {ref.tokens:,} tokens where gptme's offline count gives"
+            f" {counted:,}: counted with a tokenizer (no edit is recorded)"
+        )
+    if ref.tool_output is not None:
+        saved = conversation.resolve(ref.tool_output, "tool-outputs")
+        if saved is None:
+            return verdict(
+                Status.TOOL_OUTPUT_DIFFERS,
+                f"the saved tool output {ref.tool_output} is missing",
+                lands_on=first,
+            )
+        saved_path, saved_relative = saved
+        if saved_relative:
+            notes.append(f"the tool output was resolved relative to the directory: {saved_path}")
+        difference = _first_difference(saved_path.read_bytes(), message.content.encode())
+        if difference is not None:
+            return verdict(
+                Status.TOOL_OUTPUT_DIFFERS,
+                f"the saved tool output {saved_path.name} differs from the master log's"
+                f" message (line {first + 1}) from byte {difference:,} of its text on",
+                lands_on=first,
+            )
+    return verdict(Status.OK, "", lands_on=first, preview_matches=(first,))
+
+
+def verify_all(conversation: Conversation) -> list[Verdict]:
+    return [verify(conversation, found) for found in conversation.references()]
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """An original message, where it was read, and how far it can be trusted."""
+
+    content: str | None
+    message: Message | None
+    source: str  # e.g. "conversation.jsonl:4 (bytes 1316-11760)"
+    evidence: str
+    verdict: Verdict | None = None
+
+
+def recover(conversation: Conversation, found: Found) -> Recovery:
+    """The original of a reference: from its range when it verifies, else from wherever it is
+    still found (a branch, the saved tool output), else nothing, with the reason."""
+    result = verify(conversation, found)
+    ref = found.reference
+    if result.ok or result.status is Status.TOOL_OUTPUT_DIFFERS:
+        assert result.lands_on is not None and result.master is not None
+        index = conversation.index_for(Path(result.master))
+        message = parse_line(index.read_line(result.lands_on))
+        assert isinstance(message, Message)
+        evidence = "the range is exactly this line, and it is the message the Preview names"
+        if result.status is Status.TOOL_OUTPUT_DIFFERS:
+            evidence += f" (but: {result.explanation})"
+        return Recovery(
+            message.content,
+            message,
+            f"{index.name}:{result.lands_on + 1} (bytes {ref.start}-{ref.end})",
+            evidence,
+            result,
+        )
+    if result.original is not None:
+        name, _, line = result.original.rpartition(":")
+        if result.original.startswith("tool-outputs/"):
+            saved = conversation.directory / result.original
+            text = saved.read_bytes().decode("utf-8", "replace")
+            return Recovery(
+                text,
+                None,
+                result.original,
+                f"{result.explanation}: read from the tool output",
+                result,
+            )
+        message = conversation.message(name, int(line) - 1)
+        assert isinstance(message, Message)
+        return Recovery(message.content, message, result.original, result.explanation, result)
+    return Recovery(None, None, "", result.explanation, result)
+
+
+def recover_range(conversation: Conversation, start: int, end: int) -> Recovery:
+    """The message in bytes ``[start, end)`` of the master log, or why there is none."""
+    index = conversation.master
+    if start >= end or start < 0:
+        raise BadRange(f"bytes {start}-{end} are empty")
+    if end > index.size:
+        raise BadRange(
+            f"bytes {start}-{end} run past the indexed end of {MASTER} (byte {index.size:,})"
+        )
+    first, last = index.line_at(start), index.line_at(end - 1)
+    assert first is not None and last is not None
+    if index.bounds(first)[0] != start or index.bounds(last)[1] != end:
+        a, b = index.bounds(first)
+        raise BadRange(
+            f"bytes {start}-{end} are not whole lines: line {first + 1} is bytes {a}-{b}"
+            + (
+                f", line {last + 1} is bytes {index.bounds(last)[0]}-{index.bounds(last)[1]}"
+                if last != first
+                else ""
+            )
+        )
+    if first != last:
+        raise BadRange(f"bytes {start}-{end} hold {last - first + 1} lines, not one message")
+    message = parse_line(index.read_line(first))
+    if isinstance(message, LineProblem):
+        return Recovery(
+            None, None, f"{MASTER}:{first + 1}", f"a {message.kind} line: {message.reason}"
+        )
+    return Recovery(
+        message.content, message, f"{MASTER}:{first + 1} (bytes {start}-{end})", "exactly one line"
+    )
+
+
+# -- evidence ---------------------------------------------------------------------------------
+def find_original(conversation: Conversation, ref: Reference, index: LineIndex) -> str | None:
+    """Where the message a reference was made for still is: a branch or view line at the same
+    bytes, else any catalogued line it matches, else the saved tool output when it matches."""
+    for name in conversation.branches:
+        other = conversation.index(name)
+        line = other.line_at(ref.start)
+        if line is None or other.bounds(line) != (ref.start, ref.end):
+            continue
+        if matches(ref, parse_line(other.read_line(line))):
+            return str(Location(name, line))
+    if ref.tool_output is not None:
+        saved = conversation.resolve(ref.tool_output, "tool-outputs")
+        if saved is not None:
+            text = saved[0].read_bytes().decode("utf-8", "replace")
+            if preview_of(text) == ref.preview and ref.tokens == len(text) // 4:
+                return str(saved[0].relative_to(conversation.directory))
+    return None
+
+
+def preview_lines(conversation: Conversation, ref: Reference, index: LineIndex) -> tuple[int, ...]:
+    """The master lines (0-based) whose message the Preview names (from the catalogue)."""
+    if ref.preview is None:
+        return ()
+    cut = len(ref.preview) == PREVIEW_CHARS + 3 and ref.preview.endswith("...")
+    first = ref.preview[:PREVIEW_CHARS] if cut else ref.preview
+    rows = conversation.db.execute(
+        "SELECT line FROM messages WHERE name = ? AND first_line = ? ORDER BY line",
+        (index.name, first),
+    ).fetchall()
+    return tuple(line for (line,) in rows)
+
+
+def skipped_lines(index: LineIndex, upto: int) -> list[int]:
+    """Blank and malformed lines before line ``upto``, nearest first scanned (at most 1,000)."""
+    found = []
+    for line in range(max(0, upto - 1_000), upto + 1):
+        if isinstance(parse_line(index.read_line(line)), LineProblem):
+            found.append(line)
+    return found
+
+
+def _exact_match(
+    conversation: Conversation, ref: Reference, index: LineIndex, lines: tuple[int, ...]
+) -> bool:
+    return any(matches(ref, parse_line(index.read_line(line))) for line in lines)
+
+
+def _around() -> list[int]:
+    return [d for k in range(1, NEIGHBOURS + 1) for d in (k, -k)]
+
+
+def _describe(message: Message | LineProblem) -> str:
+    if isinstance(message, LineProblem):
+        return f"a {message.kind} line ({message.reason})"
+    first = message.first_line
+    shown = first if len(first) <= 60 else first[:57] + "..."
+    return f"a {message.role} message ({shown!r}, {len(message.content):,} characters)"
+
+
+def _lines(lines: tuple[int, ...] | list[int]) -> str:
+    return ", ".join(str(line + 1) for line in lines)
+
+
+def _first_difference(a: bytes, b: bytes) -> int | None:
+    if a == b:
+        return None
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+class Verifier:
+    """Verdicts kept current as the directory changes: a reference is verified again when it is
+    new, when it was not ok (an unfinished line may be finished now), when the master log was
+    rewritten, or when its tool output changed; the rest are not read again."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.verdicts: dict[tuple[Location, int], Verdict] = {}
+
+    def update(
+        self, refreshes: list[Refresh] | None = None, touched: set[Path] | None = None
+    ) -> list[Verdict]:
+        """Verify what may have changed; the verdicts that did change."""
+        rewritten = any(r.rewritten and r.name == MASTER for r in refreshes or ())
+        touched_names = {p.name for p in touched or ()}
+        changed: list[Verdict] = []
+        present: set[tuple[Location, int]] = set()
+        for found in self.conversation.references():
+            key = (found.where, found.reference.offset)
+            present.add(key)
+            old = self.verdicts.get(key)
+            ref = found.reference
+            if (
+                old is not None
+                and old.ok
+                and not rewritten
+                and not (ref.tool_output and Path(ref.tool_output).name in touched_names)
+            ):
+                continue
+            new = verify(self.conversation, found)
+            if old is None or (old.status, old.explanation) != (new.status, new.explanation):
+                changed.append(new)
+            self.verdicts[key] = new
+        for key in set(self.verdicts) - present:
+            del self.verdicts[key]
+        return changed
+
+    def counts(self, name: str | None = None) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for (where, _), verdict in self.verdicts.items():
+            if name is None or where.name == name:
+                counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
+        return counts
+
+    def ordered(self) -> list[Verdict]:
+        return [self.verdicts[key] for key in sorted(self.verdicts)]

@@ -1,0 +1,47 @@
+"""Following a conversation directory while gptme writes to it (watchfiles).
+
+Each batch of file changes refreshes the byte indexes (only new bytes are read), verifies again
+only what may have changed (:class:`.verify.Verifier`) and catalogues the new lines, so the
+search finds them too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import watchfiles
+
+from .conversation import Conversation
+from .index import Refresh
+from .verify import Verdict, Verifier
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    refreshes: list[Refresh]
+    changed: list[Verdict]  # verdicts that changed
+
+
+def update(
+    conversation: Conversation, verifier: Verifier, touched: set[Path] | None = None
+) -> Update:
+    """One step of following: refresh, verify what may have changed, catalogue new lines."""
+    refreshes = conversation.refresh()
+    changed = verifier.update(refreshes, touched)
+    for _ in conversation.catalogue_all():
+        pass
+    return Update(refreshes, changed)
+
+
+async def follow(
+    conversation: Conversation, verifier: Verifier, stop: asyncio.Event | None = None
+) -> AsyncIterator[Update]:
+    """An :class:`Update` after each batch of changes in the directory, until ``stop`` is set."""
+    async for changes in watchfiles.awatch(
+        conversation.directory, stop_event=stop, debounce=50, step=20, recursive=True
+    ):
+        touched = {Path(path) for _, path in changes}
+        yield await asyncio.to_thread(update, conversation, verifier, touched)
