@@ -356,7 +356,8 @@ def find_original(conversation: Conversation, ref: Reference, index: LineIndex) 
 
 
 def preview_lines(conversation: Conversation, ref: Reference, index: LineIndex) -> tuple[int, ...]:
-    """The master lines (0-based) whose message the Preview names (from the catalogue)."""
+    """The master lines (0-based) whose first line the Preview names: from the catalogue, and
+    by reading the lines it does not cover yet."""
     if ref.preview is None:
         return ()
     cut = len(ref.preview) == PREVIEW_CHARS + 3 and ref.preview.endswith("...")
@@ -365,7 +366,12 @@ def preview_lines(conversation: Conversation, ref: Reference, index: LineIndex) 
         "SELECT line FROM messages WHERE name = ? AND first_line = ? ORDER BY line",
         (index.name, first),
     ).fetchall()
-    return tuple(line for (line,) in rows)
+    found = [line for (line,) in rows]
+    for line in range(conversation.catalogue.count(index.name), index.lines):
+        message = parse_line(index.read_line(line))
+        if isinstance(message, Message) and message.preview == ref.preview:
+            found.append(line)
+    return tuple(found)
 
 
 def skipped_lines(index: LineIndex, upto: int) -> list[int]:
