@@ -69,7 +69,7 @@ async def _index(args: argparse.Namespace) -> int | None:
 
     conversation = open_conversation(args)
     try:
-        refreshes = conversation.refresh()
+        refreshes = conversation.opened  # opening indexed what was new
         for _ in conversation.catalogue_all():
             pass
         verifier = Verifier(conversation)

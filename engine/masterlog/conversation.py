@@ -109,6 +109,7 @@ class Conversation:
         self._parsed: dict[str, _Parsed] = {}
         self.rewrites: list[Rewrite] = []
         self._events_read: int | None = None
+        self.opened: list[Refresh] = []  # what the refresh made when opening found
         self.changes: list[Change] = []  # what the last rewrite of the master changed
         self.compared = False  # whether it could be compared (its lines were catalogued)
 
@@ -123,7 +124,7 @@ class Conversation:
                 f"no {MASTER} in the directory: not a gptme conversation", path=str(path)
             )
         conversation = cls(path.resolve(), Path(cache))
-        conversation.refresh()
+        conversation.opened = conversation.refresh()
         return conversation
 
     def close(self) -> None:

@@ -37,11 +37,25 @@ def update(
 
 
 async def follow(
-    conversation: Conversation, verifier: Verifier, stop: asyncio.Event | None = None
+    conversation: Conversation,
+    verifier: Verifier,
+    stop: asyncio.Event | None = None,
+    poll: int = 1_000,
 ) -> AsyncIterator[Update]:
-    """An :class:`Update` after each batch of changes in the directory, until ``stop`` is set."""
+    """An :class:`Update` after each batch of changes in the directory, until ``stop`` is set.
+
+    Every ``poll`` milliseconds without a change, the directory is looked at anyway (a stat and
+    two short reads per log): a write made before the watcher was ready is not missed."""
     async for changes in watchfiles.awatch(
-        conversation.directory, stop_event=stop, debounce=50, step=20, recursive=True
+        conversation.directory,
+        stop_event=stop,
+        debounce=50,
+        step=20,
+        recursive=True,
+        rust_timeout=poll,
+        yield_on_timeout=True,
     ):
         touched = {Path(path) for _, path in changes}
-        yield await asyncio.to_thread(update, conversation, verifier, touched)
+        result = await asyncio.to_thread(update, conversation, verifier, touched)
+        if changes or result.changed or any(r.new_lines or r.rewritten for r in result.refreshes):
+            yield result

@@ -1,0 +1,152 @@
+"""``pact-tui log …`` on the real gptme fixtures, and on bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.masterlog.lines import encode_message
+
+from .conftest import REPO_ROOT, cli, failed, ok
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "gptme"
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PACT_TUI_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def basic(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(FIXTURES / "conv-basic", tmp_path / "conv-basic"))
+
+
+@pytest.fixture
+def branches(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(FIXTURES / "conv-branches", tmp_path / "conv-branches"))
+
+
+def test_verify_exits_zero_when_every_reference_is_ok(basic: Path) -> None:
+    ran = ok("log", "verify", basic)
+    assert ran.out.count("\nok ") + ran.out.startswith("ok ") == 4
+    assert "4 references: 4 ok" in ran.out
+    assert "resolved relative to the conversation directory" in ran.out
+
+
+def test_verify_json_lists_every_reference_and_exits_one_on_a_problem(branches: Path) -> None:
+    ran = cli("log", "verify", branches, "--json")
+    assert ran.code == 1 and ran.err == ""
+    data = ran.data
+    assert data["counts"] == {"ok": 9, "mid-line": 1} and data["ok"] is False
+    broken = next(r for r in data["references"] if r["status"] != "ok")
+    assert broken["where"] == "views/compacted-001.jsonl:12"
+    assert broken["bytes"] == [36435, 51367]
+    assert broken["evidence"]["original"] == "branches/main-undo-0.jsonl:12"
+    assert broken["evidence"]["lands_on_line"] == 11
+
+
+def test_index_reports_lines_problems_and_a_rewrite(basic: Path) -> None:
+    ran = ok("log", "index", basic, "--json")
+    master = ran.data["logs"][0]
+    assert (master["name"], master["lines"], master["bytes"]) == ("conversation.jsonl", 22, 61640)
+    lines = (basic / "conversation.jsonl").read_bytes().splitlines(keepends=True)
+    (basic / "conversation.jsonl").write_bytes(b"".join([*lines[:2], b"\n", *lines[2:]]))
+    again = ok("log", "index", basic)
+    assert "conversation.jsonl was rewritten" in again.out
+    assert "line 3 at byte 1,040: blank" in again.out
+    assert "line 3 added" in again.out and "moved by +1 bytes" in again.out
+
+
+def test_recover_by_reference_text_and_by_bytes(basic: Path) -> None:
+    view = (basic / "views/compacted-001.jsonl").read_bytes().splitlines()
+    content = json.loads(view[6])["content"]  # a compressed message: text, blank, reference
+    reference = content[content.index("[Content truncated") :]
+    original = json.loads((basic / "conversation.jsonl").read_bytes().splitlines()[6])["content"]
+    ran = cli("log", "recover", basic, "--ref", reference, "--json")
+    assert ran.code == 0 and ran.data["content"] == original and ran.data["status"] == "ok"
+    plain = cli("log", "recover", basic, "--bytes", "24165-34612")
+    assert plain.code == 0 and plain.out.rstrip("\n") == original
+    assert "exactly one line" in plain.err
+
+
+def test_bad_input_gets_a_typed_error_and_changes_nothing(basic: Path, tmp_path: Path) -> None:
+    before = {p: p.read_bytes() for p in basic.rglob("*") if p.is_file()}
+    failed("log", "verify", tmp_path / "nowhere", code="NOT_A_CONVERSATION")
+    failed("log", "verify", tmp_path, "--json", code="NOT_A_CONVERSATION")
+    failed("log", "recover", basic, "--bytes", "24165-34000", code="BAD_RANGE")
+    failed("log", "recover", basic, "--bytes", "x-y", "--json", code="BAD_REFERENCE")
+    failed("log", "recover", basic, "--ref", "not a reference", code="BAD_REFERENCE")
+    failed("log", "recover", basic, "--bytes", "0-99999999", code="BAD_RANGE")
+    failed("log", "compact", basic, "--budget", "0", code="MASTERLOG_ERROR")
+    bad_cache = tmp_path / "bad.sqlite"
+    bad_cache.write_bytes(b"garbage" * 1000)
+    failed("log", "verify", basic, "--cache", bad_cache, code="CACHE_ERROR")
+    assert {p: p.read_bytes() for p in basic.rglob("*") if p.is_file()} == before
+
+
+def test_search_prints_where_and_a_marked_snippet(basic: Path) -> None:
+    ran = ok("log", "search", basic, "localize", "--json")
+    assert ran.data and all("[localize]" in hit["snippet"].lower() for hit in ran.data)
+    assert {hit["where"].split(":")[0] for hit in ran.data} >= {"conversation.jsonl"}
+    nothing = cli("log", "search", basic, "qqqzzzx")
+    assert (nothing.code, nothing.out.strip()) == (1, "no match")
+    quoted = ok("log", "search", basic, "localize(")  # not valid FTS5: searched as a phrase
+    assert "[localize]" in quoted.out
+
+
+def test_compact_writes_a_view_that_verifies(basic: Path) -> None:
+    ran = ok("log", "compact", basic, "--budget", "4000", "--json")
+    assert ran.data["view"].endswith("views/compacted-002.jsonl") and ran.data["within_budget"]
+    verified = cli("log", "verify", basic, "--json")
+    ours = [r for r in verified.data["references"] if "compacted-002" in r["where"]]
+    assert ours and all(r["status"] == "ok" for r in ours)
+    assert not any(r["evidence"]["resolved_relative"] for r in ours)
+
+
+def _lines(process: subprocess.Popen[str]) -> Iterator[str]:
+    """Lines of a process's stdout as they come (no sleeps: waits on the pipe, 30 s at most)."""
+    assert process.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    while True:
+        if not selector.select(timeout=30):
+            raise AssertionError("tail printed nothing for 30 s")
+        line = process.stdout.readline()
+        if not line:
+            return
+        yield line
+
+
+def test_tail_follows_the_master_as_gptme_appends(basic: Path, cache: Path) -> None:
+    env = {**os.environ, "PACT_TUI_CACHE": str(cache)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pact_tui", "log", "tail", str(basic), "--json", "--lines", "1"],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        lines = _lines(process)
+        first = json.loads(next(lines))
+        assert first["line"] == 22  # the newest message, then it waits
+        with (basic / "conversation.jsonl").open("ab") as log:
+            log.write(encode_message({"role": "user", "content": "Ship it 🚀"})[:20])
+            log.flush()
+            log.write(encode_message({"role": "user", "content": "Ship it 🚀"})[20:])
+        new = json.loads(next(lines))
+        assert (new["line"], new["role"], new["first_line"]) == (23, "user", "Ship it 🚀")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -1,0 +1,126 @@
+"""The byte index: appended in any chunks it equals one full index, it survives a restart, and
+it tells an append from a rewrite."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.masterlog.index import LineIndex, connect
+from engine.masterlog.lines import encode_message
+
+messages = st.lists(
+    st.builds(
+        lambda role, content: encode_message({"role": role, "content": content}),
+        st.sampled_from(["user", "assistant", "system"]),
+        st.text(max_size=300),
+    )
+    | st.just(b"\n")  # blank lines are lines too
+    | st.just(b'{"role": "user", "con\n'),
+    min_size=1,
+    max_size=30,
+)
+
+
+def full(tmp: Path, data: bytes) -> list[int]:
+    path = tmp / "full.jsonl"
+    path.write_bytes(data)
+    db = connect(tmp / "full.sqlite")
+    index = LineIndex.load(db, path, "full")
+    index.refresh()
+    db.close()
+    return list(index.ends)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=messages, cuts=st.lists(st.integers(min_value=0), max_size=8))
+def test_appending_in_random_chunks_equals_one_full_index(
+    tmp_path_factory: object, lines: list[bytes], cuts: list[int]
+) -> None:
+    tmp = tmp_path_factory.mktemp("idx")  # type: ignore[attr-defined]
+    data = b"".join(lines)
+    points = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    path = tmp / "log.jsonl"
+    path.write_bytes(b"")
+    db = connect(tmp / "cache.sqlite")
+    index = LineIndex.load(db, path, "log")
+    for a, b in zip(points, points[1:], strict=False):
+        with path.open("ab") as file:
+            file.write(data[a:b])  # cuts fall anywhere, mid-line included
+        refresh = index.refresh()
+        assert not refresh.rewritten
+        assert refresh.size + refresh.partial == b  # complete lines indexed, the rest partial
+        assert refresh.partial == b - (data.rfind(b"\n", 0, b) + 1)
+    assert list(index.ends) == full(tmp, data)
+    db.close()
+    # a restart reads the blobs back, and no byte of the file again
+    db = connect(tmp / "cache.sqlite")
+    again = LineIndex.load(db, path, "log")
+    assert list(again.ends) == list(index.ends)
+    assert again.refresh().bytes_read == len(data) - again.size
+    db.close()
+
+
+def test_a_restart_reads_only_new_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(
+        b"".join(encode_message({"role": "user", "content": str(i)}) for i in range(200_000))
+    )
+    db = connect(tmp_path / "c.sqlite")
+    first = LineIndex.load(db, path, "log")
+    assert first.refresh().lines == 200_000  # more than one stored chunk of line ends
+    db.close()
+    with path.open("ab") as file:
+        file.write(encode_message({"role": "user", "content": "one more"}))
+    db = connect(tmp_path / "c.sqlite")
+    second = LineIndex.load(db, path, "log")
+    refresh = second.refresh()
+    assert (refresh.new_lines, refresh.lines, refresh.rewritten) == (1, 200_001, False)
+    assert refresh.bytes_read == len(encode_message({"role": "user", "content": "one more"}))
+    chunks = db.execute("SELECT count(*) FROM chunks WHERE name = 'log'").fetchone()[0]
+    assert chunks == 4  # 65,536 ends per chunk
+    db.close()
+
+
+def test_a_shorter_file_or_a_changed_line_is_a_rewrite(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    lines = [encode_message({"role": "user", "content": f"m{i}"}) for i in range(5)]
+    path.write_bytes(b"".join(lines))
+    db = connect(tmp_path / "c.sqlite")
+    index = LineIndex.load(db, path, "log")
+    index.refresh()
+    path.write_bytes(b"".join(lines[:3]))
+    refresh = index.refresh()
+    assert refresh.rewritten and "shorter" in refresh.reason and index.lines == 3
+    path.write_bytes(lines[1] + lines[1] + lines[2] + lines[3])  # same size, first line changed
+    refresh = index.refresh()
+    assert refresh.rewritten and refresh.reason == "its first line changed"
+    assert index.lines == 4 and index.generation == 2
+
+
+def test_a_cache_written_halfway_is_started_again(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"".join(encode_message({"role": "user", "content": "x"}) for _ in range(10)))
+    db = connect(tmp_path / "c.sqlite")
+    LineIndex.load(db, path, "log").refresh()
+    db.execute("UPDATE files SET lines = 11")  # the record disagrees with the stored ends
+    index = LineIndex.load(db, path, "log")
+    assert index.lines == 0
+    assert index.refresh().lines == 10
+
+
+def test_a_damaged_cache_file_is_a_typed_error(tmp_path: Path) -> None:
+    from engine.masterlog.errors import CacheError
+
+    bad = tmp_path / "c.sqlite"
+    bad.write_bytes(b"not a database, not at all" * 100)
+    try:
+        connect(bad)
+    except CacheError as error:
+        assert "delete the file to rebuild" in str(error)
+    else:
+        raise AssertionError("a damaged cache opened")
+    assert sqlite3.sqlite_version  # the real SQLite, nothing mocked
