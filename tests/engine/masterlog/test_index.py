@@ -4,6 +4,7 @@ it tells an append from a rewrite."""
 from __future__ import annotations
 
 import sqlite3
+from itertools import pairwise
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -47,7 +48,7 @@ def test_appending_in_random_chunks_equals_one_full_index(
     path.write_bytes(b"")
     db = connect(tmp / "cache.sqlite")
     index = LineIndex.load(db, path, "log")
-    for a, b in zip(points, points[1:], strict=False):
+    for a, b in pairwise(points):
         with path.open("ab") as file:
             file.write(data[a:b])  # cuts fall anywhere, mid-line included
         refresh = index.refresh()
