@@ -129,24 +129,30 @@ def _lines(process: subprocess.Popen[str]) -> Iterator[str]:
 
 def test_tail_follows_the_master_as_gptme_appends(basic: Path, cache: Path) -> None:
     env = {**os.environ, "PACT_TUI_CACHE": str(cache)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pact_tui", "log", "tail", str(basic), "--json", "--lines", "1"],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        lines = _lines(process)
-        first = json.loads(next(lines))
-        assert first["line"] == 22  # the newest message, then it waits
-        with (basic / "conversation.jsonl").open("ab") as log:
-            log.write(encode_message({"role": "user", "content": "Ship it 🚀"})[:20])
-            log.flush()
-            log.write(encode_message({"role": "user", "content": "Ship it 🚀"})[20:])
-        new = json.loads(next(lines))
-        assert (new["line"], new["role"], new["first_line"]) == (23, "user", "Ship it 🚀")
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    command = [
+        sys.executable,
+        "-m",
+        "pact_tui",
+        "log",
+        "tail",
+        str(basic),
+        "--json",
+        "--lines",
+        "1",
+    ]
+    with subprocess.Popen(
+        command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as process:
+        try:
+            lines = _lines(process)
+            first = json.loads(next(lines))
+            assert first["line"] == 22  # the newest message, then it waits
+            line = encode_message({"role": "user", "content": "Ship it 🚀"})
+            with (basic / "conversation.jsonl").open("ab") as log:
+                log.write(line[:20])  # a partial line first, as a torn write would leave it
+                log.flush()
+                log.write(line[20:])
+            new = json.loads(next(lines))
+            assert (new["line"], new["role"], new["first_line"]) == (23, "user", "Ship it 🚀")
+        finally:
+            process.terminate()
