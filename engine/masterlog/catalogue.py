@@ -85,8 +85,11 @@ class Catalogue:
             raise CacheError(f"cannot prepare the message catalogue: {error}") from None
 
     def count(self, name: str) -> int:
-        row = self.db.execute("SELECT count(*) FROM messages WHERE name = ?", (name,)).fetchone()
-        return int(row[0])
+        """Lines catalogued: always lines 0 to n - 1 (a build appends in order, a reset removes
+        them all), so the last one's number, one seek of the key, not ``count(*)``, which walks
+        every row (13 ms at 1 GiB, twice in each ``watch.update``)."""
+        row = self.db.execute("SELECT max(line) FROM messages WHERE name = ?", (name,)).fetchone()
+        return 0 if row[0] is None else int(row[0]) + 1
 
     def pending(self, index: LineIndex) -> int:
         return index.lines - self.count(index.name)
