@@ -21,6 +21,7 @@ the saved tool output), the verdict names it; :func:`recover` returns it with th
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -440,7 +441,11 @@ class Verifier:
                 old is not None
                 and old.ok
                 and not rewritten
-                and not (ref.tool_output and Path(ref.tool_output).name in touched_names)
+                and not (
+                    touched_names
+                    and ref.tool_output
+                    and os.path.basename(ref.tool_output) in touched_names
+                )
             ):
                 continue
             new = verify(self.conversation, found)
