@@ -1,0 +1,651 @@
+"""Benchmarks of the master-log reader (issue 13, ``engine/masterlog``), each figure beside its
+anchor measured in the same run: ``python -m bench masterlog``.
+
+The conversation is made here, in a temporary directory, as gptme 0.35.1 leaves it. Its
+``conversation.jsonl`` is 1 GiB (``BENCH_MASTERLOG_SIZE=32M python -m bench masterlog`` for a
+quick run), one line per message as gptme writes it (``json.dumps({"role", "content",
+"timestamp"}) + "\\n"``, non-ASCII escaped): user questions of 100 B to 2 KB, assistant answers
+and tool outputs (``system``) of 300 B and 200 B to 20 KB, sizes log-uniform, the text Zipf
+words with code, paths and some non-ASCII lines, each message's first line with a word of its
+own. Its active view ``views/compacted-001.jsonl`` holds ``REFERENCES`` messages compacted as
+gptme's autocompact does: tool outputs of 2,000 characters or more saved whole to
+``tool-outputs/autocompact/`` and replaced by gptme's summary and a reference (``tool-output``),
+assistant answers over 1,000 tokens by their opening and a reference (``compressed``), spread
+evenly over the log. ``events.jsonl`` holds gptme's ``message_append`` records of the last
+messages. Every reference verifies ``ok``.
+
+1. Indexing the whole log: ``LineIndex.refresh()`` on a fresh cache, in this process ÷
+   ``wc -l`` on the same file (a process of its own), the file read once before so both find it
+   in the page cache, best of 3 each: ≤ 1.5. When some Python has gptme (``BENCH_GPTME_PYTHON``,
+   the one running the bench, or the one beside a ``gptme`` on ``PATH``), gptme's own
+   ``build_master_context_index`` is timed inside that interpreter and printed beside them,
+   without a target.
+2. One message appended as gptme appends it on a view (to the master log, the view and
+   ``events.jsonl``), then ``watch.update`` (the logs' indexes refreshed, the references
+   verified again where they may have changed, the new lines catalogued): median of 20 appends
+   ≤ 20 ms, with the catalogue (its FTS5 index included) and every verdict made before; the time
+   cataloguing the whole log took is printed. Anchor: the same appends to a conversation of
+   1 MiB, its view compacted the same way (every message autocompact would cut).
+3. ``verify_all`` of the view's ``REFERENCES`` references on a conversation just opened: the
+   view's references parsed, then each verified (its byte range against the index, its message
+   read and matched to the Preview and size, a tool output's saved file read and compared), the
+   median of 3 openings: ≤ 1 s. Anchor: reading the same byte ranges with ``os.pread`` and
+   ``json.loads`` alone, the least any check must do.
+4. Full-text search over the whole catalogued log: ``Catalogue.search(query, limit=20)`` for 50
+   queries of one or two words (common, middling and rare words, and words of one message
+   alone), after one pass over them: p95 ≤ 50 ms. Anchor: the p95 of a point lookup of one
+   catalogued line (``SELECT * FROM messages WHERE name = ? AND line = ?``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from pathlib import Path
+
+from bench.common import fmt, percentile, report_limit, report_ratio
+from engine.masterlog.conversation import MASTER, Conversation
+from engine.masterlog.index import LineIndex, connect
+from engine.masterlog.lines import encode_message, preview_of
+from engine.masterlog.references import format_reference, format_tool_summary
+from engine.masterlog.verify import Status, Verifier, verify
+from engine.masterlog.watch import update
+
+SIZE = "1G"  # the master log's size unless BENCH_MASTERLOG_SIZE says otherwise
+SMALL = 1 << 20  # figure 2's anchor: a conversation of 1 MiB
+REFERENCES = 10_000
+VIEW = "views/compacted-001.jsonl"
+EVENTS = "events.jsonl"
+KEPT_EVENTS = 20  # message_append records in events.jsonl at the start
+APPENDS, WARM = 20, 3
+QUERIES = 50
+TOOL_MIN_CHARS = 2_000  # tool outputs this long are saved to a file and cut to a reference
+COMPRESS_MIN_CHARS = 4_004  # assistant answers over 1,000 tokens are compressed
+POOL_CHARS = 6_000_000  # the text the messages are cut from
+WRITE_BUFFER = 8 << 20
+
+
+def parse_size(text: str) -> int:
+    """``"1G"``, ``"256M"``, ``"64K"`` (binary multiples, an optional ``iB``/``B``) or bytes."""
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    return int(float(text[:-1] if scale != 1 else text) * scale)
+
+
+def size_text(size: int) -> str:
+    return f"{size / (1 << 30):.2f} GiB" if size >= 1 << 30 else f"{size / (1 << 20):,.1f} MiB"
+
+
+# -- the messages -------------------------------------------------------------------------------
+_COMMON = (
+    "the of and to a in is it that for on with as was be this by are not or at from have an"
+    " but which you they we can if will all one there has more when do so what up out about"
+    " into than them some could its then other only new also any these two may first use how"
+    " file line function test error value return list data code change run output build"
+    " config path module class method call type string number result check update read write"
+)
+_CODE = "def return import self None True False async await print raise yield"
+_SYLLABLES = (
+    "ka lo mi ne ru sa te vo zu pre qua dor vel lin mar tos gel hub rix fen pal cor dun sil"
+)
+COMMON, CODE_WORDS, SYLLABLES = (words.split() for words in (_COMMON, _CODE, _SYLLABLES))
+NON_ASCII = (
+    "Café — naïve résumé, “quoted” \u2018text\u2019 … déjà vu",
+    "日本語のテキストを含む行です",
+    "Ünïcödé ✓ ✗ → ← ≤ ≥ ± °C µs",
+    "emoji in a log line 😀 🚀 🎉 and a dash \u2013",
+    "Ελληνικά και русский текст",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    words: list[str]  # by rank: the common words first, then made-up ones
+    weights: list[float]  # cumulative, Zipf
+
+    @classmethod
+    def make(cls, rnd: random.Random, size: int = 40_000) -> Vocabulary:
+        words = list(dict.fromkeys(COMMON + CODE_WORDS))
+        seen = set(words)
+        while len(words) < size:
+            word = "".join(rnd.choices(SYLLABLES, k=rnd.randint(2, 4)))
+            if word not in seen:
+                seen.add(word)
+                words.append(word)
+        weights = list(itertools.accumulate(1 / (rank + 1) ** 1.05 for rank in range(size)))
+        return cls(words, weights)
+
+    def draw(self, rnd: random.Random, count: int) -> list[str]:
+        return rnd.choices(self.words, cum_weights=self.weights, k=count)
+
+
+def text_pool(rnd: random.Random, vocabulary: Vocabulary, chars: int) -> str:
+    """``chars`` characters of prose, code, paths and some non-ASCII lines."""
+    words = vocabulary.draw(rnd, chars // 6 + 1)
+    lines: list[str] = []
+    used = position = 0
+    while used < chars:
+        count = rnd.randint(4, 18)
+        chunk = words[position : position + count]
+        position = (position + count) % (len(words) - 20)
+        kind = rnd.random()
+        if kind < 0.6:
+            line = " ".join(chunk).capitalize() + "."
+        elif kind < 0.8:
+            line = f"    {chunk[0]} = {chunk[1]}({', '.join(chunk[2:5])})  # {' '.join(chunk[5:])}"
+        elif kind < 0.9:
+            line = f"src/{chunk[0]}/{chunk[1]}.py:{rnd.randint(1, 999)}: {' '.join(chunk[2:])}"
+        elif kind < 0.97:
+            line = ""
+        else:
+            line = rnd.choice(NON_ASCII)
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
+
+
+def own_word(n: int) -> str:
+    """The word only message ``n`` holds (a search for it finds one line)."""
+    return f"zq{n * 7_919 % 1_000_003:07d}"
+
+
+class Messages:
+    """A reproducible, endless stream of gptme messages."""
+
+    def __init__(self, seed: int) -> None:
+        self.rnd = random.Random(seed)
+        self.vocabulary = Vocabulary.make(self.rnd)
+        self.pool = text_pool(self.rnd, self.vocabulary, POOL_CHARS)
+        self.time = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)
+        self.count = 0
+
+    def next(self) -> dict[str, str]:
+        rnd = self.rnd
+        w = self.vocabulary.draw(rnd, 4)
+        own = own_word(self.count)
+        pick = rnd.random()
+        if pick < 0.15:
+            role, low, high = "user", 100, 2_000
+            first = f"Can you {w[0]} the {w[1]} {w[2]} in {w[3]}? ({own})"
+        elif pick < 0.6:
+            role, low, high = "assistant", 300, 20_000
+            first = f"Let me {w[0]} the {w[1]} of {w[2]} first ({own})."
+            if rnd.random() < 0.05:  # a first line longer than a Preview
+                first += " " + " ".join(self.vocabulary.draw(rnd, 60))
+        else:
+            role, low, high = "system", 200, 20_000
+            first = f"Ran command: `grep -rn {w[0]} src/{w[1]}/` ({own})"
+        length = int(low * (high / low) ** rnd.random())
+        body = max(0, length - len(first) - 1)
+        at = rnd.randrange(len(self.pool) - body - 1)
+        self.time += timedelta(seconds=rnd.randint(1, 90), microseconds=rnd.randrange(10**6))
+        self.count += 1
+        return {
+            "role": role,
+            "content": f"{first}\n{self.pool[at : at + body]}",
+            "timestamp": self.time.isoformat(),
+        }
+
+
+def compactable(message: dict[str, str]) -> str | None:
+    """How gptme's autocompact would cut this message (None: it keeps it)."""
+    chars = len(message["content"])
+    if message["role"] == "system" and chars >= TOOL_MIN_CHARS:
+        return "tool-output"
+    if message["role"] == "assistant" and chars >= COMPRESS_MIN_CHARS:
+        return "compressed"
+    return None
+
+
+def event(seq: int, message: dict[str, str]) -> bytes:
+    """gptme's ``message_append`` record in ``events.jsonl``."""
+    record = {
+        "seq": seq,
+        "ts": message["timestamp"],
+        "type": "message_append",
+        "payload": {"message": message},
+    }
+    return (json.dumps(record, default=str) + "\n").encode()
+
+
+# -- the conversation directory -------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A master line the view compacts."""
+
+    line: int
+    start: int
+    end: int
+    kind: str  # tool-output | compressed
+
+
+@dataclass(slots=True)
+class Made:
+    directory: Path
+    lines: int
+    size: int
+    references: list[Cut]
+    tool_outputs: int  # saved files
+    reused: bool  # fewer compactable messages than references: lines referenced again
+    roles: Counter[str]
+    stream: Messages  # the conversation's next messages (figure 2's appends)
+
+
+def make_conversation(directory: Path, size: int, references: int | None) -> Made:
+    """A gptme conversation of ``size`` bytes of master log, its view ``references`` references
+    (None: one to every message autocompact would cut)."""
+    directory.mkdir(parents=True)
+    stream = Messages(seed=13)
+    cuttable: list[Cut] = []
+    roles: Counter[str] = Counter()
+    recent: list[dict[str, str]] = []
+    written = lines = held = 0
+    buffer: list[bytes] = []
+    with open(directory / MASTER, "wb", buffering=0) as master:
+        while written < size:
+            message = stream.next()
+            raw = encode_message(message)
+            kind = compactable(message)
+            if kind is not None:
+                cuttable.append(Cut(lines, written, written + len(raw), kind))
+            roles[message["role"]] += 1
+            recent = [*recent[1 - KEPT_EVENTS :], message]
+            buffer.append(raw)
+            held += len(raw)
+            written += len(raw)
+            lines += 1
+            if held >= WRITE_BUFFER:
+                master.write(b"".join(buffer))
+                buffer, held = [], 0
+        master.write(b"".join(buffer))
+    chosen = _spread(cuttable, references)
+    saved = _write_view(directory, chosen)
+    first_seq = stream.count - len(recent) + 1
+    (directory / EVENTS).write_bytes(
+        b"".join(event(first_seq + i, message) for i, message in enumerate(recent))
+    )
+    reused = references is not None and references > len(cuttable)
+    return Made(directory, lines, written, chosen, saved, reused, roles, stream)
+
+
+def _spread(cuttable: list[Cut], count: int | None) -> list[Cut]:
+    """``count`` compactable lines spread evenly over the log (again from the first when there
+    are fewer)."""
+    if count is None:
+        return cuttable
+    if count <= len(cuttable):
+        step = len(cuttable) / count
+        return [cuttable[int(i * step)] for i in range(count)]
+    return [cuttable[i % len(cuttable)] for i in range(count)]
+
+
+def _write_view(directory: Path, chosen: list[Cut]) -> int:
+    """The view: one message per reference, in the master's order, cut as autocompact cuts it;
+    how many tool outputs were saved."""
+    master_path = str(directory / MASTER)
+    saved_dir = directory / "tool-outputs" / "autocompact"
+    saved_dir.mkdir(parents=True)
+    saved: dict[int, str] = {}
+    view: list[bytes] = []
+    with open(directory / MASTER, "rb") as master:
+        fd = master.fileno()
+        for cut in sorted(chosen, key=lambda c: c.line):
+            message = json.loads(os.pread(fd, cut.end - cut.start, cut.start))
+            content = message["content"]
+            tokens = len(content) // 4
+            reference = format_reference(
+                master_path, cut.start, cut.end, tokens, preview_of(content)
+            )
+            if cut.kind == "tool-output":
+                path = saved.get(cut.line)
+                if path is None:  # gptme's name: tool-outputs/<tool>/<time>-<sha8>.txt
+                    when = datetime.fromisoformat(message["timestamp"]).strftime("%Y%m%d_%H%M%S")
+                    digest = hashlib.sha256(content.encode()).hexdigest()[:8]
+                    file = saved_dir / f"{when}-{digest}.txt"
+                    file.write_text(content, encoding="utf-8")
+                    path = saved[cut.line] = str(file)
+                command = content.split("\n", 1)[0].strip()
+                text = f"{format_tool_summary(tokens, command, path)}\n\n{reference}"
+            else:
+                text = f"{_opening(content)}\n\n{reference}"
+            view.append(encode_message({**message, "content": text}))
+    (directory / "views").mkdir()
+    (directory / VIEW).write_bytes(b"".join(view))
+    (directory / "views" / ".current").write_text("compacted-001\n")
+    return len(saved)
+
+
+def _opening(content: str) -> str:
+    """A compressed message's text: its first lines, about a quarter of it."""
+    kept: list[str] = []
+    used = 0
+    for line in content.split("\n"):
+        if kept and used + len(line) > len(content) // 4:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return "\n".join(kept)
+
+
+def append_message(made: Made) -> None:
+    """The conversation's next message, written as gptme writes it on a view: appended to the
+    master log and the view, and its record to ``events.jsonl``."""
+    message = made.stream.next()
+    raw = encode_message(message)
+    for name in (MASTER, VIEW):
+        with open(made.directory / name, "ab") as log:
+            log.write(raw)
+    with open(made.directory / EVENTS, "ab") as events:
+        events.write(event(made.stream.count, message))
+    made.lines += 1
+    made.size += len(raw)
+
+
+def read_once(path: Path) -> None:
+    """Read a file through, so what follows finds it in the page cache."""
+    with open(path, "rb", buffering=0) as file:
+        while file.read(WRITE_BUFFER):
+            pass
+
+
+# 1. Indexing the whole log
+
+
+def bench_index(made: Made, scratch: Path) -> None:
+    path = made.directory / MASTER
+    print(f"1. indexing the whole log ({size_text(made.size)}, {made.lines:,} lines)")
+    read_once(path)
+    counting = []
+    for _ in range(3):
+        start = time.perf_counter()
+        done = subprocess.run(["wc", "-l", str(path)], capture_output=True, text=True, check=True)
+        counting.append(time.perf_counter() - start)
+        assert int(done.stdout.split()[0]) == made.lines, done.stdout
+    indexing = []
+    for run in range(3):
+        db = connect(scratch / f"fresh-{run}.sqlite")
+        index = LineIndex.load(db, path, MASTER)
+        start = time.perf_counter()
+        refresh = index.refresh()
+        indexing.append(time.perf_counter() - start)
+        db.close()
+        assert (refresh.lines, refresh.size) == (made.lines, made.size), refresh
+    wc = min(counting)
+    report_ratio(
+        "LineIndex.refresh() of the whole log, fresh cache (best of 3)",
+        min(indexing),
+        wc,
+        1.5,
+        anchor_label="wc -l (best of 3)",
+    )
+    gptme = gptme_index(path)
+    if gptme is not None:
+        python, seconds, lines = gptme
+        assert lines == made.lines, lines
+        print(
+            f"  context: gptme's build_master_context_index, best of 3 inside {python}:"
+            f" {fmt(seconds)} (ratio to wc -l {seconds / wc:.2f}; no target)"
+        )
+
+
+GPTME_TIMING = """
+import sys, time
+from pathlib import Path
+from gptme.util.master_context import build_master_context_index
+times = []
+for _ in range(3):
+    start = time.perf_counter()
+    index = build_master_context_index(Path(sys.argv[1]))
+    times.append(time.perf_counter() - start)
+print(min(times), len(index))
+"""
+
+
+def _pythons() -> Iterator[str]:
+    if os.environ.get("BENCH_GPTME_PYTHON"):
+        yield os.environ["BENCH_GPTME_PYTHON"]
+    yield sys.executable
+    found = shutil.which("gptme")
+    if found:
+        yield str(Path(found).resolve().parent / "python")
+
+
+def gptme_index(path: Path) -> tuple[str, float, int] | None:
+    """gptme's own index of the log, timed inside a Python that has gptme: that Python, the best
+    of 3 and the lines found; None when no Python at hand has it."""
+    for python in dict.fromkeys(_pythons()):
+        try:
+            subprocess.run(
+                [python, "-c", "import gptme.util.master_context"],
+                capture_output=True,
+                check=True,
+                timeout=120,
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        done = subprocess.run(
+            [python, "-c", GPTME_TIMING, str(path)], capture_output=True, text=True, check=True
+        )
+        seconds, lines = done.stdout.split()
+        return python, float(seconds), int(lines)
+    return None
+
+
+# 2. One message appended, then watch.update
+
+
+def catalogue_whole(made: Made, cache: Path) -> str:
+    """Open the conversation (indexing it) and catalogue every log; how long each took."""
+    start = time.perf_counter()
+    conversation = Conversation.open(made.directory, cache)
+    opened = time.perf_counter()
+    for _ in conversation.catalogue_all():
+        pass
+    built = time.perf_counter()
+    rows = conversation.catalogue.count(MASTER)
+    conversation.close()
+    assert rows == made.lines, rows
+    return (
+        f"indexed in {fmt(opened - start)}, {rows:,} lines catalogued (rows and FTS5 index)"
+        f" in {fmt(built - opened)}, cache {size_text(cache.stat().st_size)}"
+    )
+
+
+def append_latencies(made: Made, cache: Path) -> list[float]:
+    """``watch.update`` after each of ``WARM + APPENDS`` appends, the first ``WARM`` left out."""
+    conversation = Conversation.open(made.directory, cache)
+    try:
+        for _ in conversation.catalogue_all():
+            pass
+        verifier = Verifier(conversation)
+        verifier.update()
+        assert verifier.counts() == {"ok": len(made.references)}, verifier.counts()
+        touched = {made.directory / name for name in (MASTER, VIEW, EVENTS)}  # as watchfiles says
+        samples = []
+        for _ in range(WARM + APPENDS):
+            append_message(made)
+            start = time.perf_counter()
+            done = update(conversation, verifier, touched)
+            samples.append(time.perf_counter() - start)
+            assert not done.changed and conversation.master.lines == made.lines, done
+        assert conversation.catalogue.count(MASTER) == made.lines
+        return samples[WARM:]
+    finally:
+        conversation.close()
+
+
+def bench_append(made: Made, cache: Path, scratch: Path) -> None:
+    print(
+        f"2. one message appended (master, view, events.jsonl), then watch.update"
+        f" ({size_text(made.size)} log, {len(made.references):,} references in the view)"
+    )
+    print(f"  (the whole conversation {catalogue_whole(made, cache)})")
+    small = make_conversation(scratch / "small", SMALL, None)
+    samples = append_latencies(made, cache)
+    anchor = append_latencies(small, scratch / "small.sqlite")
+    figure, floor = statistics.median(samples), statistics.median(anchor)
+    report_limit(
+        f"append + watch.update, median of {APPENDS}",
+        figure * 1e3,
+        20,
+        "ms",
+        anchor_text=f"p95 {fmt(percentile(samples, 0.95))}; the same on a 1 MiB conversation"
+        f" ({small.lines:,} lines, {len(small.references)} references) {fmt(floor)},"
+        f" ratio {figure / floor:.1f}",
+    )
+
+
+# 3. Verifying the view's references
+
+
+def bench_verify(made: Made, cache: Path) -> None:
+    count = len(made.references)
+    tools = sum(cut.kind == "tool-output" for cut in made.references)
+    print(
+        f"3. verify_all of {count:,} references ({tools:,} tool-output, {made.tool_outputs:,}"
+        f" saved files; {count - tools:,} compressed)"
+        + (" [fewer compactable messages: lines referenced again]" if made.reused else "")
+    )
+    parsing, checking = [], []
+    for _ in range(3):
+        conversation = Conversation.open(made.directory, cache)
+        try:
+            start = time.perf_counter()
+            found = conversation.references()  # verify_all, in two steps timed apart
+            parsed = time.perf_counter()
+            verdicts = [verify(conversation, one) for one in found]
+            checked = time.perf_counter()
+        finally:
+            conversation.close()
+        parsing.append(parsed - start)
+        checking.append(checked - parsed)
+        assert len(verdicts) == count, len(verdicts)
+        wrong = [v for v in verdicts if v.status is not Status.OK]
+        assert not wrong, wrong[0].to_json()
+    ranges = [(cut.start, cut.end) for cut in made.references]
+    reading = []
+    for _ in range(3):
+        start = time.perf_counter()
+        with open(made.directory / MASTER, "rb") as master:
+            fd = master.fileno()
+            for a, b in ranges:
+                json.loads(os.pread(fd, b - a, a))
+        reading.append(time.perf_counter() - start)
+    figure = statistics.median(p + c for p, c in zip(parsing, checking, strict=True))
+    floor = min(reading)
+    report_limit(
+        f"verify_all of {count:,} references, conversation just opened (median of 3)",
+        figure * 1e3,
+        1_000,
+        "ms",
+        anchor_text=f"the view parsed in {fmt(statistics.median(parsing))}, verified in"
+        f" {fmt(statistics.median(checking))}; pread + json.loads of the ranges {fmt(floor)},"
+        f" ratio {figure / floor:.1f}",
+    )
+
+
+# 4. Full-text search
+
+
+def search_queries(made: Made, rnd: random.Random) -> list[str]:
+    """One- and two-word queries: common words, middling ones, rare ones (in the text, seldom),
+    and words of one message alone."""
+    vocabulary, pool = made.stream.vocabulary, made.stream.pool
+    common = vocabulary.words[:60]
+    middling = vocabulary.words[500:5_000]
+    rare = [word for word in vocabulary.words[20_000:20_400] if f" {word} " in pool]
+    alone = [own_word(n) for n in rnd.sample(range(made.lines), 8)]
+    c, m, r = (partial(rnd.choice, words) for words in (common, middling, rare))
+    queries = [c() for _ in range(10)] + [m() for _ in range(10)] + [r() for _ in range(5)]
+    queries += alone[:5]
+    queries += [f"{c()} {c()}" for _ in range(8)] + [f"{c()} {m()}" for _ in range(6)]
+    queries += [f"{m()} {r()}" for _ in range(3)] + [f"{c()} {word}" for word in alone[5:]]
+    assert len(queries) == QUERIES, len(queries)
+    return queries
+
+
+def bench_search(made: Made, cache: Path) -> None:
+    print(f"4. full-text search over the {size_text(made.size)} log ({QUERIES} queries)")
+    rnd = random.Random(4)
+    queries = search_queries(made, rnd)
+    lines = [rnd.randrange(made.lines) for _ in range(QUERIES)]
+    lookup = "SELECT * FROM messages WHERE name = ? AND line = ?"
+    conversation = Conversation.open(made.directory, cache)
+    try:
+        catalogue, db = conversation.catalogue, conversation.db
+        for query in queries:  # the first reads of the index's pages
+            catalogue.search(query, limit=20)
+        searching, hits = [], []
+        for query in queries:
+            start = time.perf_counter()
+            found = catalogue.search(query, limit=20)
+            searching.append(time.perf_counter() - start)
+            hits.append(len(found))
+        for line in lines:
+            db.execute(lookup, (MASTER, line)).fetchone()
+        looking = []
+        for line in lines:
+            start = time.perf_counter()
+            row = db.execute(lookup, (MASTER, line)).fetchone()
+            looking.append(time.perf_counter() - start)
+            assert row is not None
+    finally:
+        conversation.close()
+    slowest = max(range(QUERIES), key=searching.__getitem__)
+    print(
+        f"  search: p50 {fmt(statistics.median(searching))}, slowest {fmt(searching[slowest])}"
+        f" ({queries[slowest]!r}); {sum(h == 20 for h in hits)} queries found a page of 20,"
+        f" {sum(0 < h < 20 for h in hits)} fewer, {sum(h == 0 for h in hits)} none"
+    )
+    figure, anchor = percentile(searching, 0.95), percentile(looking, 0.95)
+    report_limit(
+        "Catalogue.search(query, limit=20), p95",
+        figure * 1e3,
+        50,
+        "ms",
+        anchor_text=f"point lookup of a catalogued line p95 {fmt(anchor)},"
+        f" ratio {figure / anchor:.0f}",
+    )
+
+
+def main() -> None:
+    size = parse_size(os.environ.get("BENCH_MASTERLOG_SIZE", SIZE))
+    print(f"Master log (engine/masterlog): a conversation of {size_text(size)}")
+    with tempfile.TemporaryDirectory(prefix="bench-masterlog-") as folder:
+        scratch = Path(folder)
+        start = time.perf_counter()
+        made = make_conversation(scratch / "conversation", size, REFERENCES)
+        mix = ", ".join(f"{made.roles[r]:,} {r}" for r in ("user", "assistant", "system"))
+        print(
+            f"  (made in {fmt(time.perf_counter() - start)}: {made.lines:,} messages ({mix}),"
+            f" {made.size / made.lines:,.0f} bytes a line on average; the view and"
+            f" {made.tool_outputs:,} saved tool outputs)"
+        )
+        cache = scratch / "cache.sqlite"
+        for benchmark in (
+            partial(bench_index, made, scratch),
+            partial(bench_append, made, cache, scratch),
+            partial(bench_verify, made, cache),
+            partial(bench_search, made, cache),
+        ):
+            start = time.perf_counter()
+            benchmark()
+            print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
+
+
+if __name__ == "__main__":
+    main()
