@@ -363,6 +363,7 @@ MALFORMED: dict[str, Mutation] = {
     "a negative sequence": _set("sequence", -1),
     "by_status that forgets one": lambda data: data["by_status"]["Merged"].pop() and data,
     "by_status that lists one twice": lambda data: _list_twice(data),
+    "by_status that lists one under another status": lambda data: _list_elsewhere(data),
     "a section whose history misses a version": lambda data: (
         data["sections"]["history"][2].pop() and data
     ),
@@ -390,6 +391,11 @@ def _duplicate_id(data: dict[str, Any]) -> dict[str, Any]:
 
 def _list_twice(data: dict[str, Any]) -> dict[str, Any]:
     data["by_status"]["Pending"].append(data["by_status"]["Merged"][0])
+    return data
+
+
+def _list_elsewhere(data: dict[str, Any]) -> dict[str, Any]:
+    data["by_status"]["Pending"].append(data["by_status"]["Merged"].pop())
     return data
 
 
