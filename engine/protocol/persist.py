@@ -563,6 +563,7 @@ _CODECS = {name: _field(name, kind) for name, kind in _FIELDS.items()}
 _PROPOSAL_FIELDS = _Fields.of(Proposal)
 
 R = TypeVar("R")
+BUILT_ALONE = 1_000  # records of a Restored built one by one, at least, before all the rest
 
 
 class Restored(MutableMapping[str, R]):
@@ -575,9 +576,14 @@ class Restored(MutableMapping[str, R]):
     are checked whole when it is made (``restore_document`` refuses a checkpoint before any of
     this exists); a record is built when it is looked up, and every record left is built at once,
     a column at a time, when the values or items are walked (or compared, copied, pickled: all
-    go through ``items``). Walking the keys, ``in`` and ``len`` build nothing."""
+    go through ``items``). Walking the keys, ``in`` and ``len`` build nothing.
 
-    __slots__ = ("_columns", "_fields", "_items", "_keys", "_unbuilt")
+    A record built alone takes about twice as long as one of many built together, so once an
+    eighth of them were looked up one by one (a scan of the keys that reads each, as a filter
+    on closed statuses does), the rest are built together: the scan then costs about what
+    building them all at once would."""
+
+    __slots__ = ("_alone", "_columns", "_fields", "_items", "_keys", "_unbuilt")
 
     def __init__(self, fields: _Fields, keys: Column, columns: list[Column]) -> None:
         """The records whose values are ``columns`` (verified), by ``keys`` (distinct)."""
@@ -587,6 +593,7 @@ class Restored(MutableMapping[str, R]):
         self._fields = fields
         self._columns: list[Column] | None = columns
         self._unbuilt = len(self._items)
+        self._alone = max(BUILT_ALONE, len(keys) // 8)  # built one by one before all are
 
     def __getitem__(self, key: str) -> R:
         value = self._items[key]
@@ -594,6 +601,9 @@ class Restored(MutableMapping[str, R]):
             assert self._columns is not None
             value = self._items[key] = self._fields.one([c[value] for c in self._columns])
             self._built(1)
+            self._alone -= 1
+            if not self._alone:
+                self.build_all()
         return cast(R, value)
 
     def __setitem__(self, key: str, value: R) -> None:

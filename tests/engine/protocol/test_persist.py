@@ -519,40 +519,45 @@ def test_only_the_open_proposals_are_built_on_restoring() -> None:
     assert proposals.unbuilt == 0
 
 
-def _in_order(proposals: Any, ids: list[str]) -> None:
-    for pid in ids:
-        proposals[pid]
+def _in_order(proposals: Any, ids: list[str]) -> dict[str, Any]:
+    return {pid: proposals[pid] for pid in ids}
 
 
-ORDERS: dict[str, Callable[[Any, list[str]], None]] = {
+ORDERS: dict[str, Callable[[Any, list[str]], dict[str, Any]]] = {
     "one by one, in order": _in_order,
     "one by one, last first": lambda proposals, ids: _in_order(proposals, ids[::-1]),
     "one by one, shuffled": lambda proposals, ids: _in_order(
         proposals, random.Random(7).sample(ids, len(ids))
     ),
-    "some one by one, then the values": lambda proposals, ids: (
-        _in_order(proposals, ids[1::3]),
-        list(proposals.values()),
-    ),
-    "the values": lambda proposals, ids: list(proposals.values()),
-    "the items, reversed": lambda proposals, ids: list(reversed(proposals.items())),
-    "get": lambda proposals, ids: [proposals.get(pid) for pid in ids],
-    "nothing": lambda proposals, ids: None,
+    "some one by one, then the values": lambda proposals, ids: {
+        **_in_order(proposals, ids[1::3]),
+        **{p.id: p for p in proposals.values()},
+    },
+    "the values": lambda proposals, ids: {p.id: p for p in proposals.values()},
+    "the items, reversed": lambda proposals, ids: dict(reversed(proposals.items())),
+    "get": lambda proposals, ids: {pid: proposals.get(pid) for pid in ids},
+    "nothing": lambda proposals, ids: {},
 }
 
 
+@pytest.mark.parametrize("alone", [None, 2], ids=["", "all built after 2 alone"])
 @pytest.mark.parametrize("order", list(ORDERS))
-def test_closed_proposals_read_in_any_order_are_the_replayed_ones(order: str) -> None:
+def test_closed_proposals_read_in_any_order_are_the_replayed_ones(
+    order: str, alone: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if alone is not None:
+        monkeypatch.setattr(persist, "BUILT_ALONE", alone)
     s = closed_story()
     replayed = replay(s.log)
     back = restore_document(json_round_trip(dump_document(s.doc)))
     closed = _closed(s.doc)
-    ORDERS[order](back.proposals, closed)
-    first = {pid: back.proposals[pid] for pid in back.proposals}
+    seen = ORDERS[order](back.proposals, closed)
+    if alone is not None and len(seen) >= alone:
+        assert isinstance(back.proposals, Restored) and back.proposals.unbuilt == 0
     for pid, proposal in replayed.proposals.items():
         assert back.proposals[pid] == proposal, pid
-        assert back.proposals[pid] is first[pid]  # built once, then kept
-    assert all(p is first[pid] for pid, p in back.proposals.items())
+        assert back.proposals[pid] is seen.setdefault(pid, back.proposals[pid])  # kept
+    assert all(p is seen[pid] for pid, p in back.proposals.items())
     assert dump_document(back) == dump_document(replayed) == dump_document(s.doc)
     assert back.proposals == replayed.proposals
 
