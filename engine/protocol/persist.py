@@ -10,8 +10,8 @@ and few are ever read again. ``restore_document`` checks the whole proposals tab
 every other, but builds only the open proposals; ``doc.proposals`` is then a ``Restored``
 mapping that builds a closed one from the checkpoint's columns when it is first read, and all
 those left at once when its values are walked. The document of 1M events of
-``bench/bench_protocol.py`` (143k proposals, all but 500 closed) restores so in 0.33-0.35 s
-instead of 0.53-0.57 s (on a shared 2-vCPU VM).
+``bench/bench_protocol.py`` (143k proposals, all but 500 closed) restores so in 0.29-0.31 s
+instead of 0.49-0.51 s (on a shared 2-vCPU VM).
 
 The shape is typed once: ``_Checkpoint`` below lists the fields of ``Document`` with their types
 (as its ``__init__`` has them), and the records are the dataclasses of ``engine.protocol.model``.
@@ -25,13 +25,13 @@ A codec for each type is built from those annotations, so there is no code per f
   rows; str, int, bool and None are themselves, checked by exact type (``true`` is no int).
 
 Values are checked and built a column at a time (every proposal's ``status`` at once), in C
-loops (``map``, ``zip``, ``set``) rather than a Python loop per value. On the small shared
-2-vCPU VM this was written on, a document of 1,000 agents, 500 sections and 100,000 proposals
-(each with a vote and an idempotency record) dumps in 0.65-0.9 s and restores in 0.6-0.9 s;
-``pickle`` takes 2.7 s and 2.4 s for the same document there. (Measured before idempotency
-records kept the first answer. Since then, on the same VM: 200 agents, 500 sections, 20,000
-keyed proposals each with a keyed approval dump to 25 MB of JSON instead of 15 MB, in 0.12 s,
-and restore in 0.51 s instead of 0.45 s.)
+loops (``map``, ``zip``, ``set``, ``countOf``) rather than a Python loop per value. On the small
+shared 2-vCPU VM this was written on, a document of 1,000 agents, 500 sections and 100,000
+proposals (each with a vote and an idempotency record) dumps in 0.65-0.9 s and restores in
+0.6-0.9 s; ``pickle`` takes 2.7 s and 2.4 s for the same document there. (Measured before
+idempotency records kept the first answer. Since then, on the same VM: 200 agents, 500 sections,
+20,000 keyed proposals each with a keyed approval dump to 25 MB of JSON instead of 15 MB, in
+0.12 s, and restore in 0.51 s instead of 0.45 s.)
 
 Derived indexes are left out and rebuilt: ``by_key``, ``by_id``, ``positions`` and ``barred``
 (from ``sections``), ``active`` (from the joined agents), ``by_author``, ``intents_on`` and
