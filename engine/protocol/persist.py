@@ -596,15 +596,20 @@ class Restored(MutableMapping[str, R]):
         self._alone = max(BUILT_ALONE, len(keys) // 8)  # built one by one before all are
 
     def __getitem__(self, key: str) -> R:
-        value = self._items[key]
+        value: R = self._items[key]  # (no cast: a call, on the path every lookup takes)
         if type(value) is int:
-            assert self._columns is not None
-            value = self._items[key] = self._fields.one([c[value] for c in self._columns])
-            self._built(1)
-            self._alone -= 1
-            if not self._alone:
-                self.build_all()
-        return cast(R, value)
+            value = self._build_one(key, value)
+        return value
+
+    def _build_one(self, key: str, row: Any) -> Any:
+        """The record of ``key``, in ``row`` of the columns, built now."""
+        assert self._columns is not None
+        record = self._items[key] = self._fields.one([c[row] for c in self._columns])
+        self._built(1)
+        self._alone -= 1
+        if not self._alone:
+            self.build_all()
+        return record
 
     def __setitem__(self, key: str, value: R) -> None:
         if type(self._items.get(key)) is int:
