@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from engine.canonical import canonical_json
@@ -88,7 +88,9 @@ class Document:
         self.salience: dict[tuple[str, int], int] = {}
         # The same scores by section: section key → agent id → score (who set one there).
         self.salience_by_section: dict[int, dict[str, int]] = defaultdict(dict)
-        self.proposals: dict[str, Proposal] = {}
+        # A dict, or after a restore a mapping that builds closed proposals when read
+        # (engine.protocol.persist.Restored).
+        self.proposals: MutableMapping[str, Proposal] = {}
         self.open_by_section: dict[int, dict[str, None]] = defaultdict(dict)  # insertion order
         self.by_author: dict[str, list[str]] = defaultdict(list)
         self.by_status: dict[str, dict[str, None]] = defaultdict(dict)

@@ -155,6 +155,13 @@ def _broken(data: dict[str, Any], how: str) -> bytes:
         return encode_checkpoint({**data, "document": document})
     if how == "a wrong column":
         return encode_checkpoint({**data, "document": {**data["document"], "sections": 7}})
+    if how == "a closed proposal's vote broken":  # built only when read, checked at once
+        proposals = data["document"]["proposals"]
+        merged = proposals["status"].index("Merged")
+        approvals = [*proposals["approvals"]]
+        approvals[merged] = {"x": ["x", "soon", None]}
+        document = {**data["document"], "proposals": {**proposals, "approvals": approvals}}
+        return encode_checkpoint({**data, "document": document})
     raise AssertionError(how)
 
 
@@ -167,6 +174,7 @@ BROKEN = [
     ("a wrong last event", "events, ending at"),
     ("a column missing", "missing ['proposals']"),
     ("a wrong column", "sections"),
+    ("a closed proposal's vote broken", "proposals.approvals{}.at_ms: expected int"),
 ]
 
 
