@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from engine.errors import CodedError
 
 
-class MasterLogError(Exception):
+class MasterLogError(CodedError):
     """Base class: ``code`` is stable and machine-readable, ``message`` names what and where."""
 
     code: str = "MASTERLOG_ERROR"
-
-    def __init__(self, message: str, *, path: str | None = None, **details: Any) -> None:
-        super().__init__(message)
-        self.message = message
-        self.path = path
-        self.details = details
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "path": self.path, **self.details}
-
-    def __str__(self) -> str:
-        where = f" ({self.path})" if self.path else ""
-        return f"{self.code}: {self.message}{where}"
 
 
 class NotAConversation(MasterLogError):
