@@ -21,23 +21,23 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
 from .conversation import MASTER, Conversation
 from .errors import MasterLogError
 from .lines import LineProblem, Message, encode_message, parse_line, preview_of
-from .references import format_reference, format_tool_summary
+from .references import Kind, format_reference, format_tool_summary
 
 KEEP_HEAD = 2
 MIN_TOKENS = 64  # smaller messages are not worth a reference (it is about 60 tokens itself)
 OPENING_CHARS = 400
+REFERENCE_TOKENS = 70  # a reference and gptme's summary line, roughly, in len/4 tokens
 TOOL = "pact-tui"
 
 
 @dataclass(frozen=True, slots=True)
 class Cut:
     position: int  # index among the master's messages (and the view's lines)
-    kind: Literal["tool-output", "compressed"]
+    kind: Kind
     tokens: int
 
 
@@ -97,21 +97,22 @@ def plan(messages: list[Message], budget: int, *, keep_head: int = KEEP_HEAD) ->
     others = sorted((i for i in cuttable if messages[i].role != "system"), key=lambda i: -sizes[i])
     cuts: list[Cut] = []
     now = total
-    for kind, candidates in (("tool-output", tool_results), ("compressed", others)):
+    passes: tuple[tuple[Kind, list[int]], ...] = (
+        ("tool-output", tool_results),
+        ("compressed", others),
+    )
+    for kind, candidates in passes:
         for i in candidates:
             if now <= budget:
                 break
-            estimate = _REFERENCE_TOKENS + (
+            estimate = REFERENCE_TOKENS + (
                 tokens(opening(messages[i].content)) if kind == "compressed" else 0
             )
             if estimate >= sizes[i]:
                 continue
-            cuts.append(Cut(i, kind, sizes[i]))  # type: ignore[arg-type]
+            cuts.append(Cut(i, kind, sizes[i]))
             now -= sizes[i] - estimate
     return Plan(tuple(sorted(cuts, key=lambda c: c.position)), total, now, budget)
-
-
-_REFERENCE_TOKENS = 70  # a reference and gptme's summary line, roughly, in len/4 tokens
 
 
 def write(
