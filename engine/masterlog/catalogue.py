@@ -10,7 +10,6 @@ come newest first with a snippet whose matches are marked.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -107,40 +106,28 @@ class Catalogue:
         if done > total:  # the log was indexed again shorter: start over
             self.reset(index.name)
             done = 0
-        with open(index.path, "rb") as file:
-            while done < total:
-                upto = min(total, done + batch)
-                start = index.bounds(done)[0]
-                data = os.pread(file.fileno(), index.ends[upto - 1] - start, start)
-                rows, texts = [], []
-                for line in range(done, upto):
-                    line_start, line_end = index.bounds(line)
-                    raw = data[line_start - start : line_end - start]
-                    row, content = describe(index.name, line, line_start, raw)
-                    rows.append(row)
-                    if content is not None:
-                        texts.append((content, index.name, line))
-                try:
-                    with self.db:
-                        self.db.execute("BEGIN")
-                        self.db.executemany(
-                            "INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?,?,?)",
-                            [_values(row) for row in rows],
-                        )
-                        self.db.executemany(
-                            "INSERT INTO search (content, name, line) VALUES (?, ?, ?)", texts
-                        )
-                except sqlite3.Error as error:
-                    raise CacheError(f"cannot catalogue {index.name}: {error}") from None
-                done = upto
-                yield Progress(index.name, done, total)
-
-    def rows(self, name: str, first: int = 0, count: int = -1) -> list[Row]:
-        cursor = self.db.execute(
-            "SELECT * FROM messages WHERE name = ? AND line >= ? ORDER BY line LIMIT ?",
-            (name, first, count),
-        )
-        return [Row(*row) for row in cursor]
+        while done < total:
+            upto = min(total, done + batch)
+            rows, texts = [], []
+            for line, raw in index.each(done, upto):
+                row, content = describe(index.name, line, index.ends[line] - len(raw), raw)
+                rows.append(row)
+                if content is not None:
+                    texts.append((content, index.name, line))
+            try:
+                with self.db:
+                    self.db.execute("BEGIN")
+                    self.db.executemany(
+                        "INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        [_values(row) for row in rows],
+                    )
+                    self.db.executemany(
+                        "INSERT INTO search (content, name, line) VALUES (?, ?, ?)", texts
+                    )
+            except sqlite3.Error as error:
+                raise CacheError(f"cannot catalogue {index.name}: {error}") from None
+            done = upto
+            yield Progress(index.name, done, total)
 
     def digests(self, name: str) -> list[tuple[str, int]]:
         """Each catalogued line's digest and start, in order."""
@@ -148,6 +135,14 @@ class Catalogue:
             "SELECT sha, start FROM messages WHERE name = ? ORDER BY line", (name,)
         )
         return [(sha, start) for sha, start in cursor]
+
+    def lines_starting(self, name: str, first_line: str) -> list[int]:
+        """The catalogued lines (0-based) whose message's first line (cut at 200) is this."""
+        cursor = self.db.execute(
+            "SELECT line FROM messages WHERE name = ? AND first_line = ? ORDER BY line",
+            (name, first_line),
+        )
+        return [line for (line,) in cursor]
 
     def problems(self, name: str) -> list[Row]:
         cursor = self.db.execute(

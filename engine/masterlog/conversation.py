@@ -21,7 +21,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any
 
 from .catalogue import Catalogue, Progress
 from .errors import MasterLogError, NotAConversation
@@ -128,6 +127,8 @@ class Conversation:
         return conversation
 
     def close(self) -> None:
+        for index in self._indexes.values():
+            index.close()
         self.db.close()
 
     # -- the files ------------------------------------------------------------------------
@@ -240,8 +241,8 @@ class Conversation:
             parsed.generation, parsed.lines = index.generation, 0
             parsed.found.clear()
             parsed.stubs.clear()
-        for line in range(parsed.lines, index.lines):
-            message = parse_line(index.read_line(line))
+        for line, raw in index.each(parsed.lines, index.lines):
+            message = parse_line(raw)
             if isinstance(message, LineProblem):
                 continue
             references, stubs = find_references(message.content)
@@ -321,18 +322,15 @@ def compare(old: list[tuple[str, int]], new: list[tuple[str, int]]) -> list[Chan
 
 
 def _line_digests(index: LineIndex) -> list[tuple[str, int]]:
-    with open(index.path, "rb") as file:
-        fd = file.fileno()
-        return [
-            (hashlib.sha256(os.pread(fd, end - start, start)).hexdigest(), start)
-            for start, end in (index.bounds(line) for line in range(index.lines))
-        ]
+    return [
+        (hashlib.sha256(raw).hexdigest(), index.ends[line] - len(raw))
+        for line, raw in index.each(0, index.lines)
+    ]
 
 
 def _rewrites(index: LineIndex, first: int, last: int) -> list[Rewrite]:
     found = []
-    for line in range(first, last):
-        raw = index.read_line(line)
+    for _, raw in index.each(first, last):
         if b'"undo"' in raw or b'"message_edit"' in raw:  # the rest need no JSON parse
             record = parse_event(raw)
             if record is not None:
@@ -353,11 +351,3 @@ def _same(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
-
-
-def summary(conversation: Conversation) -> dict[str, Any]:
-    return {
-        "directory": str(conversation.directory),
-        "logs": {name: conversation.index(name).lines for name in conversation.logs},
-        "current_view": conversation.current_view,
-    }

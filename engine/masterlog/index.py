@@ -23,6 +23,7 @@ import os
 import sqlite3
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -94,6 +95,7 @@ class LineIndex:
     ends: array[int] = field(default_factory=lambda: array("Q"))
     partial: int = 0
     generation: int = 0
+    _fd: int | None = None  # kept open between refreshes: reads see the file that was indexed
 
     @classmethod
     def load(cls, db: sqlite3.Connection, path: Path, name: str) -> LineIndex:
@@ -133,16 +135,35 @@ class LineIndex:
         return bisect_right(self.ends, offset)
 
     def read(self, start: int, end: int) -> bytes:
-        with open(self.path, "rb") as file:
-            return os.pread(file.fileno(), end - start, start)
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        return os.pread(self._fd, end - start, start)
 
     def read_line(self, line: int) -> bytes:
         return self.read(*self.bounds(line))
+
+    def each(self, first: int, last: int) -> Iterator[tuple[int, bytes]]:
+        """Lines ``first`` to ``last - 1``, numbered, read in batches of about READ_SIZE."""
+        line = first
+        while line < last:
+            start = self.bounds(line)[0]
+            upto = max(line + 1, bisect_right(self.ends, start + READ_SIZE, line, last))
+            data = self.read(start, self.ends[upto - 1])
+            for n in range(line, upto):
+                a, b = self.bounds(n)
+                yield n, data[a - start : b - start]
+            line = upto
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     # -- refreshing -----------------------------------------------------------------------
     def refresh(self, *, rewritten: str = "") -> Refresh:
         """Index what was appended since the last refresh, or everything again when the file
         was rewritten (``rewritten``: a reason the caller already knows, e.g. gptme's undo)."""
+        self.close()  # reads from here on are of the file as it is now
         try:
             with open(self.path, "rb", buffering=0) as file:
                 size = os.fstat(file.fileno()).st_size

@@ -30,7 +30,7 @@ from typing import Any
 from .conversation import MASTER, Conversation, Found, Location
 from .errors import BadRange
 from .index import LineIndex, Refresh
-from .lines import PREVIEW_CHARS, LineProblem, Message, parse_line, preview_of
+from .lines import PREVIEW_CHARS, LineProblem, Message, parse_line
 from .references import Reference
 
 NEIGHBOURS = 2  # lines either side searched for a shifted reference's message
@@ -179,7 +179,7 @@ def verify(conversation: Conversation, found: Found) -> Verdict:
         if matched:
             why += (
                 f"; the Preview names line {_lines(matched)}, which is a different message"
-                if not _exact_match(conversation, ref, index, matched)
+                if not _exact_match(ref, index, matched)
                 else f"; the message it was made for is now line {_lines(matched)}"
             )
         return verdict(Status.MID_LINE, why, lands_on=first, preview_matches=matched)
@@ -338,8 +338,8 @@ def recover_range(conversation: Conversation, start: int, end: int) -> Recovery:
 
 # -- evidence ---------------------------------------------------------------------------------
 def find_original(conversation: Conversation, ref: Reference, index: LineIndex) -> str | None:
-    """Where the message a reference was made for still is: a branch or view line at the same
-    bytes, else any catalogued line it matches, else the saved tool output when it matches."""
+    """Where the message a reference was made for still is: a branch line at the same bytes,
+    else the saved tool output when it is that message."""
     for name in conversation.branches:
         other = conversation.index(name)
         line = other.line_at(ref.start)
@@ -351,7 +351,7 @@ def find_original(conversation: Conversation, ref: Reference, index: LineIndex) 
         saved = conversation.resolve(ref.tool_output, "tool-outputs")
         if saved is not None:
             text = saved[0].read_bytes().decode("utf-8", "replace")
-            if preview_of(text) == ref.preview and ref.tokens == len(text) // 4:
+            if matches(ref, Message("system", text, None)):
                 return str(saved[0].relative_to(conversation.directory))
     return None
 
@@ -362,31 +362,26 @@ def preview_lines(conversation: Conversation, ref: Reference, index: LineIndex) 
     if ref.preview is None:
         return ()
     cut = len(ref.preview) == PREVIEW_CHARS + 3 and ref.preview.endswith("...")
-    first = ref.preview[:PREVIEW_CHARS] if cut else ref.preview
-    rows = conversation.db.execute(
-        "SELECT line FROM messages WHERE name = ? AND first_line = ? ORDER BY line",
-        (index.name, first),
-    ).fetchall()
-    found = [line for (line,) in rows]
-    for line in range(conversation.catalogue.count(index.name), index.lines):
-        message = parse_line(index.read_line(line))
+    found = conversation.catalogue.lines_starting(
+        index.name, ref.preview[:PREVIEW_CHARS] if cut else ref.preview
+    )
+    for line, raw in index.each(conversation.catalogue.count(index.name), index.lines):
+        message = parse_line(raw)
         if isinstance(message, Message) and message.preview == ref.preview:
             found.append(line)
     return tuple(found)
 
 
 def skipped_lines(index: LineIndex, upto: int) -> list[int]:
-    """Blank and malformed lines before line ``upto``, nearest first scanned (at most 1,000)."""
-    found = []
-    for line in range(max(0, upto - 1_000), upto + 1):
-        if isinstance(parse_line(index.read_line(line)), LineProblem):
-            found.append(line)
-    return found
+    """Blank and malformed lines among the 1,000 lines up to line ``upto``."""
+    return [
+        line
+        for line, raw in index.each(max(0, upto - 1_000), upto + 1)
+        if isinstance(parse_line(raw), LineProblem)
+    ]
 
 
-def _exact_match(
-    conversation: Conversation, ref: Reference, index: LineIndex, lines: tuple[int, ...]
-) -> bool:
+def _exact_match(ref: Reference, index: LineIndex, lines: tuple[int, ...]) -> bool:
     return any(matches(ref, parse_line(index.read_line(line))) for line in lines)
 
 
@@ -427,7 +422,12 @@ class Verifier:
     def update(
         self, refreshes: list[Refresh] | None = None, touched: set[Path] | None = None
     ) -> list[Verdict]:
-        """Verify what may have changed; the verdicts that did change."""
+        """Verify what may have changed (everything when ``refreshes`` is None); the verdicts
+        that did change. Nothing is looked at when no log gained a line and nothing was
+        touched: a reference's verdict depends on nothing else."""
+        quiet = refreshes is not None and not any(r.new_lines or r.rewritten for r in refreshes)
+        if quiet and not touched and self.verdicts:
+            return []
         rewritten = any(r.rewritten and r.name == MASTER for r in refreshes or ())
         touched_names = {p.name for p in touched or ()}
         changed: list[Verdict] = []
