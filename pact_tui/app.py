@@ -1,4 +1,5 @@
-"""The pact-tui application: opens a workspace, follows its change feed, and shows its views.
+"""The pact-tui application: opens a workspace, follows its change feed, and shows its views;
+or, given a gptme conversation directory, its master log (``MasterLogScreen``).
 
 ``PactApp(path, clock=None, watch=True)`` builds it with injectable parts: tests pass a
 simulated clock and ``watch=False`` (no file watchers).
@@ -6,6 +7,7 @@ simulated clock and ``watch=False`` (no file watchers).
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 import time
 from collections.abc import Callable, Iterable
@@ -24,13 +26,17 @@ from textual.signal import Signal
 from textual.widgets import Static
 
 from engine.context import ContextError
+from engine.masterlog.errors import MasterLogError
+from engine.masterlog.index import Refresh
 from engine.store import StoreError, can_write
 from engine.visible import visible
 from engine.workspace import Change, Workspace
 
+from .logsession import LogSession
 from .screens.context import ContextScreen
 from .screens.document import DocumentScreen
 from .screens.help import HelpScreen
+from .screens.masterlog import MasterLogScreen
 from .themes import (
     DEFAULT_THEME,
     ThemeFileError,
@@ -72,6 +78,7 @@ class PactApp(App[int]):
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "context": ContextScreen,
         "document": DocumentScreen,
+        "masterlog": MasterLogScreen,
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
@@ -88,7 +95,7 @@ class PactApp(App[int]):
         """Textual's commands, then the inspector's rarer actions (Ctrl+P), on ``screen``: the
         one the palette was opened over."""
         yield from super().get_system_commands(screen)
-        if isinstance(screen, DocumentScreen):
+        if isinstance(screen, DocumentScreen | MasterLogScreen):
             yield from screen.system_commands()
         if not isinstance(screen, ContextScreen):
             return
@@ -156,6 +163,11 @@ class PactApp(App[int]):
         self.custodian = human or configured_human() or login_name()
         """Who acts on documents from this app: ``--human``, the config file, or the login."""
         self.workspace: Workspace | None = None
+        self.conversation: LogSession | None = None
+        """The gptme conversation directory shown, when ``path`` is one (not a workspace)."""
+        self.conversation_changed: Signal[list[Refresh]] = Signal(self, "conversation-changed")
+        """The conversation directory changed (gptme wrote to it): the master-log screen
+        subscribes."""
         self.theme_dirs = theme_dirs if theme_dirs is not None else default_theme_dirs()
         self._good_themes: dict[Path, str] = {}  # theme file → the theme name it last defined
         self._fallback: tuple[str, str] | None = None  # (broken theme, the one shown instead)
@@ -248,6 +260,9 @@ class PactApp(App[int]):
     async def on_mount(self) -> None:
         for problem in self._startup_problems:
             self.notify(visible(problem), title="Theme", severity="error", timeout=8, markup=False)
+        if self.path.is_dir():
+            await self._open_conversation()
+            return
         cannot_write = not self.read_only and self.path.exists() and not can_write(self.path)
         try:
             self.workspace = await Workspace.open(
@@ -297,6 +312,54 @@ class PactApp(App[int]):
     async def on_unmount(self) -> None:
         if self.workspace is not None:
             await self.workspace.close()
+        if self.conversation is not None:
+            self.conversation.close()
+
+    # -- a gptme conversation directory ---------------------------------------------------------
+    async def _open_conversation(self) -> None:
+        from .logcli import cache_for
+
+        try:
+            self.conversation = await asyncio.to_thread(
+                LogSession.open, self.path, cache_for(self.path)
+            )
+        except MasterLogError as error:
+            self.exit(return_code=1, message=visible(f"pact-tui: {error}"))
+            return
+        await self.switch_mode("masterlog")
+        if self.live_updates:
+            self.follow_conversation()
+            self.watch_themes()
+        self._check_size()
+
+    @work(exclusive=True, group="feed")
+    async def follow_conversation(self) -> None:
+        """Index, verify and tell the screen whatever gptme writes to the directory."""
+        from engine.masterlog.watch import changes
+
+        session = self.conversation
+        assert session is not None
+        try:
+            async for touched in changes(session.directory):
+                refreshes = await asyncio.to_thread(session.update, touched)
+                if touched or any(r.new_lines or r.rewritten for r in refreshes):
+                    self.conversation_changed.publish(refreshes)
+        except (MasterLogError, OSError) as error:
+            self.notify(
+                visible(f"following the directory stopped: {error}"),
+                severity="error",
+                timeout=15,
+                markup=False,
+            )
+
+    async def action_switch_mode(self, mode: str) -> None:
+        """The workspace's screens (1, 2) with a workspace open; the master log's with a
+        conversation."""
+        if (mode == "masterlog") != (self.conversation is not None):
+            shows = "a gptme conversation" if self.conversation is not None else "a workspace"
+            self.notify(f"This app shows {shows}: that screen is not for it.", timeout=3)
+            return
+        await super().action_switch_mode(mode)
 
     @work(exclusive=True, group="feed")
     async def follow_workspace(self) -> None:
@@ -349,7 +412,10 @@ class PactApp(App[int]):
 
     # -- small things -----------------------------------------------------------------------------
     def action_help(self) -> None:
-        if isinstance(self.screen, DocumentScreen):
+        if isinstance(self.screen, MasterLogScreen):
+            groups = [("Master log", list(MasterLogScreen.BINDINGS))]
+            groups.append(("Lists", [*CursorPane.BINDINGS, *RowList.BINDINGS]))
+        elif isinstance(self.screen, DocumentScreen):
             from .widgets.agents import AgentRoster
             from .widgets.events import EventList
             from .widgets.inbox import EscalationInbox

@@ -10,8 +10,12 @@ from engine.context.timeline import StoryEvent
 from engine.workspace import SnapshotEntry
 
 if TYPE_CHECKING:  # the protocol's modules load with the first document, not at start-up
+    from engine.masterlog.lines import LineProblem, Message
+    from engine.masterlog.verify import Recovery, Verdict
     from engine.protocol.document import Document
     from engine.protocol.model import Agent
+
+    from .logsession import LogEntry, LogSession
 
 RowKind = Literal["system", "turn", "slot", "item"]
 """What one line of the tree shows: the system region's or a turn's header, a slot's, an item."""
@@ -105,3 +109,34 @@ class DocShown:
     now_ms: int
     custodian: str
     reader: Agent | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogShown:
+    """What the master-log screen shows of a conversation directory: a new one after every
+    update (``revision``), so the lists bound to it are made again."""
+
+    session: LogSession
+    revision: int
+    entries: tuple[LogEntry, ...]  # the master, the views and the branches
+    verified: bool  # every reference has been verified at least once
+
+    @property
+    def lines(self) -> dict[str, int]:
+        return {entry.name: entry.lines for entry in self.entries}
+
+
+@dataclass(frozen=True, slots=True)
+class LogSubject:
+    """A line of a log, and the reference chosen in it, with its verdict and recovery."""
+
+    log: str
+    line: int
+    message: Message | LineProblem
+    verdicts: tuple[Verdict, ...]  # the references the line holds
+    choice: int  # which of them is chosen
+    recovery: Recovery | None  # the chosen one's original
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return self.verdicts[self.choice] if self.verdicts else None

@@ -67,6 +67,10 @@ class Hit:
     role: str | None
     snippet: str  # matches between MARK[0] and MARK[1]
 
+    @property
+    def key(self) -> str:
+        return f"{self.name}:{self.line}"
+
 
 @dataclass(frozen=True, slots=True)
 class Progress:

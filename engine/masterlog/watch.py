@@ -36,18 +36,14 @@ def update(
     return Update(refreshes, changed)
 
 
-async def follow(
-    conversation: Conversation,
-    verifier: Verifier,
-    stop: asyncio.Event | None = None,
-    poll: int = 1_000,
-) -> AsyncIterator[Update]:
-    """An :class:`Update` after each batch of changes in the directory, until ``stop`` is set.
-
-    Every ``poll`` milliseconds without a change, the directory is looked at anyway (a stat and
-    two short reads per log): a write made before the watcher was ready is not missed."""
-    async for changes in watchfiles.awatch(
-        conversation.directory,
+async def changes(
+    directory: Path, stop: asyncio.Event | None = None, poll: int = 1_000
+) -> AsyncIterator[set[Path]]:
+    """The paths changed in ``directory``, a batch at a time, until ``stop`` is set; every
+    ``poll`` milliseconds without a change, an empty batch: look anyway (a stat and two short
+    reads per log), so a write made before the watcher was ready is not missed."""
+    async for batch in watchfiles.awatch(
+        directory,
         stop_event=stop,
         debounce=50,
         step=20,
@@ -55,7 +51,17 @@ async def follow(
         rust_timeout=poll,
         yield_on_timeout=True,
     ):
-        touched = {Path(path) for _, path in changes}
+        yield {Path(path) for _, path in batch}
+
+
+async def follow(
+    conversation: Conversation,
+    verifier: Verifier,
+    stop: asyncio.Event | None = None,
+    poll: int = 1_000,
+) -> AsyncIterator[Update]:
+    """An :class:`Update` after each batch of changes in the directory, until ``stop`` is set."""
+    async for touched in changes(conversation.directory, stop, poll):
         result = await asyncio.to_thread(update, conversation, verifier, touched)
-        if changes or result.changed or any(r.new_lines or r.rewritten for r in result.refreshes):
+        if touched or result.changed or any(r.new_lines or r.rewritten for r in result.refreshes):
             yield result

@@ -76,7 +76,7 @@ def agent_rows(shown: DocShown) -> list[AgentRow]:
     return rows
 
 
-class AgentRoster(RowList[AgentRow]):
+class AgentRoster(RowList[DocShown, AgentRow]):
     """One line per agent: name and role, trust, clearance and organisation, salience,
     last heartbeat, eviction countdown, completion."""
 

@@ -112,7 +112,7 @@ def event_row(shown: DocShown, event: Event) -> EventRow:
     )
 
 
-class EventList(RowList[EventRow]):
+class EventList(RowList[DocShown, EventRow]):
     """One line per event: its number, type, actor, section, then its payload."""
 
     DEFAULT_CSS = """

@@ -165,7 +165,7 @@ def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
     return text
 
 
-class EscalationInbox(RowList[InboxRow]):
+class EscalationInbox(RowList[DocShown, InboxRow]):
     """One line per waiting item: a mark, its section, its text, its age or countdown."""
 
     DEFAULT_CSS = """

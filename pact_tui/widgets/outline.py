@@ -64,7 +64,7 @@ def countdown(until_ms: int, now_ms: int) -> str:
     return f"{left // 60}m{left % 60:02d}s" if left >= 60 else f"{left}s"
 
 
-class SectionOutline(RowList[OutlineRow]):
+class SectionOutline(RowList[DocShown, OutlineRow]):
     """One line per section: ``§`` title, then its marks on the right."""
 
     DEFAULT_CSS = """

@@ -322,7 +322,7 @@ def short_id(proposal_id: str) -> str:
     return visible(proposal_id[-SHORT_ID:]).rjust(SHORT_ID)
 
 
-class ProposalQueue(RowList[QueueRow]):
+class ProposalQueue(RowList[DocShown, QueueRow]):
     """One line per proposal: status, the end of its id, section, author, summary; what it
     waits for on the right, with ``stale`` and ``⚔`` (in a conflict) marks."""
 

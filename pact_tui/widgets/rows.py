@@ -1,9 +1,10 @@
-"""A scrolling list of rows drawn with the Line API, for the document screen's views.
+"""A scrolling list of rows drawn with the Line API, for the document and master-log screens.
 
-``RowList`` is fed the screen's ``DocShown`` (bound) and turns it into rows with ``rows_of``;
-only the lines in sight are drawn (``render_row``). The cursor sticks to its row's ``key``
-when the rows change (a proposal stays under the cursor as the queue grows), and the list says
-which row is under it (``Highlighted``) and which one Enter or a click chose (``Selected``).
+``RowList`` is fed the screen's ``DocShown`` or ``LogShown`` (bound) and turns it into rows
+with ``rows_of``; only the lines in sight are drawn (``render_row``). The cursor sticks to its
+row's ``key`` when the rows change (a proposal stays under the cursor as the queue grows), and
+the list says which row is under it (``Highlighted``) and which one Enter or a click chose
+(``Selected``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from textual.message import Message
 from textual.reactive import var
 from textual.strip import Strip
 
-from ..types import DocShown
 from .cursor import CursorPane
 
 
@@ -28,9 +28,10 @@ class Keyed(Protocol):
 
 
 RowT = TypeVar("RowT", bound=Keyed)
+ShownT = TypeVar("ShownT")
 
 
-class RowList(CursorPane, Generic[RowT]):
+class RowList(CursorPane, Generic[ShownT, RowT]):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "rows--cursor",
         "rows--cursor-blurred",
@@ -38,36 +39,38 @@ class RowList(CursorPane, Generic[RowT]):
         "rows--warn",
         "rows--alert",
         "rows--good",
+        "rows--span",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Select", show=False),
     ]
 
-    shown: var[DocShown | None] = var(None)
-    """The document drawn (bound to the screen's)."""
+    shown: var[ShownT | None] = var(None)
+    """What the screen shows (bound to the screen's): a document's ``DocShown``, a
+    conversation's ``LogShown``."""
 
     class Highlighted(Message):
         """The row under the cursor is now ``row`` (None when the list is empty)."""
 
-        def __init__(self, rows: RowList[Any], row: Any) -> None:
+        def __init__(self, rows: RowList[Any, Any], row: Any) -> None:
             super().__init__()
             self.rows = rows
             self.row = row  # one of the list's rows, or None
 
         @property
-        def control(self) -> RowList[Any]:
+        def control(self) -> RowList[Any, Any]:
             return self.rows
 
     class Selected(Message):
         """Enter, or a click on the cursor's line, chose ``row``."""
 
-        def __init__(self, rows: RowList[Any], row: Any) -> None:
+        def __init__(self, rows: RowList[Any, Any], row: Any) -> None:
             super().__init__()
             self.rows = rows
             self.row = row  # one of the list's rows
 
         @property
-        def control(self) -> RowList[Any]:
+        def control(self) -> RowList[Any, Any]:
             return self.rows
 
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
@@ -81,7 +84,7 @@ class RowList(CursorPane, Generic[RowT]):
         super().notify_style_update()
 
     # -- what is shown ----------------------------------------------------------------------
-    def rows_of(self, shown: DocShown) -> Sequence[RowT]:
+    def rows_of(self, shown: ShownT) -> Sequence[RowT]:
         raise NotImplementedError  # each list makes its own rows
 
     def render_row(self, row: RowT, width: int) -> list[Segment]:

@@ -1,0 +1,225 @@
+"""One gptme conversation as the master-log screen reads it: the engine's ``Conversation`` and
+``Verifier`` behind a lock, with what the screen's lists draw made a screenful at a time.
+
+The screen's workers (opening, verifying, cataloguing for the search, following the directory)
+run in threads and the lists draw from the event loop, so every use of the conversation takes
+``lock``; the slow jobs take it one batch at a time, so a list is never kept waiting for long.
+A row is read from the file when it is first drawn (a pread of its line) and kept in a bounded
+cache, so a master log of millions of lines costs only the lines on screen.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.masterlog.catalogue import Hit, Progress
+from engine.masterlog.conversation import MASTER, Conversation, Found, Location
+from engine.masterlog.index import Refresh
+from engine.masterlog.lines import LineProblem, Message
+from engine.masterlog.verify import Recovery, Status, Verdict, Verifier, recover
+
+ROWS_KEPT = 4_096  # rows kept parsed, over all logs
+CATALOGUE_BATCH = 256  # lines catalogued per hold of the lock (about 50 ms at worst)
+HEAD_CHARS = 200  # how much of a message's first line a row keeps
+
+
+@dataclass(frozen=True, slots=True)
+class LineRow:
+    """One line of a log as a list draws it."""
+
+    line: int  # 0-based
+    start: int
+    end: int
+    role: str | None  # None: a blank or malformed line
+    time: str  # HH:MM:SS as written, or ""
+    chars: int
+    head: str  # the first line (cut), or the problem in words
+
+    @property
+    def key(self) -> str:
+        return str(self.line)
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One log of the directory: the master, a view or a branch."""
+
+    name: str
+    lines: int
+    counts: tuple[tuple[str, int], ...]  # references by status, ok first
+    current: bool = False  # the view gptme's ``.current`` names
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def problems(self) -> int:
+        return sum(n for status, n in self.counts if status != Status.OK.value)
+
+
+class LogSession:
+    """The conversation the screen shows, safe to use from its workers and its lists."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.verifier = Verifier(conversation)
+        self.lock = threading.RLock()
+        self.verified = False  # the first verification of every reference is done
+        self._rows: OrderedDict[tuple[str, int, int], LineRow] = OrderedDict()
+        self._by_line: dict[tuple[str, int], list[Verdict]] = {}
+        self._problems: list[Verdict] = []
+
+    @classmethod
+    def open(cls, directory: str | Path, cache: str | Path) -> LogSession:
+        return cls(Conversation.open(directory, cache))
+
+    def close(self) -> None:
+        with self.lock:
+            self.conversation.close()
+
+    @property
+    def directory(self) -> Path:
+        return self.conversation.directory
+
+    # -- the logs ---------------------------------------------------------------------------
+    def entries(self) -> tuple[LogEntry, ...]:
+        with self.lock:
+            conversation = self.conversation
+            current = conversation.current_view
+            entries = []
+            for name in conversation.logs:
+                counts = self.verifier.counts(name)
+                ordered = sorted(counts.items(), key=lambda kv: (kv[0] != Status.OK.value, kv[0]))
+                lines = conversation.index(name).lines
+                entries.append(LogEntry(name, lines, tuple(ordered), name == current))
+            return tuple(entries)
+
+    def lines(self, name: str) -> int:
+        with self.lock:
+            return self.conversation.index(name).lines
+
+    def row(self, name: str, line: int) -> LineRow:
+        """Line ``line`` of log ``name`` as a list draws it (read once, then kept)."""
+        with self.lock:
+            index = self.conversation.index(name)
+            key = (name, index.generation, line)
+            row = self._rows.get(key)
+            if row is not None:
+                self._rows.move_to_end(key)
+                return row
+            start, end = index.bounds(line)
+            row = make_row(line, start, end, self.conversation.message(name, line))
+            self._rows[key] = row
+            if len(self._rows) > ROWS_KEPT:
+                self._rows.popitem(last=False)
+            return row
+
+    def message(self, name: str, line: int) -> Message | LineProblem:
+        with self.lock:
+            return self.conversation.message(name, line)
+
+    def is_master(self, path: str) -> bool:
+        """Whether ``path`` (as a verdict names the master log it read) is this directory's."""
+        return Path(path) == self.conversation.directory / MASTER
+
+    def master_line_at(self, offset: int) -> int | None:
+        with self.lock:
+            return self.conversation.master.line_at(offset)
+
+    # -- references -------------------------------------------------------------------------
+    def verify(self) -> list[Verdict]:
+        """Verify every reference (the first time), or what may have changed since."""
+        with self.lock:
+            changed = self.verifier.update(None if not self.verified else [])
+            self.verified = True
+            self._index_verdicts()
+            return changed
+
+    def verdicts_on(self, name: str, line: int) -> list[Verdict]:
+        """The references in line ``line`` of ``name``, in the order they appear in it."""
+        return self._by_line.get((name, line), [])
+
+    def problems(self) -> list[Verdict]:
+        """Every reference that is not ok, in the order of the logs and their lines."""
+        return self._problems
+
+    def recover(self, verdict: Verdict) -> Recovery:
+        with self.lock:
+            return recover(self.conversation, Found(verdict.where, verdict.reference))
+
+    def _index_verdicts(self) -> None:
+        by_line: dict[tuple[str, int], list[Verdict]] = {}
+        ordered = self.verifier.ordered()
+        for verdict in ordered:
+            by_line.setdefault((verdict.where.name, verdict.where.line), []).append(verdict)
+        self._by_line = by_line
+        self._problems = [v for v in ordered if not v.ok]
+
+    # -- following and searching ------------------------------------------------------------
+    def update(self, touched: set[Path] | None = None) -> list[Refresh]:
+        """Index what the logs gained and verify what may have changed; the search catalogue
+        is brought up to date by :meth:`catalogue`, a batch at a time."""
+        with self.lock:
+            refreshes = self.conversation.refresh()
+            self.verifier.update(refreshes, touched)
+            self._index_verdicts()
+            return refreshes
+
+    def catalogue(self) -> Iterator[Progress]:
+        """Catalogue every line not catalogued yet (for the search), one batch per hold of the
+        lock, with progress after each; a log indexed again meanwhile is started over."""
+        while True:
+            with self.lock:
+                conversation = self.conversation
+                indexes = (conversation.index(name) for name in conversation.logs)
+                todo = next((i for i in indexes if conversation.catalogue.pending(i)), None)
+                if todo is None:
+                    return
+                generation = todo.generation
+                batches = conversation.catalogue.build(todo, batch=CATALOGUE_BATCH)
+            while True:
+                with self.lock:
+                    if todo.generation != generation:
+                        break
+                    progress = next(batches, None)
+                if progress is None:
+                    break
+                yield progress
+
+    def search(self, query: str, limit: int = 200) -> list[Hit]:
+        with self.lock:
+            return self.conversation.catalogue.search(query, limit=limit)
+
+    def catalogued(self) -> tuple[int, int]:
+        """(lines catalogued, lines) over every log."""
+        with self.lock:
+            catalogue, done, total = self.conversation.catalogue, 0, 0
+            for name in self.conversation.logs:
+                lines = self.conversation.index(name).lines
+                total += lines
+                done += lines - catalogue.pending(self.conversation.index(name))
+            return done, total
+
+
+def make_row(line: int, start: int, end: int, message: Message | LineProblem) -> LineRow:
+    if isinstance(message, LineProblem):
+        return LineRow(line, start, end, None, "", 0, f"{message.kind}: {message.reason}")
+    stamp = message.timestamp or ""
+    time = stamp[11:19] if len(stamp) >= 19 and stamp[10] in "T " else ""
+    return LineRow(
+        line,
+        start,
+        end,
+        message.role,
+        time,
+        len(message.content),
+        message.first_line[:HEAD_CHARS],
+    )
+
+
+__all__ = ["MASTER", "LineRow", "Location", "LogEntry", "LogSession", "make_row"]

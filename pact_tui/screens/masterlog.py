@@ -1,0 +1,412 @@
+"""The master-log screen: a gptme conversation directory, its logs, every reference a compacted
+view left into the master log, whether it still recovers the truth, and the original beside
+what the model was shown.
+
+The screen follows ``docs/screens.md``: its state is the reactives below; ``shown`` (a
+``LogShown``) is derived from them and every list is bound to it; lists post messages back;
+only the screen talks to the conversation (the app's ``LogSession``), and what takes long
+(verifying every reference, cataloguing the lines for the search) runs in workers, a batch at
+a time, while the lists draw what is on screen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on, work
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import var
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Input, Static
+from textual.worker import get_current_worker
+
+from engine.masterlog.catalogue import Hit
+from engine.masterlog.conversation import MASTER
+from engine.masterlog.errors import MasterLogError
+from engine.visible import WITHOUT_ANY, visible
+
+from ..logsession import LineRow, LogEntry, LogSession
+from ..types import LogShown, LogSubject
+from ..widgets.footer import FittedFooter
+from ..widgets.loglines import HitList, LogLines, LogList, short_name
+from ..widgets.reference import ReferenceDetail
+from ..widgets.rows import RowList
+
+if TYPE_CHECKING:
+    from engine.masterlog.verify import Verdict
+
+    from ..app import PactApp
+
+SEARCH_LIMIT = 200  # hits listed
+
+
+class MasterLogScreen(Screen[None]):
+    AUTO_FOCUS = "#messages"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "next_problem", "Next problem", tooltip="the next reference that is not ok"),
+        Binding("N", "previous_problem", "Prev problem", tooltip="the previous one not ok"),
+        Binding("slash", "search", "Search", tooltip="search every log's messages (FTS5)"),
+        Binding("f", "toggle_follow", "Follow", tooltip="keep the master log's end in view"),
+        Binding("c", "copy_original", "Copy", tooltip="copy the recovered original"),
+        Binding("o", "read_original", "Read", tooltip="read the recovered original whole"),
+        Binding("escape", "close_search", "Close search", show=False, tooltip="back to the log"),
+    ]
+
+    # -- state: what the user chose (or what arrived) -------------------------------------------
+    log_name: var[str] = var("", init=False)
+    """The log whose lines are listed: the master, a view or a branch."""
+    line: var[int | None] = var(None, init=False)
+    """The line under the cursor of that list."""
+    choice: var[int] = var(0, init=False)
+    """Which reference of that line is chosen (Enter moves to the next)."""
+    revision: var[int] = var(0, init=False)
+    """How many updates of the directory are applied (opening, verifying, following)."""
+    following: var[bool] = var(False, init=False)
+    """Whether the master list keeps its last line under the cursor as gptme appends."""
+    searched: var[str] = var("", init=False)
+    """What the search bar searched for."""
+    catalogued: var[tuple[int, int]] = var((0, 0), init=False)
+    """(lines catalogued for the search, lines): moved by the cataloguing worker."""
+
+    # -- derived ----------------------------------------------------------------------------------
+    shown: var[LogShown | None] = var(None, init=False)
+    """What the lists draw: the conversation at ``revision``."""
+    subject: var[LogSubject | None] = var(None, init=False)
+    """The line under the cursor and its chosen reference, verified and recovered."""
+    span: var[tuple[int, int] | None] = var(None, init=False)
+    """The master lines the chosen reference's byte range covers."""
+    hits: var[tuple[Hit, ...]] = var((), init=False)
+    """What the search found."""
+
+    def compose(self) -> Any:
+        yield Static(id="log-status")
+        with Horizontal(id="log-body"):
+            with Vertical(id="log-left"):
+                yield LogList(id="logs").data_bind(
+                    shown=MasterLogScreen.shown, chosen=MasterLogScreen.log_name
+                )
+                with ContentSwitcher(initial="messages", id="log-switch"):
+                    yield LogLines(id="messages").data_bind(
+                        shown=MasterLogScreen.shown, log_name=MasterLogScreen.log_name
+                    )
+                    yield HitList(id="hits").data_bind(
+                        shown=MasterLogScreen.shown, hits=MasterLogScreen.hits
+                    )
+                yield LogLines(id="master").data_bind(
+                    shown=MasterLogScreen.shown, span=MasterLogScreen.span
+                )
+            with VerticalScroll(id="log-detail"):
+                yield ReferenceDetail(id="reference").data_bind(subject=MasterLogScreen.subject)
+        yield Input(
+            placeholder='search every log (FTS5: words, "a phrase", prefix*); Enter finds',
+            restrict=WITHOUT_ANY,
+            id="log-search",
+        )
+        yield FittedFooter(compact=True)
+
+    @property
+    def session(self) -> LogSession:
+        app: PactApp = self.app  # type: ignore[assignment]
+        assert app.conversation is not None
+        return app.conversation
+
+    def on_mount(self) -> None:
+        app: PactApp = self.app  # type: ignore[assignment]
+        app.conversation_changed.subscribe(self, self._on_changed)
+        self.query_one("#log-search").display = False
+        master = self.query_one("#master", LogLines)
+        master.log_name = MASTER
+        master.border_title = "master log (conversation.jsonl)"
+        current = self.session.conversation.current_view
+        self.log_name = current if current is not None else MASTER
+        self.revision += 1
+        self.verify()
+
+    # -- deriving what is shown -----------------------------------------------------------------
+    def watch_revision(self) -> None:
+        session = self.session
+        self.shown = LogShown(session, self.revision, session.entries(), session.verified)
+
+    def watch_shown(self, shown: LogShown | None) -> None:
+        if shown is None:
+            return
+        if self.following:
+            master = self.query_one("#master", LogLines)
+            master.cursor_line = master.line_count - 1
+        self._show_subject()
+        self._show_status()
+
+    def watch_catalogued(self) -> None:
+        self._show_status()
+
+    def watch_following(self) -> None:
+        self._show_status()
+        if self.following:
+            master = self.query_one("#master", LogLines)
+            master.cursor_line = master.line_count - 1
+
+    def watch_line(self) -> None:
+        self._show_subject()
+
+    def watch_choice(self) -> None:
+        self._show_subject()
+
+    def _show_subject(self) -> None:
+        line, shown = self.line, self.shown
+        if line is None or shown is None or line >= shown.lines.get(self.log_name, 0):
+            self.subject = None
+            self.span = None
+            return
+        session = self.session
+        verdicts = tuple(session.verdicts_on(self.log_name, line))
+        choice = min(self.choice, max(0, len(verdicts) - 1))
+        recovery = None
+        if verdicts:
+            try:
+                recovery = session.recover(verdicts[choice])
+            except (MasterLogError, OSError) as error:
+                self.notify(visible(str(error)), title="Recover", severity="error", markup=False)
+        self.subject = LogSubject(
+            self.log_name, line, session.message(self.log_name, line), verdicts, choice, recovery
+        )
+        self.span = self._span(verdicts[choice] if verdicts else None)
+
+    def _span(self, verdict: Verdict | None) -> tuple[int, int] | None:
+        """The master lines a reference's range covers, with the cursor on the first."""
+        if verdict is None or verdict.master is None:
+            return None
+        session = self.session
+        if not session.is_master(verdict.master):
+            return None  # a master log of another directory
+        ref = verdict.reference
+        first = session.master_line_at(ref.start)
+        last = session.master_line_at(max(ref.start, ref.end - 1))
+        if first is None:
+            return None
+        if not self.following:
+            self.query_one("#master", LogLines).cursor_line = first
+        return first, last if last is not None else first
+
+    def _show_status(self) -> None:
+        shown = self.shown
+        if shown is None:
+            return
+        master = next(e for e in shown.entries if e.name == MASTER)
+        counts: dict[str, int] = {}
+        for entry in shown.entries:
+            for status, n in entry.counts:
+                counts[status] = counts.get(status, 0) + n
+        problems = sum(n for status, n in counts.items() if status != "ok")
+        if not shown.verified:
+            refs = "verifying references…"
+        else:
+            refs = f"{sum(counts.values()):,} references: {counts.get('ok', 0):,} ok"
+            if problems:
+                refs += f", {problems:,} not ok (n walks them)"
+        done, total = self.catalogued
+        search = f" · search: {done * 100 // total}% catalogued" if done < total else ""
+        follow = " · FOLLOWING" if self.following else ""
+        self.query_one("#log-status", Static).update(
+            visible(
+                f" {self.session.directory.name} · master {master.lines:,} lines · "
+                f"{len(shown.entries) - 1} views and branches · {refs}{search}{follow}"
+            )
+        )
+
+    # -- lists → state ------------------------------------------------------------------------
+    # A Highlighted message says where a list's cursor was when it was sent; one from before
+    # the screen moved the cursor itself (a jump: ``n``, a search hit) is stale, and acting on
+    # it would move the cursor back.
+    @on(RowList.Highlighted, "#logs")
+    def _log_highlighted(self, event: RowList.Highlighted) -> None:
+        entry: LogEntry | None = event.row
+        if entry is not None and entry == event.rows.current_row and entry.name != self.log_name:
+            self.log_name = entry.name
+
+    @on(RowList.Highlighted, "#messages")
+    def _line_highlighted(self, event: RowList.Highlighted) -> None:
+        row: LineRow | None = event.row
+        if row != event.rows.current_row:
+            return
+        self.set_reactive(MasterLogScreen.choice, 0)
+        self.line = row.line if row is not None else None
+        self._show_subject()
+
+    @on(RowList.Selected, "#messages")
+    def _line_selected(self, event: RowList.Selected) -> None:
+        subject = self.subject
+        if subject is not None and len(subject.verdicts) > 1:
+            self.choice = (self.choice + 1) % len(subject.verdicts)
+
+    @on(RowList.Selected, "#hits")
+    def _hit_selected(self, event: RowList.Selected) -> None:
+        hit: Hit = event.row
+        self.go_to(hit.name, hit.line)
+
+    def go_to(self, name: str, line: int, choice: int = 0) -> None:
+        """Show line ``line`` of log ``name`` under the cursor, its reference ``choice`` chosen."""
+        self.query_one("#log-switch", ContentSwitcher).current = "messages"
+        messages = self.query_one("#messages", LogLines)
+        if name != self.log_name:
+            self.log_name = name
+        messages.cursor_line = line
+        self.set_reactive(MasterLogScreen.choice, choice)
+        self.line = line
+        self._show_subject()
+        messages.focus()
+
+    # -- problems ---------------------------------------------------------------------------------
+    def action_next_problem(self) -> None:
+        self._walk(1)
+
+    def action_previous_problem(self) -> None:
+        self._walk(-1)
+
+    def _walk(self, step: int) -> None:
+        problems = self.session.problems()
+        if not problems:
+            said = "every reference is ok" if self.session.verified else "still verifying"
+            self.notify(said, title="Problems", timeout=3)
+            return
+        here = (self.log_name, self.line if self.line is not None else -1, self.choice)
+        keys = [(v.where.name, v.where.line, self._choice_of(v)) for v in problems]
+        if step > 0:
+            at = next((i for i, key in enumerate(keys) if key > here), 0)
+        else:
+            at = next((i for i in range(len(keys) - 1, -1, -1) if keys[i] < here), len(keys) - 1)
+        name, line, choice = keys[at]
+        self.go_to(name, line, choice)
+        self.notify(f"problem {at + 1} of {len(problems)}", timeout=2)
+
+    def _choice_of(self, verdict: Verdict) -> int:
+        on_line = self.session.verdicts_on(verdict.where.name, verdict.where.line)
+        return next(i for i, v in enumerate(on_line) if v is verdict)
+
+    # -- the original -----------------------------------------------------------------------------
+    def _original(self) -> str | None:
+        subject = self.subject
+        if subject is None:
+            return None
+        if subject.verdict is None:
+            message = subject.message
+            return getattr(message, "content", None)
+        recovery = subject.recovery
+        if recovery is None or recovery.content is None:
+            self.notify("this reference recovers nothing", title="Copy", severity="warning")
+            return None
+        return recovery.content
+
+    def action_copy_original(self) -> None:
+        text = self._original()
+        if text is not None:
+            self.app.copy_to_clipboard(text)
+            what = (
+                "the recovered original" if self.subject and self.subject.verdict else "the message"
+            )
+            self.notify(f"copied {what} ({len(text):,} characters)", timeout=3)
+
+    def action_read_original(self) -> None:
+        from .reader import ReaderScreen
+
+        text, subject = self._original(), self.subject
+        if text is None or subject is None:
+            return
+        recovery = subject.recovery
+        title = (
+            recovery.source
+            if recovery is not None and subject.verdict
+            else f"{subject.log}:{subject.line + 1}"
+        )
+        self.app.push_screen(ReaderScreen(visible(title), text))
+
+    # -- search -----------------------------------------------------------------------------------
+    def action_search(self) -> None:
+        bar = self.query_one("#log-search", Input)
+        bar.display = True
+        bar.focus()
+
+    def action_close_search(self) -> None:
+        bar = self.query_one("#log-search", Input)
+        bar.display = False
+        self.query_one("#log-switch", ContentSwitcher).current = "messages"
+        self.query_one("#messages").focus()
+
+    @on(Input.Submitted, "#log-search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        self.searched = event.value
+        try:
+            hits = tuple(self.session.search(event.value, SEARCH_LIMIT))
+        except MasterLogError as error:
+            self.notify(visible(str(error)), title="Search", severity="error", markup=False)
+            return
+        self.hits = hits
+        done, total = self.catalogued
+        partial = f" ({done * 100 // total}% catalogued so far)" if done < total else ""
+        self.notify(
+            visible(f"{len(hits)} found for {event.value!r}{partial}"), timeout=3, markup=False
+        )
+        self.query_one("#log-switch", ContentSwitcher).current = "hits"
+        event.input.display = False
+        hits_list = self.query_one("#hits", HitList)
+        hits_list.border_title = visible(f"search: {event.value}")
+        hits_list.focus()
+
+    # -- following --------------------------------------------------------------------------------
+    def action_toggle_follow(self) -> None:
+        self.following = not self.following
+
+    def _on_changed(self, _refreshes: object) -> None:
+        self.revision += 1
+        self.catalogue()
+
+    # -- workers ----------------------------------------------------------------------------------
+    @work(exclusive=True, group="verify")
+    async def verify(self) -> None:
+        try:
+            await asyncio.to_thread(self.session.verify)
+        except (MasterLogError, OSError) as error:
+            self.notify(visible(str(error)), title="Verify", severity="error", markup=False)
+            return
+        self.revision += 1
+        self.catalogue()
+
+    @work(exclusive=True, group="catalogue", thread=True)
+    def catalogue(self) -> None:
+        """Catalogue what is not yet (for the search), a batch at a time, saying how far."""
+        worker = get_current_worker()
+        session = self.session
+        try:
+            self.app.call_from_thread(setattr, self, "catalogued", session.catalogued())
+            for _ in session.catalogue():
+                if worker.is_cancelled:
+                    return
+                self.app.call_from_thread(setattr, self, "catalogued", session.catalogued())
+        except (MasterLogError, OSError) as error:
+            self.app.call_from_thread(
+                self.notify, visible(str(error)), title="Search", severity="error", markup=False
+            )
+
+    def system_commands(self) -> list[Any]:
+        from textual.app import SystemCommand
+
+        return [
+            SystemCommand(
+                "Next problem", "the next reference that is not ok", self.action_next_problem
+            ),
+            SystemCommand("Search the logs", "FTS5 over every message", self.action_search),
+            SystemCommand(
+                "Follow the master log", "keep its end in view", self.action_toggle_follow
+            ),
+            SystemCommand("Copy the original", "the recovered message", self.action_copy_original),
+            *(
+                SystemCommand(
+                    f"Show {visible(short_name(entry.name))}",
+                    f"{entry.lines:,} lines",
+                    partial(self.go_to, entry.name, 0),
+                )
+                for entry in (self.shown.entries if self.shown is not None else ())
+            ),
+        ]
