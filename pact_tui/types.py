@@ -136,6 +136,7 @@ class LogSubject:
     verdicts: tuple[Verdict, ...]  # the references the line holds
     choice: int  # which of them is chosen
     recovery: Recovery | None  # the chosen one's original
+    directory: str = ""  # the conversation's, so paths in it are shown relative to it
 
     @property
     def verdict(self) -> Verdict | None:

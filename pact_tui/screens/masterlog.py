@@ -96,7 +96,9 @@ class MasterLogScreen(Screen[None]):
                         shown=MasterLogScreen.shown, hits=MasterLogScreen.hits
                     )
                 yield LogLines(id="master").data_bind(
-                    shown=MasterLogScreen.shown, span=MasterLogScreen.span
+                    shown=MasterLogScreen.shown,
+                    span=MasterLogScreen.span,
+                    follow=MasterLogScreen.following,
                 )
             with VerticalScroll(id="log-detail"):
                 yield ReferenceDetail(id="reference").data_bind(subject=MasterLogScreen.subject)
@@ -133,9 +135,6 @@ class MasterLogScreen(Screen[None]):
     def watch_shown(self, shown: LogShown | None) -> None:
         if shown is None:
             return
-        if self.following:
-            master = self.query_one("#master", LogLines)
-            master.cursor_line = master.line_count - 1
         self._show_subject()
         self._show_status()
 
@@ -144,9 +143,6 @@ class MasterLogScreen(Screen[None]):
 
     def watch_following(self) -> None:
         self._show_status()
-        if self.following:
-            master = self.query_one("#master", LogLines)
-            master.cursor_line = master.line_count - 1
 
     def watch_line(self) -> None:
         self._show_subject()
@@ -169,8 +165,9 @@ class MasterLogScreen(Screen[None]):
                 recovery = session.recover(verdicts[choice])
             except (MasterLogError, OSError) as error:
                 self.notify(visible(str(error)), title="Recover", severity="error", markup=False)
+        message = session.message(self.log_name, line)
         self.subject = LogSubject(
-            self.log_name, line, session.message(self.log_name, line), verdicts, choice, recovery
+            self.log_name, line, message, verdicts, choice, recovery, str(session.directory)
         )
         self.span = self._span(verdicts[choice] if verdicts else None)
 

@@ -124,6 +124,8 @@ class LogLines(RowList[LogShown, LineRow]):
     """The log whose lines are listed (bound to the screen's, or fixed: the master)."""
     span: var[tuple[int, int] | None] = var(None)
     """Lines ``first`` to ``last`` (0-based, inclusive) highlighted: a reference's range."""
+    follow: var[bool] = var(False)
+    """Keep the last line under the cursor as lines are added (bound to the screen's)."""
 
     def rows_of(self, shown: LogShown) -> Sequence[LineRow]:
         return (
@@ -144,6 +146,14 @@ class LogLines(RowList[LogShown, LineRow]):
 
     def watch_span(self) -> None:
         self.refresh()
+
+    def refill(self) -> None:
+        super().refill()
+        self.watch_follow()
+
+    def watch_follow(self) -> None:
+        if self.follow:
+            self.cursor_line = self.line_count - 1
 
     def render_row(self, row: LineRow, width: int) -> list[Segment]:
         dim, good, alert, warn = (

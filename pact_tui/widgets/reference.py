@@ -31,6 +31,12 @@ def cut(text: str, limit: int = DETAIL_CHARS) -> Text:
 
 
 def describe(subject: LogSubject) -> RenderableType:
+    inside = subject.directory.rstrip("/") + "/" if subject.directory else None
+
+    def shown(text: str) -> str:
+        """``text`` safe to draw, with this directory's paths relative to it."""
+        return visible(text.replace(inside, "") if inside else text)
+
     where = f"{short_name(subject.log)}:{subject.line + 1}"
     message = subject.message
     if isinstance(message, LineProblem):
@@ -55,10 +61,10 @@ def describe(subject: LogSubject) -> RenderableType:
     line = Text.assemble(
         status,
         " ",
-        visible(verdict.explanation or "the range recovers the message the Preview names"),
+        shown(verdict.explanation or "the range recovers the message the Preview names"),
     )
     parts.append(line)
-    facts = [f"bytes {ref.start:,}-{ref.end:,} of {visible(verdict.master or ref.master_path)}"]
+    facts = [f"bytes {ref.start:,}-{ref.end:,} of {shown(verdict.master or ref.master_path)}"]
     if verdict.lands_on is not None:
         facts.append(f"lands on line {verdict.lands_on + 1}")
     if verdict.preview_matches:
@@ -67,26 +73,26 @@ def describe(subject: LogSubject) -> RenderableType:
     if verdict.resolved_relative:
         facts.append("resolved relative to this directory (written on another machine)")
     if verdict.original:
-        facts.append(f"the original is still at {visible(verdict.original)}")
+        facts.append(f"the original is still at {shown(verdict.original)}")
     parts.append(Text(" · ".join(facts), style="dim"))
     for note in verdict.notes:
-        parts.append(Text(f"• {visible(note)}", style="dim"))
+        parts.append(Text(f"• {shown(note)}", style="dim"))
     recovery = subject.recovery
     table = Table(expand=True, box=None, padding=(0, 1), show_edge=False)
     table.add_column("what the model was shown", ratio=1, overflow="fold")
-    source = visible(recovery.source) if recovery is not None and recovery.source else "nothing"
+    source = shown(recovery.source) if recovery is not None and recovery.source else "nothing"
     table.add_column(f"the original ({source})", ratio=1, overflow="fold")
     shown_text = cut(f"{ref.summary}\n{ref.text}" if ref.summary else ref.text)
     if recovery is not None and recovery.content is not None:
         original = cut(recovery.content)
     else:
         why = recovery.evidence if recovery is not None else "not recovered"
-        original = Text(visible(f"not recovered: {why}"), style="red")
+        original = Text(shown(f"not recovered: {why}"), style="red")
     table.add_row(shown_text, original)
     parts.extend([Text(""), table])
     if verdict.status is not Status.OK and recovery is not None and recovery.content is not None:
         parts.append(
-            Text(visible(f"recovered from {recovery.source}: {recovery.evidence}"), style="dim")
+            Text(shown(f"recovered from {recovery.source}: {recovery.evidence}"), style="dim")
         )
     return Group(*parts)
 

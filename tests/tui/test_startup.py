@@ -16,7 +16,7 @@ from .inspector import SIZE, inspector
     "make_bad, problem",
     [
         (lambda folder: folder / "missing.pact", "WORKSPACE_NOT_FOUND: no workspace at this path"),
-        (lambda folder: folder, "NOT_A_DATABASE: not a regular file"),
+        (lambda folder: folder, "NOT_A_CONVERSATION: no conversation.jsonl in the directory"),
         (lambda folder: _write(folder / "notes.txt", b"just some text\n"), "NOT_A_DATABASE"),
         (lambda folder: _write(folder / "empty.pact", b""), "EMPTY_FILE: the file is empty"),
     ],
