@@ -147,15 +147,19 @@ def child_writer(path: str, commits: int, interval: float) -> None:
 
 
 # -- 1. cold start ---------------------------------------------------------------------------
-def cold_start(args: list[str]) -> float:
+def cold_start(
+    args: list[str], module: str = "bench.bench_app", env: dict[str, str] | None = None
+) -> float:
+    """Seconds from spawning ``python -m <module> <args>`` (``env`` added to this process's
+    environment) to the CLOCK_MONOTONIC reading it prints last: its first paint."""
     start = monotonic_ns()
     done = subprocess.run(
-        [sys.executable, "-m", "bench.bench_app", *args],
+        [sys.executable, "-m", module, *args],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         check=True,
-        env={**os.environ, "TEXTUAL_ANIMATIONS": "none"},
+        env={**os.environ, "TEXTUAL_ANIMATIONS": "none", **(env or {})},
     )
     painted = int(done.stdout.split()[-1])
     return (painted - start) / 1e9

@@ -35,6 +35,17 @@ messages. Every reference verifies ``ok``.
    queries of one or two words (common, middling and rare words, and words of one message
    alone), after one pass over them: p95 ≤ 50 ms. Anchor: the p95 of a point lookup of one
    catalogued line (``SELECT * FROM messages WHERE name = ? AND line = ?``).
+5. Opening the master-log screen on the indexed log: a fresh headless process running
+   ``PactApp(directory, watch=False)`` with ``PACT_TUI_CACHE`` naming a cache that already holds
+   every log's index (made before, untimed), from spawning it to the first frame composed with
+   the ``MasterLogScreen`` shown and its master list holding lines (verifying and cataloguing go
+   on in workers after that, by design, and are not waited for) ÷ the cold start of a minimal
+   Textual app that shows one label (``bench.bench_app``'s), both run once untimed first, then
+   the median of 5 each: ≤ 2.
+
+``BENCH_MASTERLOG_FIGURES=5`` (a comma list) runs some figures alone (figure 4 searches the
+catalogue figure 2 builds). The module is also the
+child process of figure 5: ``python -m bench.bench_masterlog paint DIR``.
 """
 
 from __future__ import annotations
@@ -57,7 +68,8 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 
-from bench.common import fmt, percentile, report_limit, report_ratio
+from bench.bench_app import STARTS, cold_start, on_paint
+from bench.common import fmt, monotonic_ns, percentile, report_limit, report_ratio
 from engine.masterlog.conversation import MASTER, Conversation
 from engine.masterlog.index import LineIndex, connect
 from engine.masterlog.lines import encode_message, preview_of
@@ -622,8 +634,67 @@ def bench_search(made: Made, cache: Path) -> None:
     )
 
 
+# 5. Opening the screen, to its first paint
+
+
+def child_paint(directory: str) -> None:
+    """Open the master-log screen on ``directory`` (headless) and print when the first frame
+    with the screen's lists filled was composed: ``shown`` made and the master list holding
+    lines (its rows are read as they are drawn)."""
+    from pact_tui.app import PactApp
+    from pact_tui.screens.masterlog import MasterLogScreen
+    from pact_tui.widgets.loglines import LogLines
+
+    app = PactApp(directory, watch=False)
+    done = False
+
+    def painted() -> None:
+        nonlocal done
+        screen = app.screen
+        if done or not isinstance(screen, MasterLogScreen) or screen.shown is None:
+            return
+        if screen.query_one("#master", LogLines).line_count > 0:
+            done = True
+            print(monotonic_ns(), flush=True)
+            app.exit()
+
+    on_paint(app, painted)
+    app.run(headless=True)
+
+
+def bench_paint(made: Made, scratch: Path) -> None:
+    from pact_tui.logcli import cache_for
+
+    print(
+        f"5. opening the master-log screen on the indexed {size_text(made.size)} log, to its"
+        f" first paint ({STARTS} runs each, median)"
+    )
+    env = {"PACT_TUI_CACHE": str(scratch / "paint-cache")}
+    cache = Path(env["PACT_TUI_CACHE"]) / cache_for(made.directory).name  # the child's
+    start = time.perf_counter()
+    Conversation.open(made.directory, cache).close()  # every log indexed, as the app opens it
+    print(f"  (indexed for the screen in {fmt(time.perf_counter() - start)}, untimed)")
+    paint = ["paint", str(made.directory)]
+    module = "bench.bench_masterlog"
+    cold_start(["minimal"])  # warm the file cache for both
+    cold_start(paint, module, env)
+    minimal = statistics.median(cold_start(["minimal"]) for _ in range(STARTS))
+    screen = statistics.median(cold_start(paint, module, env) for _ in range(STARTS))
+    report_ratio(
+        f"master-log screen on the indexed {size_text(made.size)} log, open → first paint"
+        " ÷ minimal Textual app",
+        screen,
+        minimal,
+        2,
+        anchor_label="minimal",
+    )
+
+
 def main() -> None:
     size = parse_size(os.environ.get("BENCH_MASTERLOG_SIZE", SIZE))
+    figures = {
+        int(n) for n in os.environ.get("BENCH_MASTERLOG_FIGURES", "1,2,3,4,5").split(",") if n
+    }
     print(f"Master log (engine/masterlog): a conversation of {size_text(size)}")
     with tempfile.TemporaryDirectory(prefix="bench-masterlog-") as folder:
         scratch = Path(folder)
@@ -636,16 +707,25 @@ def main() -> None:
             f" {made.tool_outputs:,} saved tool outputs)"
         )
         cache = scratch / "cache.sqlite"
-        for benchmark in (
-            partial(bench_index, made, scratch),
-            partial(bench_append, made, cache, scratch),
-            partial(bench_verify, made, cache),
-            partial(bench_search, made, cache),
+        for figure, benchmark in enumerate(
+            (
+                partial(bench_index, made, scratch),
+                partial(bench_append, made, cache, scratch),
+                partial(bench_verify, made, cache),
+                partial(bench_search, made, cache),
+                partial(bench_paint, made, scratch),
+            ),
+            start=1,
         ):
+            if figure not in figures:
+                continue
             start = time.perf_counter()
             benchmark()
             print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["paint"]:
+        child_paint(sys.argv[2])
+    else:
+        main()
