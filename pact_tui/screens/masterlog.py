@@ -125,7 +125,9 @@ class MasterLogScreen(Screen[None]):
         current = self.session.conversation.current_view
         self.log_name = current if current is not None else MASTER
         self.revision += 1
-        self.verify()
+        # After the first frame: the verifier holds the session's lock while it works, and the
+        # lists read their rows under it, so started here it would hold back the first paint.
+        self.call_after_refresh(self.verify)
 
     # -- deriving what is shown -----------------------------------------------------------------
     def watch_revision(self) -> None:
