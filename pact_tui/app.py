@@ -33,8 +33,6 @@ from engine.visible import visible
 from engine.workspace import Change, Workspace
 
 from .logsession import LogSession
-from .screens.context import ContextScreen
-from .screens.document import DocumentScreen
 from .screens.help import HelpScreen
 from .screens.masterlog import MasterLogScreen
 from .themes import (
@@ -47,11 +45,24 @@ from .themes import (
     load_themes,
     user_themes_dir,
 )
-from .widgets.context_tree import ContextTree
 from .widgets.cursor import CursorPane
 from .widgets.rows import RowList
 
 MIN_WIDTH, MIN_HEIGHT = 80, 20
+
+
+# A workspace's screens are loaded when first shown (with what they draw, Markdown included): a
+# gptme conversation's start does not wait for them.
+def _context_screen() -> Screen[Any]:
+    from .screens.context import ContextScreen
+
+    return ContextScreen()
+
+
+def _document_screen() -> Screen[Any]:
+    from .screens.document import DocumentScreen
+
+    return DocumentScreen()
 
 
 def login_name() -> str:
@@ -76,8 +87,8 @@ class PactApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "pact-tui"
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
-        "context": ContextScreen,
-        "document": DocumentScreen,
+        "context": _context_screen,
+        "document": _document_screen,
         "masterlog": MasterLogScreen,
     }
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -94,6 +105,9 @@ class PactApp(App[int]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's commands, then the inspector's rarer actions (Ctrl+P), on ``screen``: the
         one the palette was opened over."""
+        from .screens.context import ContextScreen
+        from .screens.document import DocumentScreen
+
         yield from super().get_system_commands(screen)
         if isinstance(screen, DocumentScreen | MasterLogScreen):
             yield from screen.system_commands()
@@ -412,6 +426,10 @@ class PactApp(App[int]):
 
     # -- small things -----------------------------------------------------------------------------
     def action_help(self) -> None:
+        from .screens.context import ContextScreen
+        from .screens.document import DocumentScreen
+        from .widgets.context_tree import ContextTree
+
         if isinstance(self.screen, MasterLogScreen):
             groups = [("Master log", list(MasterLogScreen.BINDINGS))]
             groups.append(("Lists", [*CursorPane.BINDINGS, *RowList.BINDINGS]))
