@@ -181,7 +181,8 @@ class LogLines(RowList[LogShown, LineRow]):
         segments.append(Segment(head, alert if row.role is None else None))
         span = self.span
         if span is not None and span[0] <= row.line <= span[1]:
-            over = self.style_of("rows--span")
+            # Its background blended with the list's (a partial style would keep it unblended).
+            over = Style(bgcolor=self.get_component_rich_style("rows--span").bgcolor)
             segments = [Segment(text, (style or Style()) + over) for text, style, _ in segments]
             segments.append(Segment(" " * width, over))
         return segments
