@@ -18,6 +18,7 @@ from pathlib import Path
 
 from engine.masterlog.catalogue import Hit, Progress
 from engine.masterlog.conversation import MASTER, Conversation, Found, Location
+from engine.masterlog.errors import MasterLogError
 from engine.masterlog.index import Refresh
 from engine.masterlog.lines import LineProblem, Message
 from engine.masterlog.verify import Recovery, Status, Verdict, Verifier, recover
@@ -112,8 +113,13 @@ class LogSession:
             if row is not None:
                 self._rows.move_to_end(key)
                 return row
-            start, end = index.bounds(line)
-            row = make_row(line, start, end, self.conversation.message(name, line))
+            try:
+                start, end = index.bounds(line)
+                row = make_row(line, start, end, self.conversation.message(name, line))
+            except (MasterLogError, OSError) as error:
+                # The log changed under the list (gptme rewrote or removed it) and the update
+                # that says so is on its way: a row that says so, not kept.
+                return LineRow(line, 0, 0, None, "", 0, f"unreadable: {error}")
             self._rows[key] = row
             if len(self._rows) > ROWS_KEPT:
                 self._rows.popitem(last=False)

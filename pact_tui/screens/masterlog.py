@@ -167,7 +167,11 @@ class MasterLogScreen(Screen[None]):
                 recovery = session.recover(verdicts[choice])
             except (MasterLogError, OSError) as error:
                 self.notify(visible(str(error)), title="Recover", severity="error", markup=False)
-        message = session.message(self.log_name, line)
+        try:
+            message = session.message(self.log_name, line)
+        except (MasterLogError, OSError):  # changed under us: the update is on its way
+            self.subject = None
+            return
         self.subject = LogSubject(
             self.log_name, line, message, verdicts, choice, recovery, str(session.directory)
         )

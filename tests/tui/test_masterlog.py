@@ -306,3 +306,50 @@ async def test_help_and_palette_list_the_screen_s_actions(tmp_path: Path) -> Non
         # The workspace's screens are not for a conversation: 1 says so and stays.
         await pilot.press("1")
         assert pilot.app.screen is shown
+
+
+async def test_a_master_rewritten_shorter_while_shown(tmp_path: Path) -> None:
+    """gptme rewrites the master (an undo) while the screen shows it: the lists shrink with it,
+    the references into the removed lines turn not ok, and nothing crashes on the way."""
+    directory = copy(tmp_path, "conv-branches")
+    master = directory / MASTER
+    kept = master.read_bytes().splitlines(keepends=True)[:5]
+    app = inspector(directory, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        shown = await opened(pilot)
+        listed = shown.query_one("#master", LogLines)
+        await pilot.press("f")  # the cursor on the last line, which is about to go
+        master.write_bytes(b"".join(kept))
+        await wait_until(pilot, lambda: listed.line_count == 5, "the shorter master")
+        await wait_until(pilot, lambda: listed.cursor_line == 4, "the cursor on its last line")
+        expected = expected_verdicts(directory, tmp_path)
+        await wait_until(
+            pilot,
+            lambda: (
+                sum(not v.ok for v in shown.session.problems()) == sum(not v.ok for v in expected)
+            ),
+            "the verdicts of the rewritten master",
+        )
+        assert sum(not v.ok for v in expected) > 1  # more broken now than the one before
+        assert "master 5 lines" in status(app)
+
+
+def test_a_row_the_index_no_longer_has_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pact_tui.logsession import LogSession
+
+    directory = copy(tmp_path, "conv-basic")
+    session = LogSession.open(directory, tmp_path / "cache.sqlite")
+    try:
+        lines = session.lines(MASTER)
+        row = session.row(MASTER, lines + 3)
+        assert (
+            row.role is None and row.head.startswith("unreadable:") and str(lines + 4) in row.head
+        )
+        assert (
+            session.row(MASTER, 0).role
+            == json.loads((directory / MASTER).read_bytes().splitlines()[0])["role"]
+        )
+    finally:
+        session.close()
