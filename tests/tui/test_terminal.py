@@ -20,6 +20,8 @@ import pytest
 
 from tests.hostile import TITLE, build_hostile
 
+GPTME = Path(__file__).resolve().parents[1] / "fixtures" / "gptme"
+
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
@@ -92,7 +94,12 @@ class Terminal:
 
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"), "TERM": "xterm-256color"}
+    env = {
+        **os.environ,
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "PACT_TUI_CACHE": str(tmp_path / "cache"),  # a conversation's index, not in ~/.cache
+        "TERM": "xterm-256color",
+    }
     env.pop("TMUX", None)
     terminal = Terminal(f"pact-tui-test-{os.getpid()}-{tmp_path.name}", env)
     try:
@@ -263,5 +270,66 @@ def test_a_custodian_approves_and_answers_in_a_real_terminal(
     approvals = [e for e in polled["items"] if e["eventType"] == "pact.proposal.approved"]
     assert any(json.loads(e["payloadJson"]).get("why") == "numbers checked" for e in approvals)
 
+    terminal.keys("q")
+    assert terminal.wait_for_exit() == 0
+
+
+def _right_pane(screen: str) -> str:
+    """The text of the right-hand pane (the master-log screen's detail), its wrapped lines
+    joined by single spaces: a phrase is found wherever the pane broke it."""
+    parts = []
+    for line in screen.splitlines():
+        # the left pane's right border meets the detail's left border: "││", "╮╭", "╯│", ...
+        found = re.search(r"[│╮╯][│╭╰](.*)$", line)
+        if found:
+            parts.append(found.group(1).rstrip(" │╮╯─▁▂▃▄▅▆▇█▌▏"))
+    return " ".join(" ".join(parts).split())
+
+
+def _conversation(tmp_path: Path) -> Path:
+    directory = tmp_path / "conv-branches"
+    shutil.copytree(GPTME / "conv-branches", directory)
+    return directory
+
+
+VERIFIED = "10 references: 9 ok, 1 not ok"
+
+
+def test_a_broken_reference_in_a_gptme_conversation_in_a_real_terminal(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """``pact-tui DIR`` on a real gptme conversation: the references are verified, ``n`` walks
+    to the one that is not ok (a range that starts mid-line), the detail says why and where the
+    original still is, and ``o`` reads that original whole."""
+    directory = _conversation(tmp_path)
+    terminal.start([*_pact_tui(), str(directory)], size=(100, 30))
+    opened = ("conv-branches · master 24 lines", VERIFIED)
+    terminal.wait_for(lambda s: all(part in s for part in opened), "the references verified")
+
+    terminal.keys("n")
+    problem = ("mid-line", "147 bytes into line 11", "branches/main-undo-0.jsonl:12")
+    screen = terminal.wait_for(
+        lambda s: "views/compacted-001:12" in s and all(p in _right_pane(s) for p in problem),
+        "the broken reference after 'n'",
+    )
+    assert "the original is still in branches/main-undo-0.jsonl:12" in _right_pane(screen)
+
+    # The original as gptme wrote it before the undo: line 12 of the branch it saved.
+    branch = (directory / "branches" / "main-undo-0.jsonl").read_text().splitlines()
+    original = json.loads(branch[11])["content"]
+    lines = original.splitlines()[:12]
+    shown = [line for line in lines if len(line.strip()) > 20 and line.isascii()][:3]
+    assert len(shown) == 3 and all(len(line) < 90 for line in shown)  # drawn unwrapped
+    terminal.keys("o")
+    screen = terminal.wait_for(
+        lambda s: "Next problem" not in s and all(line in s for line in shown),
+        "the original in the reader",
+    )
+    assert "branches/main-undo-0.jsonl:12" in screen  # the reader's title: where it came from
+    terminal.keys("Escape")  # apart from the next key: ESC q would be read as Alt+q
+    terminal.wait_for(
+        lambda s: "Next problem" in s and "147 bytes into line 11" in _right_pane(s),
+        "the reader to close",
+    )
     terminal.keys("q")
     assert terminal.wait_for_exit() == 0
