@@ -333,3 +333,34 @@ def test_a_broken_reference_in_a_gptme_conversation_in_a_real_terminal(
     )
     terminal.keys("q")
     assert terminal.wait_for_exit() == 0
+
+
+def test_a_message_gptme_appends_is_shown_in_a_real_terminal(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """The app follows the directory (watch is on by default): a message appended to the master
+    log the way gptme writes it is counted, and with ``f`` the master list shows it."""
+    directory = _conversation(tmp_path)
+    # 120 columns: the whole status line, " · FOLLOWING" at its end included
+    terminal.start([*_pact_tui(), str(directory)])
+    terminal.wait_for(lambda s: "master 24 lines" in s and VERIFIED in s, "the conversation")
+    terminal.keys("f")
+    terminal.wait_for(lambda s: "· FOLLOWING" in s, "follow mode")
+
+    message = {
+        "role": "user",
+        "content": "Now port the CSV importer as well.",
+        "timestamp": "2026-11-23T16:20:07.123456",
+    }
+    with (directory / "conversation.jsonl").open("a") as log:  # as gptme appends (LogManager)
+        log.write(json.dumps(message) + "\n")
+    terminal.wait_for(lambda s: "master 25 lines" in s, "the appended message counted")
+    terminal.wait_for(
+        lambda s: any(
+            "25 user" in line and "16:20:07" in line and "Now port the" in line
+            for line in s.splitlines()
+        ),
+        "the appended message in the master list",
+    )
+    terminal.keys("q")
+    assert terminal.wait_for_exit() == 0
