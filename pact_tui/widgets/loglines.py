@@ -142,6 +142,9 @@ class LogLines(RowList[LogShown, LineRow]):
         self.border_title = visible(short_name(self.log_name))
         self.rows = ()  # another log: the cursor does not keep a line number of the last one
         self.set_reactive(LogLines.cursor_line, 0)
+        # and its first row is announced even if it equals the last log's (a row does not name
+        # its log, and every gptme log starts with the same system prompt at the same bytes)
+        self._announced = None
         self.refill()
 
     def watch_span(self) -> None:
