@@ -34,7 +34,7 @@ from engine.workspace import Change, Workspace
 
 from .logsession import LogSession
 from .screens.help import HelpScreen
-from .screens.masterlog import MasterLogScreen
+from .screens.masterlog import LEGEND, MasterLogScreen
 from .themes import (
     DEFAULT_THEME,
     ThemeFileError,
@@ -433,6 +433,11 @@ class PactApp(App[int]):
         if isinstance(self.screen, MasterLogScreen):
             groups = [("Master log", list(MasterLogScreen.BINDINGS))]
             groups.append(("Lists", [*CursorPane.BINDINGS, *RowList.BINDINGS]))
+            modes = ("switch_mode('context')", "switch_mode('document')")
+            everywhere = [b for b in self.BINDINGS if getattr(b, "action", None) not in modes]
+            groups.append(("Everywhere", everywhere))
+            self.push_screen(HelpScreen(groups, ("Marks and statuses", LEGEND)))
+            return
         elif isinstance(self.screen, DocumentScreen):
             from .widgets.agents import AgentRoster
             from .widgets.events import EventList

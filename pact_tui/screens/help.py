@@ -53,20 +53,28 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark", "dismiss", "Close"),
     ]
 
-    def __init__(self, groups: list[tuple[str, list[BindingType]]]) -> None:
+    def __init__(
+        self,
+        groups: list[tuple[str, list[BindingType]]],
+        legend: tuple[str, list[tuple[str, str]]] | None = None,
+    ) -> None:
+        """``groups`` of keys, then ``legend`` (a title and its rows): the selector language
+        unless a screen gives its own."""
         super().__init__()
         self.groups = groups
+        self.legend = legend or ("Selectors (press / to type one)", list(SELECTORS))
 
     def compose(self) -> Any:
         selectors = Table.grid(padding=(0, 2))
         selectors.add_column(style="bold", no_wrap=True)
         selectors.add_column()
-        for example, meaning in SELECTORS:  # Text: never markup, '[ttl<=1]' is a selector
+        title, rows = self.legend
+        for example, meaning in rows:  # Text: never markup, '[ttl<=1]' is a selector
             selectors.add_row(Text(example), Text(meaning))
         with VerticalScroll():
             yield Static(Text("pact-tui keys", style="bold"))
             yield Static(bindings_table(self.groups))
-            yield Static(Text("Selectors (press / to type one)", style="bold underline"))
+            yield Static(Text(title, style="bold underline"))
             yield Static(selectors)
             yield Static(
                 Text(

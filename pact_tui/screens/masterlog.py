@@ -41,6 +41,19 @@ if TYPE_CHECKING:
     from ..app import PactApp
 
 SEARCH_LIMIT = 200  # hits listed
+LEGEND = [
+    ("✓ ✗", "a reference in this line verifies ok, or does not"),
+    ("…", "a reference not verified yet (just opened)"),
+    ("* name", "the view gptme has current (views/.current)"),
+    ("ok", "the range is exactly one line: the message the Preview names"),
+    ("shifted", "the range lands on a neighbour; both lines are named"),
+    ("rewritten", "the bytes changed since the reference was made (undo, edit)"),
+    ("mid-line", "the range does not start or end at a line's boundary"),
+    ("torn", "the range runs into an unfinished last line"),
+    ("missing-file", "the master log it names is not there, nor in this directory"),
+    ("tool-output-differs", "the saved tool output is not what the master log holds"),
+    ("highlighted lines", "in the master list: the chosen reference's byte range"),
+]
 
 
 class MasterLogScreen(Screen[None]):
@@ -211,11 +224,11 @@ class MasterLogScreen(Screen[None]):
                 refs += f", {problems:,} not ok (n walks them)"
         done, total = self.catalogued
         search = f" · search: {done * 100 // total}% catalogued" if done < total else ""
-        follow = " · FOLLOWING" if self.following else ""
+        follow = "FOLLOWING · " if self.following else ""  # first: a narrow terminal cuts the end
         self.query_one("#log-status", Static).update(
             visible(
-                f" {self.session.directory.name} · master {master.lines:,} lines · "
-                f"{len(shown.entries) - 1} views and branches · {refs}{search}{follow}"
+                f" {follow}{self.session.directory.name} · master {master.lines:,} lines · "
+                f"{len(shown.entries) - 1} views and branches · {refs}{search}"
             )
         )
 

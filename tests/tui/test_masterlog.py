@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from engine.masterlog.conversation import MASTER, Conversation
 from engine.masterlog.lines import encode_message
-from engine.masterlog.verify import verify_all
+from engine.masterlog.verify import Status, verify_all
 from pact_tui.app import PactApp
 from pact_tui.screens.help import HelpScreen
 from pact_tui.screens.masterlog import MasterLogScreen
@@ -296,6 +296,9 @@ async def test_help_and_palette_list_the_screen_s_actions(tmp_path: Path) -> Non
             console.print(static.content)
         text = console.export_text()
         assert "Master log" in text
+        for verdict_status in Status:  # every status the verifier gives is explained
+            assert verdict_status.value in text
+        assert "Selectors" not in text and "Contexts" not in text  # not for this screen
         for binding in MasterLogScreen.BINDINGS:
             assert isinstance(binding, Binding)
             assert binding.tooltip and binding.tooltip in text

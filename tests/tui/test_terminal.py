@@ -341,11 +341,10 @@ def test_a_message_gptme_appends_is_shown_in_a_real_terminal(
     """The app follows the directory (watch is on by default): a message appended to the master
     log the way gptme writes it is counted, and with ``f`` the master list shows it."""
     directory = _conversation(tmp_path)
-    # 120 columns: the whole status line, " · FOLLOWING" at its end included
     terminal.start([*_pact_tui(), str(directory)])
     terminal.wait_for(lambda s: "master 24 lines" in s and VERIFIED in s, "the conversation")
     terminal.keys("f")
-    terminal.wait_for(lambda s: "· FOLLOWING" in s, "follow mode")
+    terminal.wait_for(lambda s: "FOLLOWING · conv-branches" in s, "follow mode")
 
     message = {
         "role": "user",
