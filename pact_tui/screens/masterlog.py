@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from engine.masterlog.catalogue import Hit
 from engine.masterlog.conversation import MASTER
 from engine.masterlog.errors import MasterLogError
+from engine.masterlog.lines import LineProblem
 from engine.visible import WITHOUT_ANY, visible
 
 from ..logsession import LineRow, LogEntry, LogSession
@@ -79,8 +80,6 @@ class MasterLogScreen(Screen[None]):
     """How many updates of the directory are applied (opening, verifying, following)."""
     following: var[bool] = var(False, init=False)
     """Whether the master list keeps its last line under the cursor as gptme appends."""
-    searched: var[str] = var("", init=False)
-    """What the search bar searched for."""
     catalogued: var[tuple[int, int]] = var((0, 0), init=False)
     """(lines catalogued for the search, lines): moved by the cataloguing worker."""
 
@@ -307,8 +306,10 @@ class MasterLogScreen(Screen[None]):
         if subject is None:
             return None
         if subject.verdict is None:
-            message = subject.message
-            return getattr(message, "content", None)
+            if isinstance(subject.message, LineProblem):
+                self.notify("a problem line has no message", title="Copy", severity="warning")
+                return None
+            return subject.message.content
         recovery = subject.recovery
         if recovery is None or recovery.content is None:
             self.notify("this reference recovers nothing", title="Copy", severity="warning")
@@ -352,7 +353,6 @@ class MasterLogScreen(Screen[None]):
 
     @on(Input.Submitted, "#log-search")
     def _search_submitted(self, event: Input.Submitted) -> None:
-        self.searched = event.value
         try:
             hits = tuple(self.session.search(event.value, SEARCH_LIMIT))
         except MasterLogError as error:
