@@ -356,3 +356,21 @@ def test_a_row_the_index_no_longer_has_says_so(
         )
     finally:
         session.close()
+
+
+async def test_choosing_another_log_shows_its_first_line(tmp_path: Path) -> None:
+    """Every gptme log starts with the same system prompt (the same bytes at the same offsets):
+    choosing another log in the list shows that log's first line, not the last log's."""
+    directory = copy(tmp_path, "conv-branches")
+    async with inspector(directory).run_test(size=SIZE) as pilot:
+        shown = await opened(pilot)
+        current = shown.log_name
+        shown.query_one("#logs").focus()
+        await pilot.press("down")
+        names = [entry.name for entry in shown.query_one("#logs", LogList).rows]
+        after = names[names.index(current) + 1]
+        await wait_until(pilot, lambda: shown.log_name == after, "the next log")
+        await pilot.pause()
+        subject = shown.subject
+        assert subject is not None and (subject.log, subject.line) == (after, 0)
+        assert detail(pilot.app).startswith(f"{after.removesuffix('.jsonl')}:1 · system")
