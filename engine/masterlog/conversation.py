@@ -228,6 +228,11 @@ class Conversation:
             found.extend(self._parse(name).found)
         return found
 
+    def references_of(self, name: str) -> tuple[int, list[Found]]:
+        """The references in view or branch ``name``, in order, with the generation of its
+        index: while that stays the same, the list only grows at its end."""
+        return self.index(name).generation, self._parse(name).found
+
     def stubs(self) -> list[tuple[Location, Stub]]:
         stubs: list[tuple[Location, Stub]] = []
         for name in self.views + self.branches:

@@ -413,11 +413,17 @@ def _first_difference(a: bytes, b: bytes) -> int | None:
 class Verifier:
     """Verdicts kept current as the directory changes: a reference is verified again when it is
     new, when it was not ok (an unfinished line may be finished now), when the master log was
-    rewritten, or when its tool output changed; the rest are not read again."""
+    rewritten, or when its tool output changed; the rest are not read again.
+
+    While no log was rewritten and no tool output touched, an update looks only at the
+    references its views and branches gained (each one's list only grows at its end) and at
+    those not ok; otherwise it walks them all (about 10 ms at 10,000)."""
 
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
         self.verdicts: dict[tuple[Location, int], Verdict] = {}
+        self._seen: dict[str, tuple[int, int]] = {}  # log → (generation, references looked at)
+        self._not_ok: dict[tuple[Location, int], Found] = {}
 
     def update(
         self, refreshes: list[Refresh] | None = None, touched: set[Path] | None = None
@@ -428,33 +434,71 @@ class Verifier:
         quiet = refreshes is not None and not any(r.new_lines or r.rewritten for r in refreshes)
         if quiet and not touched and self.verdicts:
             return []
-        rewritten = any(r.rewritten and r.name == MASTER for r in refreshes or ())
-        touched_names = {p.name for p in touched or ()}
+        conversation = self.conversation
+        names = conversation.views + conversation.branches
+        lists = {name: conversation.references_of(name) for name in names}
+        appended = (
+            refreshes is not None
+            and not touched
+            and not any(r.rewritten for r in refreshes)
+            and set(lists) == set(self._seen)
+            and all(self._seen[name][0] == generation for name, (generation, _) in lists.items())
+        )
+        if appended:
+            new = [f for name, (_, found) in lists.items() for f in found[self._seen[name][1] :]]
+            changed = self._verify([*self._not_ok.values(), *new])
+        else:
+            changed = self._verify_all(refreshes, touched, lists)
+        self._seen = {name: (generation, len(found)) for name, (generation, found) in lists.items()}
+        return changed
+
+    def _verify(self, founds: list[Found]) -> list[Verdict]:
         changed: list[Verdict] = []
-        present: set[tuple[Location, int]] = set()
-        for found in self.conversation.references():
+        for found in founds:
             key = (found.where, found.reference.offset)
-            present.add(key)
             old = self.verdicts.get(key)
-            ref = found.reference
-            if (
-                old is not None
-                and old.ok
-                and not rewritten
-                and not (
-                    touched_names
-                    and ref.tool_output
-                    and os.path.basename(ref.tool_output) in touched_names
-                )
-            ):
-                continue
             new = verify(self.conversation, found)
             if old is None or (old.status, old.explanation) != (new.status, new.explanation):
                 changed.append(new)
             self.verdicts[key] = new
+            if new.ok:
+                self._not_ok.pop(key, None)
+            else:
+                self._not_ok[key] = found
+        return changed
+
+    def _verify_all(
+        self,
+        refreshes: list[Refresh] | None,
+        touched: set[Path] | None,
+        lists: dict[str, tuple[int, list[Found]]],
+    ) -> list[Verdict]:
+        rewritten = any(r.rewritten and r.name == MASTER for r in refreshes or ())
+        touched_names = {p.name for p in touched or ()}
+        again: list[Found] = []
+        present: set[tuple[Location, int]] = set()
+        for _, found_list in lists.values():
+            for found in found_list:
+                key = (found.where, found.reference.offset)
+                present.add(key)
+                old = self.verdicts.get(key)
+                ref = found.reference
+                if (
+                    old is not None
+                    and old.ok
+                    and not rewritten
+                    and not (
+                        touched_names
+                        and ref.tool_output
+                        and os.path.basename(ref.tool_output) in touched_names
+                    )
+                ):
+                    continue
+                again.append(found)
         for key in set(self.verdicts) - present:
             del self.verdicts[key]
-        return changed
+            self._not_ok.pop(key, None)
+        return self._verify(again)
 
     def counts(self, name: str | None = None) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -216,3 +216,26 @@ def test_a_reference_starting_mid_line(
     assert verdicts[6].preview_matches == (5,)
     assert "the message it was made for is now line 6" in verdicts[6].explanation
     assert [v.status for k, v in sorted(verdicts.items()) if k != 6] == [Status.OK] * 3
+
+
+def test_a_reference_appended_to_a_view_is_verified_on_the_next_update(
+    copy: Callable[[str], Path], opened: Callable[[Path], Conversation]
+) -> None:
+    """The update after an append looks only at what the view gained (and at what was not ok):
+    a line gptme appends with a reference in it gets its verdict, the rest keep theirs."""
+    directory = copy("conv-basic")
+    conversation = opened(directory)
+    verifier = Verifier(conversation)
+    verifier.update()
+    before = dict(verifier.verdicts)
+    view = next(f for f in conversation.references()).where.name
+    lines = (directory / view).read_bytes().splitlines(keepends=True)
+    with_reference = next(i for i, line in enumerate(lines) if b"Master context:" in line)
+    with (directory / view).open("ab") as file:
+        file.write(lines[with_reference])  # the same reference again, on a new last line
+    changed = verifier.update(conversation.refresh())
+    assert [(v.where.name, v.where.line, v.status) for v in changed] == [
+        (view, len(lines), Status.OK)
+    ]
+    assert {k: v for k, v in verifier.verdicts.items() if k in before} == before
+    assert len(verifier.verdicts) == len(before) + 1
