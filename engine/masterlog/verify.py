@@ -415,7 +415,7 @@ class Verifier:
     new, when it was not ok (an unfinished line may be finished now), when the master log was
     rewritten, or when its tool output changed; the rest are not read again.
 
-    While no log was rewritten and no tool output touched, an update looks only at the
+    While no log was rewritten and no saved tool output touched, an update looks only at the
     references its views and branches gained (each one's list only grows at its end) and at
     those not ok; otherwise it walks them all (about 10 ms at 10,000)."""
 
@@ -437,9 +437,11 @@ class Verifier:
         conversation = self.conversation
         names = conversation.views + conversation.branches
         lists = {name: conversation.references_of(name) for name in names}
+        # A saved tool output changed (watchfiles names it): the references to it are checked.
+        outputs = any("tool-outputs" in path.parts for path in touched or ())
         appended = (
             refreshes is not None
-            and not touched
+            and not outputs
             and not any(r.rewritten for r in refreshes)
             and set(lists) == set(self._seen)
             and all(self._seen[name][0] == generation for name, (generation, _) in lists.items())

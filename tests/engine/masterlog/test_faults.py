@@ -239,3 +239,22 @@ def test_a_reference_appended_to_a_view_is_verified_on_the_next_update(
     ]
     assert {k: v for k, v in verifier.verdicts.items() if k in before} == before
     assert len(verifier.verdicts) == len(before) + 1
+
+
+def test_a_tool_output_edited_while_followed_is_checked_again(
+    copy: Callable[[str], Path], opened: Callable[[Path], Conversation]
+) -> None:
+    """Following: watchfiles names the saved output that changed, and the references to it are
+    verified again, though no log gained a line."""
+    directory = copy("conv-basic")
+    conversation = opened(directory)
+    verifier = Verifier(conversation)
+    verifier.update()
+    assert all(v.ok for v in verifier.verdicts.values())
+    saved = directory / "tool-outputs/autocompact/20261123_161658-65359169.txt"
+    saved.write_bytes(saved.read_bytes().replace(b"FAILED", b"PASSED", 1))
+    changed = verifier.update(conversation.refresh(), touched={saved})
+    assert [(v.where.line + 1, v.status) for v in changed] == [(4, Status.TOOL_OUTPUT_DIFFERS)]
+    # An append that names only the logs does not look at the outputs again, nor lose this.
+    assert verifier.update(conversation.refresh(), touched={directory / MASTER}) == []
+    assert sum(not v.ok for v in verifier.verdicts.values()) == 1
