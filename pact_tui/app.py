@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -25,14 +25,14 @@ from textual.screen import Screen
 from textual.signal import Signal
 from textual.widgets import Static
 
-from engine.context import ContextError
 from engine.masterlog.errors import MasterLogError
 from engine.masterlog.index import Refresh
-from engine.store import StoreError, can_write
 from engine.visible import visible
-from engine.workspace import Change, Workspace
 
 from .logsession import LogSession
+
+if TYPE_CHECKING:
+    from engine.workspace import Change, Workspace
 from .screens.help import HelpScreen
 from .screens.masterlog import LEGEND, MasterLogScreen
 from .themes import (
@@ -54,6 +54,7 @@ MIN_WIDTH, MIN_HEIGHT = 80, 20
 # A workspace's screens are loaded when first shown (with what they draw, Markdown included): a
 # gptme conversation's start does not wait for them.
 def _context_screen() -> Screen[Any]:
+
     from .screens.context import ContextScreen
 
     return ContextScreen()
@@ -277,6 +278,14 @@ class PactApp(App[int]):
         if self.path.is_dir():
             await self._open_conversation()
             return
+        await self._open_workspace()
+
+    async def _open_workspace(self) -> None:
+        # Loaded here, not with the module: a gptme conversation's start does without them.
+        from engine.context import ContextError
+        from engine.store import StoreError, can_write
+        from engine.workspace import Workspace
+
         cannot_write = not self.read_only and self.path.exists() and not can_write(self.path)
         try:
             self.workspace = await Workspace.open(
@@ -378,6 +387,9 @@ class PactApp(App[int]):
     @work(exclusive=True, group="feed")
     async def follow_workspace(self) -> None:
         """Apply every change from any process and tell the screens (one batch at a time)."""
+        from engine.context import ContextError
+        from engine.store import StoreError
+
         assert self.workspace is not None
         try:
             async for change in self.workspace.changes():

@@ -5,15 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from engine.context import ContextView, Diff, Node
-from engine.context.timeline import StoryEvent
-from engine.workspace import SnapshotEntry
-
-if TYPE_CHECKING:  # the protocol's modules load with the first document, not at start-up
+if TYPE_CHECKING:  # the engine's modules load with what needs them, not at start-up
+    from engine.context import ContextView, Diff, Node
+    from engine.context.timeline import StoryEvent
     from engine.masterlog.lines import LineProblem, Message
     from engine.masterlog.verify import Recovery, Verdict
     from engine.protocol.document import Document
     from engine.protocol.model import Agent
+    from engine.workspace import SnapshotEntry
 
     from .logsession import LogEntry, LogSession
 
