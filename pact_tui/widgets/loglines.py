@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, overload
+from typing import ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -24,7 +24,7 @@ from engine.visible import visible
 
 from ..logsession import LineRow, LogEntry, LogSession
 from ..types import LogShown
-from .rows import RowList
+from .rows import LazyRows, RowList
 
 OK, NOT_OK, UNCHECKED = "✓", "✗", "…"
 
@@ -94,7 +94,7 @@ class LogList(RowList[LogShown, LogEntry]):
         ]
 
 
-class Lines(Sequence[LineRow]):
+class Lines(LazyRows[LineRow]):
     """The lines of one log, read when asked for (``LogSession.row`` keeps the recent ones)."""
 
     def __init__(self, session: LogSession, name: str, count: int) -> None:
@@ -103,16 +103,8 @@ class Lines(Sequence[LineRow]):
     def __len__(self) -> int:
         return self.size
 
-    @overload
-    def __getitem__(self, index: int) -> LineRow: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[LineRow]: ...
-    def __getitem__(self, index: int | slice) -> LineRow | Sequence[LineRow]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self.size))]
-        if not -self.size <= index < self.size:
-            raise IndexError(index)
-        return self.session.row(self.name, index % self.size)
+    def make(self, index: int) -> LineRow:
+        return self.session.row(self.name, index)
 
 
 class LogLines(RowList[LogShown, LineRow]):

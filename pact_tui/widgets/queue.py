@@ -22,9 +22,9 @@ keeps and runs the command as the custodian.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rich.cells import cell_len, set_cell_size
 from rich.console import Group, RenderableType
@@ -41,7 +41,7 @@ from engine.visible import visible
 from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks
 from ..types import DocShown
 from .outline import countdown
-from .rows import RowList
+from .rows import LazyRows, RowList
 
 if TYPE_CHECKING:
     from engine.protocol.document import Document
@@ -240,7 +240,7 @@ def queue_row(doc: Document, proposal: Proposal, now_ms: int) -> QueueRow:
     )
 
 
-class QueueRows(Sequence[QueueRow]):
+class QueueRows(LazyRows[QueueRow]):
     """The queue's rows as proposal ids, each row made when it is first read."""
 
     def __init__(self, doc: Document, ids: list[str], now_ms: int) -> None:
@@ -251,24 +251,13 @@ class QueueRows(Sequence[QueueRow]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    @overload
-    def __getitem__(self, index: int) -> QueueRow: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[QueueRow]: ...
-    def __getitem__(self, index: int | slice) -> QueueRow | Sequence[QueueRow]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self.ids)))]
-        if index < 0:
-            index += len(self.ids)
+    def make(self, index: int) -> QueueRow:
         row = self._made.get(index)
         if row is None:
             row = self._made[index] = queue_row(
                 self.doc, self.doc.proposals[self.ids[index]], self.now_ms
             )
         return row
-
-    def __iter__(self) -> Iterator[QueueRow]:
-        return (self[i] for i in range(len(self.ids)))
 
     def line_of(self, key: str) -> int | None:
         if self._lines is None:

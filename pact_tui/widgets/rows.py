@@ -9,8 +9,8 @@ the list says which row is under it (``Highlighted``) and which one Enter or a c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, overload
 
 from rich.segment import Segment
 from rich.style import Style
@@ -29,6 +29,32 @@ class Keyed(Protocol):
 
 RowT = TypeVar("RowT", bound=Keyed)
 ShownT = TypeVar("ShownT")
+
+
+class LazyRows(Sequence[RowT]):
+    """Rows made when they are read (a list reads only the lines in sight): a subclass says
+    how many there are (``__len__``) and makes one (``make``)."""
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def make(self, index: int) -> RowT:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> RowT: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[RowT]: ...
+    def __getitem__(self, index: int | slice) -> RowT | Sequence[RowT]:
+        size = len(self)
+        if isinstance(index, slice):
+            return [self.make(i) for i in range(*index.indices(size))]
+        if not -size <= index < size:
+            raise IndexError(index)
+        return self.make(index % size)
+
+    def __iter__(self) -> Iterator[RowT]:
+        return (self.make(i) for i in range(len(self)))
 
 
 class RowList(CursorPane, Generic[ShownT, RowT]):
