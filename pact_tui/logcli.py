@@ -67,8 +67,7 @@ async def _index(args: argparse.Namespace) -> int | None:
     from engine.masterlog.conversation import MASTER
     from engine.masterlog.verify import Verifier
 
-    conversation = open_conversation(args)
-    try:
+    with open_conversation(args) as conversation:
         refreshes = conversation.opened  # opening indexed what was new
         for _ in conversation.catalogue_all():
             pass
@@ -133,16 +132,13 @@ async def _index(args: argparse.Namespace) -> int | None:
                 f"  {MASTER}: {master.new_lines:,} new lines ({master.bytes_read:,} bytes read)"
             )
         _emit(args, data, "\n".join(text))
-    finally:
-        conversation.close()
     return None
 
 
 async def _verify(args: argparse.Namespace) -> int | None:
     from engine.masterlog.verify import Verifier
 
-    conversation = open_conversation(args)
-    try:
+    with open_conversation(args) as conversation:
         verifier = Verifier(conversation)
         verifier.update()
         verdicts = verifier.ordered()
@@ -160,8 +156,6 @@ async def _verify(args: argparse.Namespace) -> int | None:
         notes = sorted({note for v in verdicts for note in v.notes})
         text.extend(f"note: {visible(note)}" for note in notes)
         _emit(args, data, "\n".join(text))
-    finally:
-        conversation.close()
     return EXIT_PROBLEMS if bad else None
 
 
@@ -170,8 +164,7 @@ async def _recover(args: argparse.Namespace) -> int | None:
     from engine.masterlog.references import parse_range, parse_reference
     from engine.masterlog.verify import recover, recover_range
 
-    conversation = open_conversation(args)
-    try:
+    with open_conversation(args) as conversation:
         if args.ref is not None:
             text = sys.stdin.read() if args.ref == "-" else args.ref
             found = Found(Location("(given)", 0), parse_reference(text))
@@ -193,16 +186,13 @@ async def _recover(args: argparse.Namespace) -> int | None:
             print(f"# {result.source or 'not recovered'}: {result.evidence}", file=sys.stderr)
             if result.content is not None:
                 _print(result.content)
-    finally:
-        conversation.close()
     return None if result.content is not None else EXIT_PROBLEMS
 
 
 async def _search(args: argparse.Namespace) -> int | None:
     from engine.masterlog.catalogue import MARK
 
-    conversation = open_conversation(args)
-    try:
+    with open_conversation(args) as conversation:
         for _ in conversation.catalogue_all():
             pass
         hits = conversation.catalogue.search(args.query, limit=args.limit)
@@ -225,8 +215,6 @@ async def _search(args: argparse.Namespace) -> int | None:
             )
         text = "\n".join(lines)
         _emit(args, data, text or "no match")
-    finally:
-        conversation.close()
     return None if hits else EXIT_PROBLEMS
 
 
@@ -236,43 +224,42 @@ async def _tail(args: argparse.Namespace) -> int | None:
     from engine.masterlog.verify import Verifier
     from engine.masterlog.watch import follow
 
-    conversation = open_conversation(args)
-    verifier = Verifier(conversation)
-    verifier.update()
-    master = conversation.master
-    shown = max(0, master.lines - args.lines)
+    with open_conversation(args) as conversation:
+        verifier = Verifier(conversation)
+        verifier.update()
+        master = conversation.master
+        shown = max(0, master.lines - args.lines)
 
-    def show_new() -> None:
-        nonlocal shown
-        for line in range(shown, master.lines):
-            start, end = master.bounds(line)
-            message = conversation.message(MASTER, line)
-            if isinstance(message, LineProblem):
-                entry = {
-                    "line": line + 1,
-                    "bytes": [start, end],
-                    "kind": message.kind,
-                    "reason": message.reason,
-                }
-                text = f"{line + 1:>6}  {start:>12,}  {message.kind}: {message.reason}"
-            else:
-                entry = {
-                    "line": line + 1,
-                    "bytes": [start, end],
-                    "role": message.role,
-                    "timestamp": message.timestamp,
-                    "first_line": message.first_line,
-                }
-                text = (
-                    f"{line + 1:>6}  {start:>12,}  {message.role:<9} {end - start:>9,} B "
-                    f" {visible(message.first_line[:80])}"
-                )
-            _emit(args, entry, text)
-        shown = master.lines
-        sys.stdout.flush()
+        def show_new() -> None:
+            nonlocal shown
+            for line in range(shown, master.lines):
+                start, end = master.bounds(line)
+                message = conversation.message(MASTER, line)
+                if isinstance(message, LineProblem):
+                    entry = {
+                        "line": line + 1,
+                        "bytes": [start, end],
+                        "kind": message.kind,
+                        "reason": message.reason,
+                    }
+                    text = f"{line + 1:>6}  {start:>12,}  {message.kind}: {message.reason}"
+                else:
+                    entry = {
+                        "line": line + 1,
+                        "bytes": [start, end],
+                        "role": message.role,
+                        "timestamp": message.timestamp,
+                        "first_line": message.first_line,
+                    }
+                    text = (
+                        f"{line + 1:>6}  {start:>12,}  {message.role:<9} {end - start:>9,} B "
+                        f" {visible(message.first_line[:80])}"
+                    )
+                _emit(args, entry, text)
+            shown = master.lines
+            sys.stdout.flush()
 
-    show_new()
-    try:
+        show_new()
         async for update in follow(conversation, verifier):
             if any(r.rewritten and r.name == MASTER for r in update.refreshes):
                 _emit(args, {"rewritten": True}, f"-- {MASTER} was rewritten")
@@ -281,16 +268,13 @@ async def _tail(args: argparse.Namespace) -> int | None:
             for verdict in update.changed:
                 _emit(args, {"verdict": verdict.to_json()}, _verdict_line(verdict))
             sys.stdout.flush()
-    finally:
-        conversation.close()
     return None
 
 
 async def _compact(args: argparse.Namespace) -> int | None:
     from engine.masterlog.compact import write
 
-    conversation = open_conversation(args)
-    try:
+    with open_conversation(args) as conversation:
         out = Path(args.out) if args.out else None
         written = write(conversation, args.budget, now=datetime.now(UTC), out=out)
         plan = written.plan
@@ -312,8 +296,6 @@ async def _compact(args: argparse.Namespace) -> int | None:
         if not plan.within:
             text += "; the budget cannot be met: the head and pinned messages are kept whole"
         _emit(args, data, text)
-    finally:
-        conversation.close()
     return None if plan.within else EXIT_PROBLEMS
 
 

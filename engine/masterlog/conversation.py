@@ -131,6 +131,12 @@ class Conversation:
             index.close()
         self.db.close()
 
+    def __enter__(self) -> Conversation:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
     # -- the files ------------------------------------------------------------------------
     @property
     def views(self) -> list[str]:
