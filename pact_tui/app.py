@@ -368,12 +368,7 @@ class PactApp(App[int]):
                 if touched or any(r.new_lines or r.rewritten for r in refreshes):
                     self.conversation_changed.publish(refreshes)
         except (MasterLogError, OSError) as error:
-            self.notify(
-                visible(f"following the directory stopped: {error}"),
-                severity="error",
-                timeout=15,
-                markup=False,
-            )
+            self._feed_stopped(f"following the directory stopped: {error}")
 
     async def action_switch_mode(self, mode: str) -> None:
         """The workspace's screens (1, 2) with a workspace open; the master log's with a
@@ -395,12 +390,11 @@ class PactApp(App[int]):
             async for change in self.workspace.changes():
                 self.workspace_changed.publish(change)
         except (StoreError, ContextError) as error:
-            self.notify(
-                visible(f"live updates stopped: {error}"),
-                severity="error",
-                timeout=15,
-                markup=False,
-            )
+            self._feed_stopped(f"live updates stopped: {error}")
+
+    def _feed_stopped(self, why: str) -> None:
+        """What follows the workspace or the directory has stopped: say so, and why."""
+        self.notify(visible(why), severity="error", timeout=15, markup=False)
 
     # -- screenshots (Ctrl+P → Screenshot) --------------------------------------------------------
     def deliver_screenshot(
