@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.masterlog.catalogue import Hit, Progress
-from engine.masterlog.conversation import MASTER, Conversation, Found, Location
+from engine.masterlog.conversation import MASTER, Conversation, Found
 from engine.masterlog.errors import MasterLogError
 from engine.masterlog.index import Refresh
 from engine.masterlog.lines import LineProblem, Message
@@ -139,9 +139,9 @@ class LogSession:
 
     # -- references -------------------------------------------------------------------------
     def verify(self) -> list[Verdict]:
-        """Verify every reference (the first time), or what may have changed since."""
+        """Verify every reference (once, on opening; updates verify what changed)."""
         with self.lock:
-            changed = self.verifier.update(None if not self.verified else [])
+            changed = self.verifier.update()
             self.verified = True
             self._index_verdicts()
             return changed
@@ -206,9 +206,9 @@ class LogSession:
         with self.lock:
             catalogue, done, total = self.conversation.catalogue, 0, 0
             for name in self.conversation.logs:
-                lines = self.conversation.index(name).lines
-                total += lines
-                done += lines - catalogue.pending(self.conversation.index(name))
+                index = self.conversation.index(name)
+                total += index.lines
+                done += index.lines - catalogue.pending(index)
             return done, total
 
 
@@ -226,6 +226,3 @@ def make_row(line: int, start: int, end: int, message: Message | LineProblem) ->
         len(message.content),
         message.first_line[:HEAD_CHARS],
     )
-
-
-__all__ = ["MASTER", "LineRow", "Location", "LogEntry", "LogSession", "make_row"]

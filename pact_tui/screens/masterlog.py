@@ -158,9 +158,6 @@ class MasterLogScreen(Screen[None]):
     def watch_following(self) -> None:
         self._show_status()
 
-    def watch_line(self) -> None:
-        self._show_subject()
-
     def watch_choice(self) -> None:
         self._show_subject()
 
@@ -246,8 +243,10 @@ class MasterLogScreen(Screen[None]):
         row: LineRow | None = event.row
         if row != event.rows.current_row:
             return
+        # Line and choice change together, and the log may have changed with the line number
+        # the same: set without watchers, and the subject derived once.
         self.set_reactive(MasterLogScreen.choice, 0)
-        self.line = row.line if row is not None else None
+        self.set_reactive(MasterLogScreen.line, row.line if row is not None else None)
         self._show_subject()
 
     @on(RowList.Selected, "#messages")
@@ -269,7 +268,7 @@ class MasterLogScreen(Screen[None]):
             self.log_name = name
         messages.cursor_line = line
         self.set_reactive(MasterLogScreen.choice, choice)
-        self.line = line
+        self.set_reactive(MasterLogScreen.line, line)
         self._show_subject()
         messages.focus()
 
