@@ -7,10 +7,12 @@ workspace, drawing it) never pays for loading pydantic.
 
 from typing import TYPE_CHECKING, Any
 
+from .changelog import ChangeEntry, Changelog, Shift
 from .clock import Clock, IdFactory, RandomIds, SequentialIds, SteppingClock, SystemClock
 from .context import Context
 from .errors import (
     ContextError,
+    InvalidChangelog,
     InvalidCommand,
     InvalidComponent,
     InvalidCoordinate,
@@ -47,6 +49,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ChangeEntry",
+    "Changelog",
     "Clock",
     "Context",
     "ContextComponent",
@@ -56,6 +60,7 @@ __all__ = [
     "Diff",
     "History",
     "IdFactory",
+    "InvalidChangelog",
     "InvalidCommand",
     "InvalidComponent",
     "InvalidCoordinate",
@@ -76,6 +81,7 @@ __all__ = [
     "RenderLifecycle",
     "SelectorOrKey",
     "SequentialIds",
+    "Shift",
     "Snapshot",
     "SnapshotContext",
     "SteppingClock",

@@ -116,3 +116,9 @@ class InvalidExport(ContextError):
     """A ``model_dump`` document that cannot be loaded."""
 
     code = "INVALID_EXPORT"
+
+
+class InvalidChangelog(ContextError):
+    """A changelog's JSON form that cannot be read; ``field`` names where (``entries[2].kind``)."""
+
+    code = "INVALID_CHANGELOG"
