@@ -60,6 +60,7 @@ FIELDS = frozenset(
         "remaining",
         "expires_at_episode",
         "next_rehydration_episode",
+        "rehydrates_in",
         "stage",
         "depth",
         "position",

@@ -170,6 +170,14 @@ class Node:
         return self.template.next_after(self.episode) if self.template is not None else None
 
     @property
+    def rehydrates_in(self) -> int | None:
+        """Episodes until its schedule makes the next fresh instance (1: at the next advance);
+        None for an item no schedule makes."""
+        if self.template is None:
+            return None
+        return self.template.next_after(self.episode) - self.episode
+
+    @property
     def stage(self) -> int | None:
         if self.item is None or self.item.lifecycle is None:
             return None

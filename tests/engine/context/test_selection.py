@@ -254,6 +254,9 @@ def test_timer_fields_filter(tree: Context) -> None:
     assert picked(tree, "[remaining=1]") == ["st", "cy"]
     assert picked(tree, "[remaining=2]") == ["rem"]
     assert picked(tree, "[next_rehydration_episode=5]") == ["cy"]
+    assert picked(tree, "[rehydrates_in=1]") == ["st"]  # every episode
+    assert picked(tree, "[rehydrates_in=4]") == ["cy"]  # at 5, seen from 1
+    assert picked(tree, "[rehydrates_in=null]") == [c for c in ALL if c not in ("st", "cy")]
     assert picked(tree, "[expires_at_episode<=2]") == ["st", "cy"]
 
 
@@ -298,3 +301,22 @@ def test_remaining_at_most_one_is_what_the_next_advance_removes() -> None:
     ctx.advance()
     after = {node.id for node in ctx.select("*")}
     assert doomed and before - after == doomed
+
+
+def test_rehydrates_in_at_most_one_is_what_the_next_advance_renews() -> None:
+    """The documented "rehydrates next episode" query: exactly the instances whose schedule
+    makes a fresh one at the next advance (the fresh one has the same key and a new id)."""
+    ctx = new_context()
+    ctx.add_user("m")
+    for number, (ttl, cadence) in enumerate([(1, 1), (3, 2), (1, 3), (5, 5)]):
+        ctx.pact_insert(
+            f"d0, {number + 1}, 0",
+            TextContent(f"x{number}", key=f"k{number}", ttl=ttl, cadence=cadence),
+        )
+    for _ in range(3):
+        renewing = {node.key for node in ctx.select("[rehydrates_in<=1]")}
+        before = {node.key: node.id for node in ctx.select("*") if node.key}
+        ctx.advance()
+        after = {node.key: node.id for node in ctx.select("*") if node.key}
+        renewed = {key for key in after if key in before and after[key] != before[key]}
+        assert renewing and renewing == renewed, ctx.current_episode
