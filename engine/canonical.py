@@ -48,6 +48,12 @@ def canonical_json_head(value: object, limit: int) -> str:
     return "".join(pieces)[:limit]
 
 
+def canonical_json_length(value: object) -> int:
+    """``len(canonical_json(value))``, without holding the text whole: the size of a 10 MB
+    value is counted piece by piece. Raises what :func:`canonical_json` raises."""
+    return sum(map(len, _ENCODER.iterencode(value)))
+
+
 # -- what the engine takes in -------------------------------------------------------------------
 # The engine's integers are SQLite's INTEGER: a signed 64-bit number. A coordinate, a ttl or any
 # other number outside it is refused where it comes in, not clamped or carried as a big int.

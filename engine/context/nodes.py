@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.canonical import canonical_json, canonical_json_head
+from engine.canonical import canonical_json, canonical_json_head, canonical_json_length
 
 from .errors import InvalidComponent, InvalidLifecycle
 from .stages import RenderLifecycle
@@ -203,6 +203,16 @@ class Item:
         if content is None:
             return canonical_json({**(self.data or {}), "type": self.node_type})
         return canonical_json(content)
+
+    def text_length(self) -> int:
+        """``len(self.text())``, without building the text of content that is not a string (a
+        10 MB table is counted piece by piece, never held as one string)."""
+        content = self.content
+        if isinstance(content, str):
+            return len(content)
+        if content is None:
+            return canonical_json_length({**(self.data or {}), "type": self.node_type})
+        return canonical_json_length(content)
 
     def text_head(self, limit: int) -> str:
         """The first ``limit`` characters of :meth:`text`, without building the rest of it: a

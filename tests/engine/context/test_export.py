@@ -502,6 +502,16 @@ def test_provider_rendering_is_deterministic_and_ascii() -> None:
     assert loaded.render_provider_json() == a.render_provider_json()
 
 
+def test_an_items_text_length_is_the_length_of_its_text() -> None:
+    """Text, JSON content (non-ASCII escaped) and a component without content: the length the
+    provider view counts, worked out without building the text."""
+    items = [item for item, *_where in rich().iter_items()]
+    assert any(not isinstance(item.content, str) for item in items)
+    items.append(items[0].evolve(content=None, data={"url": "x", "alt": "é"}))
+    for item in items:
+        assert item.text_length() == len(item.text()), item.id
+
+
 def test_provider_role_of_a_turn_without_message_is_user(ctx: Context) -> None:
     ctx.pact_insert("d0, 1, 0", TextContent("orphan"))
     assert ctx.render_provider() == [{"content": "orphan", "role": "user"}]
