@@ -83,6 +83,21 @@ class Comparison:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderChanges:
+    """What changed in what the model is sent since an earlier snapshot (``since``): the
+    messages added and changed, by item id, and how many were removed."""
+
+    since: str  # the snapshot compared with, e.g. "e5" (where episode 5 began)
+    added: frozenset[str]
+    changed: frozenset[str]
+    removed: int
+
+    def describe(self) -> str:
+        """``since e5: +2 ~1 -3`` (added, changed, removed)."""
+        return f"since {self.since}: +{len(self.added)} ~{len(self.changed)} -{self.removed}"
+
+
+@dataclass(frozen=True, slots=True)
 class Told:
     """An item's story as the workspace told it, for one item in one view."""
 

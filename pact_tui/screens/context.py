@@ -27,15 +27,25 @@ from engine.store import StoreError
 from engine.visible import visible
 from engine.workspace import Change, ContextInfo, SnapshotEntry, Workspace
 
+from ..provider import provider_changes
 from ..tree_layout import Row
-from ..types import Comparison, Mark, RemovedItem, Selection, SelectorProblem, Shown, Told
+from ..types import (
+    Comparison,
+    Mark,
+    ProviderChanges,
+    RemovedItem,
+    Selection,
+    SelectorProblem,
+    Shown,
+    Told,
+)
 from ..widgets.context_list import ContextList
 from ..widgets.context_tree import ContextTree, LinePane, ProviderList
 from ..widgets.detail import NodeDetail, Subject
 from ..widgets.footer import FittedFooter
 from ..widgets.scrubber import Scrubber
 from ..widgets.selector_bar import SelectorBar
-from ..widgets.status import Status, StatusBar
+from ..widgets.status import Status, StatusBar, display_path
 from .prompt import PromptScreen
 from .reader import ReaderScreen
 
@@ -49,6 +59,7 @@ SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated
 STORY_DELAY = 0.1  # seconds the cursor rests on an item before its story is read from the log
 MAX_REMOVED_SHOWN = 12  # removed items listed in the detail pane during a diff
 COMMAND_ACTIONS = frozenset({"message", "advance", "seal"})  # the actions that write
+WIDE = 100  # columns from which the context list is shown at start (narrower: the tree's room)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +100,15 @@ class ContextScreen(Screen[None]):
             "right_curly_bracket", "last_snapshot", "Last", show=False, tooltip="newest snapshot"
         ),
         Binding("c", "focus_contexts", "Contexts", show=False, tooltip="focus the context list"),
+        # -- the layout (app-layout) --
+        Binding("b", "toggle_contexts", "List", show=False, tooltip="hide/show the context list"),
+        Binding("i", "toggle_detail", "Detail", show=False, tooltip="hide/show the detail pane"),
+        Binding("w", "zoom", "Zoom", show=False, tooltip="zoom: the tree takes the whole width"),
+    ]
+
+    HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [
+        (0, "-narrow"),
+        (WIDE, "-wide"),
     ]
 
     # ``var``: reactives that never repaint the screen by themselves (a repaint of the screen
@@ -140,6 +160,19 @@ class ContextScreen(Screen[None]):
     waiting: var[int] = var(0, init=False)
     """What waits for the custodian in a document (the app's ``waiting``, followed)."""
 
+    # -- state: the layout (what the user chose to see) ----------------------------------------
+    show_contexts: var[bool] = var(True, init=False)
+    """The context list is shown (it starts hidden on a terminal narrower than ``WIDE``)."""
+    show_detail: var[bool] = var(True, init=False)
+    """The detail pane is shown."""
+    zoomed: var[bool] = var(False, init=False)
+    """The tree (or the provider view) takes the whole width: the list and the detail hide."""
+    path_shown: var[str] = var("", init=False)
+    """The workspace's path as the status line shows it (``display_path``)."""
+    provider_changes: var[ProviderChanges | None] = var(None, init=False)
+    """What changed in what the model is sent since the episode before the one shown (derived
+    while the provider view is shown: ``_compare_provider``)."""
+
     def compose(self) -> Any:
         yield StatusBar(id="status").data_bind(status=ContextScreen.status)
         with Horizontal(id="body"):
@@ -152,7 +185,9 @@ class ContextScreen(Screen[None]):
                         shown=ContextScreen.shown, marks=ContextScreen.marks
                     )
                     yield ProviderList(id="provider").data_bind(
-                        shown=ContextScreen.shown, marks=ContextScreen.marks
+                        shown=ContextScreen.shown,
+                        marks=ContextScreen.marks,
+                        changes=ContextScreen.provider_changes,
                     )
                 yield Scrubber(id="scrubber").data_bind(
                     shown=ContextScreen.shown, base=ContextScreen.base_index
@@ -203,6 +238,8 @@ class ContextScreen(Screen[None]):
                 markup=False,
             )
         self.context_tree.focus()
+        self.show_contexts = app.size.width >= WIDE
+        self.path_shown = display_path(app.path)
         self.context_name = wanted if wanted in names else (names[0] if names else None)
 
     # -- deriving what is shown -----------------------------------------------------------------
@@ -268,6 +305,7 @@ class ContextScreen(Screen[None]):
         self.set_class(shown is not None and not shown.live, "-past")
         self._select()
         self._compare()
+        self._compare_provider()
         self._tell()
         if shown is not None and (old is None or old.name != shown.name):
             self.call_after_refresh(self._build_indexes, shown.name)
@@ -457,6 +495,8 @@ class ContextScreen(Screen[None]):
             matches=matches,
             read_only=self.workspace.read_only,
             waiting=self.waiting,
+            writing=self.play_speed is not None and entry is None,
+            path=self.path_shown,
         )
 
     def _follow_waiting(self, waiting: int) -> None:
@@ -731,6 +771,7 @@ class ContextScreen(Screen[None]):
         pane.catch_up()
         pane.focus()
         self.highlighted = pane.current_row
+        self._compare_provider()
 
     def action_read_content(self) -> None:
         """The whole content of the item under the cursor, over the inspector."""
@@ -759,6 +800,7 @@ class ContextScreen(Screen[None]):
         self.context_tree.unfold_all()
 
     def action_focus_contexts(self) -> None:
+        self.show_contexts, self.zoomed = True, False  # it cannot be focused hidden
         self.query_one(ContextList).focus()
 
     @on(OptionList.OptionSelected, "#contexts")
@@ -784,6 +826,71 @@ class ContextScreen(Screen[None]):
             self.set_reactive(getattr(ContextScreen, attribute), value)
         self.context_name = name
         self.context_tree.focus()
+
+    # -- the provider view: what changed since the episode before (app-layout) -----------------
+    def _compare_provider(self) -> None:
+        """What the model is sent now against what it was sent when the episode before the one
+        shown began (``@e{N-1}``), while the provider view is shown: at once when this process
+        holds that snapshot, else once it is rebuilt."""
+        shown = self.shown
+        if shown is None or self.query_one(ContentSwitcher).current != "provider":
+            return
+        episode = shown.view.current_episode
+        try:
+            entry = self.workspace.snapshot_of_episode(shown.name, episode - 1)
+        except ContextError:  # no episode before, or none recorded: nothing to compare with
+            self.provider_changes = None
+            return
+        before = self._held(shown.name, entry)
+        if before is None:
+            self._rebuild_and_compare_provider(shown, entry)
+        else:
+            self.provider_changes = provider_changes(before, shown.view, f"e{episode - 1}")
+
+    @work(exclusive=True, group="rebuild-provider")
+    async def _rebuild_and_compare_provider(self, shown: Shown, entry: SnapshotEntry) -> None:
+        try:
+            before = await self.workspace.at_snapshot(shown.name, entry.id)
+        except (ContextError, StoreError) as error:
+            self._failed("Cannot compare with the episode before", error)
+            return
+        if shown == self.shown:  # still what is wanted
+            self.provider_changes = provider_changes(
+                before, shown.view, f"e{shown.view.current_episode - 1}"
+            )
+
+    # -- the layout (app-layout) ----------------------------------------------------------------
+    def action_toggle_contexts(self) -> None:
+        if self.zoomed:  # zoomed, the list is hidden whatever it was: b shows it
+            self.zoomed, self.show_contexts = False, True
+        else:
+            self.show_contexts = not self.show_contexts
+
+    def action_toggle_detail(self) -> None:
+        if self.zoomed:
+            self.zoomed, self.show_detail = False, True
+        else:
+            self.show_detail = not self.show_detail
+
+    def action_zoom(self) -> None:
+        self.zoomed = not self.zoomed
+
+    def watch_show_contexts(self) -> None:
+        self._show_panes()
+
+    def watch_show_detail(self) -> None:
+        self._show_panes()
+
+    def watch_zoomed(self) -> None:
+        self._show_panes()
+
+    def _show_panes(self) -> None:
+        """The context list and the detail pane, as shown and zoomed say."""
+        contexts = self.query_one(ContextList)
+        contexts.display = self.show_contexts and not self.zoomed
+        self.query_one(NodeDetail).display = self.show_detail and not self.zoomed
+        if not contexts.display and contexts.has_focus:
+            self.active_pane.focus()
 
 
 def _ordered(a: int | None, b: int | None) -> tuple[int | None, int | None]:

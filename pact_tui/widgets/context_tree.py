@@ -31,8 +31,9 @@ from engine.context.tree import provider_role
 from engine.visible import visible
 from engine.workspace import SnapshotEntry
 
+from ..provider import ProviderTotals, char_count, provider_totals, token_estimate
 from ..tree_layout import Row, TreeLayout
-from ..types import Mark, RowKind, Shown
+from ..types import Mark, ProviderChanges, RowKind, Shown
 from .cursor import CursorPane
 
 BADGES = {
@@ -265,7 +266,9 @@ class LinePane(CursorPane):
             )
             for text, style, control in self.render_row(row, self.shown.view)
         ]
-        return Strip(segments).crop_extend(0, width, base + over).simplify()
+        # The scrollbar covers the last column when the pane scrolls: a row ends before it.
+        room = self.scrollable_content_region.width
+        return _fitted(Strip(segments), room, base + over).crop_extend(0, width, base).simplify()
 
     def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         raise NotImplementedError  # each pane draws its own rows
@@ -276,6 +279,16 @@ class LinePane(CursorPane):
         full = self.get_component_rich_style(component)
         partial = self.style_of(component)
         return Style(bgcolor=full.bgcolor, bold=partial.bold, italic=partial.italic)
+
+
+def _fitted(strip: Strip, width: int, style: Style) -> Strip:
+    """``strip`` at ``width`` cells: a row too long for the pane ends with ``…`` (a glyph
+    the edge would cut in half is left out whole), a short one is padded with ``style``."""
+    if strip.cell_length > width >= 1:
+        cut = strip.crop(0, width - 1)
+        last = next((s.style for s in reversed(list(cut)) if s.text), None) or style
+        return Strip([*cut, Segment("…", last)], width)
+    return strip.crop_extend(0, width, style)
 
 
 def _when(entry: SnapshotEntry | None) -> str:
@@ -430,12 +443,19 @@ class ContextTree(LinePane):
 
 
 class ProviderList(LinePane):
-    """What the model would be sent at this episode: one line per entry, in order."""
+    """What the model would be sent at this episode: one line per message, in order, with its
+    coordinates, its size (characters, and an estimate of tokens: ``pact_tui.provider``) and a
+    mark when it was added (``+``) or changed (``~``) since the episode before; the totals on
+    the pane's lower border."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "provider--system",
         "provider--user",
         "provider--assistant",
+        "provider--added",
+        "provider--changed",
+        "provider--size",
+        "provider--coords",
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -443,16 +463,55 @@ class ProviderList(LinePane):
     ]
     TITLE = "provider rendering"
 
+    changes: var[ProviderChanges | None] = var(None)
+    """The messages added or changed since the episode before the one shown (bound to the
+    screen's ``provider_changes``); None: nothing to compare with (yet)."""
+
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(headers=False, name=name, id=id)
+        self.totals: ProviderTotals | None = None
+        """How much the view laid out sends (worked out when it is laid out)."""
+
+    def _lay_out(self, new: Shown) -> None:
+        super()._lay_out(new)
+        self.totals = provider_totals(new.view)
+        self._say_totals()
+
+    def watch_changes(self) -> None:
+        self._say_totals()
+        self.refresh()
+
+    def _say_totals(self) -> None:
+        said = [self.totals.describe()] if self.totals is not None else []
+        if self.changes is not None:
+            said.append(self.changes.describe())
+        self.border_subtitle = Content(" · ".join(said))  # never markup
 
     def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         item = row.item
-        assert item is not None
+        assert item is not None and row.slot is not None
+        s = self.style_of
         role = provider_role(row.depth, item.role, row.turn.role)
         style = f"provider--{role}" if role in ROLES else "provider--user"
+        glyph, glyph_style = " ", s("tree--dim")
+        changes = self.changes
+        if changes is not None and item.id in changes.added:
+            glyph, glyph_style = "+", s("provider--added")
+        elif changes is not None and item.id in changes.changed:
+            glyph, glyph_style = "~", s("provider--changed")
+        coords = f"({row.depth},{row.slot.position},{row.offset})"
+        width = max(9, len(str(view.history_depth)) + 7)  # (-1,0,0) … (12345,1,-1)
+        chars = char_count(item)
+        # The sizes line up: as wide as the largest message's (the totals know it).
+        largest = self.totals.largest if self.totals is not None else chars
+        wide, tokens_wide = len(f"{largest:,}"), len(f"~{token_estimate(largest):,}")
+        tokens = f"~{token_estimate(chars):,}"
+        size = f"{chars:>{wide},} ch {tokens:>{tokens_wide}} tok "
         return [
-            Segment(f"{visible(role, limit=ROW_LIMIT):<10}", self.style_of(style)),
-            Segment("│ ", self.style_of("tree--dim")),
-            Segment(visible(preview(item, 400)), self.style_of("tree--content")),
+            Segment(f"{glyph} ", glyph_style),
+            Segment(f"{coords:<{width}} ", s("provider--coords")),
+            Segment(f"{visible(role, limit=ROW_LIMIT):<10}", s(style)),
+            Segment(size, s("provider--size")),
+            Segment("│ ", s("tree--dim")),
+            Segment(visible(preview(item, 400)), s("tree--content")),
         ]

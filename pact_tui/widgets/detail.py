@@ -202,7 +202,7 @@ def _describe_item(
                 ("born", f"episode {item.born_episode}  ·  creation #{item.creation_index}"),
                 ("created", f"{timestamp(item.created_at_ns)} ({item.created_at_ns} ns)"),
                 ("parent", row.slot.id),
-                ("content hash", item.content_hash),
+                ("hash", item.content_hash),  # a short name: the values get the width
                 *([("data", json_head(item.data, FIELD_CHARS))] if item.data else []),
             ]
         ),

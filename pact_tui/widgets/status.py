@@ -1,13 +1,17 @@
-"""The status line: which context, which episode, live or past, and what is going on.
+"""The status line: which context, which episode, live or past, what is going on, and (at the
+right, in the room left) which workspace file.
 
 It always fits its width: when the whole line does not, the least important parts are said
 shorter first, then left out, so what matters most (where you are, and that the app is writing
-while it plays) never falls off the end.
+while it plays) never falls off the end. The workspace's path gets what room is left, shortened
+in the middle (``~/work/…/agents.pact``), or none.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.content import Content
 from textual.reactive import reactive
@@ -30,6 +34,8 @@ class Status:
     matches: str | None = None  # "3/12 matches", or "invalid selector"
     read_only: bool = False  # the workspace is open read-only: no commands
     waiting: int = 0  # items in the document screen's escalation inbox
+    writing: bool = False  # playing at live: every step appends an advance to the context
+    path: str = ""  # the workspace file, as people read it (``display_path``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +69,17 @@ def _parts(status: Status) -> list[_Part]:
         )
     if status.read_only:
         parts.append(_Part("   READ-ONLY", "bold $warning", " RO", 0))
-    if status.playing is not None:
+    if status.playing is not None and status.writing:  # never left out: it changes the file
+        playing = f"{status.playing:g}s"
+        parts.append(
+            _Part(
+                f"   ▶ WRITING to {context} every {playing}",
+                "bold reverse $error",
+                f" ▶ WRITING {playing}",
+                0,
+            )
+        )
+    elif status.playing is not None:
         playing = f"{status.playing:g}s"
         parts.append(_Part(f"   ▶ playing every {playing}", "bold $accent", f" ▶ {playing}", 1))
     if status.pending:
@@ -115,10 +131,58 @@ def fit(parts: list[_Part], width: int) -> list[tuple[str, str]]:
     return [(text, part.style) for text, part in zip(texts, parts, strict=True) if text]
 
 
-def status_content(status: Status, width: int = 10_000) -> Content:
+PATH_GAP = 3  # spaces at least between the status and the path at the right
+PATH_MIN = 12  # a path shorter than this says too little to be worth showing
+
+
+def display_path(path: Path, home: Path | None = None, cwd: Path | None = None) -> str:
+    """A workspace's path as people read it: relative to the current folder when it is inside
+    it (as it was most likely typed), else with the home folder as ``~``."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        here = cwd if cwd is not None else Path.cwd()
+    except OSError:  # the folder the app was started in has been removed
+        here = None
+    if here is not None and absolute.is_relative_to(here) and absolute != here:
+        return str(absolute.relative_to(here))
+    try:
+        home = home if home is not None else Path.home()
+    except (OSError, RuntimeError):  # no home folder known
+        return str(absolute)
+    if absolute.is_relative_to(home) and absolute != home:
+        return str(Path("~") / absolute.relative_to(home))
+    return str(absolute)
+
+
+def middle_ellipsis(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: its start and its end (the file's name), with
+    ``…`` for what is left out of the middle."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    tail = (width - 1) * 2 // 3  # the end says which file: it gets the larger share,
+    name = len(text) - max(text.rfind("/"), text.rfind(os.sep))  # the whole name if it fits
+    if name <= width - 3:
+        tail = max(tail, name)
+    head = width - 1 - tail
+    return text[:head] + "…" + text[len(text) - tail :]
+
+
+def status_content(status: Status, width: int | None = None) -> Content:
+    """The line at ``width`` (the path at its right edge), or whole (None: the path after it)."""
     if status.context is None:
         return Content.styled(" no context selected ", "bold")
-    return Content.assemble(*fit(_parts(status), width))
+    parts = fit(_parts(status), width if width is not None else 10**9)
+    path = visible(status.path)
+    if path:
+        used = sum(len(text) for text, _style in parts)
+        if width is None:
+            parts += [(" " * PATH_GAP, ""), (path, "$text-muted")]
+        elif width - used - PATH_GAP - 1 >= min(PATH_MIN, len(path)):
+            shown = middle_ellipsis(path, width - used - PATH_GAP - 1)  # and a space at the end
+            parts += [(" " * (width - used - len(shown) - 1), ""), (shown, "$text-muted")]
+    return Content.assemble(*parts)
 
 
 class StatusBar(Widget):

@@ -35,6 +35,14 @@ def demo(demo_template: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _in_the_tests_own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app runs in the test's folder, as it would in the user's: what it writes there (an
+    export, a screenshot) stays out of the checkout, and the status line names the workspace
+    by its place there (``demo.pact``), the same in every run."""
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(autouse=True)
 def _no_user_configuration(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
     """The user's own theme folder and config file never leak into a test."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))

@@ -10,6 +10,7 @@ import pytest
 from rich.cells import cell_len
 from textual.app import App
 
+from engine.canonical import canonical_json
 from engine.context.nodes import Item
 from engine.workspace import Workspace
 from pact_tui.screens.reader import ReaderScreen
@@ -56,8 +57,12 @@ async def test_the_detail_shows_the_start_and_the_reader_all_of_it(path: Path) -
         await pilot.press("v")  # the provider view: the message, then the table
         await settle(pilot)
         lines = pane_lines(screen.provider)
-        assert lines[0].startswith("user      │ lorem ipsum dolor ⏎ lorem ipsum dolor ⏎ lorem")
-        assert lines[1].startswith('user      │ {"rows":[{"n":0,"text":"lorem ipsum')
+        # Each with its size: the whole content's, though a row reads only its start.
+        table = len(canonical_json(BIG_JSON))
+        assert lines[0].startswith(f"  (0,0,0)   user      {len(BIG):,} ch ~90,002 tok │ lorem")
+        assert lines[1].startswith(
+            f"  (0,1,0)   user      {table:>7,} ch ~{-(-table // 4):>6,} tok │ " + '{"rows"'
+        )
 
         shown = " ".join(detail_text(app).split())
         assert "THE END" not in shown

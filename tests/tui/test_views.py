@@ -32,9 +32,10 @@ async def test_v_toggles_the_provider_view(demo: Path) -> None:
         assert screen.active_pane is screen.provider and screen.provider.has_focus
         assert screen.provider.border_title == "provider rendering · live"
         lines = pane_lines(screen.provider)
-        assert lines[0].startswith("system    │ You are a careful research assistant.")
-        assert lines[1].startswith("system    │ Always be concise")
-        assert lines[2].startswith("user      │ Find me recent papers")
+        # The glyph column (nothing changed since e5 for these), coordinates, role, sizes.
+        assert lines[0].startswith("  (-1,0,0)  system    37 ch ~10 tok │ You are a careful")
+        assert lines[1].startswith("  (-1,1,0)  system    17 ch  ~5 tok │ Always be concise")
+        assert lines[2].startswith("  (5,0,0)   user      59 ch ~15 tok │ Find me recent pape…")
         assert not any("▾" in line for line in lines)  # no tree headers here
 
         await pilot.press("v")

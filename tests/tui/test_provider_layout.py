@@ -1,0 +1,269 @@
+"""The provider view's sizes and changes, the layout keys (hide the list, hide the detail,
+zoom), the layout at 80x24, rows cut with an ellipsis, the workspace's path in the status line,
+and the theme remembered across runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.cells import cell_len
+
+from engine.context import ContextView
+from engine.workspace import Workspace
+from pact_tui.screens.context import ContextScreen
+from pact_tui.widgets.context_list import ContextList
+from pact_tui.widgets.detail import NodeDetail
+from pact_tui.widgets.status import Status, display_path, middle_ellipsis, status_content
+
+from .inspector import (
+    SIZE,
+    inspector,
+    pane_lines,
+    screen_of,
+    settle,
+    status_text,
+    wait_until,
+)
+
+
+def _estimate(chars: int) -> int:
+    """The documented estimate: a token per four characters, rounded up."""
+    return (chars + 3) // 4
+
+
+def _messages(view: ContextView) -> dict[str, tuple[str, str]]:
+    """Item id → (role, text), as the engine renders them for the provider."""
+    ids = [item.id for item, *_where in view.iter_items()]
+    return dict(zip(ids, view.provider_messages(), strict=True))
+
+
+async def _provider(pilot, screen: ContextScreen) -> list[str]:  # type: ignore[no-untyped-def]
+    await pilot.press("v")
+    await settle(pilot)
+    return pane_lines(screen.provider)
+
+
+# -- the provider view: sizes, totals, changes ---------------------------------------------------
+async def test_each_message_shows_its_coordinates_size_and_token_estimate(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        lines = await _provider(pilot, screen)
+        view = screen.view
+        assert view is not None
+        rendered = view.render_provider()
+        drawn = [line for line in lines if line]
+        assert len(drawn) == len(rendered)
+        widest = max(len(f"{len(m['content']):,}") for m in rendered)
+        places = [(d, slot.position, offset) for _item, d, slot, offset in view.iter_items()]
+        for line, message, (depth, position, offset) in zip(drawn, rendered, places, strict=True):
+            chars = len(message["content"])
+            assert f"({depth},{position},{offset})" in line
+            assert f" {message['role']} " in line
+            assert f"{chars:>{widest},} ch" in line and f"~{_estimate(chars)} tok" in line, line
+
+
+async def test_the_totals_are_on_the_panes_lower_border(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await _provider(pilot, screen)
+        assert screen.view is not None
+        rendered = screen.view.render_provider()
+        chars = sum(len(message["content"]) for message in rendered)
+        said = str(screen.provider.border_subtitle)
+        expected = f"{len(rendered)} messages · {chars:,} chars · ~{_estimate(chars):,} tokens"
+        assert said.startswith(expected), said
+
+
+async def test_what_changed_since_the_episode_before_is_marked(demo: Path) -> None:
+    """A message and an advance: compared with where episode 6 began, the new message and what
+    the advance rehydrated are added (+), and the expired ones counted as removed."""
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("u", *"hello again", "enter")
+        await settle(pilot)
+        await pilot.press("full_stop")
+        await settle(pilot)
+        lines = await _provider(pilot, screen)
+        now = screen.view
+        assert now is not None and now.current_episode == 7
+        before = await screen.workspace.at_episode("researcher", 6)
+        old, new = _messages(before), _messages(now)
+        added = {i for i in new if i not in old}
+        changed = {i for i in new if i in old and old[i] != new[i]}
+        removed = len(set(old) - set(new))
+        assert added and removed  # the message, a rehydration; the expired ones
+
+        layout = screen.provider.layout_model
+        glyphs = {layout.row(n).node_id: line[0] for n, line in enumerate(lines) if line}
+        assert {i for i, glyph in glyphs.items() if glyph == "+"} == added
+        assert {i for i, glyph in glyphs.items() if glyph == "~"} == changed
+        assert {glyph for i, glyph in glyphs.items() if i not in added | changed} == {" "}
+        hello = next(n for n, line in enumerate(lines) if "hello again" in line)
+        assert lines[hello].startswith("+ ")
+        said = str(screen.provider.border_subtitle)
+        assert f"since e6: +{len(added)} ~{len(changed)} -{removed}" in said
+
+
+async def test_a_past_snapshot_is_compared_with_the_episode_before_it(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("left_curly_bracket", "right_square_bracket")  # n34: episode 2
+        await settle(pilot)
+        await _provider(pilot, screen)
+        await wait_until(pilot, lambda: screen.provider_changes is not None, "the comparison")
+        assert screen.shown is not None and screen.shown.entry is not None
+        assert screen.shown.entry.episode == 2
+        assert "since e1:" in str(screen.provider.border_subtitle)
+
+        await pilot.press("left_curly_bracket")  # n25, episode 1: no episode 0 snapshot
+        await wait_until(pilot, lambda: screen.provider_changes is None, "no comparison")
+        assert "since" not in str(screen.provider.border_subtitle)
+
+
+# -- hiding and zooming ---------------------------------------------------------------------------
+async def test_b_hides_and_shows_the_context_list(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        contexts, tree = screen.query_one(ContextList), screen.context_tree
+        assert contexts.display and screen.show_contexts
+        wide = tree.region.width
+        await pilot.press("b")
+        await pilot.pause()
+        assert not contexts.display and not screen.show_contexts
+        assert tree.region.width == wide + contexts.styles.width.value  # the room it left
+        await pilot.press("b")
+        await pilot.pause()
+        assert contexts.display and tree.region.width == wide
+
+
+async def test_i_hides_and_shows_the_detail_pane(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        detail, tree = screen.query_one(NodeDetail), screen.context_tree
+        wide = tree.region.width
+        await pilot.press("i")
+        await pilot.pause()
+        assert not detail.display and not screen.show_detail
+        assert tree.region.right == screen.region.right
+        assert tree.region.width > wide
+        await pilot.press("i")
+        await pilot.pause()
+        assert detail.display and tree.region.width == wide
+
+
+async def test_w_zooms_the_tree_to_the_whole_width_and_back(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        contexts, detail = screen.query_one(ContextList), screen.query_one(NodeDetail)
+        wide = screen.context_tree.region.width
+        await pilot.press("w")
+        await pilot.pause()
+        assert screen.zoomed and not contexts.display and not detail.display
+        assert screen.context_tree.region.width == SIZE[0]
+        await pilot.press("v")  # the provider view zooms too: it is the same place
+        await pilot.pause()
+        assert screen.provider.region.width == SIZE[0]
+        await pilot.press("v", "w")
+        await pilot.pause()
+        assert not screen.zoomed and contexts.display and detail.display
+        assert screen.context_tree.region.width == wide
+
+
+async def test_zoomed_b_and_i_bring_their_pane_back_and_c_shows_the_list(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        contexts, detail = screen.query_one(ContextList), screen.query_one(NodeDetail)
+        await pilot.press("w", "i")
+        await pilot.pause()
+        assert not screen.zoomed and detail.display and contexts.display
+        await pilot.press("b")
+        await pilot.pause()
+        assert not contexts.display
+        await pilot.press("c")  # focusing the list shows it
+        await pilot.pause()
+        assert contexts.display and contexts.has_focus
+        await pilot.press("b")  # hiding the focused list gives the focus to the tree
+        await pilot.pause()
+        assert not contexts.display and screen.context_tree.has_focus
+
+
+# -- 80x24 ----------------------------------------------------------------------------------------
+async def test_at_80x24_the_tree_gets_most_of_the_width(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        await pilot.pause()
+        tree, detail = screen.context_tree, screen.query_one(NodeDetail)
+        assert not screen.query_one(ContextList).display  # hidden at start: b shows it
+        assert tree.region.width > detail.region.width
+        assert tree.region.width > 80 // 2
+        # The detail wraps on words: "system_prompt" stays whole on its line.
+        await pilot.press("down", "down")  # (-1,0,0), the system prompt
+        await settle(pilot)
+        from .inspector import detail_text
+
+        text = detail_text(app)
+        assert any(line.split()[-1:] == ["system_prompt"] for line in text.splitlines()), text
+
+
+async def test_a_long_row_ends_with_an_ellipsis_never_half_a_glyph(tmp_path: Path) -> None:
+    path = tmp_path / "wide.pact"
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        await workspace.create_context("wide")
+        await workspace.add_message("wide", "user", "中文字符" * 40)
+        await workspace.add_message("wide", "user", "x" + "中文字符" * 40)  # the cut moves a cell
+        await workspace.add_message("wide", "user", "short")
+    app = inspector(path, context="wide")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.pause()
+        for key in ("", "v"):  # the tree, then the provider view
+            await pilot.press(*key)
+            await settle(pilot)
+            pane = screen.active_pane
+            room = pane.scrollable_content_region.width
+            lines = [line for line in pane_lines(pane) if "中" in line or "short" in line]
+            assert len(lines) == 3
+            for line in lines:
+                assert cell_len(line) <= room, line
+            cut = [line for line in lines if "中" in line]
+            assert all(line.endswith("…") for line in cut), cut
+            assert all(cell_len(line) >= room - 1 for line in cut)  # a half glyph left as a space
+            assert not next(line for line in lines if "short" in line).endswith("…")
+
+
+# -- the workspace's path in the status line ------------------------------------------------------
+async def test_the_status_line_ends_with_the_workspaces_path(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE):
+        assert status_text(app).endswith("   demo.pact")  # the tests run in the demo's folder
+        assert status_text(app).startswith("researcher   EPISODE 6")
+
+
+def test_a_path_is_shown_from_the_current_folder_or_from_home(tmp_path: Path) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    assert display_path(work / "a.pact", home=home, cwd=work) == "a.pact"
+    assert display_path(home / "p" / "a.pact", home=home, cwd=work) == "~/p/a.pact"
+    assert display_path(Path("/elsewhere/a.pact"), home=home, cwd=work) == "/elsewhere/a.pact"
+
+
+def test_a_long_path_loses_its_middle_and_keeps_the_file_name() -> None:
+    path = "~/projects/agents/deployments/2026/november/research-team/workspace.pact"
+    status = Status("researcher", 6, True, path=path)
+    line = status_content(status, 80).plain
+    assert len(line) == 79  # and a space at the right edge
+    assert "…" in line and line.endswith("research-team/workspace.pact")
+    assert line.startswith(" researcher ")
+    assert middle_ellipsis(path, 20) == "~/pr…/workspace.pact"
+    assert middle_ellipsis(path, 12) == "~/pr…ce.pact"  # no room for the name: its end
+    assert len(middle_ellipsis(path, 20)) == 20
+    # With no room, no path: the status itself never gives way to it.
+    assert "pact" not in status_content(status, 40).plain
