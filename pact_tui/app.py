@@ -23,6 +23,7 @@ from textual.geometry import Size
 from textual.reactive import var
 from textual.screen import Screen
 from textual.signal import Signal
+from textual.theme import ThemeProvider
 from textual.widgets import Static
 
 from engine.masterlog.errors import MasterLogError
@@ -37,12 +38,14 @@ from .screens.help import HelpScreen
 from .screens.masterlog import LEGEND, MasterLogScreen
 from .themes import (
     DEFAULT_THEME,
+    ConfigFileError,
     ThemeFileError,
     bundled_themes_dir,
     configured_human,
     configured_theme,
     load_theme_file,
     load_themes,
+    remember_theme,
     user_themes_dir,
 )
 from .widgets.cursor import CursorPane
@@ -216,6 +219,30 @@ class PactApp(App[int]):
                 self._startup_problems.append(f"theme {wanted!r} not found; using the default")
             if DEFAULT_THEME in self.available_themes:
                 self.theme = DEFAULT_THEME
+
+    def search_themes(self) -> None:
+        """Textual's theme picker (the palette's "Theme" command), whose choice is remembered
+        for the next start (``choose_theme``)."""
+        from textual.command import CommandPalette
+
+        self.push_screen(
+            CommandPalette(providers=[RememberedThemes], placeholder="Search for themes…")
+        )
+
+    def choose_theme(self, name: str) -> None:
+        """Show theme ``name``, and start with it from now on (the config file); a config file
+        that cannot take it is said, and the theme is shown anyway."""
+        self.theme = name
+        try:
+            remember_theme(name)
+        except ConfigFileError as error:
+            self.notify(
+                visible(f"{error.path}: {error.problem}"),
+                title="The theme is not remembered",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
 
     def reload_theme_file(self, path: Path) -> None:
         """A theme file changed on disk: re-register it; if broken, say so and fall back."""
@@ -485,6 +512,16 @@ def _too_small_message(width: int, height: int) -> str:
         f"The terminal is {width}x{height}; pact-tui needs at least {MIN_WIDTH}x{MIN_HEIGHT}.\n"
         "Make the window larger (q quits)."
     )
+
+
+class RememberedThemes(ThemeProvider):
+    """The palette's theme list: picking one shows it and remembers it (``choose_theme``)."""
+
+    @property
+    def commands(self) -> list[tuple[str, Callable[[], None]]]:
+        app: PactApp = self.app  # type: ignore[assignment]
+        names = sorted(app.available_themes)
+        return [(name, partial(app.choose_theme, name)) for name in names]
 
 
 class TooSmallScreen(Screen[None]):

@@ -470,6 +470,14 @@ def _demo(args: argparse.Namespace) -> int:
         asyncio.run(create_scaled_demo(path, args.items))
     else:
         asyncio.run(create_demo(path))
+    # Said before the app takes the screen, so that it stays in the scrollback: the file to
+    # open again, or to look at with `ctx`, while the app runs.
+    where = visible(str(path))
+    if args.live:
+        _print(f"The demo workspace is {where}; demo agents write to it every {args.interval:g} s")
+    else:
+        _print(f"The demo workspace is {where}")
+    sys.stdout.flush()  # before the app's first frame, whatever stdout is
     driver = None
     if args.live:
         driver = subprocess.Popen(
@@ -495,7 +503,6 @@ def _demo(args: argparse.Namespace) -> int:
         if driver is not None:
             driver.terminate()
             driver.wait(timeout=5)
-    where = visible(str(path))
     _print(f"The demo workspace is kept at {where}; reopen it with: pact-tui {where}")
     return code
 

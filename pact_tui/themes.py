@@ -1,4 +1,7 @@
-"""Theme files: TOML in ``themes/`` (and the user's config folder), loaded and reloaded live.
+"""Theme files: TOML in ``themes/`` (and the user's config folder), loaded and reloaded live;
+and the user's config file (``$XDG_CONFIG_HOME/pact-tui/config.toml``, else
+``~/.config/pact-tui/config.toml``), which says the theme to start with (``theme = "…"``, set
+when one is picked in the palette) and the custodian's name (``human = "…"``).
 
 A theme file names a Textual theme's colours (``primary``, ``background``, … and ``dark``) and
 may add ``[variables]``. A broken file is reported with its path and what is wrong; it never
@@ -7,7 +10,9 @@ takes the app down.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib.resources import files
@@ -151,3 +156,65 @@ def _configured(setting: str) -> str | None:
         return None
     value = data.get(setting)
     return value if isinstance(value, str) else None
+
+
+class ConfigFileError(Exception):
+    """The config file could not be changed: ``path`` and why. Nothing was written."""
+
+    code = "CONFIG_NOT_SAVED"
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def remember_theme(name: str) -> Path:
+    """Start with theme ``name`` from now on: ``theme = "name"`` in the config file."""
+    return save_setting("theme", name)
+
+
+def save_setting(setting: str, value: str) -> Path:
+    """Set ``setting = "value"`` among the config file's top-level settings, keeping the rest
+    of the file as it is (its other settings, comments and tables), and write it whole
+    (``write_atomically``). A file that is not valid TOML, or that this edit would not change
+    exactly as meant, is left alone: raises :class:`ConfigFileError`, as for one that cannot
+    be written."""
+    from .files import WriteError, write_atomically
+
+    path = config_file()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as error:
+        why = error.strerror if isinstance(error, OSError) else "it is not UTF-8 text"
+        raise ConfigFileError(path, f"cannot be read ({why})") from None
+    try:
+        before = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigFileError(path, f"is not valid TOML ({error}); left as it is") from None
+    line = f"{setting} = {json.dumps(value)}"  # a JSON string is a TOML basic string
+    lines = text.splitlines()
+    # The top-level settings end where the first table begins.
+    end = next((i for i, text in enumerate(lines) if text.lstrip().startswith("[")), len(lines))
+    assignment = re.compile(rf"\s*{re.escape(setting)}\s*=")
+    found = next((i for i in range(end) if assignment.match(lines[i])), None)
+    if found is None:
+        lines.insert(0, line)
+    else:
+        lines[found] = line
+    edited = "\n".join(lines) + "\n"
+    try:
+        after = tomllib.loads(edited)
+    except tomllib.TOMLDecodeError:
+        after = None
+    if after != {**before, setting: value}:
+        raise ConfigFileError(path, f"cannot set {setting} there safely; left as it is")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return write_atomically(path, edited)
+    except OSError as error:
+        raise ConfigFileError(path, f"cannot be written ({error.strerror})") from None
+    except WriteError as error:
+        raise ConfigFileError(path, f"cannot be written ({error.why})") from None

@@ -4,8 +4,11 @@ and the theme remembered across runs."""
 
 from __future__ import annotations
 
+import tempfile
+import tomllib
 from pathlib import Path
 
+import pytest
 from rich.cells import cell_len
 
 from engine.context import ContextView
@@ -17,9 +20,12 @@ from pact_tui.widgets.status import Status, display_path, middle_ellipsis, statu
 
 from .inspector import (
     SIZE,
+    detail_text,
     inspector,
+    notifications,
     pane_lines,
     screen_of,
+    screen_text,
     settle,
     status_text,
     wait_until,
@@ -208,8 +214,6 @@ async def test_at_80x24_the_tree_gets_most_of_the_width(demo: Path) -> None:
         # The detail wraps on words: "system_prompt" stays whole on its line.
         await pilot.press("down", "down")  # (-1,0,0), the system prompt
         await settle(pilot)
-        from .inspector import detail_text
-
         text = detail_text(app)
         assert any(line.split()[-1:] == ["system_prompt"] for line in text.splitlines()), text
 
@@ -267,3 +271,125 @@ def test_a_long_path_loses_its_middle_and_keeps_the_file_name() -> None:
     assert len(middle_ellipsis(path, 20)) == 20
     # With no room, no path: the status itself never gives way to it.
     assert "pact" not in status_content(status, 40).plain
+
+
+# -- the theme, remembered -------------------------------------------------------------------------
+def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str | None = None) -> Path:
+    home = tmp_path / "config-home"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    path = home / "pact-tui" / "config.toml"
+    if text is not None:
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def _pick_theme(pilot, name: str) -> None:  # type: ignore[no-untyped-def]
+    app = pilot.app
+    await pilot.press("ctrl+p", *"theme")
+    await wait_until(pilot, lambda: "Change the current theme" in screen_text(app), "Theme")
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: name in screen_text(app), "the theme list")
+    await pilot.press(*name, "enter")
+    await wait_until(pilot, lambda: app.theme == name, "the theme to change")
+
+
+async def test_a_theme_picked_in_the_palette_is_the_next_runs(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine = '# my settings\nhuman = "ann"\ntheme = "pact-ember"\n\n[later]\ntheme = "kept"\n'
+    config = _config(tmp_path, monkeypatch, mine)
+    app = inspector(demo, theme=None)  # the config file's
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "pact-ember"
+        await _pick_theme(pilot, "pact-paper")
+    text = config.read_text(encoding="utf-8")
+    expected = {"human": "ann", "theme": "pact-paper", "later": {"theme": "kept"}}
+    assert tomllib.loads(text) == expected
+    assert text.startswith("# my settings\n")  # the rest of the file as it was
+    again = inspector(demo, theme=None)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert again.theme == "pact-paper"
+
+
+async def test_with_no_config_file_one_is_made(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _config(tmp_path, monkeypatch)
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await _pick_theme(pilot, "pact-ember")
+    assert config.read_text(encoding="utf-8") == 'theme = "pact-ember"\n'
+
+
+@pytest.mark.parametrize(
+    "broken, problem",
+    [
+        ("theme = [oops\n", "is not valid TOML"),
+        (b"\xff\xfe", "cannot be read"),
+        ("note = '''\ntheme = 'inside a string'\n'''\n", "cannot set theme there safely"),
+    ],
+    ids=["not TOML", "not text", "an edit that would not say what it means"],
+)
+async def test_a_config_file_that_cannot_take_the_theme_is_left_alone(
+    demo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    broken: str | bytes,
+    problem: str,
+) -> None:
+    config = _config(tmp_path, monkeypatch, "")
+    if isinstance(broken, bytes):
+        config.write_bytes(broken)
+    else:
+        config.write_text(broken, encoding="utf-8")
+    before = config.read_bytes()
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await _pick_theme(pilot, "pact-paper")  # shown all the same
+        assert any(problem in message for message in notifications(app)), notifications(app)
+        assert "EPISODE 6" in status_text(app)
+    assert config.read_bytes() == before
+    assert not [p for p in config.parent.iterdir() if p.name != "config.toml"]  # no temp left
+
+
+async def test_a_config_folder_that_cannot_be_made_is_said_not_a_crash(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(blocker))
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await _pick_theme(pilot, "pact-paper")
+        (said,) = [m for m in notifications(app) if "not remembered" in m]
+        assert f"{blocker}/pact-tui/config.toml: cannot be" in said
+        assert app.theme == "pact-paper" and app.is_running
+
+
+# -- the demo says where its workspace is --------------------------------------------------------
+@pytest.mark.parametrize("live", [False, True], ids=["demo", "demo --live"])
+def test_the_demo_prints_its_workspace_before_the_app_starts(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    live: bool,
+) -> None:
+    from pact_tui import app as app_module
+    from pact_tui.cli import main
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    said_before: list[str] = []
+
+    def run(self: app_module.PactApp) -> None:  # instead of taking the screen
+        said_before.append(capsys.readouterr().out)
+        self._return_code = 0
+
+    monkeypatch.setattr(app_module.PactApp, "run", run)
+    assert main(["demo", "--live", "--interval", "60"] if live else ["demo"]) == 0
+    (workspace,) = tmp_path.glob("pact-demo-*/demo.pact")
+    (before,) = said_before
+    assert before.startswith(f"The demo workspace is {workspace}")
+    assert ("demo agents write to it every 60 s" in before) == live
+    assert f"reopen it with: pact-tui {workspace}" in capsys.readouterr().out
