@@ -46,6 +46,7 @@ from ..widgets.footer import FittedFooter
 from ..widgets.scrubber import Scrubber
 from ..widgets.selector_bar import SelectorBar
 from ..widgets.status import Status, StatusBar, display_path
+from .confirm import ConfirmScreen
 from .prompt import PromptScreen
 from .reader import ReaderScreen
 
@@ -160,13 +161,16 @@ class ContextScreen(Screen[None]):
     waiting: var[int] = var(0, init=False)
     """What waits for the custodian in a document (the app's ``waiting``, followed)."""
 
-    # -- state: the layout (what the user chose to see) ----------------------------------------
+    # -- state: what the user chose to see, and allowed to write (the layout, play at live) ---
     show_contexts: var[bool] = var(True, init=False)
     """The context list is shown (it starts hidden on a terminal narrower than ``WIDE``)."""
     show_detail: var[bool] = var(True, init=False)
     """The detail pane is shown."""
     zoomed: var[bool] = var(False, init=False)
     """The tree (or the provider view) takes the whole width: the list and the detail hide."""
+    play_writes_to: var[str | None] = var(None, init=False)
+    """The context play at live was allowed to write to (asked and confirmed); None: play
+    only steps through the past."""
     path_shown: var[str] = var("", init=False)
     """The workspace's path as the status line shows it (``display_path``)."""
     provider_changes: var[ProviderChanges | None] = var(None, init=False)
@@ -495,7 +499,9 @@ class ContextScreen(Screen[None]):
             matches=matches,
             read_only=self.workspace.read_only,
             waiting=self.waiting,
-            writing=self.play_speed is not None and entry is None,
+            writing=self.play_speed is not None
+            and entry is None
+            and self.play_writes_to == self.context_name,
             path=self.path_shown,
         )
 
@@ -631,7 +637,14 @@ class ContextScreen(Screen[None]):
         self.go_to(event.index)
 
     def action_play(self) -> None:
-        self.play_speed = None if self.play_speed is not None else 1.0
+        """Play or pause. Through the past it only steps (read-only); at live every step
+        appends a real advance to the shared workspace, so that is asked first."""
+        if self.play_speed is not None:
+            self.play_speed = None
+        elif self.position is not None:
+            self.play_speed = 1.0
+        elif self._writable():
+            self._ask_to_play_at_live()
 
     def action_play_faster(self) -> None:
         self._play_at(-1)
@@ -649,22 +662,45 @@ class ContextScreen(Screen[None]):
         if self._play_timer is not None:
             self._play_timer.stop()
         self._play_timer = None if speed is None else self.set_interval(speed, self.play_step)
+        if speed is None:
+            self.play_writes_to = None  # the next play at live asks again
 
     _play_timer: Timer | None = None
 
     def play_step(self) -> None:
-        """One automatic step: forward through the past, or advance the live context."""
+        """One automatic step: forward through the past, or advance the live context it was
+        allowed to write to (``play_writes_to``); anything else stops rather than writes."""
         if self.position is not None:
             self.action_step_forward()
             if self.position is None:  # caught up with now: stop rather than write anything
                 self.play_speed = None
-        elif self.context_name is not None and not self._commands_running():
+        elif self.context_name is None or self.play_writes_to != self.context_name:
+            self.play_speed = None  # at live, or in another context, without being asked
+        elif not self._commands_running():
             from engine.context.commands import AdvanceCommand
 
             self.run_command(AdvanceCommand())  # a slow write is not queued behind itself
 
     def _commands_running(self) -> bool:
         return any(not worker.is_finished for worker in self.workers if worker.group == "commands")
+
+    # -- play at live asks first (app-layout) ---------------------------------------------------
+    def _ask_to_play_at_live(self) -> None:
+        name = self.context_name
+        assert name is not None
+        speed = 1.0
+        question = (
+            f"Play writes an advance to context {visible(name)!r} every {speed:g} s, "
+            "into the shared workspace. Go on?"
+        )
+
+        def answered(yes: bool | None) -> None:
+            # Only if nothing moved meanwhile: the same context, still live, not playing.
+            if yes and (self.context_name, self.position, self.play_speed) == (name, None, None):
+                self.play_writes_to = name
+                self.play_speed = speed
+
+        self.app.push_screen(ConfirmScreen(question, yes="Play and write"), answered)
 
     # -- diff -----------------------------------------------------------------------------------
     def action_diff(self) -> None:

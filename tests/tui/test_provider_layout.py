@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
+from textual.widgets import Label
 
 from engine.context import ContextView
 from engine.workspace import Workspace
+from pact_tui.screens.confirm import ConfirmScreen
 from pact_tui.screens.context import ContextScreen
 from pact_tui.widgets.context_list import ContextList
 from pact_tui.widgets.detail import NodeDetail
@@ -393,3 +395,95 @@ def test_the_demo_prints_its_workspace_before_the_app_starts(
     assert before.startswith(f"The demo workspace is {workspace}")
     assert ("demo agents write to it every 60 s" in before) == live
     assert f"reopen it with: pact-tui {workspace}" in capsys.readouterr().out
+
+
+# -- play at live asks first ----------------------------------------------------------------------
+async def test_play_at_live_asks_naming_the_context_and_cancel_writes_nothing(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        applied, head = screen.workspace.applied("researcher"), screen.workspace.head
+        await pilot.press("p")
+        assert isinstance(app.screen, ConfirmScreen)
+        question = str(app.screen.query_one("#confirm-question", Label).render())
+        assert "Play writes an advance to context 'researcher' every 1 s" in question
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and screen.play_speed is None
+        await pilot.press("p", "n")  # n says no too
+        await pilot.press("p", "enter")  # and Enter alone: the focus is on Cancel
+        await settle(pilot)
+        assert screen.play_speed is None and screen._play_timer is None
+        assert screen.workspace.applied("researcher") == applied
+        assert screen.workspace.head == head
+        assert "WRITING" not in status_text(app)
+
+
+async def test_play_at_live_once_confirmed_writes_and_says_so(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        applied = screen.workspace.applied("researcher")
+        await pilot.press("p", "y")
+        assert screen.play_speed == 1.0 and screen.play_writes_to == "researcher"
+        assert "▶ WRITING to researcher every 1s" in status_text(app)
+        assert screen._play_timer is not None
+        screen._play_timer.pause()  # the test steps itself
+        screen.play_step()
+        await settle(pilot)
+        assert screen.workspace.applied("researcher") == applied + 1
+        assert "EPISODE 7" in status_text(app)
+        await pilot.press("p")  # pause: stops writing, and the next play asks again
+        assert screen.play_speed is None and screen.play_writes_to is None
+        assert "WRITING" not in status_text(app)
+        await pilot.press("p")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+
+
+async def test_writing_is_said_even_where_the_status_is_short(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("slash", *"^seq", "enter", "p", "y")
+        await wait_until(pilot, lambda: "WRITING" in status_text(app), "the writing mark")
+        assert len(status_text(app)) <= 80
+        screen_of(app).play_speed = None
+
+
+async def test_play_through_the_past_does_not_ask_and_never_writes(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        head = screen.workspace.head
+        await pilot.press("left_curly_bracket", "p")
+        assert app.screen is screen and screen.play_speed == 1.0
+        assert "playing every 1s" in status_text(app) and "WRITING" not in status_text(app)
+        assert screen._play_timer is not None
+        screen._play_timer.pause()
+        await pilot.press("L")  # to live while playing: play stops, it was not allowed to write
+        screen.play_step()
+        await settle(pilot)
+        assert screen.play_speed is None and screen.workspace.head == head
+
+
+async def test_play_confirmed_for_one_context_does_not_write_to_another(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("p", "y")
+        assert screen._play_timer is not None
+        screen._play_timer.pause()
+        writer = screen.workspace.applied("writer")
+        screen.switch_context("writer")
+        screen.play_step()
+        await settle(pilot)
+        assert screen.play_speed is None and screen.workspace.applied("writer") == writer
+
+
+async def test_a_read_only_workspace_does_not_offer_to_play_at_live(demo: Path) -> None:
+    app = inspector(demo, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("p")
+        assert app.screen is screen and screen.play_speed is None
+        assert any("read-only" in message for message in notifications(app))

@@ -134,7 +134,7 @@ async def test_play_at_live_advances_and_pause_stops(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
-        await pilot.press("p")
+        await pilot.press("p", "y")  # asked first: it writes (test_provider_layout.py)
         screen._play_timer.pause()
         screen.play_step()
         await settle(pilot)
