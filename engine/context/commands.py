@@ -348,7 +348,18 @@ def _placed(node: Node) -> dict[str, Any]:
 
 
 def apply_command(context: Context, command: ContextCommand) -> dict[str, Any]:
-    """Run one command; raises a ``ContextError`` (state unchanged) if it is refused."""
+    """Run one command; raises a ``ContextError`` (state unchanged) if it is refused.
+
+    The result carries what the command did under ``"changes"`` (``Changelog.to_json()``),
+    unless the context records no changelog (``record_changes`` off)."""
+    result = _applied(context, command)
+    changes = context.last_changes
+    if changes is not None:
+        result["changes"] = changes.to_json()
+    return result
+
+
+def _applied(context: Context, command: ContextCommand) -> dict[str, Any]:
     match command:
         case InsertCommand(selector=selector, component=component):
             return _placed(context.pact_insert(selector, _built(component)))

@@ -8,11 +8,22 @@ leaves the state exactly as it was. Mutations go through a few primitives (``_at
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pyrsistent import pvector
 
+from .changelog import (
+    LIST_LIMIT,
+    PREVIEW_CHARS,
+    ChangeEntry,
+    Changelog,
+    Coords,
+    Kind,
+    Shift,
+    preview,
+)
 from .clock import Clock, IdFactory, RandomIds, SystemClock
 from .coords import exact_coordinates, parse_for_write, write_coord
 from .errors import (
@@ -52,6 +63,42 @@ TURNS_REMOVED = -2  # journal entry: turns were removed, so depths shifted
 JOURNAL_LIMIT = 8192
 
 
+# One change as the operation records it: (kind, id, the item or None for a turn, coordinates
+# before, reasons); made a ``ChangeEntry`` when the operation ends, its ``after`` read then.
+# The reasons are ChangeEntry's last fields in order: age, ttl, template, replaced, stage,
+# stages, cycled.
+Reasons = tuple[
+    int | None, int | None, str | None, str | None, tuple[int, int | None] | None, int | None, bool
+]
+_Draft = tuple[Kind, str, "Item | None", "Coords | None", Reasons]
+_NONE: Reasons = (None, None, None, None, None, None, False)  # no reasons
+_NO_AFTER = frozenset({"deleted", "expired", "turn_removed"})
+
+
+class _Recording:
+    """The changelog of the operation under way, gathered as it mutates (see ``_begin``)."""
+
+    __slots__ = ("entries", "op", "shifts")
+
+    def __init__(self, op: str) -> None:
+        self.op = op
+        self.entries: list[_Draft] = []
+        # (by, turns, items, depths before, the moved items listed when few)
+        self.shifts: list[tuple[int, int, int, tuple[int, int], list[_Draft]]] = []
+
+    def add(self, kind: Kind, item: Item, before: Coords | None, reasons: Reasons = _NONE) -> None:
+        self.entries.append((kind, item.id, item, before, reasons))
+
+
+def _entry(draft: _Draft, final: dict[str, Coords]) -> ChangeEntry:
+    kind, item_id, item, before, reasons = draft
+    if item is None:  # a turn
+        return ChangeEntry(kind, item_id, None, "turn", "", before, None, *reasons)
+    head = preview(item.text_head(PREVIEW_CHARS + 1))
+    after = None if kind in _NO_AFTER else final.get(item_id)
+    return ChangeEntry(kind, item_id, item.key, item.node_type, head, before, after, *reasons)
+
+
 class Context(ContextView):
     """An agent's context tree, driven as in the seeds.
 
@@ -88,6 +135,13 @@ class Context(ContextView):
         self._stamp = 0
         self._unindexed = False  # a restore leaves the indexes to the first operation
         self._loaded_count = 0
+        # The changelog: what the last operation did (see ``last_changes``).
+        self.record_changes = True
+        """Whether operations record their changelog (off only to measure what it costs)."""
+        self.last_changes: Changelog | None = None
+        """What the last operation that succeeded did, with reasons (``None`` before the
+        first, or while ``record_changes`` is off)."""
+        self._rec: _Recording | None = None
 
     # =====================================================================================
     # public: placement
@@ -98,9 +152,12 @@ class Context(ContextView):
         depth, position, offset = exact_coordinates(selector)
         self._check_component(component, selector)
         self._check_depth(depth, selector)
+        self._begin("insert")
         if (depth, position, offset) == (0, 0, 0) and self._active.slots.get(0):
             self._push_turn()
-        return self._insert_component(component, depth, position, offset)
+        node = self._insert_component(component, depth, position, offset)
+        self._finish()
+        return node
 
     def pact_update(
         self,
@@ -120,7 +177,10 @@ class Context(ContextView):
             assert turn is not None
             slot = turn.slots.get(position)
             offset = len(slot.items) - slot.core if slot is not None else 0
-            return self._insert_component(component, depth, position, offset)
+            self._begin("update")
+            node = self._insert_component(component, depth, position, offset)
+            self._finish()
+            return node
         if mode != "replace":
             raise InvalidUpdateMode(
                 f"update mode must be 'replace' or 'append', not {mode!r}", mode=repr(mode)
@@ -130,7 +190,13 @@ class Context(ContextView):
         old = self.node_at(depth, position, offset)
         if old is None or old.item is None:
             raise NotFound(f"nothing at {selector!r} to replace", selector=selector)
-        return self._replace(old.item, component)
+        self._begin("update")
+        node = self._replace(old.item, component)
+        if self._rec is not None:
+            assert node.item is not None
+            self._rec.add("replaced", node.item, old.coordinates)
+        self._finish()
+        return node
 
     def pact_delete(self, selector: str | None = None, *, key: str | None = None) -> list[str]:
         """Delete by coordinates, by query, or by key; returns the deleted ids in canonical order.
@@ -163,10 +229,24 @@ class Context(ContextView):
         doomed = [self._items[n.item.id] for n in targets if n.item is not None]
         touched = {self._where[item.id][0] for item in doomed}
         templates += [item.template_id for item in doomed if item.template_id is not None]
+        self._begin("delete")
+        rec = self._rec
+        if rec is not None:
+            for node in targets:
+                assert node.item is not None
+                rec.add("deleted", node.item, node.coordinates)
+            gone = {item.id for item in doomed}
+            for template_id in dict.fromkeys(templates):
+                template = self._templates.get(template_id)
+                if template is not None and template.live_id not in gone:
+                    # A schedule with no instance in the tree: it ends, and nothing comes back.
+                    ended: Reasons = (None, None, template.id, None, None, None, False)
+                    rec.entries.append(("deleted", template.id, template.prototype, None, ended))
         self._detach(*doomed)
         for template_id in dict.fromkeys(templates):
             self._drop_template(template_id)
         self._prune_empty_turns(touched)
+        self._finish()
         return [n.id for n in targets]
 
     # =====================================================================================
@@ -271,27 +351,41 @@ class Context(ContextView):
     def advance(self) -> int:
         """Start the next episode: expire, move render stages, rehydrate, then snapshot (§3)."""
         self._ensure_indexed()
+        self._begin("advance")
+        rec = self._rec
         self._episode += 1
         episode = self._episode
         expired = self._due_expiries(episode)
         touched = {self._where[item.id][0] for item in expired}
+        before = self._coords_of(expired) if rec is not None else {}
         self._detach(*expired)
         movers: list[Item] = []
         for item in expired:
             if item.lifecycle is not None:
                 movers.append(item)
-            elif item.template_id is not None:
+                continue
+            if item.template_id is not None:
                 self._set_live(item.template_id, None)
+            if rec is not None:
+                age = episode - item.born_episode
+                reasons: Reasons = (age, item.ttl, None, None, None, None, False)
+                rec.add("expired", item, before[item.id], reasons)
         for item in movers:
-            self._next_stage(item, episode)
+            moved = self._next_stage(item, episode)
+            if rec is not None:
+                rec.add("stage", item, before[item.id], self._stage_change(item, moved, episode))
         self._rehydrate(episode, touched)
         self._prune_empty_turns(touched)
         self._record_snapshot("episode")
+        self._finish()
         return episode
 
     def seal(self, trigger: str = "checkpoint") -> str:
         """Record a named snapshot and return its id. Costs O(1): nothing is copied."""
-        return self._record_snapshot(trigger)
+        self._begin("seal")
+        snapshot_id = self._record_snapshot(trigger)
+        self._finish()
+        return snapshot_id
 
     @property
     def history(self) -> History:
@@ -404,12 +498,15 @@ class Context(ContextView):
             where = ".".join(str(part) for part in first["loc"]) or "message"
             raise InvalidComponent(f"message field {where}: {first['msg']}", field=where) from None
         self._check_component(component, "d0, 0, 0")
+        self._begin("message")
         active = self._active
         if active.slots.get(0) or any(
             item.follows for slot in active.slots.values() for item in slot.items
         ):
             self._push_turn()
-        return self._insert_component(component, 0, 0, 0)
+        node = self._insert_component(component, 0, 0, 0)
+        self._finish()
+        return node
 
     def _insert_component(
         self, component: ContextComponent, depth: int, position: int, offset: int
@@ -417,6 +514,8 @@ class Context(ContextView):
         item = self._new_item(component)
         seq = self._seq_at(depth)
         self._attach(item, seq, position, offset)
+        if self._rec is not None:
+            self._rec.add("inserted", item, None)
         if item.cad is not None:
             self._start_schedule(item, seq, position)
         return self._node_of(item)
@@ -496,6 +595,9 @@ class Context(ContextView):
             self._turn_index[turn.seq] = len(self._turns)
             self._turns = self._turns.append(turn)
 
+        if self._rec is not None:
+            self._record_push()
+
         # A history turn that held only temporary or cyclic items is left empty: they keep
         # their depth, so they move to the newer turn that now sits there.
         self._prune_empty_turns(self._keeping_fixed_coordinates(append_turn))
@@ -503,6 +605,8 @@ class Context(ContextView):
     def _remove_turns(self, seqs: Iterable[int]) -> set[int]:
         """Remove these (empty) turns; returns the turns that re-seating may have emptied."""
         doomed = {self._turn_index[s] for s in seqs}
+        if self._rec is not None:
+            self._record_removal(doomed)
 
         def delete_turns() -> None:
             self._note(TURNS_REMOVED)
@@ -536,9 +640,12 @@ class Context(ContextView):
         reshape()
         lifted.sort(key=lambda e: (e[0], e[1], 0 if e[2] == 0 else 1 if e[2] > 0 else 2, abs(e[2])))
         deepest = self.history_depth
+        rec = self._rec
         for depth, position, offset, item in lifted:
             seq = self._seq_at(min(depth, deepest))
             self._place(item, seq, position, offset)
+            if rec is not None and depth > deepest:  # its depth is gone: it comes up
+                rec.add("moved", item, (depth, position, offset))
         return sources
 
     def _prune_empty_turns(self, seqs: Iterable[int]) -> None:
@@ -572,19 +679,22 @@ class Context(ContextView):
             due.append(item)
         return due
 
-    def _next_stage(self, item: Item, episode: int) -> None:
+    def _next_stage(self, item: Item, episode: int) -> Item | None:
+        """Place ``item`` (detached, its stage over) at its next stage; returns it there, or
+        None when its lifecycle is over and it is gone."""
         lifecycle = item.lifecycle
         assert lifecycle is not None
         stage, passes = item.stage + 1, item.passes
         if stage >= len(lifecycle.stages):
             passes += 1
             if not lifecycle.goes_on_after(passes):
-                return  # the lifecycle is over: the item is gone
+                return None  # the lifecycle is over: the item is gone
             stage = 0
         target = lifecycle.stages[stage]
         moved = item.evolve(stage=stage, passes=passes, born_episode=episode, ttl=target.ttl)
         depth = min(target.depth, self.history_depth)
         self._attach(moved, self._seq_at(depth), target.position, target.offset)
+        return moved
 
     def _rehydrate(self, episode: int, touched: set[int]) -> None:
         seen: set[str] = set()
@@ -602,14 +712,21 @@ class Context(ContextView):
                 # so a loaded copy, whose heap holds nothing else, rehydrates in the same order.
                 continue
             seen.add(template_id)
+            live: Item | None = None
+            live_at: Coords | None = None
             if template.live_id is not None and template.live_id in self._items:
                 live = self._items[template.live_id]
                 touched.add(self._where[live.id][0])
+                if self._rec is not None:
+                    live_at = self._coords_of([live])[live.id]
                 self._detach(live)
             if template.anchor_seq is not None:
                 seq = template.anchor_seq
                 if seq != SYSTEM_SEQ and seq not in self._turn_index:
                     self._drop_template(template_id)
+                    if self._rec is not None and live is not None:
+                        ended = (None, None, template_id, None, None, None, False)
+                        self._rec.add("deleted", live, live_at, ended)
                     continue
             else:
                 assert template.anchor_depth is not None
@@ -625,6 +742,10 @@ class Context(ContextView):
             self._attach(fresh, seq, template.position, template.offset)
             self._put_template(template.evolve(live_id=fresh.id))
             self._push_schedule(template, episode)
+            if self._rec is not None:
+                replaced = live.id if live is not None else None
+                came = (None, None, template_id, replaced, None, None, False)
+                self._rec.add("rehydrated", fresh, live_at, came)
 
     @staticmethod
     def _entry(template: Template, after: int) -> tuple[int, int, str]:
@@ -679,6 +800,124 @@ class Context(ContextView):
         if self._templates_shared:
             self._templates = dict(self._templates)
             self._templates_shared = False
+
+    # =====================================================================================
+    # the changelog (see engine/context/changelog.py)
+    # =====================================================================================
+    def _begin(self, op: str) -> None:
+        """An operation starts mutating: record what it does (unless recording is off)."""
+        self._rec = _Recording(op) if self.record_changes else None
+
+    def _finish(self) -> None:
+        """The operation is done: read the final places and keep its changelog."""
+        rec, self._rec = self._rec, None
+        if rec is None:
+            self.last_changes = None
+            return
+        drafts = rec.entries
+        if rec.shifts:
+            drafts = drafts + [draft for *_, listed in rec.shifts for draft in listed]
+        items = self._items
+        placed = [items[d[1]] for d in drafts if d[0] not in _NO_AFTER and d[1] in items]
+        final = self._coords_of(placed) if placed else {}
+        self.last_changes = Changelog(
+            rec.op,
+            self._episode,
+            tuple([_entry(draft, final) for draft in rec.entries]),
+            tuple(
+                [
+                    Shift(by, turns, items, depths, tuple([_entry(d, final) for d in listed]))
+                    for by, turns, items, depths, listed in rec.shifts
+                ]
+            ),
+        )
+
+    @staticmethod
+    def _stage_change(item: Item, moved: Item | None, episode: int) -> Reasons:
+        """The reasons of a render-lifecycle item whose stage ran out: stage k → k+1
+        (1-based), cycled back to the first, or ended (``moved`` None: it is gone)."""
+        assert item.lifecycle is not None
+        return (
+            episode - item.born_episode,
+            item.ttl,
+            None,
+            None,
+            (item.stage + 1, moved.stage + 1 if moved is not None else None),
+            len(item.lifecycle.stages),
+            moved is not None and moved.passes > item.passes,
+        )
+
+    def _coords_of(self, items: Sequence[Item]) -> dict[str, Coords]:
+        """Where each (placed) item is, reading each slot once: many from one slot stay
+        linear."""
+        if len(items) == 1:  # the common case, without the grouping
+            [item] = items
+            seq, position = self._where[item.id]
+            slot = self._turn_of_seq(seq).slots[position]
+            return {item.id: (self._depth_of_seq(seq), position, slot.offset_of(item))}
+        by_slot: dict[Where, list[Item]] = {}
+        for item in items:
+            by_slot.setdefault(self._where[item.id], []).append(item)
+        out: dict[str, Coords] = {}
+        for (seq, position), group in by_slot.items():
+            slot = self._turn_of_seq(seq).slots[position]
+            depth = self._depth_of_seq(seq)
+            if len(group) == 1:
+                out[group[0].id] = (depth, position, slot.offset_of(group[0]))
+                continue
+            wanted = {id(item) for item in group}
+            for index, placed in enumerate(slot.items):
+                if id(placed) in wanted:
+                    out[placed.id] = (depth, position, index - slot.core)
+        return out
+
+    def _record_push(self) -> None:
+        """A new turn is about to push every turn one deeper: every item but the system's and
+        those that keep their coordinates moves (counted from the indexes, not the tree)."""
+        assert self._rec is not None
+        turns = len(self._turns)
+        system = sum(len(slot.items) for slot in self._system.slots.values())
+        count = len(self._items) - system - len(self._fixed)
+        listed: list[_Draft] = []
+        self._rec.shifts.append((1, turns, count, (0, turns - 1), listed))
+        if count <= LIST_LIMIT:
+            self._list_moving(range(turns), listed)
+
+    def _record_removal(self, doomed: set[int]) -> None:
+        """These turns (indexes in ``_turns``, all empty) are about to go: each is a
+        ``turn_removed``, and the deeper turns come up, past k removed turns by k."""
+        assert self._rec is not None
+        rec = self._rec
+        last = len(self._turns) - 1
+        depths = sorted(last - index for index in doomed)
+        for depth in depths:
+            turn = self._turns[last - depth]
+            rec.entries.append(("turn_removed", turn.id, None, (depth,), _NONE))
+        fixed = Counter(self._where[item_id][0] for item_id in self._fixed)
+        for k, low in enumerate(depths, 1):
+            high = depths[k] - 1 if k < len(depths) else last
+            band = range(low + 1, high + 1)
+            if not band:
+                continue
+            turns = [self._turns[last - depth] for depth in band]
+            count = sum(turn.item_count() - fixed[turn.seq] for turn in turns)
+            listed: list[_Draft] = []
+            rec.shifts.append((-k, len(band), count, (band[0], band[-1]), listed))
+            if count <= LIST_LIMIT:
+                self._list_moving(band, listed)
+
+    def _list_moving(self, depths: Iterable[int], listed: list[_Draft]) -> None:
+        """List the items of the turns at ``depths`` that move with their turn (``moved``
+        entries, placed where they are now; their ``after`` is read at the end)."""
+        last = len(self._turns) - 1
+        for depth in depths:
+            turn = self._turns[last - depth]
+            for position in sorted(turn.slots):
+                slot = turn.slots[position]
+                for index, item in enumerate(slot.items):
+                    if item.id not in self._fixed:
+                        coords = (depth, position, index - slot.core)
+                        listed.append(("moved", item.id, item, coords, _NONE))
 
     # =====================================================================================
     # snapshots

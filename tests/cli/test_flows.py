@@ -95,7 +95,12 @@ def test_insert_with_every_option(path: Path) -> None:
 
     ran = ok("ctx", "insert", path, "agent", "d0, 2, 0", "soon gone", "--ttl", "3", "--json")
     [node] = select(path, "d0, 2, 0")
-    assert ran.data == {"id": node["id"], "coordinates": [0, 2, 0]}
+    data = ran.data
+    changes = data.pop("changes")  # the event's result: what the insert did, too
+    assert data == {"id": node["id"], "coordinates": [0, 2, 0]}
+    assert [(e["kind"], e["id"], e["after"]) for e in changes["entries"]] == [
+        ("inserted", node["id"], [0, 2, 0])
+    ]
     assert (node["content"], node["ttl"], node["cad"]) == ("soon gone", 3, None)
 
     sticky, _ = placed(
@@ -143,17 +148,21 @@ def test_update_and_delete(path: Path) -> None:
     ran = ok("ctx", "update", path, "agent", "d0, 1, 0", "formal, brief", "--key", "prefs")
     assert placed(ran.out, "replaced") == (prefs, [0, 1, 0])  # same id, same place
     ran = ok("ctx", "update", path, "agent", "d0, 1", "metric", "--mode", "append", "--json")
-    appended = ran.data["id"]
-    assert ran.data == {"id": appended, "coordinates": [0, 1, 1]}
+    data = ran.data
+    appended = data["id"]
+    assert data.pop("changes")["entries"][0]["after"] == [0, 1, 1]
+    assert data == {"id": appended, "coordinates": [0, 1, 1]}
     assert [(n["id"], n["content"]) for n in select(path, "d0, 1, *")] == [
         (prefs, "formal, brief"),
         (appended, "metric"),
     ]
 
     assert ok("ctx", "delete", path, "agent", "d0, 1, 1").out == f"deleted 1: {appended}\n"
-    assert ok("ctx", "delete", path, "agent", "--key", "prefs", "--json").data == {
-        "deleted": [prefs]
-    }
+    deleted = ok("ctx", "delete", path, "agent", "--key", "prefs", "--json").data
+    assert deleted["deleted"] == [prefs]
+    assert [(e["kind"], e["id"], e["before"]) for e in deleted["changes"]["entries"]] == [
+        ("deleted", prefs, [0, 1, 0])
+    ]
     assert select(path, "*") == []
     ok("ctx", "insert", path, "agent", "d0, 1, 0", "x", "--tag", "t")
     ok("ctx", "insert", path, "agent", "d0, 2, 0", "y", "--tag", "t")

@@ -118,7 +118,14 @@ async def test_the_script_reaches_every_operation_and_lifecycle(tmp_path: Path) 
         (True, False),
         (False, True),
     }
-    assert results[EVERY_OPERATION.index({"op": "delete", "key": "tool"})] == {"deleted": ["n16"]}
+    deleted = results[EVERY_OPERATION.index({"op": "delete", "key": "tool"})]
+    assert deleted["deleted"] == ["n16"]
+    assert [(e["kind"], e["id"], e["key"]) for e in deleted["changes"]["entries"]] == [
+        ("deleted", "n16", "tool")
+    ]
+    # Every kind of change the script makes is in some result's changelog.
+    kinds = {e["kind"] for result in results for e in result["changes"]["entries"]}
+    assert kinds >= {"inserted", "replaced", "deleted", "expired", "rehydrated", "stage"}
     assert context.current_episode == 3
     # The sticky schedule rehydrated (a new id each episode), the render lifecycle moved on.
     by_content = {n.content: n for n in context.select(".text")}

@@ -23,6 +23,8 @@ from .conftest import EVERY_OPERATION, run_every_operation
 pytestmark = pytest.mark.filterwarnings("error")
 
 HELLO = EVERY_OPERATION.index({"op": "message", "role": "user", "text": "Hello"}) + 2  # its seq
+# A seal's trigger is in no result (its changelog is empty): a byte changed in it still replays.
+SEAL = EVERY_OPERATION.index({"op": "seal", "trigger": "checkpoint"}) + 2
 
 
 async def make_workspace(path: Path) -> int:
@@ -77,7 +79,7 @@ async def test_verify_passes_on_an_untouched_workspace(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("seq", "old", "new"),
-    [(1, b"g", b"h"), (HELLO, b"H", b"J"), (-1, b"v", b"w")],
+    [(1, b"g", b"h"), (SEAL, b"k", b"K"), (-1, b"v", b"w")],
     ids=["first", "middle", "last"],
 )
 async def test_one_changed_payload_byte_is_named(
