@@ -140,6 +140,7 @@ class PactApp(App[int]):
         yield SystemCommand(
             "First snapshot", "jump to the oldest snapshot", screen.action_first_snapshot
         )
+        yield from screen.copy_and_export_commands()
         if self.workspace is not None:
             for info in self.workspace.contexts():
                 yield SystemCommand(

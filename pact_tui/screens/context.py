@@ -8,11 +8,17 @@ talks to the workspace.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
@@ -27,6 +33,17 @@ from engine.store import StoreError
 from engine.visible import visible
 from engine.workspace import Change, ContextInfo, SnapshotEntry, Workspace
 
+from ..export import (
+    SUFFIXES,
+    Format,
+    Where,
+    diff_json,
+    diff_markdown,
+    format_of,
+    provider_json,
+    provider_markdown,
+)
+from ..files import WriteError, write_atomically
 from ..provider import provider_changes
 from ..tree_layout import Row
 from ..types import (
@@ -46,6 +63,7 @@ from ..widgets.footer import FittedFooter
 from ..widgets.scrubber import Scrubber
 from ..widgets.selector_bar import SelectorBar
 from ..widgets.status import Status, StatusBar, display_path
+from .choose import Choice, ChooseScreen
 from .confirm import ConfirmScreen
 from .prompt import PromptScreen
 from .reader import ReaderScreen
@@ -61,6 +79,9 @@ STORY_DELAY = 0.1  # seconds the cursor rests on an item before its story is rea
 MAX_REMOVED_SHOWN = 12  # removed items listed in the detail pane during a diff
 COMMAND_ACTIONS = frozenset({"message", "advance", "seal"})  # the actions that write
 WIDE = 100  # columns from which the context list is shown at start (narrower: the tree's room)
+CLIPBOARD_LARGE = 100_000  # characters: more than some terminals take through OSC 52
+EXPORTS = {"provider": "provider rendering", "diff": "diff"}  # what can be exported
+FORM_NAMES = {"markdown": "Markdown", "json": "JSON"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +126,10 @@ class ContextScreen(Screen[None]):
         Binding("b", "toggle_contexts", "List", show=False, tooltip="hide/show the context list"),
         Binding("i", "toggle_detail", "Detail", show=False, tooltip="hide/show the detail pane"),
         Binding("w", "zoom", "Zoom", show=False, tooltip="zoom: the tree takes the whole width"),
+        Binding(
+            "y", "copy", "Copy", show=False, tooltip="copy the item's content, place or selector"
+        ),
+        Binding("x", "export", "Export", show=False, tooltip="export the provider view or diff"),
     ]
 
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [
@@ -895,6 +920,179 @@ class ContextScreen(Screen[None]):
                 before, shown.view, f"e{shown.view.current_episode - 1}"
             )
 
+    # -- copy and export (app-layout) ----------------------------------------------------------
+    def copy_and_export_commands(self) -> Iterator[SystemCommand]:
+        """The palette's commands for copying and exporting (``App.get_system_commands``)."""
+        yield SystemCommand(
+            "Copy the item's content", "to the clipboard", partial(self.copy, "content")
+        )
+        yield SystemCommand(
+            "Copy the item's coordinates", "d3, 1, 0", partial(self.copy, "coordinates")
+        )
+        yield SystemCommand(
+            "Copy a selector for the item",
+            "#key, else its coordinates",
+            partial(self.copy, "selector"),
+        )
+        for what, label in EXPORTS.items():
+            for form in ("markdown", "json"):
+                yield SystemCommand(
+                    f"Export the {label} as {FORM_NAMES[form]}…",
+                    "to a file; the path is asked",
+                    partial(self.export, what, form),
+                )
+
+    def action_copy(self) -> None:
+        """Choose what to copy of the item under the cursor."""
+        row = self._item_under_cursor()
+        if row is None:
+            return
+        choices = [
+            Choice("c", "its content", "content"),
+            Choice("p", f"its coordinates: {visible(_coordinates(row))}", "coordinates"),
+            Choice(
+                "s", f"a selector that matches it: {visible(self.selector_for(row))}", "selector"
+            ),
+        ]
+        assert row.item is not None
+        title = f"Copy from {visible(row.item.id)} to the clipboard"
+
+        def chosen(what: str | None) -> None:
+            if what is not None:
+                self.copy(what)
+
+        self.app.push_screen(ChooseScreen(title, choices), chosen)
+
+    def copy(self, what: str) -> None:
+        """Copy ``content``, ``coordinates`` or ``selector`` of the item under the cursor to
+        the clipboard (``App.copy_to_clipboard``: an OSC 52 sequence, which works over SSH)."""
+        row = self._item_under_cursor()
+        if row is None:
+            return
+        item = row.item
+        assert item is not None
+        if what == "content":
+            text = item.text()
+            said = f"the content of {item.id} ({len(text):,} characters)"
+            if len(text) > CLIPBOARD_LARGE:
+                said += "; some terminals keep only the first part of so much"
+        elif what == "coordinates":
+            text = said = _coordinates(row)
+        else:
+            text = said = self.selector_for(row)
+        self.app.copy_to_clipboard(text)
+        self.notify(visible(f"Copied {said}"), title="Copied", markup=False)
+
+    def selector_for(self, row: Row) -> str:
+        """A selector that matches exactly this item in the view shown: ``#key`` if that
+        finds it alone, else its coordinates; in the past, named with its snapshot."""
+        view, item = self.view, row.item
+        assert view is not None and item is not None
+        coordinates = _coordinates(row)
+        chosen = coordinates
+        if item.key is not None:
+            try:
+                if [node.id for node in view.select(f"#{item.key}")] == [item.id]:
+                    chosen = f"#{item.key}"
+            except ContextError:  # a key the selector language cannot spell
+                pass
+        entry = self.shown.entry if self.shown is not None else None
+        return f"@snap:{entry.id} {chosen}" if entry is not None else chosen
+
+    def _item_under_cursor(self) -> Row | None:
+        row = self.highlighted
+        if row is None or row.item is None or row.slot is None or self.view is None:
+            self.notify("put the cursor on an item first", severity="warning")
+            return None
+        return row
+
+    def action_export(self) -> None:
+        """Choose what to export, and as what."""
+        choices = [
+            Choice("p", "the provider rendering as Markdown", "provider markdown"),
+            Choice("P", "the provider rendering as JSON", "provider json"),
+        ]
+        if self.comparison is not None:
+            choices += [
+                Choice("d", "the diff shown as Markdown", "diff markdown"),
+                Choice("D", "the diff shown as JSON", "diff json"),
+            ]
+
+        def chosen(value: str | None) -> None:
+            if value is not None:
+                what, form = value.split()
+                self.export(what, form)  # type: ignore[arg-type]
+
+        self.app.push_screen(ChooseScreen("Export to a file", choices), chosen)
+
+    def export(self, what: str, form: Format) -> None:
+        """Ask where to write ``what`` (``provider``, ``diff``), a name in the current folder
+        offered; then write it there (``_write_export``)."""
+        shown, comparison = self.shown, self.comparison
+        if shown is None:
+            return
+        if what == "diff" and comparison is None:
+            self.notify("no diff is shown: mark a base with d first", severity="warning")
+            return
+        label = EXPORTS[what]
+        where = _where(shown)
+        if what == "diff":
+            assert comparison is not None
+            name = f"{where.slug().rsplit('-', 1)[0]}-{comparison.older}-{comparison.newer}-diff"
+        else:
+            name = f"{where.slug()}-{what}"
+        offered = re.sub(r"[^\w.-]+", "_", name) + SUFFIXES[form]
+
+        def write(text: str | None) -> None:
+            if text and text.strip():
+                self._write_export(what, form, text.strip(), shown, comparison)
+
+        question = f"Export the {label} as {FORM_NAMES[form]} to (.json or .md decides)"
+        self.app.push_screen(PromptScreen(question, value=offered), write)
+
+    @work(group="export")
+    async def _write_export(
+        self, what: str, form: Format, typed: str, shown: Shown, comparison: Comparison | None
+    ) -> None:
+        """Render ``what`` as it was when asked for (``shown``, ``comparison``) and write it
+        whole; say where, or why not. Nothing a path can be makes this crash."""
+        label = EXPORTS[what]
+        try:
+            path = Path(typed).expanduser()
+            form = format_of(path, form)
+            text = await self._export_text(what, form, shown, comparison)
+            written = await asyncio.to_thread(write_atomically, path, text)
+        except WriteError as error:
+            self._failed(f"Cannot export the {label}", error)
+            return
+        except (ContextError, StoreError, OSError, RuntimeError) as error:
+            self._failed(f"Cannot export the {label}", error)  # a folder gone, no home…
+            return
+        self.notify(
+            visible(f"Wrote {written}"),
+            title=f"Exported the {label} ({FORM_NAMES[form]})",
+            markup=False,
+            timeout=8,
+        )
+
+    async def _export_text(
+        self, what: str, form: Format, shown: Shown, comparison: Comparison | None
+    ) -> str:
+        where = _where(shown)
+        if what == "provider":
+            if form == "json":
+                return provider_json(shown.view)
+            return provider_markdown(shown.view, where)
+        assert comparison is not None
+        ends = [None if label == "now" else label for label in (comparison.older, comparison.newer)]
+        older_view = await self.workspace.view(shown.name, ends[0])
+        newer_view = await self.workspace.view(shown.name, ends[1])
+        older = Where(shown.name, older_view.current_episode, ends[0])
+        newer = Where(shown.name, newer_view.current_episode, ends[1])
+        if form == "json":
+            return diff_json(comparison.diff, older, newer)
+        return diff_markdown(comparison.diff, older, newer, older_view, newer_view)
+
     # -- the layout (app-layout) ----------------------------------------------------------------
     def action_toggle_contexts(self) -> None:
         if self.zoomed:  # zoomed, the list is hidden whatever it was: b shows it
@@ -927,6 +1125,17 @@ class ContextScreen(Screen[None]):
         self.query_one(NodeDetail).display = self.show_detail and not self.zoomed
         if not contexts.display and contexts.has_focus:
             self.active_pane.focus()
+
+
+def _coordinates(row: Row) -> str:
+    """An item's coordinates as a selector spells them: ``d3, 1, 0``."""
+    assert row.slot is not None
+    return f"d{row.depth}, {row.slot.position}, {row.offset}"
+
+
+def _where(shown: Shown) -> Where:
+    entry = shown.entry
+    return Where(shown.name, shown.view.current_episode, entry.id if entry is not None else None)
 
 
 def _ordered(a: int | None, b: int | None) -> tuple[int | None, int | None]:

@@ -4,18 +4,21 @@ and the theme remembered across runs."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 import tomllib
 from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from textual.widgets import Label
+from textual.widgets import Input, Label
 
 from engine.context import ContextView
 from engine.workspace import Workspace
+from pact_tui.screens.choose import ChooseScreen
 from pact_tui.screens.confirm import ConfirmScreen
 from pact_tui.screens.context import ContextScreen
+from pact_tui.screens.prompt import PromptScreen
 from pact_tui.widgets.context_list import ContextList
 from pact_tui.widgets.detail import NodeDetail
 from pact_tui.widgets.status import Status, display_path, middle_ellipsis, status_content
@@ -487,3 +490,229 @@ async def test_a_read_only_workspace_does_not_offer_to_play_at_live(demo: Path) 
         await pilot.press("p")
         assert app.screen is screen and screen.play_speed is None
         assert any("read-only" in message for message in notifications(app))
+
+
+# -- copy ---------------------------------------------------------------------------------------
+async def _on_item(pilot, screen: ContextScreen, depth: int, position: int, offset: int) -> None:  # type: ignore[no-untyped-def]
+    line = screen.context_tree.layout_model.line_of(depth, position, offset)
+    assert line is not None
+    screen.context_tree.jump_to(line)
+    await pilot.pause()
+    assert screen.highlighted is not None and screen.highlighted.item is not None
+
+
+async def test_y_copies_the_items_content_coordinates_or_selector(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await _on_item(pilot, screen, -1, 0, 0)  # the system prompt, #system_prompt
+        node = screen.workspace.context("researcher")["d-1, 0, 0"]
+        assert node is not None and node.item is not None
+
+        await pilot.press("y")
+        assert isinstance(app.screen, ChooseScreen)
+        await pilot.press("c")
+        assert app.clipboard == node.item.text()
+        assert notifications(app)[-1] == f"Copied: Copied the content of {node.id} (37 characters)"
+
+        await pilot.press("y", "p")
+        assert app.clipboard == "d-1, 0, 0"
+        await pilot.press("y", "s")
+        assert app.clipboard == "#system_prompt"
+        assert [n.id for n in screen.workspace.context("researcher").select(app.clipboard)] == [
+            node.id
+        ]
+        await pilot.press("y", "escape")  # nothing chosen, nothing copied
+        assert app.screen is screen and app.clipboard == "#system_prompt"
+
+
+async def test_a_key_that_is_not_unique_gives_the_coordinates(tmp_path: Path) -> None:
+    path = tmp_path / "keys.pact"
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        await workspace.create_context("keys")
+        await workspace.add_message("keys", "user", "hello")
+        await workspace.insert("keys", "d0, 1, 0", {"content": "one", "key": "twice"})
+        await workspace.insert("keys", "d0, 2, 0", {"content": "two", "key": "twice"})
+        await workspace.insert("keys", "d0, 3, 0", {"content": "odd", "key": "a, b"})
+    app = inspector(path, context="keys")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        for position in (2, 3):  # a key shared; a key the selector language reads otherwise
+            await _on_item(pilot, screen, 0, position, 0)
+            await pilot.press("y", "s")
+            assert app.clipboard == f"d0, {position}, 0"
+            found = screen.workspace.context("keys").select(app.clipboard)
+            assert [n.id for n in found] == [screen.highlighted.item.id]  # type: ignore[union-attr]
+
+
+async def test_in_the_past_the_selector_names_its_snapshot(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("left_curly_bracket", "right_square_bracket", "right_square_bracket")
+        await settle(pilot)  # n41
+        await _on_item(pilot, screen, 0, 0, 1)  # #alert there
+        await pilot.press("y", "s")
+        assert app.clipboard == "@snap:n41 #alert"
+        found = await screen.workspace.select("researcher", app.clipboard)
+        assert [n.id for n in found] == [screen.highlighted.item.id]  # type: ignore[union-attr]
+
+
+async def test_copy_on_a_turn_says_to_choose_an_item(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("home", "y")
+        assert app.screen is screen_of(app)
+        assert app.clipboard == ""
+        assert notifications(app)[-1] == "put the cursor on an item first"
+
+
+async def test_the_palette_copies_the_coordinates(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await _on_item(pilot, screen_of(app), 5, 1, 0)
+        await pilot.press("ctrl+p", *"copy the item's coordinates")
+        await wait_until(
+            pilot, lambda: "Copy the item's coordinates" in screen_text(app), "the palette's hit"
+        )
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.clipboard == "d5, 1, 0"
+
+
+# -- export -------------------------------------------------------------------------------------
+async def _export(pilot, keys: str, path: str | None = None) -> str:  # type: ignore[no-untyped-def]
+    """Choose an export with ``x`` and ``keys``; type ``path`` over what is offered (or take
+    it); return what was offered."""
+    app = pilot.app
+    await pilot.press("x", *keys)
+    assert isinstance(app.screen, PromptScreen)
+    field = app.screen.query_one(Input)
+    offered = field.value
+    if path is not None:
+        field.value = path
+    await pilot.press("enter")
+    await settle(pilot)
+    return offered
+
+
+async def test_the_provider_rendering_exports_as_markdown_and_json(
+    demo: Path, tmp_path: Path
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert screen.view is not None
+        rendered = screen.view.render_provider()
+
+        assert await _export(pilot, "p") == "researcher-e6-provider.md"
+        written = tmp_path / "researcher-e6-provider.md"  # in the current folder
+        assert notifications(app)[-1].endswith(f"Wrote {written}")
+        markdown = written.read_text(encoding="utf-8")
+        assert markdown.startswith("# What the model is sent: context researcher, episode 6")
+        for message in rendered:
+            assert f"\n```\n{message['content']}\n```\n" in markdown
+
+        assert await _export(pilot, "P") == "researcher-e6-provider.json"
+        data = json.loads((tmp_path / "researcher-e6-provider.json").read_text(encoding="utf-8"))
+        assert data == rendered
+        assert (tmp_path / "researcher-e6-provider.json").read_text() == (
+            screen.view.render_provider_json() + "\n"
+        )
+
+
+async def test_the_suffix_typed_decides_the_format(demo: Path, tmp_path: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("left_curly_bracket")  # a snapshot: n25
+        await settle(pilot)
+        offered = await _export(pilot, "p", "~/../" + str(tmp_path / "sub.json")[1:])
+        assert offered == "researcher-n25-provider.md"
+        assert screen.view is not None
+        assert json.loads((tmp_path / "sub.json").read_text()) == screen.view.render_provider()
+
+
+async def test_the_diff_exports_as_json_and_markdown(demo: Path, tmp_path: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("left_curly_bracket", "d", "right_square_bracket", "right_square_bracket")
+        await wait_until(pilot, lambda: screen.comparison is not None, "the diff")
+        comparison = screen.comparison
+        assert comparison is not None and comparison.diff.added
+
+        assert await _export(pilot, "D") == "researcher-n25-n41-diff.json"
+        data = json.loads((tmp_path / "researcher-n25-n41-diff.json").read_text())
+        assert data == {
+            "context": "researcher",
+            "older": {"snapshot": "n25", "episode": 1},
+            "newer": {"snapshot": "n41", "episode": 2},
+            **comparison.diff.to_dict(),
+        }
+
+        await _export(pilot, "d")
+        markdown = (tmp_path / "researcher-n25-n41-diff.md").read_text(encoding="utf-8")
+        older = await screen.workspace.at_snapshot("researcher", "n25")
+        newer = await screen.workspace.at_snapshot("researcher", "n41")
+        for ids, view in ((comparison.diff.added, newer), (comparison.diff.removed, older)):
+            for item_id in ids:
+                node = view.find(item_id)
+                assert node is not None
+                where = ",".join(str(c) for c in node.coordinates)
+                assert f"- ({where}) `{item_id}`" in markdown
+        for change in comparison.diff.changed:
+            assert f"`{change.id}`" in markdown
+        assert "## Added" in markdown and "## Removed" in markdown
+
+
+async def test_without_a_diff_only_the_provider_rendering_is_offered(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("x")
+        assert isinstance(app.screen, ChooseScreen)
+        assert [choice.value for choice in app.screen.choices] == [
+            "provider markdown",
+            "provider json",
+        ]
+        await pilot.press("d")  # not offered: nothing happens
+        assert isinstance(app.screen, ChooseScreen)
+        await pilot.press("escape")
+
+
+@pytest.mark.parametrize(
+    "where, why",
+    [
+        ("a-file/out.md", "there is no folder"),
+        ("missing/out.md", "there is no folder"),
+        (".", "is a folder"),
+    ],
+)
+async def test_a_path_that_cannot_be_written_is_said_and_nothing_is_left(
+    demo: Path, tmp_path: Path, where: str, why: str
+) -> None:
+    (tmp_path / "a-file").write_text("a file, not a folder")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await _export(pilot, "p", where)
+        said = notifications(app)[-1]
+        assert said.startswith("Cannot export the provider rendering: ") and why in said, said
+        assert app.is_running and app.screen is screen_of(app)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+async def test_a_write_that_fails_half_way_leaves_no_file(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    def full_disk(handle: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await _export(pilot, "p")
+        assert "No space left on device" in notifications(app)[-1]
+    assert not [p for p in tmp_path.iterdir() if "provider" in p.name]

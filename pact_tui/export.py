@@ -1,0 +1,168 @@
+"""What the inspector exports to a file, as JSON or Markdown: the provider rendering, a diff,
+the changelog. Pure text from engine values; the screen asks for the path and writes it
+(``pact_tui.files.write_atomically``).
+
+JSON is the engine's own form, so a script reads an export as it reads ``ctx`` output: the
+provider rendering is ``render_provider_json`` (canonical JSON), a diff ``Diff.to_dict`` (the
+spec's form) with the two ends named, a changelog ``Changelog.to_json``.
+
+Markdown is for people: a title saying what and when, then each message (or change) in turn. A
+message's text is put in a fenced block whose fence is longer than any run of backticks in it,
+so that the text reads back exactly as it was; text from the workspace in a heading or a list
+line is made visible (one line, no control characters).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from engine.visible import visible
+
+from .provider import char_count, provider_items, provider_totals, token_estimate
+
+if TYPE_CHECKING:
+    from engine.context import ContextView, Diff
+    from engine.context.changelog import Changelog
+
+Format = Literal["json", "markdown"]
+SUFFIXES: dict[Format, str] = {"json": ".json", "markdown": ".md"}
+PREVIEW = 60  # characters of an item's text on a line of a diff
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Which context, and when: live, or a snapshot (its id and episode)."""
+
+    context: str
+    episode: int
+    snapshot: str | None = None
+
+    def describe(self) -> str:
+        when = f"snapshot {self.snapshot}" if self.snapshot else "live"
+        return f"context {visible(self.context)}, episode {self.episode} ({visible(when)})"
+
+    def slug(self) -> str:
+        """For a file name: ``researcher-e6`` or ``researcher-n41``."""
+        name = re.sub(r"[^\w.-]+", "_", self.context).strip("._") or "context"
+        return f"{name}-{self.snapshot or f'e{self.episode}'}"
+
+
+def format_of(path: Path, chosen: Format) -> Format:
+    """The format a path's suffix says (``.json``, ``.md``), else the one chosen."""
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return "json"
+    if suffix in (".md", ".markdown"):
+        return "markdown"
+    return chosen
+
+
+def _fenced(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+# -- the provider rendering -----------------------------------------------------------------------
+def provider_json(view: ContextView) -> str:
+    return view.render_provider_json() + "\n"
+
+
+def provider_markdown(view: ContextView, where: Where) -> str:
+    totals = provider_totals(view)
+    parts = [
+        f"# What the model is sent: {where.describe()}",
+        "",
+        f"{totals.describe()} (tokens estimated as characters ÷ 4)",
+    ]
+    places = view.iter_items()  # the same order: (item, depth, slot, offset)
+    for number, (role, item) in enumerate(provider_items(view), start=1):
+        _item, depth, slot, offset = next(places)
+        chars = char_count(item)
+        parts += [
+            "",
+            f"## {number}. {visible(role, limit=40)} ({depth},{slot.position},{offset}) · "
+            f"{chars:,} chars · ~{token_estimate(chars):,} tokens",
+            "",
+            _fenced(item.text()),
+        ]
+    return "\n".join(parts) + "\n"
+
+
+# -- a diff ---------------------------------------------------------------------------------------
+def diff_json(diff: Diff, older: Where, newer: Where) -> str:
+    data = {"context": older.context, "older": _end(older), "newer": _end(newer), **diff.to_dict()}
+    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def _end(where: Where) -> dict[str, object]:
+    return {"snapshot": where.snapshot, "episode": where.episode}
+
+
+def diff_markdown(
+    diff: Diff, older: Where, newer: Where, older_view: ContextView, newer_view: ContextView
+) -> str:
+    """Each change with its coordinates, key and the start of its text: the added and changed
+    items as the newer state has them, the removed ones as the older had them."""
+    added, removed, changed = diff.counts
+    parts = [
+        f"# Diff of {visible(older.context)}",
+        "",
+        f"From {older.describe()} to {newer.describe()}: "
+        f"+{added} added · -{removed} removed · ~{changed} changed",
+    ]
+    new_lines = _lines(newer_view, {*diff.added, *(change.id for change in diff.changed)})
+    old_lines = _lines(older_view, set(diff.removed))
+    if diff.added:
+        parts += ["", "## Added", "", *(f"- {new_lines[i]}" for i in diff.added)]
+    if diff.removed:
+        parts += ["", "## Removed", "", *(f"- {old_lines[i]}" for i in diff.removed)]
+    if diff.changed:
+        parts += ["", "## Changed", ""]
+        for change in diff.changed:
+            what = [*change.fields]
+            what += [f"{name} {a} → {b}" for name, (a, b) in change.moves().items()]
+            parts.append(f"- {new_lines[change.id]}: {', '.join(what)}")
+    return "\n".join(parts) + "\n"
+
+
+def _lines(view: ContextView, ids: set[str]) -> dict[str, str]:
+    """``(3,0,0) n8 #key "start of its text…"`` for each of ``ids`` in ``view``: one walk."""
+    out: dict[str, str] = {}
+    if not ids:
+        return out
+    for item, depth, slot, offset in view.iter_items():
+        if item.id in ids:
+            key = f" #{visible(item.key, limit=80)}" if item.key else ""
+            head = item.text_head(PREVIEW + 1).replace("\n", " ")
+            head = head if len(head) <= PREVIEW else head[: PREVIEW - 1] + "…"
+            text = visible(json.dumps(head, ensure_ascii=False))
+            out[item.id] = f"({depth},{slot.position},{offset}) `{visible(item.id)}`{key} {text}"
+    return out
+
+
+# -- the changelog --------------------------------------------------------------------------------
+def changelog_json(logs: Iterable[Changelog], where: Where) -> str:
+    data: dict[str, object] = {
+        "context": where.context,
+        "episode": where.episode,
+        "snapshot": where.snapshot,
+        "changelogs": [log.to_json() for log in logs],
+    }
+    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def changelog_markdown(logs: Iterable[Changelog], where: Where) -> str:
+    from engine.context.changelog import lines_of, summary_of
+
+    logs = list(logs)
+    parts = [f"# What happened: {where.describe()}", "", visible(summary_of(logs)) or "nothing"]
+    lines = lines_of(logs)
+    if lines:
+        parts += ["", *(f"- {visible(line)}" for line in lines)]
+    return "\n".join(parts) + "\n"
