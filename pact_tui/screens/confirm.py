@@ -22,7 +22,7 @@ class ConfirmScreen(ModalScreen[bool]):
         width: 70%; max-width: 90; height: auto;
         border: round $warning; background: $surface; padding: 1 2;
     }
-    ConfirmScreen #confirm-question { margin-bottom: 1; }
+    ConfirmScreen #confirm-question { width: 100%; margin-bottom: 1; }
     ConfirmScreen Horizontal { height: auto; }
     ConfirmScreen Button { margin-right: 2; }
     """
