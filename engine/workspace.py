@@ -82,11 +82,13 @@ import orjson
 
 from engine.canonical import check_fit, text_problem
 from engine.context import Context, ContextError, ContextView
+from engine.context.changelog import OPS as CONTEXT_OPS
+from engine.context.changelog import Changelog, summary_of
 from engine.context.clock import FixedClock, SequentialIds
 from engine.context.compact import dump_compact, load_compact
 from engine.context.errors import InvalidCommand, NotFound, UnknownSnapshot
 from engine.context.explorer import render_tree
-from engine.context.history import diff_views
+from engine.context.history import Located, diff_views, located_diff
 from engine.context.selector_ast import Selector
 from engine.context.selectors import check_input_selector
 from engine.context.timeline import ItemStory, StoryEvent
@@ -173,6 +175,13 @@ class ReplayDiverged(WorkspaceError):
     code = "REPLAY_DIVERGED"
 
 
+class BadRange(WorkspaceError):
+    """A step asked for in a way that names no step: two ways at once, or a range whose first
+    snapshot comes after its second."""
+
+    code = "BAD_RANGE"
+
+
 class UnreplayableEvent(WorkspaceError):
     """An event of a context's stream that cannot be replayed at all: its payload holds no
     command this version can read, or the stream does not begin with the context's creation.
@@ -209,6 +218,89 @@ class SnapshotEntry:
     def load(cls, index: int, row: list[Any]) -> SnapshotEntry:
         id_, episode, trigger, created_at_ns, seq, stream_seq = row
         return cls(id_, index, episode, trigger, created_at_ns, seq, stream_seq)
+
+
+@dataclass(frozen=True, slots=True)
+class EventChanges:
+    """What one event of a context's stream did (``recorded``: read from the event's result;
+    otherwise recomputed by replaying it, for an event stored before results carried it)."""
+
+    seq: int
+    stream_seq: int
+    type: str
+    changelog: Changelog
+    recorded: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "stream_seq": self.stream_seq,
+            "type": self.type,
+            "recorded": self.recorded,
+            "changes": self.changelog.to_json(),
+        }
+
+
+StepKind = Literal["snapshot", "between", "live"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepChanges:
+    """The changelogs of the events that made one step of a context, in order (see
+    ``Workspace.changelogs``): the events after ``since`` (None: from the context's creation)
+    up to and including ``until`` (None: up to now, the live step)."""
+
+    name: str
+    kind: StepKind
+    since: SnapshotEntry | None
+    until: SnapshotEntry | None
+    events: tuple[EventChanges, ...]
+
+    @property
+    def changelogs(self) -> tuple[Changelog, ...]:
+        return tuple(event.changelog for event in self.events)
+
+    def combined(self) -> Changelog | None:
+        """Every event's changelog as one (None when no event happened)."""
+        return Changelog.combined(self.changelogs) if self.events else None
+
+    def summary(self) -> str:
+        return summary_of(self.changelogs)
+
+    def title(self) -> str:
+        """One line saying which step this is: ``snapshot n40 (episode 3): 5 events since
+        snapshot n31 (episode 2)``, ``live: 2 events since …``, ``from … to …: 7 events``."""
+        count = len(self.events)
+        events = "1 event" if count == 1 else f"{count} events"
+        since = _snapshot_named(self.since)
+        if self.kind == "live":
+            return f"live: {events} since {since}"
+        if self.kind == "between":
+            return f"from {since} to {_snapshot_named(self.until)}: {events}"
+        return f"{_snapshot_named(self.until)}: {events} since {since}"
+
+    def to_json(self) -> dict[str, Any]:
+        def entry(snapshot: SnapshotEntry | None) -> dict[str, Any] | None:
+            if snapshot is None:
+                return None
+            return {
+                "id": snapshot.id,
+                "index": snapshot.index,
+                "episode": snapshot.episode,
+                "trigger": snapshot.trigger,
+                "seq": snapshot.seq,
+                "stream_seq": snapshot.stream_seq,
+            }
+
+        return {
+            "context": self.name,
+            "kind": self.kind,
+            "since": entry(self.since),
+            "until": entry(self.until),
+            "title": self.title(),
+            "summary": self.summary(),
+            "events": [event.to_json() for event in self.events],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -1656,6 +1748,116 @@ class Workspace:
                 return saved
         return await self._nearest_archive(name, stream_seq)
 
+    # -- what each step did ----------------------------------------------------------------------
+    async def changelogs(
+        self,
+        name: str,
+        *,
+        episode: int | None = None,
+        snapshot: str | None = None,
+        between: tuple[str, str] | None = None,
+    ) -> StepChanges:
+        """The changelogs of the events that made one step of a context, read from the
+        events' stored results (the context is not rebuilt for them):
+
+        - ``episode=N`` or ``snapshot=ID``: the events after the snapshot before it, up to and
+          including the one that recorded it (episode N is ``snapshot_of_episode``'s);
+        - ``between=(A, B)``: the events after snapshot A up to and including snapshot B;
+        - none of them: the live step, the events since the newest snapshot (since the
+          context's creation if it has none), or the newest snapshot's step when nothing has
+          happened since.
+
+        An event stored before results carried a changelog has it recomputed, by replaying the
+        stream from the latest cache before it. Raises ``UnknownSnapshot`` for an unknown
+        episode or snapshot, ``BadRange`` for two ways at once or A after B.
+        """
+        asked = [x for x in (episode, snapshot, between) if x is not None]
+        if len(asked) > 1:
+            raise BadRange("name the step one way: an episode, a snapshot, or a range")
+        await self.load(name)
+        projection = self._projection(name)
+        entries = projection.snapshots
+        kind: StepKind = "snapshot"
+        since: SnapshotEntry | None
+        until: SnapshotEntry | None
+        if between is not None:
+            older, newer = (self.snapshot(name, ref) for ref in between)
+            if older.stream_seq > newer.stream_seq:
+                raise BadRange(
+                    f"snapshot {older.id} (episode {older.episode}) comes after snapshot"
+                    f" {newer.id} (episode {newer.episode}): give the older one first",
+                    since=older.id,
+                    until=newer.id,
+                )
+            since, until = older, newer
+            kind = "between"
+        elif episode is not None or snapshot is not None:
+            if episode is not None:
+                made = self.snapshot_of_episode(name, episode)
+            else:
+                assert snapshot is not None
+                made = self.snapshot(name, snapshot)
+            until, since = made, (entries[made.index - 1] if made.index > 0 else None)
+        else:
+            newest = entries[-1] if entries else None
+            if newest is not None and newest.stream_seq == projection.stream_seq:
+                until, since = newest, (entries[-2] if len(entries) > 1 else None)
+            else:
+                until, since, kind = None, newest, "live"
+        first = since.stream_seq if since is not None else 0
+        last = until.stream_seq if until is not None else projection.stream_seq
+        events = await self._step_events(name, first, last)
+        return StepChanges(name, kind, since, until, tuple(events))
+
+    async def _step_events(self, name: str, after: int, last: int) -> list[EventChanges]:
+        """The changelogs of events ``after + 1`` .. ``last`` of a context's stream."""
+        stream = CONTEXT_PREFIX + name
+        events: list[StoredEvent] = []
+        while after < last:
+            batch = await self.store.read_stream(stream, after, limit=min(last - after, READ_BATCH))
+            if not batch:
+                break
+            events.extend(batch)
+            after = batch[-1].stream_seq
+        out: list[EventChanges] = []
+        unrecorded = [e for e in events if e.type in OPERATION_EVENTS and _recorded(e) is None]
+        replayed = await self._replayed_changes(name, events, unrecorded[0]) if unrecorded else {}
+        for event in events:
+            if event.type not in OPERATION_EVENTS:
+                continue  # the context's creation
+            recorded = _recorded(event)
+            if recorded is not None:
+                log = Changelog.from_json(recorded)
+                out.append(EventChanges(event.seq, event.stream_seq, event.type, log))
+            else:
+                log = replayed[event.stream_seq]
+                out.append(EventChanges(event.seq, event.stream_seq, event.type, log, False))
+        return out
+
+    async def _replayed_changes(
+        self, name: str, events: list[StoredEvent], first: StoredEvent
+    ) -> dict[int, Changelog]:
+        """The changelogs of ``events`` from ``first`` on, by replaying the stream onto the
+        latest cache before ``first`` (from its start if a cache does not replay)."""
+        projection = await self._state_before(name, first.stream_seq - 1)
+        try:
+            await self._replay_up_to(name, projection, first.stream_seq - 1)
+        except ReplayDiverged as error:
+            if projection.cached_from is None:
+                raise
+            self._cache_not_replayed(name, projection.cached_from, error)
+            projection = await self._fresh(name)
+            await self._replay_up_to(name, projection, first.stream_seq - 1)
+        out: dict[int, Changelog] = {}
+        for event in events:
+            if event.stream_seq < first.stream_seq:
+                continue
+            projection.replay(event)
+            changes = projection.context.last_changes
+            if event.type in OPERATION_EVENTS and changes is not None:
+                out[event.stream_seq] = changes
+        return out
+
     # -- an item's story ------------------------------------------------------------------------
     async def item_story(self, name: str, item_id: str, at: str | None = None) -> list[StoryEvent]:
         """What happened to an item, told from the log (born, moved, replaced, staged), up to
@@ -1753,8 +1955,33 @@ class Workspace:
         """Changes from snapshot ``a`` to snapshot ``b`` (``None`` = now)."""
         return diff_views(await self.view(name, a), await self.view(name, b))
 
+    async def located_diff(
+        self, name: str, a: str | None, b: str | None = None
+    ) -> tuple[Diff, Located, Located]:
+        """:meth:`diff`, and where every item of each side is (``history.located_diff``)."""
+        return located_diff(await self.view(name, a), await self.view(name, b))
+
     async def verify(self) -> VerifyResult:
         return await self.store.verify()
+
+
+def _snapshot_named(entry: SnapshotEntry | None) -> str:
+    """``snapshot n40 (episode 3)``, with its trigger unless it is an episode's."""
+    if entry is None:
+        return "the context's creation"
+    if entry.trigger == "episode":
+        return f"snapshot {entry.id} (episode {entry.episode})"
+    return f"snapshot {entry.id} ({entry.trigger!r}, episode {entry.episode})"
+
+
+OPERATION_EVENTS = frozenset(f"context.{op}" for op in CONTEXT_OPS)
+
+
+def _recorded(event: StoredEvent) -> Any:
+    """The changelog an event's result carries (JSON), or None (stored before they did)."""
+    payload = event.payload
+    result = payload.get("result") if isinstance(payload, Mapping) else None
+    return result.get("changes") if isinstance(result, Mapping) else None
 
 
 def _decide(doc: Document, command: Command, actor: Actor, now_ms: int, ids: Ids) -> Decision:

@@ -312,15 +312,94 @@ def _number(text: str, given: str) -> int:
 
 
 async def _ctx_diff(args: argparse.Namespace) -> None:
+    from engine.context.changelog import LIST_LIMIT
+
     async with await _open(args, read_only=True) as ws:
         older = _snapshot_ref(ws, args.name, args.older)
         newer = _snapshot_ref(ws, args.name, args.newer)
-        diff = await ws.diff(args.name, older, newer)
-    lines = [f"+ {visible(i)}" for i in diff.added] + [f"- {visible(i)}" for i in diff.removed]
+        diff, before, after = await ws.located_diff(args.name, older, newer)
+    # Many items whose only change is one depth deeper (or shallower) are ODI's mass move:
+    # counted on one line, not listed (the JSON lists every change).
+    odi: dict[int, list[str]] = {}
     for change in diff.changed:
-        moves = [f"{name} {a}→{b}" for name, (a, b) in change.moves().items()]
-        lines.append(f"~ {visible(change.id)}: {visible(', '.join([*change.fields, *moves]))}")
-    _emit(args, diff.to_dict(), "\n".join(lines) if lines else "no changes")
+        if not change.fields and change.moves().keys() == {"depth"}:
+            assert change.depth is not None
+            by = change.depth[1] - change.depth[0]
+            if abs(by) == 1:
+                odi.setdefault(by, []).append(change.id)
+    summarised = {i for ids in odi.values() if len(ids) > LIST_LIMIT for i in ids}
+    lines = [_diff_line("+", after[i]) for i in diff.added]
+    lines += [_diff_line("-", before[i]) for i in diff.removed]
+    for change in diff.changed:
+        if change.id not in summarised:
+            moves = [f"{name} {a}→{b}" for name, (a, b) in change.moves().items()]
+            what = visible(", ".join([*change.fields, *moves]))
+            lines.append(f"{_diff_line('~', after[change.id])}: {what}")
+    for by, ids in sorted(odi.items(), reverse=True):
+        if len(ids) > LIST_LIMIT:
+            way = "deeper" if by > 0 else "shallower"
+            lines.append(f"~ ODI: {len(ids):,} items moved one {way} (depth {by:+d}), nothing else")
+    data = diff.to_dict()
+    data["items"] = {
+        i: _diff_item(before.get(i), after.get(i))
+        for i in [*diff.added, *diff.removed, *(c.id for c in diff.changed)]
+    }
+    data["odi"] = {f"{by:+d}": len(ids) for by, ids in sorted(odi.items(), reverse=True)}
+    _emit(args, data, "\n".join(lines) if lines else "no changes")
+
+
+Located = tuple[Any, int, int, int]  # (item, depth, position, offset)
+
+
+def _diff_line(glyph: str, located: Located) -> str:
+    """``+ (0,3,0)  text  n12  #key  "its text…"``: where (the newer side's place, the older
+    side's for a removed item), what, which, and the first line of its text."""
+    from engine.context.changelog import preview
+
+    item, depth, position, offset = located
+    parts = [f"{glyph} ({depth},{position},{offset})", visible(item.node_type), visible(item.id)]
+    if item.key is not None:
+        parts.append(f"#{visible(item.key)}")
+    text = preview(item.text_head(61))
+    parts.append(visible(json.dumps(text, ensure_ascii=False)))
+    return "  ".join(parts)
+
+
+def _diff_item(before: Located | None, after: Located | None) -> dict[str, Any]:
+    from engine.context.changelog import preview
+
+    located = after if after is not None else before
+    assert located is not None
+    item = located[0]
+    return {
+        "before": list(before[1:]) if before is not None else None,
+        "after": list(after[1:]) if after is not None else None,
+        "key": item.key,
+        "node_type": item.node_type,
+        "preview": preview(item.text_head(61)),
+    }
+
+
+async def _ctx_changes(args: argparse.Namespace) -> None:
+    async with await _open(args, read_only=True) as ws:
+        between = None
+        if args.between is not None:
+            older, newer = (_snapshot_ref(ws, args.name, ref) for ref in args.between)
+            if older is None or newer is None:
+                raise UsageError("--between takes two snapshots ('now' is the live step: omit it)")
+            between = (older, newer)
+        step = await ws.changelogs(args.name, episode=args.episode, between=between)
+    lines = [visible(step.title())]
+    for event in step.events:
+        log = event.changelog
+        how = "" if event.recorded else " (recomputed: stored before changelogs)"
+        lines.append(
+            f"event {event.seq} {log.op} → episode {log.episode}{how}: {visible(log.summary())}"
+        )
+        lines.extend("  " + line for line in log.lines())
+    if len(step.events) > 1:
+        lines.append(f"in all: {visible(step.summary())}")
+    _emit(args, step.to_json(), "\n".join(lines))
 
 
 async def _ctx_snapshots(args: argparse.Namespace) -> None:
@@ -666,6 +745,21 @@ def build_parser() -> argparse.ArgumentParser:
     diff = add("diff", _ctx_diff, "what changed between two snapshots")
     diff.add_argument("older", help="a snapshot id, eN (episode N), -N (N-th newest) or now")
     diff.add_argument("newer", nargs="?", default="now")
+    changes = add(
+        "changes",
+        _ctx_changes,
+        "what each operation of a step did, with reasons: the live step since the newest"
+        " snapshot (or the newest snapshot's step if nothing happened since), an episode's, or"
+        " those between two snapshots",
+    )
+    step = changes.add_mutually_exclusive_group()
+    step.add_argument("--episode", type=_int, help="the step that made episode N's snapshot")
+    step.add_argument(
+        "--between",
+        nargs=2,
+        metavar=("A", "B"),
+        help="the steps after snapshot A up to snapshot B (ids, eN or -N)",
+    )
     add("snapshots", _ctx_snapshots, "list a context's snapshots")
 
     from .tap import register  # doc and tap: documents and the PACT v0.3 verbs

@@ -263,10 +263,13 @@ class Shift(NamedTuple):
         """``ODI: 9,999 items in 3,333 turns moved one deeper (d0-d3332 → d1-d3333)`` (the
         ranges with an en dash)."""
         low, high = self.depths
-        after = f"d{low + self.by}{TO}d{high + self.by}"
+        if low == high:
+            where = f"d{low} → d{low + self.by}"
+        else:
+            where = f"d{low}{TO}d{high} → d{low + self.by}{TO}d{high + self.by}"
         turns = "1 turn" if self.turns == 1 else f"{self.turns:,} turns"
         items = "1 item" if self.items == 1 else f"{self.items:,} items"
-        return f"ODI: {items} in {turns} moved {_by_words(self.by)} (d{low}{TO}d{high} → {after})"
+        return f"ODI: {items} in {turns} moved {_by_words(self.by)} ({where})"
 
     def to_json(self) -> dict[str, Any]:
         return {

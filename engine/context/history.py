@@ -156,7 +156,11 @@ DIFFED_FIELDS = (
 )
 
 
-def _locations(view: ContextView) -> dict[str, tuple[Item, int, int, int]]:
+Located = dict[str, tuple[Item, int, int, int]]
+"""id → (item, depth, position, offset) of every item of one state, in canonical order."""
+
+
+def _locations(view: ContextView) -> Located:
     """id → (item, depth, position, offset), in canonical order."""
     return {
         item.id: (item, depth, slot.position, offset)
@@ -170,6 +174,12 @@ def _move(before: int, after: int) -> tuple[int, int] | None:
 
 def diff_views(older: ContextView, newer: ContextView) -> Diff:
     """Added, removed and changed items between two states, in the newer state's order."""
+    return located_diff(older, newer)[0]
+
+
+def located_diff(older: ContextView, newer: ContextView) -> tuple[Diff, Located, Located]:
+    """:func:`diff_views`, and where every item of each state is (what a reader showing the
+    changes with their coordinates, keys and texts needs, read in the same one pass)."""
     before = _locations(older)
     after = _locations(newer)
     changed: list[ItemChange] = []
@@ -190,8 +200,9 @@ def diff_views(older: ContextView, newer: ContextView) -> Diff:
         )
         if fields or change.moves():
             changed.append(change)
-    return Diff(
+    diff = Diff(
         added=tuple(i for i in after if i not in before),
         removed=tuple(i for i in before if i not in after),
         changed=tuple(changed),
     )
+    return diff, before, after

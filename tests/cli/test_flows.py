@@ -306,19 +306,120 @@ def test_diff(path: Path, history: dict[str, str]) -> None:
             "removed": data["removed"],
             "changed": [change["id"] for change in data["changed"]],
         } == expected
-    [change] = ok("ctx", "diff", path, "agent", "e1", "--json").data["changed"]
+    data = ok("ctx", "diff", path, "agent", "e1", "--json").data
+    [change] = data["changed"]
     assert "content" in change["fields"]
+    # Every item the diff names, with where it was and is, its key and the head of its text.
+    where = {
+        n["id"]: n["coordinates"]
+        for k in ("one", "two")
+        for n in select(path, f"@snap:{history[k]} *")
+    }
+    assert data["items"] == {
+        history["added"]: {
+            "before": None,
+            "after": where[history["added"]],
+            "key": None,
+            "node_type": "text",
+            "preview": "added",
+        },
+        history["temp"]: {
+            "before": where[history["temp"]],
+            "after": None,
+            "key": None,
+            "node_type": "text",
+            "preview": "temp",
+        },
+        history["note"]: {
+            "before": [0, 1, 0],
+            "after": [0, 1, 0],
+            "key": "note",
+            "node_type": "text",
+            "preview": "note, revised",
+        },
+    }
+    assert data["odi"] == {}
     lines = ok("ctx", "diff", path, "agent", "e1").out.splitlines()
-    assert lines[:2] == [f"+ {history['added']}", f"- {history['temp']}"]
-    assert lines[2].startswith(f"~ {history['note']}: ") and "content" in lines[2]
-    assert len(lines) == 3
+    assert lines == [
+        f'+ (0,3,0)  text  {history["added"]}  "added"',
+        f'- (0,2,0)  text  {history["temp"]}  "temp"',
+        f'~ (0,1,0)  text  {history["note"]}  #note  "note, revised": content, born_episode',
+    ]
     assert ok("ctx", "diff", path, "agent", "-1").out == "no changes\n"
     assert ok("ctx", "diff", path, "agent", "e2", "now", "--json").data == {
-        "added": [], "removed": [], "changed": []
+        "added": [], "removed": [], "changed": [], "items": {}, "odi": {}
     }  # fmt: skip
     failed("ctx", "diff", path, "agent", "-3", code="USAGE")
     failed("ctx", "diff", path, "agent", "n999", code="UNKNOWN_SNAPSHOT")
     failed("ctx", "diff", path, "agent", "e9", code="UNKNOWN_SNAPSHOT")
+
+
+def test_diff_counts_a_mass_move_on_one_line(path: Path) -> None:
+    for n in range(25):
+        ok("ctx", "user", path, "agent", f"message {n}")
+    ok("ctx", "seal", path, "agent")
+    ok("ctx", "user", path, "agent", "one more")
+    lines = ok("ctx", "diff", path, "agent", "-1").out.splitlines()
+    assert lines == [
+        f'+ (0,0,0)  text  {select(path, "d0, 0, 0")[0]["id"]}  "one more"',
+        "~ ODI: 25 items moved one deeper (depth +1), nothing else",
+    ]
+    data = ok("ctx", "diff", path, "agent", "-1", "--json").data
+    assert data["odi"] == {"+1": 25} and len(data["changed"]) == 25
+    assert all(c["depth_changed"][1] == c["depth_changed"][0] + 1 for c in data["changed"])
+    # A few are listed one by one.
+    ok("ctx", "seal", path, "agent")
+    ok("ctx", "delete", path, "agent", "d20-23, 0, 0")
+    shallower = ok("ctx", "diff", path, "agent", "-1").out.splitlines()
+    assert len(shallower) == 4 + 2  # four deleted, the two deeper than them come up
+    assert shallower[-2].endswith('"message 0": depth 25→21')
+    assert shallower[-1].endswith('"message 1": depth 24→20')
+
+
+def test_changes(path: Path, history: dict[str, str]) -> None:
+    # Nothing since episode 2's snapshot: its step, the update, the insert and the advance.
+    lines = ok("ctx", "changes", path, "agent").out.splitlines()
+    assert lines[0] == (
+        f"snapshot {history['two']} (episode 2): 3 events since snapshot {history['one']}"
+        " (episode 1)"
+    )
+    assert lines[1].startswith("event ") and " update → episode 1: replaced #note" in lines[1]
+    assert lines[2].split()[:4] == ["replaced", "(0,1,0)", "→", "(0,1,0)"]
+    assert lines[2].endswith('#note  "note, revised"')
+    assert "inserted text (0,3,0)" in lines[3]
+    assert " advance → episode 2: expired text (0,2,0) (ttl 2)" in lines[5]
+    assert lines[6].split()[:4] == ["expired", "(0,2,0)", "→", "—"]
+    assert lines[6].endswith('"temp"  (age 2, ttl 2)')
+    assert lines[-1] == (
+        "in all: inserted text (0,3,0) · replaced #note · expired text (0,2,0) (ttl 2)"
+    )
+    assert ok("ctx", "changes", path, "agent", "--episode", "2").out.splitlines() == lines
+    assert (
+        ok("ctx", "changes", path, "agent", "--between", "e1", "e2").out.splitlines()[1:]
+        == (lines[1:])
+    )
+
+    data = ok("ctx", "changes", path, "agent", "--episode", "1", "--json").data
+    assert (data["kind"], data["since"], data["until"]["id"]) == ("snapshot", None, history["one"])
+    assert [e["type"] for e in data["events"]] == [
+        "context.insert", "context.message", "context.insert", "context.insert",
+        "context.advance",
+    ]  # fmt: skip
+    assert data["events"][1]["changes"]["entries"][0]["preview"] == "Hello"
+    assert all(e["recorded"] for e in data["events"])
+
+    ok("ctx", "user", path, "agent", "later")
+    live = ok("ctx", "changes", path, "agent").out.splitlines()
+    assert live[0] == f"live: 1 event since snapshot {history['two']} (episode 2)"
+    assert "ODI: 3 items one deeper" in live[1]
+    assert live[3] == "  ODI: 3 items in 1 turn moved one deeper (d0 → d1)"
+
+    failed("ctx", "changes", path, "agent", "--episode", "9", code="UNKNOWN_SNAPSHOT")
+    failed("ctx", "changes", path, "agent", "--between", "e2", "e1", code="BAD_RANGE")
+    failed("ctx", "changes", path, "agent", "--between", "e1", "n999", code="UNKNOWN_SNAPSHOT")
+    failed("ctx", "changes", path, "agent", "--between", "e1", "now", code="USAGE")
+    failed("ctx", "changes", path, "nobody", code="UNKNOWN_CONTEXT")
+    assert cli("ctx", "changes", path, "agent", "--episode", "1", "--between", "e1", "e2").code == 2
 
 
 def test_verify(path: Path, history: dict[str, str]) -> None:
@@ -342,7 +443,7 @@ def test_every_subcommand_is_covered_here() -> None:
     assert 'ok("verify"' in source
     assert set(ctx.choices) == {
         "create", "list", "insert", "update", "delete", "user", "assistant",
-        "advance", "seal", "select", "print", "diff", "snapshots",
+        "advance", "seal", "select", "print", "diff", "changes", "snapshots",
     }  # fmt: skip
 
 

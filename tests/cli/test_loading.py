@@ -73,6 +73,7 @@ READS = [
     ("print", "--mode", "json", "--episode", "1"),
     ("print", "--mode", "provider"),
     ("diff", "-1", "now"),
+    ("changes", "--episode", "1"),
     ("snapshots",),
 ]
 WRITES = [

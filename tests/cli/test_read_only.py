@@ -33,6 +33,8 @@ LOOKING = [
     ("ctx", "select", "{path}", "agent", "*"),
     ("ctx", "snapshots", "{path}", "agent"),
     ("ctx", "diff", "{path}", "agent", "-1"),
+    ("ctx", "changes", "{path}", "agent"),
+    ("ctx", "changes", "{path}", "agent", "--episode", "1"),
 ]
 
 

@@ -190,6 +190,8 @@ def test_shift_line_formats_thousands_and_lists_its_items_indented() -> None:
     assert big.line() == (
         "ODI: 9,999 items in 3,333 turns moved one deeper (d0\u2013d3332 → d1\u2013d3333)"
     )
+    one = Shift(by=-1, turns=1, items=2, depths=(4, 4))
+    assert one.line() == "ODI: 2 items in 1 turn moved one shallower (d4 → d3)"
     listed = (entry("moved", "m", before=(0, 0, 0), after=(1, 0, 0)),)
     small = Changelog(op="message", episode=0, shifts=(Shift(1, 1, 1, (0, 0), listed),))
     assert lines_of([small])[1].startswith("  moved")
