@@ -141,6 +141,7 @@ class PactApp(App[int]):
             "First snapshot", "jump to the oldest snapshot", screen.action_first_snapshot
         )
         yield from screen.copy_and_export_commands()
+        yield from screen.filter_commands()
         if self.workspace is not None:
             for info in self.workspace.contexts():
                 yield SystemCommand(
@@ -460,6 +461,7 @@ class PactApp(App[int]):
 
     # -- small things -----------------------------------------------------------------------------
     def action_help(self) -> None:
+        from .screens.context import LEGEND as CONTEXT_LEGEND
         from .screens.context import ContextScreen
         from .screens.document import DocumentScreen
         from .widgets.context_tree import ContextTree
@@ -488,7 +490,8 @@ class PactApp(App[int]):
             groups = [("Inspector", list(ContextScreen.BINDINGS))]
             groups.append(("Tree", [*CursorPane.BINDINGS, *ContextTree.BINDINGS]))
         groups.append(("Everywhere", list(self.BINDINGS)))
-        self.push_screen(HelpScreen(groups))
+        legends = CONTEXT_LEGEND if isinstance(self.screen, ContextScreen) else []
+        self.push_screen(HelpScreen(groups, *legends))
 
     def on_resize(self, event: events.Resize) -> None:
         # App's own handler, which updates self.size, runs after this one (subclass first).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # the engine's modules load with what needs them, not at start-up
@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the engine's modules load with what needs them, not at star
     from engine.protocol.model import Agent
     from engine.workspace import SnapshotEntry
 
+    from .filtered_layout import FilteredLayout
     from .logsession import LogEntry, LogSession
 
 RowKind = Literal["system", "turn", "slot", "item"]
@@ -57,6 +58,30 @@ class Selection:
     text: str = ""
     matches: tuple[Node, ...] = ()
     problem: SelectorProblem | None = None
+    note: str = ""  # what the bar says in place of a count: a time-qualified selector not read yet
+
+
+@dataclass(frozen=True, slots=True)
+class RowFilter:
+    """Filter mode: only ``selection``'s matches are shown, under the headers of their turns and
+    slots. The matches were found in ``shown``'s view: a pane lays them out for that view only
+    (a newer view waits for its own selection)."""
+
+    shown: Shown
+    selection: Selection
+    _layouts: dict[bool, FilteredLayout] = field(default_factory=dict, compare=False, repr=False)
+
+    def layout(self, *, headers: bool) -> FilteredLayout:
+        """The rows, with the headers of turns and slots (the tree) or without (the provider
+        view): made once, for every pane and the status line to read."""
+        made = self._layouts.get(headers)
+        if made is None:
+            from .filtered_layout import FilteredLayout
+
+            made = self._layouts[headers] = FilteredLayout(
+                self.shown.view, self.selection.matches, headers=headers
+            )
+        return made
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ from ..export import (
     provider_markdown,
 )
 from ..files import WriteError, write_atomically
+from ..jump import JumpError, Place, find_place
 from ..provider import provider_changes
 from ..tree_layout import Row
 from ..types import (
@@ -51,20 +52,30 @@ from ..types import (
     Mark,
     ProviderChanges,
     RemovedItem,
+    RowFilter,
     Selection,
     SelectorProblem,
     Shown,
     Told,
 )
 from ..widgets.context_list import ContextList
-from ..widgets.context_tree import ContextTree, LinePane, ProviderList
+from ..widgets.context_tree import (
+    PROVIDER_LEGEND,
+    TREE_LEGEND,
+    Bookmark,
+    ContextTree,
+    LinePane,
+    ProviderList,
+)
+from ..widgets.context_tree import preview as json_preview
 from ..widgets.detail import NodeDetail, Subject
 from ..widgets.footer import FittedFooter
-from ..widgets.scrubber import Scrubber
+from ..widgets.scrubber import TIMELINE_LEGEND, Scrubber
 from ..widgets.selector_bar import SelectorBar
-from ..widgets.status import Status, StatusBar, display_path
+from ..widgets.status import STATUS_LEGEND, Status, StatusBar, display_path
 from .choose import Choice, ChooseScreen
 from .confirm import ConfirmScreen
+from .help import SELECTOR_SECTION, Legend
 from .prompt import PromptScreen
 from .reader import ReaderScreen
 
@@ -82,6 +93,13 @@ WIDE = 100  # columns from which the context list is shown at start (narrower: t
 CLIPBOARD_LARGE = 100_000  # characters: more than some terminals take through OSC 52
 EXPORTS = {"provider": "provider rendering", "diff": "diff"}  # what can be exported
 FORM_NAMES = {"markdown": "Markdown", "json": "JSON"}
+LEGEND: list[Legend] = [  # the help page (?) under the keys
+    SELECTOR_SECTION,
+    ("The tree: glyphs and badges (hover a row for its own)", TREE_LEGEND),
+    ("The provider view (v)", PROVIDER_LEGEND),
+    ("The timeline", TIMELINE_LEGEND),
+    ("The status line", STATUS_LEGEND),
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +148,34 @@ class ContextScreen(Screen[None]):
             "y", "copy", "Copy", show=False, tooltip="copy the item's content, place or selector"
         ),
         Binding("x", "export", "Export", show=False, tooltip="export the provider view or diff"),
+        # -- filter, follow, jump --
+        Binding(
+            "F",
+            "toggle_filter",
+            "Filter",
+            tooltip="show only the selector's matches and their turns (no selector: pick one)",
+        ),
+        Binding(
+            "ctrl+f",
+            "quick_filter",
+            "Quick filter",
+            show=False,
+            tooltip="filter by: expires next episode, rehydrates next episode, lifecycle type",
+        ),
+        Binding(
+            "f",
+            "toggle_follow",
+            "Follow",
+            show=False,
+            tooltip="follow: keep the active turn in view as the context grows",
+        ),
+        Binding(
+            "colon",
+            "jump",
+            "Go to",
+            show=False,
+            tooltip="go to a coordinate (d3, 1, 0), a depth (d3) or a #key",
+        ),
     ]
 
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [
@@ -163,6 +209,13 @@ class ContextScreen(Screen[None]):
     """Which match ``n``/``N`` last went to; -1: none yet."""
     highlighted: var[Row | None] = var(None, init=False)
     """The row under the cursor of the pane shown (from its Highlighted messages)."""
+    filtering: var[bool] = var(False, init=False)
+    """Filter mode: only the selector's matches are shown, under their turn and slot headers."""
+    following: var[bool] = var(False, init=False)
+    """Follow mode: the cursor stays on the active turn, kept in view as the context grows."""
+    read_time: var[str] = var("", init=False)
+    """The time-qualified selector whose snapshot was read (Enter reads it; typing does not):
+    ``pinned`` holds its matches."""
 
     # -- derived: set by the watchers below, never by hand -------------------------------------
     contexts: var[tuple[ContextInfo, ...]] = var((), init=False)
@@ -185,6 +238,8 @@ class ContextScreen(Screen[None]):
     """What the status line says (``compute_status``)."""
     waiting: var[int] = var(0, init=False)
     """What waits for the custodian in a document (the app's ``waiting``, followed)."""
+    row_filter: var[RowFilter | None] = var(None, init=False)
+    """Filter mode's rows: the selection in the view shown, while filtering (``_filter_rows``)."""
 
     # -- state: what the user chose to see, and allowed to write (the layout, play at live) ---
     show_contexts: var[bool] = var(True, init=False)
@@ -211,12 +266,17 @@ class ContextScreen(Screen[None]):
             with Vertical(id="main"):
                 with ContentSwitcher(initial="tree", id="panes"):
                     yield ContextTree(id="tree").data_bind(
-                        shown=ContextScreen.shown, marks=ContextScreen.marks
+                        shown=ContextScreen.shown,
+                        marks=ContextScreen.marks,
+                        row_filter=ContextScreen.row_filter,
+                        following=ContextScreen.following,
                     )
                     yield ProviderList(id="provider").data_bind(
                         shown=ContextScreen.shown,
                         marks=ContextScreen.marks,
                         changes=ContextScreen.provider_changes,
+                        row_filter=ContextScreen.row_filter,
+                        following=ContextScreen.following,
                     )
                 yield Scrubber(id="scrubber").data_bind(
                     shown=ContextScreen.shown, base=ContextScreen.base_index
@@ -333,6 +393,7 @@ class ContextScreen(Screen[None]):
     def watch_shown(self, old: Shown | None, shown: Shown | None) -> None:
         self.set_class(shown is not None and not shown.live, "-past")
         self._select()
+        self._filter_rows()  # the filter's rows, for this view (even when its matches are equal)
         self._compare()
         self._compare_provider()
         self._tell()
@@ -359,7 +420,11 @@ class ContextScreen(Screen[None]):
         try:
             parsed = parse_selector(text)
             if parsed.is_time_qualified and self.context_name is not None:
-                self.workspace.resolve_time(self.context_name, parsed)  # one that exists?
+                entry = self.workspace.resolve_time(self.context_name, parsed)  # one that exists?
+                if self.read_time != text:  # typed, not read: the view does not move per key
+                    where = f"snapshot {entry.id} (episode {entry.episode})"
+                    self.selection = Selection(text, note=f"{where} · Enter goes there")
+                    return
                 # It names its own snapshot: its matches are those nodes, wherever the view now
                 # is (a node that is not here has no place to be highlighted).
                 matches = tuple(view.locate(self.pinned)) if self.pinned else ()
@@ -377,6 +442,7 @@ class ContextScreen(Screen[None]):
         if old.matches != new.matches and self.match_index >= len(new.matches):
             self.match_index = len(new.matches) - 1  # the walked-to match went away
         self.marks = self._marks()
+        self._filter_rows()
 
     def watch_diff_base(self) -> None:
         self._compare()
@@ -528,6 +594,8 @@ class ContextScreen(Screen[None]):
             and entry is None
             and self.play_writes_to == self.context_name,
             path=self.path_shown,
+            following=self.following,
+            filtered=self._filter_counts(),
         )
 
     def _follow_waiting(self, waiting: int) -> None:
@@ -537,6 +605,7 @@ class ContextScreen(Screen[None]):
     def _on_highlighted(self, event: LinePane.Highlighted) -> None:
         if event.pane is self.active_pane:
             self.highlighted = event.row
+            self._left_follow(event.pane)
 
     # -- live changes ---------------------------------------------------------------------------
     def _on_workspace_changed(self, change: Change) -> None:
@@ -747,6 +816,7 @@ class ContextScreen(Screen[None]):
     _select_timer: Timer | None = None
 
     def action_search(self) -> None:
+        self._before_search = (self.position, self.active_pane.bookmark())  # for Esc
         self.query_one(SelectorBar).open(self.selector)
 
     @on(SelectorBar.Changed)
@@ -757,7 +827,12 @@ class ContextScreen(Screen[None]):
         self._select_timer = self.set_timer(SELECT_DELAY, lambda: self._use_selector(text))
 
     async def _use_selector(self, text: str) -> None:
-        """The typed selector, after a pause in typing: match, and go to the first match."""
+        """The typed selector, after a pause in typing: match, and go to the first match. A
+        time-qualified one is only checked: its snapshot is read, and gone to, on Enter."""
+        if _time_qualified(text):
+            self.match_index = -1
+            self.selector = text
+            return
         await self._apply_selector(text)
         if self.selection.matches:
             self.match_index = -1
@@ -776,11 +851,14 @@ class ContextScreen(Screen[None]):
                     past = await self.workspace.at_snapshot(name, entry.id)
                     found = past.select(dataclasses.replace(parsed, time=None))
                     pinned = frozenset(node.id for node in found)
+                    self.set_reactive(ContextScreen.read_time, text)
                     self.position = entry.index
             except ContextError:
                 pass  # the selection says what is wrong, as it finds the same
         self.match_index = -1
-        self.pinned = pinned
+        self.set_reactive(ContextScreen.pinned, pinned)  # the selection follows from selector
+        if text == self.selector:
+            self._select()  # read_time or pinned changed without their watchers
         self.selector = text
 
     @on(SelectorBar.Closed)
@@ -790,13 +868,15 @@ class ContextScreen(Screen[None]):
         self.active_pane.focus()
         if event.keep:
             text = self.query_one(SelectorBar).input.value.strip()
-            if text != self.selector:
+            if text != self.selector or (_time_qualified(text) and text != self.read_time):
                 await self._apply_selector(text)
         else:
             self.action_clear_selector()
+            self._back_to_before_search()
 
     def action_clear_selector(self) -> None:
         self.selector, self.pinned, self.match_index = "", frozenset(), -1
+        self.filtering = False  # nothing left to filter by
 
     def action_next_match(self) -> None:
         self._walk_matches(1)
@@ -881,6 +961,7 @@ class ContextScreen(Screen[None]):
             "pinned": frozenset(),
             "match_index": -1,
             "highlighted": None,
+            "read_time": "",
             "revision": self.workspace.applied(name),
         }
         for attribute, value in fresh.items():
@@ -1125,6 +1206,178 @@ class ContextScreen(Screen[None]):
         self.query_one(NodeDetail).display = self.show_detail and not self.zoomed
         if not contexts.display and contexts.has_focus:
             self.active_pane.focus()
+
+    # -- filter, follow, jump (issue 14 §4) ------------------------------------------------------
+    def watch_filtering(self) -> None:
+        self._filter_rows()
+
+    def _filter_rows(self) -> None:
+        """Filter mode's rows: the selection, in the view it was found in (the panes lay them
+        out for that view only); None when not filtering, or when no selector is typed."""
+        shown, selection = self.shown, self.selection
+        if not self.filtering or shown is None or not selection.text:
+            self.row_filter = None
+        else:
+            self.row_filter = RowFilter(shown, selection)
+
+    def _filter_counts(self) -> tuple[int, int] | None:
+        """(matches, rows) for the status line while filtering."""
+        wanted = self.row_filter
+        if wanted is None:
+            return None
+        return len(wanted.selection.matches), wanted.layout(headers=True).line_count
+
+    def action_toggle_filter(self) -> None:
+        if self.filtering:
+            self.filtering = False
+        elif not self.selector:
+            self.action_quick_filter()  # nothing typed to filter by: pick something
+        else:
+            self.filtering = True
+
+    def action_quick_filter(self) -> None:
+        quick = [(key, label, code) for key, label, code in QUICK_FILTERS]
+        if self.selector and self.selector not in {code for _, _, code in QUICK_FILTERS}:
+            quick.insert(0, ("/", "the selector typed", self.selector))
+        width = max(len(label) for _, label, _ in quick) + 3
+        choices = [Choice(key, f"{label:<{width}}{code}", code) for key, label, code in quick]
+
+        def chosen(selector: str | None) -> None:
+            if selector is not None:
+                self.quick_filter(selector)
+
+        self.app.push_screen(ChooseScreen("Show only the rows of", choices), chosen)
+
+    def quick_filter(self, selector: str) -> None:
+        """Filter by ``selector`` (a quick filter, or the one typed)."""
+        self.set_reactive(ContextScreen.pinned, frozenset())
+        self.set_reactive(ContextScreen.read_time, "")
+        self.match_index = -1
+        self.selector = selector
+        self.filtering = True
+
+    def filter_commands(self) -> Iterator[SystemCommand]:
+        """The palette's commands for filter mode, follow mode and going to a place."""
+        for _key, label, selector in QUICK_FILTERS:
+            yield SystemCommand(
+                f"Filter: {label}",
+                f"show only {selector} and their turns",
+                partial(self.quick_filter, selector),
+            )
+        yield SystemCommand("Filter: off", "show every row", partial(self._set_filter, False))
+        yield SystemCommand(
+            "Follow the active turn", "keep it in view as the context grows", self._follow_on
+        )
+        yield SystemCommand(
+            "Go to…", "a coordinate (d3, 1, 0), a depth or a #key", self.action_jump
+        )
+
+    def _set_filter(self, on: bool) -> None:
+        self.filtering = on
+
+    def action_toggle_follow(self) -> None:
+        self.following = not self.following
+        self.notify(
+            "Following the active turn" if self.following else "Follow off",
+            title="Follow",
+            timeout=2,
+        )
+
+    def _follow_on(self) -> None:
+        self.following = True
+
+    def _left_follow(self, pane: LinePane) -> None:
+        """The cursor moved off the active turn (by hand, or to a match or a place): follow
+        mode ends, and says so."""
+        if self.following and pane.cursor_line != pane.follow_line():
+            self.following = False
+            self.notify("Follow off: the cursor left the active turn (f follows again)")
+
+    def action_jump(self) -> None:
+        view = self.view
+        if view is None:
+            return
+
+        def check(text: str) -> str | None:
+            current = self.view
+            if current is None:
+                return "no context is shown"
+            try:
+                find_place(current, text)
+            except JumpError as error:
+                return str(error)
+            return None
+
+        def go(text: str | None) -> None:
+            current = self.view
+            if text is not None and current is not None:
+                try:
+                    self.go_to_place(find_place(current, text))
+                except JumpError as error:  # the view moved on since it was checked
+                    self.notify(str(error), title="Go to", severity="warning", markup=False)
+
+        prompt = PromptScreen("Go to", placeholder="d3, 1, 0   ·   d3   ·   #key", check=check)
+        self.app.push_screen(prompt, go)
+
+    def go_to_place(self, place: Place) -> None:
+        """The cursor on ``place``, unfolding what hides it; a filter that hides it is
+        turned off first (and says so)."""
+        pane = self.active_pane
+        if self.filtering and not pane.shows_place(place.depth, place.position, place.offset):
+            self.filtering = False
+            self.notify(f"Filter off: it hid {place.label}", title="Go to", markup=False)
+        if not pane.go_to_place(place.depth, place.position, place.offset):
+            self.notify(f"{place.label} is not in this pane", title="Go to", severity="warning")
+
+    @on(LinePane.Vanished)
+    def _on_vanished(self, event: LinePane.Vanished) -> None:
+        """The item under the cursor left the live context: say which, and why if it is
+        plain (its ttl ran out)."""
+        item, view = event.item, self.view
+        name = f"#{visible(item.key, limit=60)}" if item.key else visible(json_preview(item))
+        depth, position, offset = event.where
+        why = "was removed"
+        ttl = item.ttl
+        if view is not None and ttl is not None and view.current_episode - item.born_episode >= ttl:
+            why = f"expired (ttl {ttl})"
+            if item.template_id is not None:
+                why += "; its schedule makes fresh instances"
+        self.notify(
+            f"{name} at ({depth},{position},{offset}) {why}. The cursor is on the row nearest "
+            "its place.",
+            title="The selected item is gone",
+            markup=False,
+        )
+
+    _before_search: tuple[int | None, Bookmark] | None = None
+
+    def _back_to_before_search(self) -> None:
+        """Esc in the selector bar: the view and the cursor where they were when it opened."""
+        if self._before_search is None:
+            return
+        position, bookmark = self._before_search
+        self._before_search = None
+        if position != self.position:
+            self.position = position
+        self.active_pane.return_to(bookmark)
+
+
+QUICK_FILTERS = [  # (its key in the menu, what it shows, the selector)
+    ("e", "expires next episode", "[remaining<=1]"),
+    ("r", "rehydrates next episode", "[rehydrates_in<=1]"),
+    ("p", "permanent items", "[permanent]"),
+    ("t", "temporary items", "[temporary]"),
+    ("s", "sticky items", "[sticky]"),
+    ("c", "cyclic items", "[cyclic]"),
+]
+
+
+def _time_qualified(text: str) -> bool:
+    """Is ``text`` a selector that names its own snapshot (``@e12 …``)?"""
+    try:
+        return parse_selector(text).is_time_qualified
+    except InvalidSelector:
+        return False
 
 
 def _coordinates(row: Row) -> str:

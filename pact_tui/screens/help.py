@@ -1,4 +1,5 @@
-"""``?``: every key of the current screen and the selector language, on one page."""
+"""``?``: every key of the current screen, then what its marks mean (the selector language,
+and the legend of the glyphs it draws), on one page."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ SELECTORS = [
     ("[priority>=5]  [ttl=null]", "filters: = != < <= > >= over any field (docs/selectors.md)"),
     ("[permanent] [temporary] [sticky] [cyclic]", "lifecycle flags"),
     ("^seq +user, #prefs", "unions with ','; descendant (space) and child (>) combinators"),
-    ("@t-1 …  @e3 …  @snap:<id> …", "read a past snapshot (the view jumps there)"),
+    ("@t-1 …  @e3 …  @snap:<id> …", "read a past snapshot (Enter goes there)"),
 ]
+SELECTOR_SECTION = ("Selectors (press / to type one)", SELECTORS)
+
+Legend = tuple[str, list[tuple[str, str]]]
+"""A section of the page under the keys: its title, and (what is drawn or typed, its meaning)."""
 
 
 def bindings_table(groups: list[tuple[str, list[BindingType]]]) -> Table:
@@ -47,35 +52,37 @@ class HelpScreen(ModalScreen[None]):
         width: 90%; max-width: 110; height: 90%;
         border: round $accent; background: $surface; padding: 1 2;
     }
+    HelpScreen .legend { margin-bottom: 1; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark", "dismiss", "Close"),
     ]
 
-    def __init__(
-        self,
-        groups: list[tuple[str, list[BindingType]]],
-        legend: tuple[str, list[tuple[str, str]]] | None = None,
-    ) -> None:
-        """``groups`` of keys, then ``legend`` (a title and its rows): the selector language
-        unless a screen gives its own."""
+    def __init__(self, groups: list[tuple[str, list[BindingType]]], *legends: Legend) -> None:
+        """``groups`` of keys, then ``legends`` (each a title and its rows): the selector
+        language unless a screen gives its own."""
         super().__init__()
         self.groups = groups
-        self.legend = legend or ("Selectors (press / to type one)", list(SELECTORS))
+        self.legends = legends or (SELECTOR_SECTION,)
 
     def compose(self) -> Any:
-        selectors = Table.grid(padding=(0, 2))
-        selectors.add_column(style="bold", no_wrap=True)
-        selectors.add_column()
-        title, rows = self.legend
-        for example, meaning in rows:  # Text: never markup, '[ttl<=1]' is a selector
-            selectors.add_row(Text(example), Text(meaning))
         with VerticalScroll():
             yield Static(Text("pact-tui keys", style="bold"))
             yield Static(bindings_table(self.groups))
-            yield Static(Text(title, style="bold underline"))
-            yield Static(selectors)
+            # One width for the first column of every section, so that they read as one list
+            # (an example longer than a glyph's, as the selectors' are, widens its own only).
+            widest = max(
+                (len(ex) for _, rows in self.legends for ex, _ in rows if len(ex) <= 30), default=0
+            )
+            for title, rows in self.legends:
+                table = Table.grid(padding=(0, 2))
+                table.add_column(style="bold", no_wrap=True, min_width=widest)
+                table.add_column()
+                for example, meaning in rows:  # Text: never markup, '[ttl<=1]' is a selector
+                    table.add_row(Text(example), Text(meaning))
+                yield Static(Text(title, style="bold underline"), classes="legend-title")
+                yield Static(table, classes="legend")
             yield Static(
                 Text(
                     "\nCtrl+P opens the command palette for rarer actions (themes, fold all, "

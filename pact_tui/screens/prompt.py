@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -10,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from engine.visible import WITHOUT_ANY
+from engine.visible import WITHOUT_ANY, visible
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -24,15 +25,25 @@ class PromptScreen(ModalScreen[str | None]):
     }
     PromptScreen Label { margin-bottom: 1; }
     PromptScreen #prompt-hint { color: $text-muted; margin: 1 0 0 0; }
+    PromptScreen #prompt-problem { color: $error; margin: 1 0 0 0; display: none; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, question: str, value: str = "", placeholder: str = "") -> None:
+    def __init__(
+        self,
+        question: str,
+        value: str = "",
+        placeholder: str = "",
+        check: Callable[[str], str | None] | None = None,
+    ) -> None:
+        """``check`` says what is wrong with a text (None: nothing): the prompt stays open and
+        shows it, until the text is right or Esc closes the prompt."""
         super().__init__()
         self.question = question
         self.value = value
         self.placeholder = placeholder
+        self.check = check
 
     def compose(self) -> Any:
         with Vertical():
@@ -43,6 +54,7 @@ class PromptScreen(ModalScreen[str | None]):
                 id="prompt-input",
                 restrict=WITHOUT_ANY,  # a paste holding control characters is refused
             )
+            yield Label("", id="prompt-problem")
             yield Label("Enter to confirm · Esc to cancel", id="prompt-hint")
 
     def on_mount(self) -> None:
@@ -52,8 +64,14 @@ class PromptScreen(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if event.value.strip():
+        if not event.value.strip():
+            return
+        problem = self.check(event.value) if self.check is not None else None
+        if problem is None:
             self.dismiss(event.value)
+        else:  # Text: a problem quotes what was typed, which is never markup
+            self.query_one("#prompt-problem", Label).update(Text(visible(problem, limit=500)))
+            self.query_one("#prompt-problem", Label).display = True
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -12,12 +12,14 @@ Every string from the workspace on a row (keys, tags, types, roles, ids, content
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.geometry import Region
@@ -26,14 +28,15 @@ from textual.reactive import reactive, var
 from textual.strip import Strip
 
 from engine.context import ContextView
-from engine.context.nodes import Item
+from engine.context.nodes import Item, Slot
 from engine.context.tree import provider_role
 from engine.visible import visible
 from engine.workspace import SnapshotEntry
 
+from ..filtered_layout import FilteredLayout
 from ..provider import ProviderTotals, char_count, provider_totals, token_estimate
-from ..tree_layout import Row, TreeLayout
-from ..types import Mark, ProviderChanges, RowKind, Shown
+from ..tree_layout import SYSTEM_SEQ, Row, TreeLayout
+from ..types import Mark, ProviderChanges, RowFilter, RowKind, Shown
 from .cursor import CursorPane
 
 BADGES = {
@@ -43,19 +46,62 @@ BADGES = {
     "cyclic": ("CYCL", "tree--cyclic"),
 }
 BAR_WIDTH = 4
+# What every glyph and badge a row of the tree draws means (the help page's legend; a row's
+# tooltip says the same of its own item with its numbers: ``badge_notes``).
+TREE_LEGEND = [
+    ("▾  ▸", "an open or a folded turn or slot (Enter, ← and → fold and unfold)"),
+    ("system  d-1", "the system region: what the model reads first"),
+    ("turn d3  user · history", "a turn: its depth (d0 is the active turn), its message's role"),
+    ("(3,1) slot   2", "a slot: depth and position (0 is the message itself), and its items"),
+    ("(3,1,0)", "an item's coordinates: depth, position, offset (0 is the slot's core)"),
+    ("text", "the item's type (its first six letters)"),
+    ("PERM", "permanent: stays until deleted, and follows its message deeper (ODI)"),
+    ("TEMP", "temporary: gone when its ttl runs out; keeps its depth as turns arrive"),
+    ("STCK", "sticky: renewed every episode (ttl 1, cadence 1), follows its message"),
+    ("CYCL", "cyclic: lives ttl episodes, and comes back every cadence episodes"),
+    ("▰▰▱▱ 2/4", "life left: 2 of its 4 episodes (ttl); 1/… is gone at the next advance"),
+    ("↻e7", "its next fresh instance comes at episode 7 (hover a row: the cadence)"),
+    ("§1/2", "render lifecycle: stage 1 of 2 (moves on when its ttl runs out)"),
+    ("#key  +tag", "the item's key and tags"),
+    ('"Find me…"', "the start of its content (⏎ is a newline, … means more follows)"),
+    ("highlighted row", "a selector's match; in a diff, an added, removed or changed item"),
+]
+PROVIDER_LEGEND = [
+    ("(5,0,0)  user  …", "each message the model is sent, in order: where it is, its role"),
+    ("59 ch ~15 tok", "its size: characters, and tokens estimated (about 4 characters each)"),
+    ("+  ~", "added, or changed, since the episode before (the lower border counts)"),
+]
+LIFECYCLE_NAMES = {
+    "permanent": "permanent: stays until deleted",
+    "temporary": "temporary: gone when its ttl runs out",
+    "sticky": "sticky: a fresh instance every episode",
+    "cyclic": "cyclic: lives ttl episodes, and comes back on a schedule",
+}
 ROW_LIMIT = 400  # characters of a key, a tag or a role a row reads (no pane is wider)
 ROLES = ("system", "user", "assistant")  # each has a style (provider--<role>)
 
 
 @dataclass(frozen=True, slots=True)
 class Anchor:
-    """What the cursor is on: a node id, and where it was, to find it again after a change."""
+    """What the cursor is on: a node id, and where it was, to find it again after a change
+    (its turn by ``seq``, which ODI does not change; the item, to name it if it goes)."""
 
     node_id: str
     kind: RowKind
     depth: int
     position: int | None
     offset: int | None
+    seq: int = -1
+    item: Item | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Bookmark:
+    """Where a pane's cursor and scroll were, to return there (Esc in the selector bar)."""
+
+    anchor: Anchor | None
+    line: int
+    scroll_y: float
 
 
 def ttl_bar(remaining: int, ttl: int) -> str:
@@ -64,6 +110,48 @@ def ttl_bar(remaining: int, ttl: int) -> str:
         return "▱" * BAR_WIDTH
     filled = max(0, min(BAR_WIDTH, round(BAR_WIDTH * remaining / ttl)))
     return "▰" * filled + "▱" * (BAR_WIDTH - filled)
+
+
+def rehydration_mark(next_episode: int) -> str:
+    """``↻e7``: the episode of the schedule's next fresh instance (``@e7`` names it too); not
+    ``↻7``, which reads as "every 7"."""
+    return f"↻e{next_episode}"
+
+
+def badge_notes(item: Item, view: ContextView) -> list[tuple[str, str]]:
+    """What each badge on ``item``'s row says, with its numbers: (the badge, its meaning)."""
+    episode = view.current_episode
+    badge, _style = BADGES[item.kind]
+    notes = [(badge, LIFECYCLE_NAMES[item.kind])]
+    if item.ttl is not None:
+        remaining = item.ttl - (episode - item.born_episode)
+        when = (
+            "gone at the next advance"
+            if remaining <= 1
+            else f"gone at episode {item.born_episode + item.ttl}"
+        )
+        left = f"{remaining} of its {item.ttl} episode{'s' if item.ttl != 1 else ''} left"
+        notes.append((f"{ttl_bar(remaining, item.ttl)} {remaining}/{item.ttl}", f"{left}: {when}"))
+    template = view.template_of(item)
+    if template is not None:
+        following = template.next_after(episode)
+        cadence = "every episode" if template.cad == 1 else f"every {template.cad} episodes"
+        notes.append(
+            (
+                rehydration_mark(following),
+                f"a fresh instance {cadence}, next at episode {following}",
+            )
+        )
+    elif item.lifecycle is not None:
+        stages = len(item.lifecycle.stages)
+        last = " (the last)" if item.stage + 1 == stages else ""
+        notes.append(
+            (
+                f"§{item.stage + 1}/{stages}",
+                f"render lifecycle: stage {item.stage + 1} of {stages}{last}",
+            )
+        )
+    return notes
 
 
 def preview(item: Item, width: int = 200) -> str:
@@ -101,6 +189,11 @@ class LinePane(CursorPane):
     """The view drawn (bound to the screen's): live, or a snapshot's."""
     marks: reactive[Mapping[str, Mark]] = reactive(dict, repaint=True)
     """Rows to highlight, by node id: the diff's changes and the selector's matches."""
+    row_filter: var[RowFilter | None] = var(None)
+    """Filter mode (bound to the screen's): only these matches' rows; None: every row."""
+    following: var[bool] = var(False)
+    """Follow mode (bound to the screen's): the cursor stays on the active turn, kept in view
+    with the rows after it as the context grows."""
 
     class Highlighted(Message):
         """The row under the cursor is now ``row`` (None when the pane is empty): the cursor
@@ -127,10 +220,28 @@ class LinePane(CursorPane):
         def control(self) -> LinePane:
             return self.pane
 
+    class Vanished(Message):
+        """The item under the cursor left the live context (it expired, or was deleted or
+        replaced by a fresh instance); the cursor went to the row nearest its place."""
+
+        def __init__(self, pane: LinePane, item: Item, depth: int, position: int, offset: int):
+            super().__init__()
+            self.pane = pane
+            self.item = item
+            self.where = (depth, position, offset)  # where it was last seen
+
+        @property
+        def control(self) -> LinePane:
+            return self.pane
+
     def __init__(self, *, headers: bool, name: str | None = None, id: str | None = None) -> None:
         super().__init__(name=name, id=id)
-        self.layout_model = TreeLayout(headers=headers)
+        self.full_layout = TreeLayout(headers=headers)
+        self.layout_model: TreeLayout | FilteredLayout = self.full_layout
+        """What is drawn: the whole tree, or filter mode's rows."""
+        self._filtered_for: RowFilter | None = None  # what the filtered layout was made from
         self._anchor: Anchor | None = None
+        self._opening = True  # the first layout of a context: open with the active turn in view
         self._highlighted: Row | None = None  # the row last announced by Highlighted
         self._behind = False  # hidden when ``shown`` changed: not laid out yet (watch_shown)
         self._base_style: Style | None = None  # rich_style walks the DOM: once per CSS change
@@ -154,7 +265,20 @@ class LinePane(CursorPane):
         # it is shown: at 100,000 items that is a tenth of a second off the app's start.
         self._behind = not self.display
         if not self._behind:
-            self._lay_out(new)
+            # The live context changed under the cursor (not another context, not the past):
+            # if the item it was on is gone, say so.
+            grew = old is not None and old.name == new.name and old.live and new.live
+            self._lay_out(new, tell=grew)
+
+    def watch_row_filter(self) -> None:
+        if not self.display:
+            self._behind = True
+        elif self.shown is not None:
+            self._lay_out(self.shown)
+
+    def watch_following(self, following: bool) -> None:
+        if following and self.shown is not None and not self._behind:
+            self._follow()
 
     def catch_up(self) -> None:
         """Lay out what the pane shows, if that waited while the pane was hidden."""
@@ -165,21 +289,69 @@ class LinePane(CursorPane):
     def on_show(self) -> None:
         self.catch_up()
 
-    def _lay_out(self, new: Shown) -> None:
-        self.layout_model.sync(new.view)
+    def _lay_out(self, new: Shown, *, tell: bool = False) -> None:
+        self.full_layout.sync(new.view)
+        self._choose_layout(new)
         self.fit_virtual_size()
-        line = self._find_anchor(new.view)
+        if self.following:
+            self._follow()
+            return
+        line = self._find_anchor(new.view, tell=tell)
         if line is not None:
             self.cursor_line = line
         else:
             self.cursor_line = self.cursor_line  # the layout may have shrunk: clamp it again
         self.announce()
         self.refresh()
+        if self._opening and self.scrollable_content_region.height:
+            self._open_at_active_turn()
+
+    def _choose_layout(self, shown: Shown) -> None:
+        """The whole tree, or filter mode's rows, made from the filter's matches once they were
+        found in this very view (until then, the rows made last)."""
+        wanted = self.row_filter
+        if wanted is None:
+            self.layout_model, self._filtered_for = self.full_layout, None
+        elif wanted.shown == shown and wanted is not self._filtered_for:
+            self.layout_model = wanted.layout(headers=self.full_layout.headers)
+            self._filtered_for = wanted
 
     def _forget(self) -> None:
-        self.layout_model.forget()
+        self.full_layout.forget()
         self._anchor = None
+        self._opening = True
         self.cursor_line = 0
+
+    def on_resize(self) -> None:  # CursorPane's runs too (Textual calls each class's handler)
+        if self._opening and self.shown is not None and not self._behind:
+            self._open_at_active_turn()
+
+    def _open_at_active_turn(self) -> None:
+        """A context opens with its active turn in view: if d0 is below the first screenful,
+        the cursor goes to it (unless it was moved meanwhile)."""
+        self._opening = False
+        line = self.layout_model.line_of_turn(0)
+        height = self.scrollable_content_region.height
+        if self.cursor_line == 0 and line is not None and line >= height:
+            self._follow()
+
+    # -- follow mode --------------------------------------------------------------------------
+    def follow_line(self) -> int:
+        """Where follow mode keeps the cursor: the active turn's first row (the last row when
+        the filter hides the active turn)."""
+        line = self.layout_model.line_of_turn(0)
+        return line if line is not None else max(0, self.line_count - 1)
+
+    def _follow(self) -> None:
+        """The cursor on the active turn, and as much of it in view as fits (its first row
+        always)."""
+        line = self.follow_line()
+        self.cursor_line = line
+        height = max(1, self.scrollable_content_region.height)
+        top = max(0, min(line, self.line_count - height))
+        self.scroll_to(y=top, animate=False, immediate=True)
+        self.announce()
+        self.refresh()
 
     def jump_to(self, line: int) -> None:
         """Move the cursor to ``line`` and scroll it to the middle of the pane."""
@@ -187,6 +359,40 @@ class LinePane(CursorPane):
         self.scroll_to_region(
             Region(0, self.cursor_line, 1, 1), animate=False, center=True, immediate=True
         )
+
+    # -- going to a place, and back ----------------------------------------------------------
+    def bookmark(self) -> Bookmark:
+        return Bookmark(self._anchor, self.cursor_line, self.scroll_offset.y)
+
+    def return_to(self, mark: Bookmark) -> None:
+        """The cursor back on the node it was on (wherever it is now), and, if it is on the
+        same line, the scroll as it was."""
+        self._anchor = mark.anchor
+        view = self.view
+        line = self._find_anchor(view) if view is not None and mark.anchor is not None else None
+        self.cursor_line = line if line is not None else mark.line
+        if self.cursor_line == mark.line:
+            self.scroll_to(y=mark.scroll_y, animate=False, immediate=True)
+        self.announce()
+
+    def shows_place(self, depth: int, position: int | None, offset: int | None) -> bool:
+        """Does the layout drawn have a row for that turn, slot or item (folds aside)?"""
+        layout = self.layout_model
+        if isinstance(layout, TreeLayout):
+            return True  # every node has a row once unfolded
+        if position is None:
+            return layout.line_of_turn(depth) is not None
+        return layout.line_of(depth, position, offset) is not None
+
+    def go_to_place(self, depth: int, position: int | None, offset: int | None) -> bool:
+        """The cursor on that turn, slot or item (unfolding what hides it), in the middle of
+        the pane; False if the pane has no row near it."""
+        self.reveal(depth, position)
+        line = self._line_near(depth, position, offset)
+        if line is None:
+            return False
+        self.jump_to(line)
+        return True
 
     def reveal(self, depth: int, position: int | None) -> None:
         """Unfold what hides the node at ``depth`` (and its slot at ``position``)."""
@@ -212,23 +418,77 @@ class LinePane(CursorPane):
             self._highlighted = row
             self.post_message(self.Highlighted(self, row))
 
-    def _find_anchor(self, view: ContextView) -> int | None:
-        anchor, layout = self._anchor, self.layout_model
+    def _find_anchor(self, view: ContextView, *, tell: bool = False) -> int | None:
+        """The line of the node the cursor was on, wherever it is now (an item by its id, a
+        turn by its seq: ODI moves them deeper); if it is gone, the row nearest its place (and,
+        with ``tell``, a Vanished message); None: keep the cursor's line."""
+        anchor = self._anchor
         if anchor is None:
             return None
         if anchor.kind in ("turn", "system") and anchor.depth == 0:
-            return layout.line_of_turn(0)  # on the active turn: follow it as messages arrive
+            return self._line_near(0, None, None)  # the active turn: follow it as it changes
+        depth = _depth_of_seq(view, anchor.seq)
+        turn = view.turn_at(depth) if depth is not None else None
+        slot = (
+            turn.slots.get(anchor.position)
+            if turn is not None and anchor.position is not None
+            else None
+        )
         if anchor.kind == "item":
-            live = view.live()  # a snapshot never changes: its items stay where they were
-            found = live.find(anchor.node_id) if live is not None else None
-            if found is not None and found.depth is not None and found.position is not None:
-                return layout.line_of(found.depth, found.position, found.offset)
-            assert anchor.position is not None
-            return layout.line_of(anchor.depth, anchor.position, anchor.offset)
-        if anchor.kind == "slot":
-            assert anchor.position is not None
-            return layout.line_of(anchor.depth, anchor.position)
-        return layout.line_of_turn(anchor.depth)
+            assert anchor.position is not None and anchor.offset is not None
+            place = self._item_place(view, anchor, slot)
+            if place is not None:
+                return self._line_near(*place)
+            if tell and anchor.item is not None:
+                self.post_message(
+                    self.Vanished(self, anchor.item, anchor.depth, anchor.position, anchor.offset)
+                )
+            if depth is None:
+                return None  # its turn went too: the row now at the cursor's line
+            if slot is not None and slot.items:  # the item now nearest its offset
+                index = max(0, min(slot.core + anchor.offset, len(slot.items) - 1))
+                return self._line_near(depth, slot.position, index - slot.core)
+            return self._line_near(depth, None, None)
+        if depth is None:
+            return None
+        if anchor.kind == "slot" and slot is not None:
+            return self._line_near(depth, slot.position, None)
+        return self._line_near(depth, None, None)
+
+    def _item_place(
+        self, view: ContextView, anchor: Anchor, slot: Slot | None
+    ) -> tuple[int, int, int] | None:
+        """Where the anchored item is in ``view`` now, if it is there."""
+        live = view.live()
+        if live is not None:  # the live context knows every item's place
+            found = live.find(anchor.node_id)
+            if found is None or found.depth is None or found.position is None:
+                return None
+            assert found.offset is not None
+            return found.depth, found.position, found.offset
+        # A snapshot: the item in its turn's slot (ODI moved the turn, not the item in it).
+        if slot is not None:
+            for index, item in enumerate(slot.items):
+                if item.id == anchor.node_id:
+                    depth = _depth_of_seq(view, anchor.seq)
+                    assert depth is not None
+                    return depth, slot.position, index - slot.core
+        return None
+
+    def _line_near(self, depth: int, position: int | None, offset: int | None) -> int | None:
+        """The line of that node, or of the nearest row shown above it (its slot's header, its
+        turn's), or, under the filter, of the next turn shown."""
+        layout = self.layout_model
+        line = None
+        if position is not None and offset is not None:
+            line = layout.line_of(depth, position, offset)
+        if line is None and position is not None:
+            line = layout.line_of(depth, position)
+        if line is None:
+            line = layout.line_of_turn(depth)
+        if line is None and isinstance(layout, FilteredLayout):
+            line = layout.nearest_line(depth)
+        return line
 
     def select_cursor(self) -> None:
         row = self.current_row
@@ -273,6 +533,28 @@ class LinePane(CursorPane):
     def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         raise NotImplementedError  # each pane draws its own rows
 
+    # -- tooltips: what the row under the mouse shows, said in words ------------------------
+    _tip_line: int | None = None
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        at = event.get_content_offset(self)
+        line = None if at is None else at.y + int(self.scroll_offset.y)
+        if line == self._tip_line:
+            return
+        self._tip_line = line
+        view = self.view
+        if view is None or line is None or not 0 <= line < self.layout_model.line_count:
+            self.tooltip = None
+        else:
+            self.tooltip = self.tooltip_of(self.layout_model.row(line), view)
+
+    def on_leave(self) -> None:
+        self._tip_line = None
+
+    def tooltip_of(self, row: Row, view: ContextView) -> Content | None:
+        """What the row's badges and marks mean, for its tooltip."""
+        return None
+
     def background_of(self, component: str) -> Style:
         """Only the background (blended over the pane's) and the text style of a component:
         laid over a row, it must not repaint the row's own colours."""
@@ -299,7 +581,22 @@ def _when(entry: SnapshotEntry | None) -> str:
 
 def _anchor_of(row: Row) -> Anchor:
     position = row.slot.position if row.slot is not None else None
-    return Anchor(row.node_id, row.kind, row.depth, position, row.offset)
+    return Anchor(row.node_id, row.kind, row.depth, position, row.offset, row.turn.seq, row.item)
+
+
+def _depth_of_seq(view: ContextView, seq: int) -> int | None:
+    """The depth of the turn ``seq`` in ``view`` (seqs grow towards d0), if it is there."""
+    if seq == SYSTEM_SEQ:
+        return -1
+    deepest = view.history_depth
+
+    def seq_at(depth: int) -> int:
+        turn = view.turn_at(depth)
+        return -turn.seq if turn is not None else 0
+
+    depth = bisect_left(range(deepest + 1), -seq, key=seq_at)
+    turn = view.turn_at(depth) if depth <= deepest else None
+    return depth if turn is not None and turn.seq == seq else None
 
 
 class ContextTree(LinePane):
@@ -404,6 +701,26 @@ class ContextTree(LinePane):
             ]
         return self._item_segments(row, view)
 
+    def tooltip_of(self, row: Row, view: ContextView) -> Content | None:
+        if row.kind == "item":
+            item = row.item
+            assert item is not None and row.slot is not None
+            key = f" #{visible(item.key, limit=80)}" if item.key is not None else ""
+            head = f"({row.depth},{row.slot.position},{row.offset}) {visible(item.node_type)}{key}"
+            lines = [head, *(f"{badge}  {meaning}" for badge, meaning in badge_notes(item, view))]
+            return Content("\n".join(lines))  # never markup: a key may hold '['
+        fold = "folded: Enter or → unfolds" if row.collapsed else "open: Enter or ← folds"
+        if row.kind == "slot":
+            assert row.slot is not None
+            what = "the message" if row.slot.position == 0 else f"slot {row.slot.position}"
+            return Content(
+                f"({row.depth},{row.slot.position}): {what} of turn d{row.depth}; {fold}"
+            )
+        if row.kind == "system":
+            return Content(f"the system region (d-1), read first; {fold}")
+        where = "the active turn" if row.depth == 0 else f"{row.depth} turn(s) back"
+        return Content(f"turn d{row.depth}: {where}; {fold}")
+
     def _item_segments(self, row: Row, view: ContextView) -> list[Segment]:
         s = self.style_of
         item = row.item
@@ -428,7 +745,9 @@ class ContextTree(LinePane):
             out.append(Segment(f" {remaining}/{item.ttl} ", s("tree--dim")))
         template = view.template_of(item)
         if template is not None:
-            out.append(Segment(f"↻{template.next_after(episode)} ", s("tree--cyclic")))
+            out.append(
+                Segment(f"{rehydration_mark(template.next_after(episode))} ", s("tree--cyclic"))
+            )
         elif item.lifecycle is not None:
             stages = len(item.lifecycle.stages)
             out.append(Segment(f"§{item.stage + 1}/{stages} ", s("tree--stage")))
@@ -472,8 +791,8 @@ class ProviderList(LinePane):
         self.totals: ProviderTotals | None = None
         """How much the view laid out sends (worked out when it is laid out)."""
 
-    def _lay_out(self, new: Shown) -> None:
-        super()._lay_out(new)
+    def _lay_out(self, new: Shown, *, tell: bool = False) -> None:
+        super()._lay_out(new, tell=tell)
         self.totals = provider_totals(new.view)
         self._say_totals()
 
@@ -486,6 +805,14 @@ class ProviderList(LinePane):
         if self.changes is not None:
             said.append(self.changes.describe())
         self.border_subtitle = Content(" · ".join(said))  # never markup
+
+    def tooltip_of(self, row: Row, view: ContextView) -> Content | None:
+        item = row.item
+        assert item is not None and row.slot is not None
+        role = visible(provider_role(row.depth, item.role, row.turn.role), limit=40)
+        where = f"({row.depth},{row.slot.position},{row.offset})"
+        notes = "; ".join(meaning for _badge, meaning in badge_notes(item, view))
+        return Content(f"sent as {role}: the item at {where} (v: in the tree)\n{notes}")
 
     def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         item = row.item

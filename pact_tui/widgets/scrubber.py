@@ -16,6 +16,16 @@ from engine.visible import visible
 
 from ..types import Shown
 
+# What the timeline draws (the help page's legend).
+TIMELINE_LEGEND = [
+    ("◷ ├──┼──┤", "the context's snapshots, oldest at the left; the right end is live"),
+    ("┼", "a snapshot (an advance or s seals one); a click goes there"),
+    ("●", "where the view is: a snapshot, or live at the right end"),
+    ("A", "the diff base (d marks it)"),
+    ("LIVE · 7 snapshots", "the live context, and how many snapshots it has"),
+    ("3/7 · ep 2 · episode", "the snapshot shown: its number, its episode, what sealed it"),
+]
+
 
 class Scrubber(Widget):
     """``├──●───┤ LIVE``: ticks for snapshots, the diff base as ``A``; click to jump."""

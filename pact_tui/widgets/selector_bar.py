@@ -87,6 +87,8 @@ def feedback(selection: Selection) -> Content:
         )
     if not selection.text:
         return Content("")
+    if selection.note:
+        return Content.styled(f"{visible(selection.note, limit=500)}  ·  Esc clears", "dim")
     count = len(selection.matches)
     style = "dim" if count else "$warning"
     noun = "match" if count == 1 else "matches"

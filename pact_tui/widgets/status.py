@@ -19,6 +19,20 @@ from textual.widget import Widget
 
 from engine.visible import visible
 
+# What the status line can say (the help page's legend).
+STATUS_LEGEND = [
+    ("EPISODE 6", "the episode of the view shown"),
+    ("● LIVE", "the live context: commands write to it, and it changes as agents work"),
+    ("◆ PAST", "a snapshot: read-only; L returns to live"),
+    ("3 new events", "what arrived while you look at the past"),
+    ("▶ playing every 1s", "automatic stepping (p; + and - change the pace)"),
+    ("diff a ↔ b  +2 -1 ~3", "the two ends of the diff, and what was added, removed, changed"),
+    ("1/3 matches", "the selector's matches, and which one n/N went to"),
+    ("⚑ 2 waiting (2)", "what waits for the custodian in a document (2 shows it)"),
+    ("↓ FOLLOWING", "follow mode (f): the active turn stays in view as the context grows"),
+    ("▽ FILTER 3 matches · 8 rows", "filter mode (F): only the matches and their turns and slots"),
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Status:
@@ -36,6 +50,9 @@ class Status:
     waiting: int = 0  # items in the document screen's escalation inbox
     writing: bool = False  # playing at live: every step appends an advance to the context
     path: str = ""  # the workspace file, as people read it (``display_path``)
+    # -- filter and follow (issue 14, §4) --
+    following: bool = False  # follow mode: the active turn is kept in view
+    filtered: tuple[int, int] | None = None  # filter mode: (matches, rows shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +129,25 @@ def _parts(status: Status) -> list[_Part]:
     if status.matches:
         matches = visible(status.matches)
         parts.append(_Part(f"   {matches}", "$secondary", f" {matches}", 3))
+    parts.extend(_filter_and_follow(status))
+    return parts
+
+
+def _filter_and_follow(status: Status) -> list[_Part]:
+    parts = []
+    if status.following:
+        parts.append(_Part("   ↓ FOLLOWING", "bold $accent", " ↓", 1))
+    if status.filtered is not None:
+        matches, rows = status.filtered
+        noun = "match" if matches == 1 else "matches"
+        parts.append(
+            _Part(
+                f"   ▽ FILTER {matches:,} {noun} · {rows:,} row{'s' if rows != 1 else ''}",
+                "bold $secondary",
+                f" ▽ {rows:,} rows",
+                1,
+            )
+        )
     return parts
 
 
