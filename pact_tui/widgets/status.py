@@ -25,10 +25,12 @@ STATUS_LEGEND = [
     ("● LIVE", "the live context: commands write to it, and it changes as agents work"),
     ("◆ PAST", "a snapshot: read-only; L returns to live"),
     ("3 new events", "what arrived while you look at the past"),
-    ("▶ playing every 1s", "automatic stepping (p; + and - change the pace)"),
+    ("▶ playing every 1s", "automatic stepping through the past (p; + and - change the pace)"),
+    ("▶ WRITING to …", "playing at live: every step appends an advance to the context"),
     ("diff a ↔ b  +2 -1 ~3", "the two ends of the diff, and what was added, removed, changed"),
     ("1/3 matches", "the selector's matches, and which one n/N went to"),
     ("⚑ 2 waiting (2)", "what waits for the custodian in a document (2 shows it)"),
+    ("demo.pact", "at the right: the workspace file shown"),
     ("↓ FOLLOWING", "follow mode (f): the active turn stays in view as the context grows"),
     ("▽ FILTER 3 matches · 8 rows", "filter mode (F): only the matches and their turns and slots"),
 ]
