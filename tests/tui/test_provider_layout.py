@@ -217,7 +217,9 @@ async def test_at_80x24_the_tree_gets_most_of_the_width(demo: Path) -> None:
         assert tree.region.width > detail.region.width
         assert tree.region.width > 80 // 2
         # The detail wraps on words: "system_prompt" stays whole on its line.
-        await pilot.press("down", "down")  # (-1,0,0), the system prompt
+        # The context opens with its active turn in view (at 80x24, the cursor on it): from
+        # the top, the system prompt is two rows down.
+        await pilot.press("home", "down", "down")  # (-1,0,0), the system prompt
         await settle(pilot)
         text = detail_text(app)
         assert any(line.split()[-1:] == ["system_prompt"] for line in text.splitlines()), text
