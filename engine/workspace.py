@@ -190,6 +190,56 @@ class UnreplayableEvent(WorkspaceError):
     code = "UNREPLAYABLE_EVENT"
 
 
+FORKED = "context.forked"  # a fork's second event: the copied state it starts from
+
+
+@dataclass(frozen=True, slots=True)
+class ForkOrigin:
+    """Where a forked context came from: context ``source`` as of its ``snapshot`` (None: as
+    it was when forked), which was episode ``episode``, after event ``seq`` of the log (number
+    ``stream_seq`` of the source's stream)."""
+
+    source: str
+    snapshot: str | None
+    episode: int
+    seq: int
+    stream_seq: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "snapshot": self.snapshot,
+            "episode": self.episode,
+            "seq": self.seq,
+            "stream_seq": self.stream_seq,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> ForkOrigin:
+        """Raises ``ValueError`` when ``data`` is not a fork's origin."""
+        if not isinstance(data, dict) or set(data) != {
+            "source",
+            "snapshot",
+            "episode",
+            "seq",
+            "stream_seq",
+        }:
+            raise ValueError(f"not a fork's origin: {data!r}")
+        source, snapshot = data["source"], data["snapshot"]
+        numbers = (data["episode"], data["seq"], data["stream_seq"])
+        if not isinstance(source, str) or not (snapshot is None or isinstance(snapshot, str)):
+            raise ValueError(f"not a fork's origin: {data!r}")
+        if not all(type(n) is int and n >= 0 for n in numbers):
+            raise ValueError(f"not a fork's origin: {data!r}")
+        return cls(source, snapshot, *numbers)
+
+    def describe(self) -> str:
+        """``agent at snapshot n40 (episode 3)`` or ``agent as of event 57 (episode 3)``."""
+        if self.snapshot is not None:
+            return f"{self.source} at snapshot {self.snapshot} (episode {self.episode})"
+        return f"{self.source} as of event {self.seq} (episode {self.episode})"
+
+
 @dataclass(frozen=True, slots=True)
 class ContextInfo:
     name: str
@@ -197,6 +247,8 @@ class ContextInfo:
     items: int
     depth: int
     snapshots: int
+    forked_from: ForkOrigin | None = None
+    """Where it was forked from (``Workspace.fork_context``); None for a context created empty."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +381,7 @@ class ContextProjection:
         self.checkpointed = 0  # the stream_seq of its last checkpoint (saved, or loaded)
         self.snapshots: list[SnapshotEntry] = []
         self.cached_from: str | None = None  # the cache it was restored from, to name it
+        self.forked_from: ForkOrigin | None = None
 
     @classmethod
     def fresh(cls, time_ns: int) -> ContextProjection:
@@ -348,6 +401,8 @@ class ContextProjection:
         projection.archived = data.get("archived", 0)
         rows = data.get("snapshots", [])
         projection.snapshots = [SnapshotEntry.load(i, row) for i, row in enumerate(rows)]
+        if data.get("forked_from") is not None:
+            projection.forked_from = ForkOrigin.from_json(data["forked_from"])
         return projection
 
     def info(self, name: str) -> ContextInfo:
@@ -359,6 +414,7 @@ class ContextProjection:
             context.item_count(),
             context.history_depth,
             len(self.snapshots),
+            self.forked_from,
         )
 
     def dump(self, *, with_snapshots: bool = True) -> dict[str, Any]:
@@ -371,6 +427,8 @@ class ContextProjection:
         }
         if with_snapshots:
             data["snapshots"] = [entry.dump() for entry in self.snapshots]
+        if self.forked_from is not None:
+            data["forked_from"] = self.forked_from.to_json()
         return data
 
     def apply(self, command: ContextCommand, time_ns: int) -> dict[str, Any]:
@@ -412,6 +470,9 @@ class ContextProjection:
         if event.type == "context.created":
             self.seq, self.stream_seq = event.seq, event.stream_seq
             return
+        if event.type == FORKED:
+            self._take_copy(event)
+            return
         command = _recorded_command(event)
         recorded = event.payload.get("result")
         try:
@@ -434,6 +495,34 @@ class ContextProjection:
                 seq=event.seq,
             )
         self.committed(event.seq, event.stream_seq, result)
+
+    def _take_copy(self, event: StoredEvent) -> None:
+        """A fork's second event: the context becomes the copy it carries, and hands out ids
+        from where its source stopped (so none collides with a copied one)."""
+
+        def unreplayable(why: str) -> UnreplayableEvent:
+            return UnreplayableEvent(
+                f"event {event.seq} ({event.type}) of stream {event.stream!r} cannot be"
+                f" replayed: {why}",
+                seq=event.seq,
+                stream=event.stream,
+            )
+
+        if event.stream_seq != 2 or self.stream_seq != 1:
+            raise unreplayable("a fork's copy must follow the context's creation")
+        payload = event.payload
+        try:
+            origin = ForkOrigin.from_json(payload["forked_from"])
+            next_id = payload["next_id"]
+            if type(next_id) is not int or next_id < 1:
+                raise ValueError(f"next_id {next_id!r}")
+            context = load_compact(payload["state"], ids=self.ids, clock=self.clock)
+        except (*CACHE_ERRORS, TypeError) as error:
+            raise unreplayable(f"its copy cannot be read ({error})") from None
+        self.ids.next = next_id
+        self.context = context
+        self.forked_from = origin
+        self.seq, self.stream_seq = event.seq, event.stream_seq
 
 
 def _refused_on_replay(event: StoredEvent, refused: ContextError) -> ReplayDiverged:
@@ -495,6 +584,7 @@ class Workspace:
         # The numbers of a context as of a place in its stream (from the index, or known to be
         # those of a new, empty context): current while its stream ends there.
         self._summaries: dict[str, tuple[int, ContextInfo]] = {}
+        self._origins: dict[str, ForkOrigin] = {}  # forks: where they came from (see _info)
         self._loading: dict[str, list[StoredEvent]] = {}  # events arriving while one loads
         self._load_lock = asyncio.Lock()
         self._applied = 0  # the global seq the workspace reflects
@@ -571,7 +661,9 @@ class Workspace:
             checkpoint = await self.store.load_checkpoint(INDEX_CHECKPOINT)
             if checkpoint is None:
                 return await self._read_legacy()
-            entries = parse_index(decode_checkpoint(checkpoint.data))
+            index = decode_checkpoint(checkpoint.data)
+            entries = parse_index(index)
+            self._origins.update(parse_origins(index))
             if checkpoint.seq > self.store.cursor and checkpoint.seq > await self.store.head():
                 raise InvalidCheckpoint(f"the index is at event {checkpoint.seq}, past the log")
         except CACHE_ERRORS as error:
@@ -682,7 +774,10 @@ class Workspace:
         with contextlib.suppress(*CACHE_ERRORS):  # a stored index that cannot be read is replaced
             stored = await self.store.load_checkpoint(INDEX_CHECKPOINT)
             if stored is not None:
-                theirs = parse_index(decode_checkpoint(stored.data))
+                index = decode_checkpoint(stored.data)
+                theirs = parse_index(index)
+                for name, origin in parse_origins(index).items():
+                    self._origins.setdefault(name, origin)
                 seq = max(seq, stored.seq)
                 _merge_index(merged, theirs)
                 for name, (_, _, summary) in theirs.items():
@@ -690,8 +785,12 @@ class Workspace:
                         known = self._summaries.get(name)
                         if known is None or summary[0] > known[0]:
                             self._summaries[name] = (summary[0], ContextInfo(name, *summary[1:]))
-        data = encode_checkpoint({"version": CHECKPOINT_VERSION, "contexts": merged})
-        await self.store.save_checkpoint(INDEX_CHECKPOINT, seq, data)
+        for name, projection in self._contexts.items():
+            if projection.forked_from is not None:
+                self._origins[name] = projection.forked_from
+        origins = {name: origin.to_json() for name, origin in sorted(self._origins.items())}
+        index = {"version": CHECKPOINT_VERSION, "contexts": merged, "origins": origins}
+        await self.store.save_checkpoint(INDEX_CHECKPOINT, seq, encode_checkpoint(index))
         self._index_seq, self._index_basis = max(self._index_seq, seq), entries
 
     def _index_entries(self) -> dict[str, list[Any]]:
@@ -856,6 +955,9 @@ class Workspace:
         if name is None:
             return
         self._note(name, event.seq, event.stream_seq)
+        if event.type == "context.created" and "forked_from" in event.payload:
+            with contextlib.suppress(ValueError):
+                self._origins[name] = ForkOrigin.from_json(event.payload["forked_from"])
         pending = self._loading.get(name)
         if pending is not None:
             pending.append(event)
@@ -951,7 +1053,12 @@ class Workspace:
             return projection.info(name)
         summary = self._summaries.get(name)
         if summary is not None and summary[0] == self._heads[name].stream_seq:
-            return summary[1]
+            origin = self._origins.get(name)
+            return (
+                summary[1]
+                if origin is None
+                else dataclasses.replace(summary[1], forked_from=origin)
+            )
         return None
 
     def applied(self, name: str) -> int:
@@ -992,6 +1099,55 @@ class Workspace:
         stored = await self._execute(decide)
         for event in stored:
             self._apply(event)
+
+    async def fork_context(
+        self, name: str, new: str, *, at: str | None = None, actor: str = ""
+    ) -> ForkOrigin:
+        """Create context ``new`` holding a copy of context ``name`` as of snapshot ``at``
+        (None: as it is now), and return where it came from.
+
+        Two events in one transaction: the creation, which records the origin (source,
+        snapshot, episode, and the source's event the copy reflects), and the copy itself
+        (the state in the checkpoints' compact form, and where the source's ids stopped, so
+        the fork's new ids never collide with copied ones). The fork has no snapshots of its
+        own yet; commands on it never touch the source. Refused with nothing written:
+        ``ContextExists``, ``InvalidName``, ``UnknownContext``, ``UnknownSnapshot``,
+        ``ReadOnlyWorkspace``."""
+        self._check_writable()
+        check_context_name(new)
+        check_actor(actor)
+        if new in self._heads:
+            raise ContextExists(f"context {new!r} already exists", name=new)
+        await self.load(name)
+        copy: tuple[ForkOrigin, dict[str, Any]] | None = None
+        if at is not None:
+            entry = self.snapshot(name, at)
+            if entry.stream_seq == self._projection(name).stream_seq:
+                source = self._projection(name)  # the newest event recorded it: now is then
+            else:
+                source = await self._rebuild(name, entry)
+            copy = _fork_copy(name, at, source)  # now: a later rebuild may replay it on
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            nonlocal copy
+            for event in others:
+                self._apply(event)
+            if new in self._heads:
+                raise ContextExists(f"context {new!r} already exists", name=new)
+            if copy is None:
+                copy = _fork_copy(name, None, self._projection(name))
+            stream = CONTEXT_PREFIX + new
+            created = {"name": new, "forked_from": copy[0].to_json()}
+            return [
+                NewEvent(stream, "context.created", created, actor),
+                NewEvent(stream, FORKED, copy[1], actor),
+            ]
+
+        stored = await self._execute(decide)
+        for event in stored:
+            self._apply(event)
+        assert copy is not None
+        return copy[0]
 
     async def run(
         self, name: str, command: ContextCommand | Mapping[str, Any], *, actor: str = ""
@@ -2109,6 +2265,32 @@ def parse_index(data: Any) -> dict[str, list[Any]]:
             raise InvalidCheckpoint(f"context {name!r}: {[seq, stream_seq, summary]!r}")
         entries[name] = [seq, stream_seq, summary]
     return entries
+
+
+def _fork_copy(
+    name: str, at: str | None, source: ContextProjection
+) -> tuple[ForkOrigin, dict[str, Any]]:
+    """The origin of a fork of ``source`` (context ``name``, as of snapshot ``at``) and the
+    payload of its copy event."""
+    context = source.context
+    origin = ForkOrigin(name, at, context.current_episode, source.seq, source.stream_seq)
+    payload = {
+        "forked_from": origin.to_json(),
+        "state": dump_compact(context),
+        "next_id": source.ids.next,
+    }
+    return origin, payload
+
+
+def parse_origins(data: Any) -> dict[str, ForkOrigin]:
+    """The forks' origins a stored index carries (an index written before forks has none;
+    one that cannot be read is left out: the context says where it came from once loaded)."""
+    origins = data.get("origins") if isinstance(data, dict) else None
+    out: dict[str, ForkOrigin] = {}
+    for name, origin in (origins if isinstance(origins, dict) else {}).items():
+        with contextlib.suppress(ValueError):
+            out[name] = ForkOrigin.from_json(origin)
+    return out
 
 
 def _merge_index(ours: dict[str, list[Any]], theirs: dict[str, list[Any]]) -> None:

@@ -179,12 +179,29 @@ async def _ctx_list(args: argparse.Namespace) -> None:
     async with await _open(args, read_only=True) as ws:
         infos = await ws.list_contexts()  # loads only contexts the index has no numbers for
     rows = [dataclasses.asdict(info) for info in infos]
-    lines = [f"{'name':<24} {'episode':>7} {'items':>8} {'depth':>6} {'snapshots':>9}"] + [
-        f"{visible(r['name']):<24} {r['episode']:>7} {r['items']:>8} {r['depth']:>6}"
-        f" {r['snapshots']:>9}"
-        for r in rows
-    ]
+    forks = any(info.forked_from is not None for info in infos)
+    header = f"{'name':<24} {'episode':>7} {'items':>8} {'depth':>6} {'snapshots':>9}"
+    lines = [header + ("  forked from" if forks else "")]
+    for info, r in zip(infos, rows, strict=True):
+        line = (
+            f"{visible(r['name']):<24} {r['episode']:>7} {r['items']:>8} {r['depth']:>6}"
+            f" {r['snapshots']:>9}"
+        )
+        if info.forked_from is not None:
+            line += f"  {visible(info.forked_from.describe())}"
+        lines.append(line)
     _emit(args, rows, "\n".join(lines) if rows else "no contexts yet")
+
+
+async def _ctx_fork(args: argparse.Namespace) -> None:
+    from engine.workspace import check_context_name
+
+    check_context_name(args.new)  # before opening: a bad name is refused as it is
+    async with await _open(args) as ws:
+        at = _snapshot_ref(ws, args.name, args.at) if args.at is not None else None
+        origin = await ws.fork_context(args.name, args.new, at=at, actor=args.actor)
+    text = f"forked {visible(origin.describe())} into context {visible(args.new)!r}"
+    _emit(args, {"forked": args.new, "from": origin.to_json()}, text)
 
 
 async def _run(args: argparse.Namespace, command: ContextCommand) -> dict[str, Any]:
@@ -761,6 +778,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="the steps after snapshot A up to snapshot B (ids, eN or -N)",
     )
     add("snapshots", _ctx_snapshots, "list a context's snapshots")
+    fork = add(
+        "fork",
+        _ctx_fork,
+        "copy a context, as it is or as of a snapshot, into a new context (recording where it"
+        " came from): step, insert and play there without touching the original",
+    )
+    fork.add_argument("new", help="the new context's name")
+    fork.add_argument(
+        "--at", help="a snapshot to copy as of (an id, eN or -N; default: as it is now)"
+    )
 
     from .tap import register  # doc and tap: documents and the PACT v0.3 verbs
 

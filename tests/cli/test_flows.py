@@ -60,8 +60,22 @@ def test_create_and_list(tmp_path: Path) -> None:
         ["helper", "0", "1", "0", "0"],
     ]
     assert ok("ctx", "list", path, "--json").data == [
-        {"name": "agent", "episode": 0, "items": 0, "depth": 0, "snapshots": 0},
-        {"name": "helper", "episode": 0, "items": 1, "depth": 0, "snapshots": 0},
+        {
+            "name": "agent",
+            "episode": 0,
+            "items": 0,
+            "depth": 0,
+            "snapshots": 0,
+            "forked_from": None,
+        },
+        {
+            "name": "helper",
+            "episode": 0,
+            "items": 1,
+            "depth": 0,
+            "snapshots": 0,
+            "forked_from": None,
+        },
     ]
     # Each command is recorded under its actor (default "cli").
     assert [(e.stream, e.type, e.actor) for e in events(path)] == [
@@ -217,7 +231,7 @@ def test_messages_advance_seal_and_snapshots(path: Path) -> None:
     ]
     assert [r["seq"] for r in listed] == [4, 5, 6, 7, 8]  # the events that recorded them
     assert ok("ctx", "list", path, "--json").data[0] == {
-        "name": "agent", "episode": 3, "items": 2, "depth": 1, "snapshots": 5
+        "name": "agent", "episode": 3, "items": 2, "depth": 1, "snapshots": 5, "forked_from": None
     }  # fmt: skip
     assert read_state(path)[2] == {"agent": ids}
 
@@ -422,6 +436,47 @@ def test_changes(path: Path, history: dict[str, str]) -> None:
     assert cli("ctx", "changes", path, "agent", "--episode", "1", "--between", "e1", "e2").code == 2
 
 
+def test_fork(path: Path, history: dict[str, str]) -> None:
+    head = read_state(path)[0]
+    one = history["one"]
+    ran = ok("ctx", "fork", path, "agent", "trial", "--at", "e1", "--actor", "me")
+    assert ran.out == f"forked agent at snapshot {one} (episode 1) into context 'trial'\n"
+    assert select(path, "*", "trial") == select(path, f"@snap:{one} *")
+    data = ok("ctx", "fork", path, "agent", "copy", "--json").data
+    assert data == {
+        "forked": "copy",
+        "from": {
+            "source": "agent",
+            "snapshot": None,
+            "episode": 2,
+            "seq": head,
+            "stream_seq": data["from"]["stream_seq"],
+        },
+    }
+    assert select(path, "*", "copy") == select(path, "*")
+    rows = [line.split("  ") for line in ok("ctx", "list", path).out.splitlines()]
+    assert rows[0][-1] == "forked from"
+    assert rows[2][-1] == f"agent as of event {head} (episode 2)"  # copy
+    assert rows[3][-1] == f"agent at snapshot {one} (episode 1)"  # trial
+    listed = ok("ctx", "list", path, "--json").data
+    assert [r["forked_from"] and r["forked_from"]["snapshot"] for r in listed] == [None, None, one]
+
+    # The fork goes its own way; the agent's context is as it was.
+    agent = read_state(path)[1]["agent"]
+    ok("ctx", "user", path, "trial", "what if?")
+    ok("ctx", "advance", path, "trial")
+    assert read_state(path)[1]["agent"] == agent
+    assert [n["content"] for n in select(path, "d0, 0, 0", "trial")] == ["what if?"]
+
+    written = read_state(path)
+    failed("ctx", "fork", path, "agent", "trial", code="CONTEXT_EXISTS")
+    failed("ctx", "fork", path, "agent", "bad name", code="INVALID_NAME")
+    failed("ctx", "fork", path, "agent", "other", "--at", "n999", code="UNKNOWN_SNAPSHOT")
+    failed("ctx", "fork", path, "agent", "other", "--at", "-9", code="USAGE")
+    failed("ctx", "fork", path, "nobody", "other", code="UNKNOWN_CONTEXT")
+    assert read_state(path) == written
+
+
 def test_verify(path: Path, history: dict[str, str]) -> None:
     head = read_state(path)[0]
     assert ok("verify", path).out == f"ok: {head} events, chain intact\n"
@@ -443,7 +498,7 @@ def test_every_subcommand_is_covered_here() -> None:
     assert 'ok("verify"' in source
     assert set(ctx.choices) == {
         "create", "list", "insert", "update", "delete", "user", "assistant",
-        "advance", "seal", "select", "print", "diff", "changes", "snapshots",
+        "advance", "seal", "select", "print", "diff", "changes", "snapshots", "fork",
     }  # fmt: skip
 
 

@@ -102,11 +102,12 @@ def test_looking_works_in_a_folder_this_user_cannot_write(
             ran = cli_as_ordinary_user(*command)
             assert (ran.code, ran.err, ran.out) == (0, "", out), command
         # Writing is refused in one line that says why; nothing was made beside it.
-        ran = cli_as_ordinary_user("ctx", "user", path, "agent", "hello")
-        assert (ran.code, ran.out) == (1, "")
-        [line] = ran.err.splitlines()
-        assert line.startswith("pact-tui: READ_ONLY: this user cannot write"), line
-        assert state(path) == before
+        for writing in (["user", "hello"], ["fork", "copy"], ["fork", "copy", "--at", "-1"]):
+            ran = cli_as_ordinary_user("ctx", writing[0], path, "agent", *writing[1:])
+            assert (ran.code, ran.out) == (1, "")
+            [line] = ran.err.splitlines()
+            assert line.startswith("pact-tui: READ_ONLY: this user cannot write"), line
+            assert state(path) == before
     finally:
         folder.chmod(0o755)
 

@@ -48,10 +48,12 @@ WRITES: list[list[str]] = [
     ["ctx", "update", "{ws}", "evil", "d0, 1", f"appended {P}", "--mode", "append"],
     ["ctx", "delete", "{ws}", "evil", "--key", "doomed"],
     ["ctx", "seal", "{ws}", "evil", f"second {P}"],
+    ["ctx", "fork", "{ws}", "evil", "copy", "--at", "-1", "--actor", P],
 ]  # fmt: skip
 
 READS: list[list[str]] = [
     ["ctx", "list", "{ws}"],
+    ["ctx", "list", "{ws}", "--json"],
     ["ctx", "select", "{ws}", "evil", "*"],
     ["ctx", "select", "{ws}", "evil", "^seq"],
     ["ctx", "print", "{ws}", "evil"],
@@ -77,6 +79,8 @@ FAILURES: list[tuple[list[str], int]] = [  # each with its exit status
     (["ctx", "insert", "{ws}", "evil", "d0, 1, 0", "--component", P], 1),
     (["ctx", "diff", "{ws}", "evil", P], 1),
     (["ctx", "changes", "{ws}", "evil", "--between", P, "-1"], 1),
+    (["ctx", "fork", "{ws}", "evil", P], 1),
+    (["ctx", "fork", "{ws}", "evil", "copy2", "--at", P], 1),
     (["ctx", "print", "{ws}", "evil", "--at", P], 1),
     (["ctx", "seal", "{ws}", P], 1),
     (["ctx", "create", "{ws}", P], 1),
