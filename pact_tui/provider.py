@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from textual.cache import LRUCache
 
 from engine.context import ContextView
-from engine.context.nodes import Item
+from engine.context.nodes import Item, Turn
 from engine.context.tree import provider_role
 
 from .types import ProviderChanges
@@ -65,40 +65,74 @@ class ProviderTotals:
 def provider_items(view: ContextView) -> Iterator[tuple[str, Item]]:
     """(role, item) of every message, in the order the model reads them."""
     for depth, turn in view.iter_turns():
-        turn_role = turn.role
-        for position in sorted(turn.slots):
-            for item in turn.slots[position].items:
-                yield provider_role(depth, item.role, turn_role), item
+        yield from _messages(depth, turn)
 
 
 def provider_totals(view: ContextView) -> ProviderTotals:
+    """Messages, characters and the largest message of ``view``: one walk of its items (the
+    order does not matter here, so no slot is sorted)."""
     messages = chars = largest = 0
-    for _role, item in provider_items(view):
-        count = char_count(item)
-        messages += 1
-        chars += count
-        largest = max(largest, count)
+    for _depth, turn in view.iter_turns():
+        for slot in turn.slots.values():
+            items = slot.items
+            messages += len(items)
+            for item in items:
+                content = item.content
+                count = len(content) if type(content) is str else char_count(item)
+                chars += count
+                if count > largest:
+                    largest = count
     return ProviderTotals(messages, chars, largest)
 
 
 def provider_changes(before: ContextView, now: ContextView, since: str) -> ProviderChanges:
     """Which messages of ``now`` the model was not sent in ``before`` (added) or was sent
     otherwise (changed: another text or another role); how many it no longer is (removed).
-    Where a message sits is not a change: the model reads its text, not its coordinates."""
-    old = {item.id: (role, item) for role, item in provider_items(before)}
+    Where a message sits is not a change: the model reads its text, not its coordinates.
+
+    A turn that is the same object in both views was not written between them (the context
+    copies a turn a snapshot holds before writing it), so its messages are the same: the turns
+    are walked side by side in ``seq`` order (both views list them so), and only those written
+    since are compared item by item."""
+    old: dict[str, tuple[str, Item]] = {}
+    written: list[tuple[int, Turn]] = []
+    old_turns, new_turns = before.iter_turns(), now.iter_turns()
+    old_turn = next(old_turns, None)
+    for depth, turn in new_turns:
+        while old_turn is not None and old_turn[1].seq < turn.seq:  # gone since
+            old.update((item.id, (role, item)) for role, item in _messages(*old_turn))
+            old_turn = next(old_turns, None)
+        if old_turn is not None and old_turn[1] is turn:
+            old_turn = next(old_turns, None)
+            continue  # not written since: the same messages
+        if old_turn is not None and old_turn[1].seq == turn.seq:
+            old.update((item.id, (role, item)) for role, item in _messages(*old_turn))
+            old_turn = next(old_turns, None)
+        written.append((depth, turn))
+    while old_turn is not None:
+        old.update((item.id, (role, item)) for role, item in _messages(*old_turn))
+        old_turn = next(old_turns, None)
     added: set[str] = set()
     changed: set[str] = set()
-    kept = 0
-    for role, item in provider_items(now):
-        previous = old.get(item.id)
-        if previous is None:
-            added.add(item.id)
-            continue
-        kept += 1
-        old_role, old_item = previous
-        if old_role != role or (old_item is not item and _text_differs(old_item, item)):
-            changed.add(item.id)
-    return ProviderChanges(since, frozenset(added), frozenset(changed), len(old) - kept)
+    still_sent = 0
+    for depth, turn in written:
+        for role, item in _messages(depth, turn):
+            previous = old.get(item.id)
+            if previous is None:
+                added.add(item.id)
+                continue
+            still_sent += 1
+            old_role, old_item = previous
+            if old_role != role or (old_item is not item and _text_differs(old_item, item)):
+                changed.add(item.id)
+    return ProviderChanges(since, frozenset(added), frozenset(changed), len(old) - still_sent)
+
+
+def _messages(depth: int, turn: Turn) -> Iterator[tuple[str, Item]]:
+    turn_role = turn.role
+    for position in sorted(turn.slots):
+        for item in turn.slots[position].items:
+            yield provider_role(depth, item.role, turn_role), item
 
 
 def _text_differs(old: Item, new: Item) -> bool:

@@ -972,8 +972,10 @@ class ContextScreen(Screen[None]):
     # -- the provider view: what changed since the episode before (app-layout) -----------------
     def _compare_provider(self) -> None:
         """What the model is sent now against what it was sent when the episode before the one
-        shown began (``@e{N-1}``), while the provider view is shown: at once when this process
-        holds that snapshot, else once it is rebuilt."""
+        shown began (``@e{N-1}``), while the provider view is shown, and only if this process
+        holds that snapshot: rebuilding an old one can take many seconds at 100,000 items (a
+        replay from the nearest archive), which a glance at the provider view must not cost.
+        Once this process has advanced twice, or has travelled there, it holds it."""
         shown = self.shown
         if shown is None or self.query_one(ContentSwitcher).current != "provider":
             return
@@ -981,25 +983,12 @@ class ContextScreen(Screen[None]):
         try:
             entry = self.workspace.snapshot_of_episode(shown.name, episode - 1)
         except ContextError:  # no episode before, or none recorded: nothing to compare with
-            self.provider_changes = None
-            return
-        before = self._held(shown.name, entry)
+            entry = None
+        before = self._held(shown.name, entry) if entry is not None else None
         if before is None:
-            self._rebuild_and_compare_provider(shown, entry)
+            self.provider_changes = None
         else:
             self.provider_changes = provider_changes(before, shown.view, f"e{episode - 1}")
-
-    @work(exclusive=True, group="rebuild-provider")
-    async def _rebuild_and_compare_provider(self, shown: Shown, entry: SnapshotEntry) -> None:
-        try:
-            before = await self.workspace.at_snapshot(shown.name, entry.id)
-        except (ContextError, StoreError) as error:
-            self._failed("Cannot compare with the episode before", error)
-            return
-        if shown == self.shown:  # still what is wanted
-            self.provider_changes = provider_changes(
-                before, shown.view, f"e{shown.view.current_episode - 1}"
-            )
 
     # -- copy and export (app-layout) ----------------------------------------------------------
     def copy_and_export_commands(self) -> Iterator[SystemCommand]:

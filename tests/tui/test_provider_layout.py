@@ -10,15 +10,19 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.cells import cell_len
 from textual.widgets import Input, Label
 
-from engine.context import ContextView
+from engine.context import Context, ContextView, SequentialIds, SteppingClock
 from engine.workspace import Workspace
+from pact_tui.provider import ProviderTotals, provider_changes, provider_totals
 from pact_tui.screens.choose import ChooseScreen
 from pact_tui.screens.confirm import ConfirmScreen
 from pact_tui.screens.context import ContextScreen
 from pact_tui.screens.prompt import PromptScreen
+from pact_tui.tree_layout import TreeLayout
 from pact_tui.widgets.context_list import ContextList
 from pact_tui.widgets.detail import NodeDetail
 from pact_tui.widgets.status import Status, display_path, middle_ellipsis, status_content
@@ -35,6 +39,7 @@ from .inspector import (
     status_text,
     wait_until,
 )
+from .test_layout import OPS, _apply
 
 
 def _estimate(chars: int) -> int:
@@ -133,6 +138,70 @@ async def test_a_past_snapshot_is_compared_with_the_episode_before_it(demo: Path
         await pilot.press("left_curly_bracket")  # n25, episode 1: no episode 0 snapshot
         await wait_until(pilot, lambda: screen.provider_changes is None, "no comparison")
         assert "since" not in str(screen.provider.border_subtitle)
+
+
+async def test_the_comparison_never_rebuilds_an_old_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reopened from a checkpoint, this process holds no snapshot: the provider view does not
+    rebuild one to compare with (a replay that takes seconds at 100,000 items); once two
+    advances have been made here, the episode before is held and compared."""
+    import engine.workspace as workspace_module
+
+    monkeypatch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 1)
+    path = tmp_path / "kept.pact"
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        await workspace.create_context("kept")
+        for number in range(4):
+            await workspace.add_message("kept", "user", f"m{number}")
+            await workspace.advance("kept")
+
+    async def no_rebuild(*args: object) -> None:
+        raise AssertionError("an old snapshot was rebuilt")
+
+    app = inspector(path, context="kept")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert screen.workspace.context("kept").history.latest is None  # nothing held
+        monkeypatch.setattr(screen.workspace, "at_snapshot", no_rebuild)
+        await _provider(pilot, screen)
+        assert screen.provider_changes is None
+        assert "since" not in str(screen.provider.border_subtitle)
+        await pilot.press("full_stop", "full_stop")
+        await settle(pilot)
+        await pilot.press("u", *"new", "enter")
+        await settle(pilot)
+        changes = screen.provider_changes
+        assert changes is not None and changes.since == "e5"
+        assert "since e5: +1 ~0 -0" in str(screen.provider.border_subtitle)
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPS, st.data())
+def test_the_changes_found_are_those_of_a_plain_comparison(
+    ops: list[tuple], data: st.DataObject
+) -> None:
+    """Against every message of both states compared by id, whatever was done between them
+    (inserts, updates, deletes, messages, advances): the walk that skips unwritten turns finds
+    the same."""
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    layout = TreeLayout()
+    cut = data.draw(st.integers(0, len(ops)))
+    for op in ops[:cut]:
+        _apply(context, layout, op)
+    before = context.history.at_snapshot(context.seal())
+    for op in ops[cut:]:
+        _apply(context, layout, op)
+    old, new = _messages(before), _messages(context)
+    found = provider_changes(before, context, "then")
+    assert found.added == {i for i in new if i not in old}
+    assert found.changed == {i for i in new if i in old and old[i] != new[i]}
+    assert found.removed == len(set(old) - set(new))
+    assert provider_totals(context) == ProviderTotals(
+        len(new),
+        sum(len(text) for _role, text in new.values()),
+        max((len(text) for _role, text in new.values()), default=0),
+    )
 
 
 # -- hiding and zooming ---------------------------------------------------------------------------
