@@ -421,21 +421,29 @@ _VERB = {"inserted", "replaced", "deleted", "expired", "rehydrated", "moved"}
 def summary_of(logs: Sequence[Changelog]) -> str:
     """One line for the changes of ``logs``, ``·``-separated, by kind: up to ``SUMMARY_NAMES``
     items of a kind are named (``#key``, else node type and coordinates), more are counted
-    ("expired 40 items"); shifts are summed by direction ("ODI: 10 items one deeper").
+    ("expired 40 items"); shifts are summed by direction ("ODI: 10 items one deeper"; several
+    in one direction: "ODI: 30 item moves one deeper (3 mass moves)", an item counted in
+    each it was in).
     ``no changes`` when there are none."""
     by_kind: dict[str, list[ChangeEntry]] = {}
     for log in logs:
         for entry in log.entries:
             by_kind.setdefault(entry.kind, []).append(entry)
     moves: dict[int, int] = {}
+    shifts: dict[int, int] = {}
     for log in logs:
         for shift in log.shifts:
             if shift.items:
                 moves[shift.by] = moves.get(shift.by, 0) + shift.items
+                shifts[shift.by] = shifts.get(shift.by, 0) + 1
     parts: list[str] = []
     for kind in _SUMMARY_ORDER:
         if kind == "moved" and moves:
             for by in sorted(moves, reverse=True):
+                if shifts[by] > 1:  # several mass moves: an item may be counted in each
+                    way = _by_words(by)
+                    parts.append(f"ODI: {moves[by]:,} item moves {way} ({shifts[by]} mass moves)")
+                    continue
                 items = "1 item" if moves[by] == 1 else f"{moves[by]:,} items"
                 parts.append(f"ODI: {items} {_by_words(by)}")
         entries = by_kind.get(kind, [])

@@ -160,7 +160,8 @@ def test_summary_of_stage_endings_cycles_turns_and_shallower_shifts() -> None:
 
 def test_summary_sums_shifts_of_several_logs_and_says_when_nothing_changed() -> None:
     logs = [Changelog(op="message", episode=1, shifts=(SHIFT,))] * 2
-    assert summary_of(logs) == "ODI: 20 items one deeper"
+    assert summary_of(logs) == "ODI: 20 item moves one deeper (2 mass moves)"
+    assert summary_of(logs[:1]) == "ODI: 10 items one deeper"
     assert Changelog(op="seal", episode=1).summary() == "no changes"
     assert not Changelog(op="seal", episode=1)
 

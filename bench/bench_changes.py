@@ -1,0 +1,174 @@
+"""The episode changelog (issue 14). Run: ``python -m bench changes``.
+
+1. What recording the changelog costs an operation: ``add_user`` + ``advance`` on the
+   100,000-item context of ``bench_context`` (10 items a turn, a temporary reminder, a sticky
+   status that rehydrates every episode, a cyclic check-in), with the changelog recorded and
+   built (``Context.last_changes``) ÷ the same operations with recording switched off
+   (``Context.record_changes = False``: the anchor, the same context in the same process, the
+   two taking turns step by step so the machine's ups and downs fall on both alike).
+2. ``pact-tui ctx changes`` for one episode of a 100,000-item context (the demo's researcher
+   scaled, ``create_scaled_demo``), as a whole process ÷ ``pact-tui ctx select`` of one item of
+   it, as a whole process: both open the workspace and load the context; the changes are then
+   read from the events' stored results, not rebuilt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.bench_context import build
+from bench.common import REPO_ROOT, fmt, in_a_fresh_process, report_ratio
+from engine.context import Context
+
+ITEMS = 100_000
+STEPS = 3_000  # add_user + advance pairs, each way
+PROCESS_RUNS = 7
+
+
+def step_costs(context: Context, steps: int) -> tuple[float, float]:
+    """Median seconds of one add_user + advance with the changelog and without, taking turns
+    (which goes first alternates)."""
+    counter = iter(range(10**9))
+    recorded: list[float] = []
+    bare: list[float] = []
+
+    def step(record: bool, into: list[float]) -> None:
+        context.record_changes = record
+        start = time.perf_counter()
+        context.add_user(f"next {next(counter)}")
+        context.advance()
+        into.append(time.perf_counter() - start)
+
+    for n in range(steps):
+        order = [(True, recorded), (False, bare)]
+        for record, into in order if n % 2 else order[::-1]:
+            step(record, into)
+    context.record_changes = True
+    return statistics.median(recorded), statistics.median(bare)
+
+
+def to_json_cost(context: Context, repeat: int) -> float:
+    """Median seconds of the JSON form of one step's two changelogs (what a workspace stores
+    with each event; printed, not in the figure)."""
+    counter = iter(range(10**9))
+    samples = []
+    for _ in range(repeat):
+        context.add_user(f"json {next(counter)}")
+        message = context.last_changes
+        context.advance()
+        advance = context.last_changes
+        assert message is not None and advance is not None
+        start = time.perf_counter()
+        message.to_json()
+        advance.to_json()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def bench_recording() -> None:
+    print(f"1. add_user + advance on a {ITEMS:,}-item context, with its changelog and without")
+    context = build(ITEMS)
+    print(f"  ({context.item_count():,} live items, {context.history_depth + 1:,} turns)")
+    step_costs(context, 200)  # warm up
+    recorded, bare = step_costs(context, STEPS)
+    context.add_user("one more")
+    summary = context.last_changes.summary() if context.last_changes else ""
+    context.advance()
+    advance = context.last_changes.summary() if context.last_changes else ""
+    print(f"  (what a step records: {summary!r}, then {advance!r})")
+    report_ratio(
+        f"add_user+advance with the changelog at {ITEMS // 1000}k (median of {STEPS:,})",
+        recorded,
+        bare,
+        1.3,
+        anchor_label="without (record_changes=False)",
+    )
+    print(
+        f"  (its JSON form, stored with each event: {fmt(to_json_cost(context, 500))} a step,"
+        " not in the figure)"
+    )
+
+
+def pact_tui_seconds(*args: object) -> float:
+    """Wall time of ``pact-tui ARGS`` as a process of its own."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "pact_tui", *map(str, args)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        check=True,
+    )
+    return time.perf_counter() - start
+
+
+async def build_scaled(path: Path, items: int) -> None:
+    from pact_tui.demo import create_scaled_demo
+
+    gc.disable()  # setup, not a figure
+    await create_scaled_demo(path, items)
+
+
+def bench_ctx_changes() -> None:
+    print(
+        f"2. pact-tui ctx changes for one episode of a {ITEMS:,}-item context ÷ pact-tui ctx"
+        " select of one item, each a whole process"
+    )
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "scaled.pact"
+        start = time.perf_counter()
+        in_a_fresh_process("bench.bench_changes", "build", path, ITEMS)
+        print(
+            f"  (built in {fmt(time.perf_counter() - start)}: {path.stat().st_size / 1e6:.0f} MB)"
+        )
+        listed = subprocess.run(
+            [sys.executable, "-m", "pact_tui", "ctx", "snapshots", str(path), "researcher"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+        episode = int(listed[len(listed) // 2].split()[3])  # one from the middle
+        changes = ("ctx", "changes", path, "researcher", "--episode", episode)
+        select = ("ctx", "select", path, "researcher", "#finding_7")
+        done = subprocess.run(
+            [sys.executable, "-m", "pact_tui", *map(str, changes)],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+        print(f"  (episode {episode} of {len(listed)}: {done[0]}; {done[-1]})")
+        pact_tui_seconds(*changes)  # the first after building: not in the figure
+        pact_tui_seconds(*select)
+        took: dict[str, list[float]] = {"changes": [], "select": []}
+        for _ in range(PROCESS_RUNS):
+            took["changes"].append(pact_tui_seconds(*changes))
+            took["select"].append(pact_tui_seconds(*select))
+        report_ratio(
+            f"ctx changes --episode N at {ITEMS // 1000}k (median of {PROCESS_RUNS} processes)",
+            statistics.median(took["changes"]),
+            statistics.median(took["select"]),
+            1.5,
+            anchor_label="ctx select of one item",
+        )
+
+
+def main() -> None:
+    print("the episode changelog (issue 14)")
+    bench_recording()
+    bench_ctx_changes()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["build"]:
+        asyncio.run(build_scaled(Path(sys.argv[2]), int(sys.argv[3])))
+        print('{"built": true}')
+    else:
+        main()
