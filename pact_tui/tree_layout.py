@@ -5,26 +5,32 @@ the tree has, and what line ``y`` is. Turns are laid out as blocks (a header, th
 header and its items) whose heights live in a :class:`LineIndex`. When the live context changes,
 its journal names the turns that were written, and only those blocks are measured again: an
 advance at 100,000 items costs what it costs at 1,000.
+
+During a diff the layout also draws ghosts (:meth:`TreeLayout.set_ghosts`): items the other
+side of the diff has and the view lacks, each in the turn and slot it was in, after the
+neighbour it followed. Only the turns that hold one are laid out differently.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Iterator
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from engine.context import ContextView, SnapshotContext
 from engine.context.nodes import Item, Slot, Turn
 
 from .line_index import LineIndex
-from .types import RowKind
+from .types import Ghost, RowKind
 
 SYSTEM_SEQ = -1
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One line of the tree: a turn (or the system region), a slot, or an item."""
+    """One line of the tree: a turn (or the system region), a slot, an item, or a ghost (an
+    item the other side of a diff has, drawn where it was: ``item`` is None, a ghost is never
+    a command's target)."""
 
     kind: RowKind
     depth: int
@@ -33,9 +39,12 @@ class Row:
     item: Item | None = None
     offset: int | None = None
     collapsed: bool = False
+    ghost: Ghost | None = None
 
     @property
     def node_id(self) -> str:
+        if self.ghost is not None:
+            return self.ghost.id
         if self.item is not None:
             return self.item.id
         if self.slot is not None:
@@ -43,27 +52,85 @@ class Row:
         return self.turn.id
 
 
+class _Ghosts:
+    """The ghosts drawn among a slot's items (or alone, where the slot is gone): ``lines[i]``
+    is the line of ghost ``i`` among them, ``anchors[i]`` the index of the item it follows
+    (-1: first), both ascending."""
+
+    __slots__ = ("anchors", "ghosts", "lines")
+
+    def __init__(self, placed: list[tuple[int, Ghost]]) -> None:
+        placed.sort(key=lambda pair: pair[0])  # stable: ghosts after one item keep their order
+        self.ghosts = [ghost for _anchor, ghost in placed]
+        self.anchors = [anchor for anchor, _ghost in placed]
+        self.lines = [anchor + 1 + i for i, anchor in enumerate(self.anchors)]
+
+    def line_of_item(self, index: int) -> int:
+        return index + bisect_left(self.anchors, index)
+
+    def at(self, line: int) -> Ghost | int:
+        """The ghost on ``line``, or the index of the item there."""
+        k = bisect_left(self.lines, line)
+        if k < len(self.lines) and self.lines[k] == line:
+            return self.ghosts[k]
+        return line - k
+
+
+def _sections(turn: Turn, ghosts: list[Ghost]) -> list[tuple[Slot | None, _Ghosts | None]]:
+    """The turn's slots in order, each with the ghosts drawn among its items, and a section of
+    its own for the ghosts of a slot the turn no longer has (where that slot was)."""
+    by_position: dict[int, list[tuple[int, Ghost]]] = {}
+    for ghost in ghosts:
+        slot = turn.slots.get(ghost.position)
+        if slot is None:
+            anchor = -1
+        elif ghost.after is not None:
+            ids = [item.id for item in slot.items]
+            anchor = ids.index(ghost.after) if ghost.after in ids else -1
+        else:
+            anchor = -1 if ghost.same_turn else len(slot.items) - 1
+        by_position.setdefault(ghost.position, []).append((anchor, ghost))
+    positions = sorted(set(turn.slots) | set(by_position))
+    return [
+        (turn.slots.get(p), _Ghosts(by_position[p]) if p in by_position else None)
+        for p in positions
+    ]
+
+
 class _Block:
     """The lines of one turn: its header, then each slot's header and items (with headers), or
-    just its items in canonical order (without)."""
+    just its items in canonical order (without); ghosts among them."""
 
-    __slots__ = ("collapsed_slots", "folded", "slots", "starts", "turn")
+    __slots__ = ("collapsed_slots", "folded", "ghosts", "slots", "starts", "turn")
 
-    def __init__(self, turn: Turn, collapsed: set[str], headers: bool) -> None:
+    def __init__(
+        self, turn: Turn, collapsed: set[str], headers: bool, ghosts: list[Ghost] | None = None
+    ) -> None:
         self.turn = turn
         self.folded = headers and turn.id in collapsed
-        self.slots: list[Slot] = [] if self.folded else turn.sorted_slots()
+        sections: list[tuple[Slot | None, _Ghosts | None]]
+        if self.folded:
+            sections = []
+        elif ghosts:
+            sections = _sections(turn, ghosts)
+        else:
+            sections = [(slot, None) for slot in turn.sorted_slots()]
+        self.slots: list[Slot | None] = [slot for slot, _ in sections]  # None: ghosts only
+        self.ghosts: list[_Ghosts | None] = [placed for _, placed in sections]
         self.starts: list[int] = []
         self.collapsed_slots: set[str] = set()
         header = 1 if headers else 0
         line = header
-        for slot in self.slots:
+        for slot, placed in sections:
             self.starts.append(line)
-            if headers and slot.id in collapsed:
+            extra = len(placed.ghosts) if placed is not None else 0
+            if slot is None:
+                line += extra
+            elif headers and slot.id in collapsed:
                 self.collapsed_slots.add(slot.id)
                 line += 1
             else:
-                line += header + len(slot.items)
+                line += header + len(slot.items) + extra
         self.starts.append(line)  # one past the end: the block's height
 
     @property
@@ -71,9 +138,13 @@ class _Block:
         return self.starts[-1]
 
 
-def _height(turn: Turn, collapsed: set[str], headers: bool) -> int:
+def _height(
+    turn: Turn, collapsed: set[str], headers: bool, ghosts: list[Ghost] | None = None
+) -> int:
     """What ``_Block(turn, …).height`` would be, without building the block (opening a
     100,000-item context measures every turn, but draws only a screenful of them)."""
+    if ghosts:  # a few turns, during a diff
+        return _Block(turn, collapsed, headers, ghosts).height
     slots = turn.slots.values()
     if not headers:
         return sum([len(slot.items) for slot in slots])
@@ -100,6 +171,7 @@ class TreeLayout:
         self._blocks: dict[int, _Block] = {}  # built when one of their lines is read
         self._lines = LineIndex()
         self._last_seq = SYSTEM_SEQ
+        self._ghosts: dict[int, list[Ghost]] = {}  # by the seq of the turn they are drawn in
 
     # -- keeping up with the view ---------------------------------------------------------------
     def sync(self, view: ContextView) -> None:
@@ -121,6 +193,27 @@ class TreeLayout:
         self.collapsed.clear()
         self._view = None
         self._turns, self._blocks, self._lines = [], {}, LineIndex()
+        self._ghosts = {}
+
+    def set_ghosts(self, ghosts: Sequence[Ghost]) -> None:
+        """Draw these ghosts (none: no diff) among the rows; only the turns that held or now
+        hold one are measured again."""
+        grouped: dict[int, list[Ghost]] = {}
+        for ghost in ghosts:
+            grouped.setdefault(ghost.turn_seq, []).append(ghost)
+        if grouped == self._ghosts:
+            return
+        touched = set(grouped) | set(self._ghosts)
+        self._ghosts = grouped
+        if self._view is None:
+            return
+        for seq in touched:
+            index = self._index_of_seq(seq)
+            if index is not None:
+                self._remeasure(index, self._turns[index])
+
+    def _measure(self, turn: Turn) -> int:
+        return _height(turn, self.collapsed, self.headers, self._ghosts.get(turn.seq))
 
     def _rebuild(self, view: ContextView) -> None:
         self._view = view
@@ -128,8 +221,10 @@ class TreeLayout:
         self._token = live.journal_token if live is not None else 0
         self._turns = [turn for _depth, turn in view.iter_turns()]
         self._blocks = {}
-        collapsed, headers = self.collapsed, self.headers
-        self._lines = LineIndex([_height(turn, collapsed, headers) for turn in self._turns])
+        collapsed, headers, ghosts = self.collapsed, self.headers, self._ghosts
+        self._lines = LineIndex(
+            [_height(turn, collapsed, headers, ghosts.get(turn.seq)) for turn in self._turns]
+        )
         self._last_seq = self._turns[-1].seq if len(self._turns) > 1 else SYSTEM_SEQ
 
     def _apply_changes(self, view: ContextView, seqs: set[int]) -> None:
@@ -144,19 +239,21 @@ class TreeLayout:
                 self._remeasure(index, view.turn_at(depth))
         for turn in turns:
             self._turns.append(turn)
-            self._lines.append(_height(turn, self.collapsed, self.headers))
+            self._lines.append(self._measure(turn))
             self._last_seq = turn.seq
 
     def _remeasure(self, index: int, turn: Turn | None) -> None:
         assert turn is not None
         self._turns[index] = turn
         self._blocks.pop(index, None)
-        self._lines.set(index, _height(turn, self.collapsed, self.headers))
+        self._lines.set(index, self._measure(turn))
 
     def _block(self, index: int) -> _Block:
         block = self._blocks.get(index)
         if block is None:
-            block = self._blocks[index] = _Block(self._turns[index], self.collapsed, self.headers)
+            turn = self._turns[index]
+            ghosts = self._ghosts.get(turn.seq)
+            block = self._blocks[index] = _Block(turn, self.collapsed, self.headers, ghosts)
         return block
 
     def _index_of_seq(self, seq: int) -> int | None:
@@ -174,7 +271,7 @@ class TreeLayout:
     # -- folding ----------------------------------------------------------------------------------
     def toggle(self, row: Row) -> None:
         """Fold or unfold the turn or slot of a header row (items do not fold)."""
-        if row.kind == "item":
+        if row.kind in ("item", "ghost"):
             return
         node_id = row.node_id
         if node_id in self.collapsed:
@@ -234,13 +331,19 @@ class TreeLayout:
         k = bisect_right(block.starts, local) - 1
         slot = block.slots[k]
         within = local - block.starts[k]
-        if self.headers:
+        if slot is not None and self.headers:
             if within == 0:
                 return Row("slot", depth, turn, slot, collapsed=slot.id in block.collapsed_slots)
             within -= 1
-        position = within
-        item = slot.items[position]
-        return Row("item", depth, turn, slot, item, position - slot.core)
+        placed = block.ghosts[k]
+        if placed is not None:
+            found = placed.at(within)
+            if isinstance(found, Ghost):
+                return Row("ghost", depth, turn, slot, ghost=found)
+            within = found
+        assert slot is not None
+        item = slot.items[within]
+        return Row("item", depth, turn, slot, item, within - slot.core)
 
     def rows(self, start: int, count: int) -> Iterator[Row]:
         for line in range(max(start, 0), min(start + count, self.line_count)):
@@ -262,15 +365,38 @@ class TreeLayout:
         start = self._lines.start(index)
         block = self._block(index)
         for k, slot in enumerate(block.slots):
-            if slot.position != position:
+            if slot is None or slot.position != position:
                 continue
             line = start + block.starts[k]
             if offset is None:
                 return line if self.headers else None
             if slot.id in block.collapsed_slots:
                 return None
-            within = slot.core + offset + (1 if self.headers else 0)
-            return line + within if 0 <= slot.core + offset < len(slot.items) else None
+            at = slot.core + offset
+            if not 0 <= at < len(slot.items):
+                return None
+            placed = block.ghosts[k]
+            within = placed.line_of_item(at) if placed is not None else at
+            return line + within + (1 if self.headers else 0)
+        return None
+
+    def line_of_ghost(self, item_id: str) -> int | None:
+        """The line of the ghost of ``item_id``, if one is drawn (and not folded away)."""
+        for seq, ghosts in self._ghosts.items():
+            if not any(ghost.id == item_id for ghost in ghosts):
+                continue
+            index = self._index_of_seq(seq)
+            if index is None:
+                return None
+            start, block = self._lines.start(index), self._block(index)
+            for k, placed in enumerate(block.ghosts):
+                slot = block.slots[k]
+                if placed is None or (slot is not None and slot.id in block.collapsed_slots):
+                    continue
+                for ghost, line in zip(placed.ghosts, placed.lines, strict=True):
+                    if ghost.id == item_id:
+                        header = 1 if self.headers and slot is not None else 0
+                        return start + block.starts[k] + header + line
         return None
 
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # the engine's modules load with what needs them, not at start-up
-    from engine.context import ContextView, Diff, Node
+    from engine.context import ContextView, Node
+    from engine.context.nodes import Item
     from engine.context.timeline import StoryEvent
     from engine.masterlog.lines import LineProblem, Message
     from engine.masterlog.verify import Recovery, Verdict
@@ -16,12 +17,19 @@ if TYPE_CHECKING:  # the engine's modules load with what needs them, not at star
 
     from .filtered_layout import FilteredLayout
     from .logsession import LogEntry, LogSession
+    from .tree_diff import TreeDiff
 
-RowKind = Literal["system", "turn", "slot", "item"]
-"""What one line of the tree shows: the system region's or a turn's header, a slot's, an item."""
+RowKind = Literal["system", "turn", "slot", "item", "ghost"]
+"""What one line of the tree shows: the system region's or a turn's header, a slot's, an item,
+or (during a diff) a ghost: an item the other side has, where it was."""
 
-Mark = Literal["added", "removed", "changed", "match"]
-"""How a row is highlighted: its change in the diff shown, or a selector match."""
+Mark = Literal["added", "removed", "changed", "moved", "match"]
+"""How a row is highlighted: its change in the diff shown (``moved``: only deeper or shallower,
+with its turn), or a selector match."""
+
+DIFF_GLYPHS: dict[str, str] = {"added": "+", "removed": "−", "changed": "~", "moved": "↓"}
+"""The glyph of each change in a diff, drawn in a column of its own beside the colour (a
+``moved`` row going shallower says ``↑``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,26 +93,49 @@ class RowFilter:
 
 
 @dataclass(frozen=True, slots=True)
-class RemovedItem:
-    """An item the older end of a diff has and the newer lacks: the newer tree cannot show it."""
+class Ghost:
+    """An item the other side of a diff has and the view shown lacks, drawn where it was: in
+    the turn ``turn_seq`` of the view shown, in its slot after the item ``after`` (None: first),
+    dimmed and marked. Never a command's target; the detail pane describes it."""
 
-    id: str
-    coordinates: str
-    text: str
+    item: Item
+    mark: Mark  # "removed" (the view shown is the newer side) or "added"
+    depth: int  # where it was, on the other side
+    position: int
+    offset: int
+    turn_seq: int  # the turn of the view shown it is drawn in
+    after: str | None
+    same_turn: bool  # False: its turn is gone, it is drawn in the one now at its depth
+
+    @property
+    def id(self) -> str:
+        return self.item.id
+
+    @property
+    def coordinates(self) -> str:
+        return f"({self.depth},{self.position},{self.offset})"
 
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """The diff shown: between which two states, what it found, and the first removed items."""
+    """The diff shown: between which two states (named as the header and the detail name
+    them, older first, the base marked), what it found, and the ghosts of what the view shown
+    lacks."""
 
-    older: str  # "n21", or "now"
+    older: str  # "n21 (base)", "live", "e6 held (base)"
     newer: str
-    diff: Diff
-    removed: tuple[RemovedItem, ...]
+    diff: TreeDiff
+    shown_is_newer: bool
+    ghosts: tuple[Ghost, ...] = ()
+    older_at: str | None = None  # the older end's snapshot id; None: live, or held at live
+    newer_at: str | None = None
 
     @property
     def label(self) -> str:
         return f"{self.older} → {self.newer}"
+
+    def mark_of(self, item_id: str, turn_seq: int) -> Mark | None:
+        return self.diff.mark_of(item_id, turn_seq)
 
 
 @dataclass(frozen=True, slots=True)

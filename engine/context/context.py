@@ -38,7 +38,7 @@ from .errors import (
     SelectorOrKey,
     UnknownKey,
 )
-from .history import History, Snapshot, diff_views
+from .history import History, Snapshot, SnapshotContext, diff_views
 from .nodes import (
     Item,
     Slot,
@@ -386,6 +386,23 @@ class Context(ContextView):
         snapshot_id = self._record_snapshot(trigger)
         self._finish()
         return snapshot_id
+
+    def hold(self) -> SnapshotContext:
+        """The state as it is now, as a read-only view that stays so while the context moves
+        on, without recording a snapshot (no id is taken, no event written: replay is not
+        changed). Costs what a seal costs: nothing is copied now, the next write copies what
+        it changes."""
+        held = Snapshot(
+            id="held",
+            index=-1,
+            episode=self._episode,
+            trigger="held",
+            created_at_ns=0,  # the clock is not read: reading it may move it
+            state=self._state(),
+        )
+        self._gen += 1  # everything reachable from the held state is now frozen
+        self._templates_shared = True
+        return SnapshotContext(held, self._history)
 
     @property
     def history(self) -> History:

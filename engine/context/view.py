@@ -6,7 +6,7 @@ the cadence templates). Depth is derived from a turn's place in ``turns``; nothi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from json.encoder import encode_basestring_ascii as encode_string
 from typing import TYPE_CHECKING, Any
@@ -89,6 +89,12 @@ class ContextView:
     def depths(self) -> list[int]:
         """Every depth in canonical order: system, the oldest turn … the active turn."""
         return [-1, *range(len(self._turns) - 1, -1, -1)]
+
+    def turns_oldest_first(self) -> Sequence[Turn]:
+        """The turns, oldest first, the system region apart (``turn_at(depth)`` is entry
+        ``len - 1 - depth``): the view's own persistent sequence, which never changes (the
+        context makes a new one when it changes), so reading it costs nothing."""
+        return self._turns
 
     def turn_at(self, depth: int) -> Turn | None:
         if depth == -1:

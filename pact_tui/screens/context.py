@@ -27,7 +27,6 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher, OptionList
 
 from engine.context import ContextError, ContextView, InvalidSelector, Node
-from engine.context.history import diff_views
 from engine.context.selectors import check_input_selector, parse_selector
 from engine.store import StoreError
 from engine.visible import visible
@@ -46,12 +45,12 @@ from ..export import (
 from ..files import WriteError, write_atomically
 from ..jump import JumpError, Place, find_place
 from ..provider import provider_changes
+from ..tree_diff import TreeDiff, ghosts_of
 from ..tree_layout import Row
 from ..types import (
     Comparison,
     Mark,
     ProviderChanges,
-    RemovedItem,
     RowFilter,
     Selection,
     SelectorProblem,
@@ -87,7 +86,7 @@ if TYPE_CHECKING:
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
 SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated
 STORY_DELAY = 0.1  # seconds the cursor rests on an item before its story is read from the log
-MAX_REMOVED_SHOWN = 12  # removed items listed in the detail pane during a diff
+SYNC_DIFF_ITEMS = 20_000  # items a diff compares one by one in the handler; more: in a thread
 COMMAND_ACTIONS = frozenset({"message", "advance", "seal"})  # the actions that write
 WIDE = 100  # columns from which the context list is shown at start (narrower: the tree's room)
 CLIPBOARD_LARGE = 100_000  # characters: more than some terminals take through OSC 52
@@ -104,10 +103,15 @@ LEGEND: list[Legend] = [  # the help page (?) under the keys
 
 @dataclass(frozen=True, slots=True)
 class DiffBase:
-    """One end of a diff: a snapshot (its index in the context's list), or now (None)."""
+    """One end of a diff: a snapshot (its index in the context's list), or a state held as it
+    was when ``d`` was pressed at live (``view``; it does not move as live does). Held, it is
+    named for the newest snapshot when nothing has happened since (same state), else for its
+    episode (``index`` None: newer than every snapshot)."""
 
     snapshot_id: str | None
     index: int | None
+    view: ContextView | None = None
+    name: str = ""  # as the header and the detail say it: "n64", "e3 held"
 
 
 class ContextScreen(Screen[None]):
@@ -225,9 +229,11 @@ class ContextScreen(Screen[None]):
     selection: var[Selection] = var(Selection, init=False)
     """The selector's matches in the view shown, or why it cannot be read."""
     comparison: var[Comparison | None] = var(None, init=False)
-    """The diff between the base and the view shown."""
+    """The diff between the base and the view shown (the panes draw its glyphs, notes and
+    ghosts)."""
     marks: var[dict[str, Mark]] = var(dict, init=False)
-    """Rows to highlight: the diff's changes and the selector's matches."""
+    """Rows to highlight: the selector's matches (the diff's changes come with
+    ``comparison``)."""
     told: var[Told | None] = var(None, init=False)
     """The story of the item under the cursor, as the log tells it (read in a worker)."""
     base_index: var[int | None] = var(None, init=False)
@@ -270,6 +276,7 @@ class ContextScreen(Screen[None]):
                         marks=ContextScreen.marks,
                         row_filter=ContextScreen.row_filter,
                         following=ContextScreen.following,
+                        comparison=ContextScreen.comparison,
                     )
                     yield ProviderList(id="provider").data_bind(
                         shown=ContextScreen.shown,
@@ -277,6 +284,7 @@ class ContextScreen(Screen[None]):
                         changes=ContextScreen.provider_changes,
                         row_filter=ContextScreen.row_filter,
                         following=ContextScreen.following,
+                        comparison=ContextScreen.comparison,
                     )
                 yield Scrubber(id="scrubber").data_bind(
                     shown=ContextScreen.shown, base=ContextScreen.base_index
@@ -449,74 +457,82 @@ class ContextScreen(Screen[None]):
 
     def _compare(self) -> None:
         """The diff between the base and the view shown: at once when this process holds both
-        ends, else once they are rebuilt."""
+        ends and they share most of their turns, else in a worker (an old snapshot rebuilt
+        from an archive, two states that share nothing)."""
         base, shown = self.diff_base, self.shown
         if base is None or shown is None:
             self.comparison = None
             return
-        older, newer = (
-            None if index is None else self.workspace.snapshot_at(shown.name, index)
-            for index in _ordered(base.index, self.position)
-        )
-        views = [self._held(shown.name, older), self._held(shown.name, newer)]
-        if views[0] is None or views[1] is None:
-            self._rebuild_and_compare(base, shown, older, newer)
+        base_view = base.view
+        if base_view is None:
+            assert base.index is not None
+            base_view = self._held(shown.name, self.workspace.snapshot_at(shown.name, base.index))
+        if base_view is None:
+            self._rebuild_and_compare(base, shown)
         else:
-            self._compared(older, newer, views[0], views[1])
+            self._compare_views(base, shown, base_view)
+
+    def _compare_views(self, base: DiffBase, shown: Shown, base_view: ContextView) -> None:
+        shown_is_newer = self._shown_is_newer(base)
+        older, newer = (base_view, shown.view) if shown_is_newer else (shown.view, base_view)
+        planned = TreeDiff.planned(older, newer)
+        if planned.written_items <= SYNC_DIFF_ITEMS:
+            self.comparison = self._comparison(base, shown, planned.finished(), shown_is_newer)
+            return
+        live = shown.view.live()
+        if live is not None:  # it changes in place as commands run: compare it as it is now
+            held = self.workspace.context(shown.name).hold()
+            older, newer = (base_view, held) if shown_is_newer else (held, base_view)
+        self._compare_in_thread(base, shown, older, newer, shown_is_newer)
+
+    def _shown_is_newer(self, base: DiffBase) -> bool:
+        return _ordered(base.index, self.position)[1] == self.position
 
     @work(exclusive=True, group="rebuild-diff")
-    async def _rebuild_and_compare(
-        self,
-        base: DiffBase,
-        shown: Shown,
-        older: SnapshotEntry | None,
-        newer: SnapshotEntry | None,
-    ) -> None:
+    async def _rebuild_and_compare(self, base: DiffBase, shown: Shown) -> None:
         """``base`` and ``shown``: what was wanted when this was asked for (a worker starts
         later, when they may have moved on)."""
-        ws, name = self.workspace, shown.name
+        assert base.snapshot_id is not None
         try:
-            older_view = await ws.view(name, older.id if older is not None else None)
-            newer_view = await ws.view(name, newer.id if newer is not None else None)
+            base_view = await self.workspace.view(shown.name, base.snapshot_id)
         except (ContextError, StoreError) as error:
             self._failed("Cannot compute that diff", error)
             return
         if (base, shown) == (self.diff_base, self.shown):  # still what is wanted
-            self._compared(older, newer, older_view, newer_view)
+            self._compare_views(base, shown, base_view)
 
-    def _compared(
+    @work(exclusive=True, group="diff", thread=True)
+    def _compare_in_thread(
         self,
-        older: SnapshotEntry | None,
-        newer: SnapshotEntry | None,
-        older_view: ContextView,
-        newer_view: ContextView,
+        base: DiffBase,
+        shown: Shown,
+        older: ContextView,
+        newer: ContextView,
+        shown_is_newer: bool,
     ) -> None:
-        diff = diff_views(older_view, newer_view)
-        gone = set(diff.removed[:MAX_REMOVED_SHOWN])
-        removed = tuple(
-            RemovedItem(item.id, f"({depth},{slot.position},{offset})", item.text_head(41))
-            for item, depth, slot, offset in older_view.iter_items()
-            if item.id in gone
-        )
-        labels = [entry.id if entry is not None else "now" for entry in (older, newer)]
-        self.comparison = Comparison(labels[0], labels[1], diff, removed)
+        """A diff that compares many items one by one, off the event loop (two states that
+        do not change)."""
+        diff = TreeDiff.between(older, newer)
+        self.app.call_from_thread(self._compared, base, shown, diff, shown_is_newer)
+
+    def _compared(self, base: DiffBase, shown: Shown, diff: TreeDiff, newer: bool) -> None:
+        if (base, shown) == (self.diff_base, self.shown):  # still what is wanted
+            self.comparison = self._comparison(base, shown, diff, newer)
+
+    def _comparison(
+        self, base: DiffBase, shown: Shown, diff: TreeDiff, shown_is_newer: bool
+    ) -> Comparison:
+        older, newer = _side_names(base, shown, shown_is_newer)
+        here = shown.entry.id if shown.entry is not None else None
+        ats = (base.snapshot_id, here) if shown_is_newer else (here, base.snapshot_id)
+        ghosts = ghosts_of(diff, shown_is_newer)
+        return Comparison(older, newer, diff, shown_is_newer, ghosts, ats[0], ats[1])
 
     def watch_comparison(self) -> None:
         self.marks = self._marks()
 
     def _marks(self) -> dict[str, Mark]:
-        marks: dict[str, Mark] = {}
-        comparison = self.comparison
-        if comparison is not None:
-            diff = comparison.diff
-            shown_is_newer = _ordered(self.base_index, self.position)[1] == self.position
-            for item_id in diff.added if shown_is_newer else diff.removed:
-                marks[item_id] = "added" if shown_is_newer else "removed"
-            for change in diff.changed:
-                marks[change.id] = "changed"
-        for node in self.selection.matches:
-            marks[node.id] = "match"
-        return marks
+        return {node.id: "match" for node in self.selection.matches}
 
     def compute_base_index(self) -> int | None:
         return self.diff_base.index if self.diff_base is not None else None
@@ -573,10 +589,13 @@ class ContextScreen(Screen[None]):
             where = f"{self.match_index + 1}/" if 0 <= self.match_index < count else ""
             matches = f"{where}{count} match{'es' if count != 1 else ''}"
         diff = counts = None
-        if self.diff_base is not None:
-            diff = f"{self.diff_base.snapshot_id or 'now'} ↔ {entry.id if entry else 'now'}"
-            if self.comparison is not None:
-                counts = self.comparison.diff.counts
+        if self.diff_base is not None and shown is not None:
+            comparison = self.comparison
+            if comparison is not None:
+                diff, counts = comparison.label, comparison.diff.tally
+            else:  # still being compared: the same names, in the same order
+                newer = self._shown_is_newer(self.diff_base)
+                diff = " → ".join(_side_names(self.diff_base, shown, newer)) + " …"
         return Status(
             context=self.context_name,
             episode=shown.view.current_episode if shown is not None else None,
@@ -798,16 +817,34 @@ class ContextScreen(Screen[None]):
 
     # -- diff -----------------------------------------------------------------------------------
     def action_diff(self) -> None:
-        if self.context_name is None:
+        """Mark the state shown as the diff's base, or clear the diff. At live the base is
+        the state as it is now, held so that it stays (live moves on): named for the newest
+        snapshot if nothing happened since, else for its episode."""
+        name, shown = self.context_name, self.shown
+        if name is None or shown is None:
             return
         if self.diff_base is not None:
             self.diff_base = None
             self.notify("diff cleared")
             return
-        entry = self.shown.entry if self.shown is not None else None
-        self.diff_base = DiffBase(entry.id if entry else None, self.position)
+        entry = shown.entry
+        if entry is not None:
+            self.diff_base = DiffBase(entry.id, entry.index, name=entry.id)
+            said = f"snapshot {entry.id} (episode {entry.episode})"
+        else:
+            held = self.workspace.context(name).hold()
+            count = self.workspace.snapshot_count(name)
+            newest = self.workspace.snapshot_at(name, count - 1) if count else None
+            if newest is not None and newest.stream_seq == self.workspace.applied(name):
+                self.diff_base = DiffBase(newest.id, newest.index, held, newest.id)
+                said = f"snapshot {newest.id}, the newest (episode {newest.episode})"
+            else:
+                episode = held.current_episode
+                self.diff_base = DiffBase(None, None, held, f"e{episode} held")
+                since = f"after snapshot {newest.id}" if newest is not None else "no snapshot yet"
+                said = f"live as it is now (episode {episode}, {since}), held: it does not move"
         self.notify(
-            f"diff base set to {visible(entry.id) if entry else 'now'}: move with [ ] to compare",
+            f"diff base set to {visible(said)}: move with [ ] or let live change to compare",
             title="Diff",
             markup=False,
         )
@@ -917,6 +954,12 @@ class ContextScreen(Screen[None]):
     def action_read_content(self) -> None:
         """The whole content of the item under the cursor, over the inspector."""
         row = self.highlighted
+        if row is not None and row.ghost is not None:  # a diff's: what it was
+            ghost = row.ghost
+            title = f" {visible(ghost.item.node_type, limit=40)} {visible(ghost.id)} "
+            where = f"was at {ghost.coordinates} · not in this view · Esc closes"
+            self.app.push_screen(ReaderScreen(title + where, ghost.item.text()))
+            return
         if row is None or row.item is None:
             self.notify("put the cursor on an item to read its content", severity="warning")
             return
@@ -1108,7 +1151,8 @@ class ContextScreen(Screen[None]):
         where = _where(shown)
         if what == "diff":
             assert comparison is not None
-            name = f"{where.slug().rsplit('-', 1)[0]}-{comparison.older}-{comparison.newer}-diff"
+            ends = [at or "live" for at in (comparison.older_at, comparison.newer_at)]
+            name = f"{where.slug().rsplit('-', 1)[0]}-{ends[0]}-{ends[1]}-diff"
         else:
             name = f"{where.slug()}-{what}"
         offered = re.sub(r"[^\w.-]+", "_", name) + SUFFIXES[form]
@@ -1154,14 +1198,14 @@ class ContextScreen(Screen[None]):
                 return provider_json(shown.view)
             return provider_markdown(shown.view, where)
         assert comparison is not None
-        ends = [None if label == "now" else label for label in (comparison.older, comparison.newer)]
-        older_view = await self.workspace.view(shown.name, ends[0])
-        newer_view = await self.workspace.view(shown.name, ends[1])
-        older = Where(shown.name, older_view.current_episode, ends[0])
-        newer = Where(shown.name, newer_view.current_episode, ends[1])
+        # The two states compared, as they were (a live end was held, or is the live view).
+        older_view, newer_view = comparison.diff.older, comparison.diff.newer
+        older = Where(shown.name, older_view.current_episode, comparison.older_at)
+        newer = Where(shown.name, newer_view.current_episode, comparison.newer_at)
+        diff = comparison.diff.to_diff()
         if form == "json":
-            return diff_json(comparison.diff, older, newer)
-        return diff_markdown(comparison.diff, older, newer, older_view, newer_view)
+            return diff_json(diff, older, newer)
+        return diff_markdown(diff, older, newer, older_view, newer_view)
 
     # -- the layout (app-layout) ----------------------------------------------------------------
     def action_toggle_contexts(self) -> None:
@@ -1378,6 +1422,14 @@ def _coordinates(row: Row) -> str:
 def _where(shown: Shown) -> Where:
     entry = shown.entry
     return Where(shown.name, shown.view.current_episode, entry.id if entry is not None else None)
+
+
+def _side_names(base: DiffBase, shown: Shown, shown_is_newer: bool) -> tuple[str, str]:
+    """The two sides of a diff as the header and the detail name them, older first, the base
+    marked: ``("n41 (base)", "live")``."""
+    here = visible(shown.entry.id) if shown.entry is not None else "live"
+    there = f"{visible(base.name)} (base)"
+    return (there, here) if shown_is_newer else (here, there)
 
 
 def _ordered(a: int | None, b: int | None) -> tuple[int | None, int | None]:

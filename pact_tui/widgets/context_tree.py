@@ -7,6 +7,11 @@ the selection stays put while ODI pushes turns deeper under it.
 Every string from the workspace on a row (keys, tags, types, roles, ids, content) is shown
 :func:`~engine.visible.visible`, one line each; a row reads a line's worth of an item's content
 (``Item.text_head``), whatever its size.
+
+During a diff (``comparison``, bound to the screen's) every row gets a column of its own in
+front with its change's glyph (``+`` ``−`` ``~``, ``↓``/``↑`` for an item that only moved with
+its turn), as well as its colour; a changed row says what changed (``depth 5→6 · ttl 3→2``);
+and the items the other side has and this one lacks are drawn as ghost rows where they were.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from engine.workspace import SnapshotEntry
 from ..filtered_layout import FilteredLayout
 from ..provider import ProviderTotals, char_count, provider_totals, token_estimate
 from ..tree_layout import SYSTEM_SEQ, Row, TreeLayout
-from ..types import Mark, ProviderChanges, RowFilter, RowKind, Shown
+from ..types import DIFF_GLYPHS, Comparison, Mark, ProviderChanges, RowFilter, RowKind, Shown
 from .cursor import CursorPane
 
 BADGES = {
@@ -181,14 +186,24 @@ class LinePane(CursorPane):
         "tree--removed",
         "tree--changed",
         "tree--match",
+        "tree--ghost",
+        "tree--note",
+        "tree--sign-added",
+        "tree--sign-removed",
+        "tree--sign-changed",
+        "tree--sign-moved",
     }
 
     TITLE: ClassVar[str] = "lines"  # what the pane's border names, before "· live"
+    GLYPH_COLUMN: ClassVar[bool] = True  # a diff's glyphs in a column in front (or the pane's own)
 
     shown: var[Shown | None] = var(None)
     """The view drawn (bound to the screen's): live, or a snapshot's."""
     marks: reactive[Mapping[str, Mark]] = reactive(dict, repaint=True)
-    """Rows to highlight, by node id: the diff's changes and the selector's matches."""
+    """Rows to highlight, by node id: the selector's matches."""
+    comparison: var[Comparison | None] = var(None)
+    """The diff shown (bound to the screen's): each row's change, and the ghosts of what the
+    view shown lacks; None: no diff."""
     row_filter: var[RowFilter | None] = var(None)
     """Filter mode (bound to the screen's): only these matches' rows; None: every row."""
     following: var[bool] = var(False)
@@ -279,6 +294,14 @@ class LinePane(CursorPane):
     def watch_following(self, following: bool) -> None:
         if following and self.shown is not None and not self._behind:
             self._follow()
+
+    def watch_comparison(self, comparison: Comparison | None) -> None:
+        # The whole tree draws them (filter mode shows its matches only).
+        self.full_layout.set_ghosts(comparison.ghosts if comparison is not None else ())
+        if self.shown is not None and not self._behind:
+            self._lay_out(self.shown)  # the ghosts moved the rows: find the cursor's again
+        else:
+            self.refresh()
 
     def catch_up(self) -> None:
         """Lay out what the pane shows, if that waited while the pane was hidden."""
@@ -427,6 +450,13 @@ class LinePane(CursorPane):
             return None
         if anchor.kind in ("turn", "system") and anchor.depth == 0:
             return self._line_near(0, None, None)  # the active turn: follow it as it changes
+        if anchor.kind == "ghost":  # a diff's: where it is drawn, else near its turn
+            layout = self.layout_model
+            found = layout.line_of_ghost(anchor.node_id) if isinstance(layout, TreeLayout) else None
+            if found is not None:
+                return found
+            ghost_depth = _depth_of_seq(view, anchor.seq)
+            return None if ghost_depth is None else self._line_near(ghost_depth, None, None)
         depth = _depth_of_seq(view, anchor.seq)
         turn = view.turn_at(depth) if depth is not None else None
         slot = (
@@ -512,11 +542,15 @@ class LinePane(CursorPane):
         # The row's own colours sit on the pane's background; a mark (diff, match) and the
         # cursor are laid over them, across the whole width.
         over = Style()
-        mark = self.marks.get(row.node_id)
+        change = self.row_change(row)
+        mark = self.marks.get(row.node_id) or (change if change != "moved" else None)
         if mark is not None:
             over += self.background_of(f"tree--{mark}")
         if line == self.cursor_line:
             over += self.background_of("tree--cursor" if self.has_focus else "tree--cursor-blurred")
+        drawn = self.render_row(row, self.shown.view)
+        if self.comparison is not None and self.GLYPH_COLUMN:  # in front of every row
+            drawn.insert(0, self._glyph(row, change))
         segments = [
             # A part with a background of its own (a lifecycle badge) keeps it under a mark.
             Segment(
@@ -524,11 +558,39 @@ class LinePane(CursorPane):
                 base + style + over if style is None or style.bgcolor is None else base + style,
                 control,
             )
-            for text, style, control in self.render_row(row, self.shown.view)
+            for text, style, control in drawn
         ]
         # The scrollbar covers the last column when the pane scrolls: a row ends before it.
         room = self.scrollable_content_region.width
         return _fitted(Strip(segments), room, base + over).crop_extend(0, width, base).simplify()
+
+    def row_change(self, row: Row) -> Mark | None:
+        """The row's change in the diff shown, if any."""
+        comparison = self.comparison
+        if comparison is None:
+            return None
+        if row.ghost is not None:
+            return row.ghost.mark
+        if row.item is None:
+            return None
+        return comparison.mark_of(row.item.id, row.turn.seq)
+
+    def _glyph(self, row: Row, change: Mark | None) -> Segment:
+        if change is None:
+            return Segment("  ")
+        glyph = DIFF_GLYPHS[change]
+        if change == "moved" and self.comparison is not None and row.item is not None:
+            move = self.comparison.diff.change_of(row.item.id, row.turn.seq)
+            if move is not None and move.depth is not None and move.depth[1] < move.depth[0]:
+                glyph = "↑"  # shallower (a turn before it was removed)
+        return Segment(f"{glyph} ", self.style_of(f"tree--sign-{change}"))
+
+    def note_of(self, row: Row) -> str:
+        """What changed in the row's item, as the row says it (empty: nothing, or no diff)."""
+        comparison = self.comparison
+        if comparison is None or row.item is None:
+            return ""
+        return comparison.diff.note_of(row.item.id, row.turn.seq)
 
     def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         raise NotImplementedError  # each pane draws its own rows
@@ -555,6 +617,20 @@ class LinePane(CursorPane):
         """What the row's badges and marks mean, for its tooltip."""
         return None
 
+    def ghost_tooltip(self, row: Row) -> Content | None:
+        """A diff's ghost row, said in words (None: not a ghost)."""
+        ghost, comparison = row.ghost, self.comparison
+        if ghost is None or comparison is None:
+            return None
+        item = ghost.item
+        key = f" #{visible(item.key, limit=80)}" if item.key is not None else ""
+        if ghost.mark == "removed":
+            said = f"in {comparison.older}, gone in {comparison.newer}"
+        else:
+            said = f"not yet in {comparison.older}, added by {comparison.newer}"
+        head = f"{ghost.coordinates} {visible(item.node_type)}{key}"
+        return Content(f"{head}\n{DIFF_GLYPHS[ghost.mark]} {said}: drawn where it was")
+
     def background_of(self, component: str) -> Style:
         """Only the background (blended over the pane's) and the text style of a component:
         laid over a row, it must not repaint the row's own colours."""
@@ -580,6 +656,8 @@ def _when(entry: SnapshotEntry | None) -> str:
 
 
 def _anchor_of(row: Row) -> Anchor:
+    if row.ghost is not None:
+        return Anchor(row.node_id, row.kind, row.depth, row.ghost.position, None, row.turn.seq)
     position = row.slot.position if row.slot is not None else None
     return Anchor(row.node_id, row.kind, row.depth, position, row.offset, row.turn.seq, row.item)
 
@@ -631,7 +709,7 @@ class ContextTree(LinePane):
 
     def activate(self, row: Row) -> None:
         """Enter (or space, or a second click) folds or unfolds a turn or a slot."""
-        if row.kind != "item":
+        if row.kind not in ("item", "ghost"):
             self._toggle(row)
 
     def _toggle(self, row: Row) -> None:
@@ -644,9 +722,11 @@ class ContextTree(LinePane):
         row = self.current_row
         if row is None:
             return
-        if row.kind == "item":
-            assert row.slot is not None
-            line = self.layout_model.line_of(row.depth, row.slot.position)
+        if row.kind in ("item", "ghost"):
+            if row.slot is None:  # a ghost of a slot that is gone: to its turn
+                line = self.layout_model.line_of_turn(row.depth)
+            else:
+                line = self.layout_model.line_of(row.depth, row.slot.position)
             if line is not None:
                 self.cursor_line = line
         elif not row.collapsed:
@@ -699,9 +779,13 @@ class ContextTree(LinePane):
                 Segment(f"({row.depth},{row.slot.position}) {label}", s("tree--slot")),
                 Segment(f"   {size}", s("tree--dim")),
             ]
+        if row.ghost is not None:
+            return self._ghost_segments(row, view)
         return self._item_segments(row, view)
 
     def tooltip_of(self, row: Row, view: ContextView) -> Content | None:
+        if row.ghost is not None:
+            return self.ghost_tooltip(row)
         if row.kind == "item":
             item = row.item
             assert item is not None and row.slot is not None
@@ -721,14 +805,38 @@ class ContextTree(LinePane):
         where = "the active turn" if row.depth == 0 else f"{row.depth} turn(s) back"
         return Content(f"turn d{row.depth}: {where}; {fold}")
 
+    def _coords_width(self, view: ContextView) -> int:
+        # As wide as the deepest turn's coordinates need, and never less than one space after.
+        return max(11, len(str(view.history_depth)) + 8)
+
+    def _ghost_segments(self, row: Row, view: ContextView) -> list[Segment]:
+        """Dimmed and struck through: where it was, what it was; never a target."""
+        ghost = row.ghost
+        assert ghost is not None
+        item, ghost_style = ghost.item, self.style_of("tree--ghost")
+        width = self._coords_width(view)
+        badge, _ = BADGES[item.kind]
+        said = "gone" if ghost.mark == "removed" else "not yet"
+        if not ghost.same_turn:
+            said += ", its turn too" if ghost.mark == "removed" else ", nor its turn"
+        out = [
+            Segment("    "),
+            Segment(f"{ghost.coordinates:<{width - 1}} ", ghost_style),
+            Segment(f"{visible(item.node_type[:6])} {badge}", ghost_style),
+            Segment(f" {said} ", self.style_of("tree--note")),
+        ]
+        if item.key is not None:
+            out.append(Segment(f"#{visible(item.key, limit=ROW_LIMIT)} ", ghost_style))
+        out.append(Segment(visible(json.dumps(preview(item), ensure_ascii=False)), ghost_style))
+        return out
+
     def _item_segments(self, row: Row, view: ContextView) -> list[Segment]:
         s = self.style_of
         item = row.item
         assert item is not None and row.slot is not None
         coords = f"({row.depth},{row.slot.position},{row.offset})"
         badge, badge_style = BADGES[item.kind]
-        # As wide as the deepest turn's coordinates need, and never less than one space after.
-        width = max(11, len(str(view.history_depth)) + 8)
+        width = self._coords_width(view)
         out = [
             Segment("    "),
             Segment(f"{coords:<{width - 1}} ", s("tree--coords")),
@@ -751,6 +859,9 @@ class ContextTree(LinePane):
         elif item.lifecycle is not None:
             stages = len(item.lifecycle.stages)
             out.append(Segment(f"§{item.stage + 1}/{stages} ", s("tree--stage")))
+        note = self.note_of(row)
+        if note:
+            out.append(Segment(f"{note} ", s("tree--note")))
         # A row is as wide as the pane: a key or a tag is never read further than a row shows.
         if item.key is not None:
             out.append(Segment(f"#{visible(item.key, limit=ROW_LIMIT)} ", s("tree--key")))
@@ -781,6 +892,8 @@ class ProviderList(LinePane):
         Binding("enter", "select_cursor", "Select", show=False),
     ]
     TITLE = "provider rendering"
+    GLYPH_COLUMN = False  # its first column says what changed: since the episode before, or
+    # during a diff, the diff's change
 
     changes: var[ProviderChanges | None] = var(None)
     """The messages added or changed since the episode before the one shown (bound to the
@@ -807,6 +920,8 @@ class ProviderList(LinePane):
         self.border_subtitle = Content(" · ".join(said))  # never markup
 
     def tooltip_of(self, row: Row, view: ContextView) -> Content | None:
+        if row.ghost is not None:
+            return self.ghost_tooltip(row)
         item = row.item
         assert item is not None and row.slot is not None
         role = visible(provider_role(row.depth, item.role, row.turn.role), limit=40)
@@ -815,18 +930,26 @@ class ProviderList(LinePane):
         return Content(f"sent as {role}: the item at {where} (v: in the tree)\n{notes}")
 
     def render_row(self, row: Row, view: ContextView) -> list[Segment]:
-        item = row.item
-        assert item is not None and row.slot is not None
+        ghost = row.ghost
+        item = row.item if ghost is None else ghost.item
+        assert item is not None
         s = self.style_of
         role = provider_role(row.depth, item.role, row.turn.role)
         style = f"provider--{role}" if role in ROLES else "provider--user"
-        glyph, glyph_style = " ", s("tree--dim")
-        changes = self.changes
-        if changes is not None and item.id in changes.added:
-            glyph, glyph_style = "+", s("provider--added")
-        elif changes is not None and item.id in changes.changed:
-            glyph, glyph_style = "~", s("provider--changed")
-        coords = f"({row.depth},{row.slot.position},{row.offset})"
+        if self.comparison is not None:  # the diff shown: its glyphs, in the same column
+            glyph = self._glyph(row, self.row_change(row))
+        else:
+            glyph = Segment("  ", s("tree--dim"))
+            changes = self.changes
+            if changes is not None and item.id in changes.added:
+                glyph = Segment("+ ", s("provider--added"))
+            elif changes is not None and item.id in changes.changed:
+                glyph = Segment("~ ", s("provider--changed"))
+        if ghost is not None:
+            coords = ghost.coordinates
+        else:
+            assert row.slot is not None
+            coords = f"({row.depth},{row.slot.position},{row.offset})"
         width = max(9, len(str(view.history_depth)) + 7)  # (-1,0,0) … (12345,1,-1)
         chars = char_count(item)
         # The sizes line up: as wide as the largest message's (the totals know it).
@@ -834,11 +957,17 @@ class ProviderList(LinePane):
         wide, tokens_wide = len(f"{largest:,}"), len(f"~{token_estimate(largest):,}")
         tokens = f"~{token_estimate(chars):,}"
         size = f"{chars:>{wide},} ch {tokens:>{tokens_wide}} tok "
-        return [
-            Segment(f"{glyph} ", glyph_style),
-            Segment(f"{coords:<{width}} ", s("provider--coords")),
+        content = s("tree--content" if ghost is None else "tree--ghost")
+        where = s("provider--coords" if ghost is None else "tree--ghost")
+        out = [
+            glyph,
+            Segment(f"{coords:<{width}} ", where),
             Segment(f"{visible(role, limit=ROW_LIMIT):<10}", s(style)),
             Segment(size, s("provider--size")),
             Segment("│ ", s("tree--dim")),
-            Segment(visible(preview(item, 400)), s("tree--content")),
         ]
+        note = self.note_of(row) if ghost is None else "gone" if ghost.mark == "removed" else ""
+        if note:
+            out.append(Segment(f"{note} ", s("tree--note")))
+        out.append(Segment(visible(preview(item, 400)), content))
+        return out

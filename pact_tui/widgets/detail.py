@@ -26,12 +26,16 @@ from engine.context.nodes import Item
 from engine.context.timeline import StoryEvent
 from engine.visible import visible
 
+from ..tree_diff import TreeDiff
 from ..tree_layout import Row
-from ..types import Comparison, Shown
+from ..types import DIFF_GLYPHS, Comparison, Ghost, Shown
+from .queue import Palette, diff_renderable
 
 CONTENT_CHARS = 4_000  # of an item's content in the pane (o reads all of it)
 CONTENT_LINES = 80
 FIELD_CHARS = 2_000  # of a key, a tag list, the data: more than a pane's height of them
+MISSING_LISTED = 12  # of the items the view shown lacks, listed above the node during a diff
+DIFF_LINES = 60  # of a changed content's side-by-side diff
 # ensure_ascii=False: the data as people read it (visible() makes what must be visible so).
 _READABLE_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
@@ -107,6 +111,7 @@ def describe(
     row: Row,
     change: ItemChange | None = None,
     story: tuple[StoryEvent, ...] | None = None,
+    changed_text: RenderableType | None = None,
 ) -> RenderableType:
     """A renderable describing ``row``'s node as it is in ``view``."""
     if row.kind in ("system", "turn"):
@@ -125,6 +130,8 @@ def describe(
                 ]
             ),
         )
+    if row.ghost is not None:  # a diff's, drawn while the diff is being cleared
+        return Text(f"{visible(row.ghost.id)} is not in this view", style="dim")
     if row.kind == "slot":
         slot = row.slot
         assert slot is not None
@@ -140,7 +147,7 @@ def describe(
                 ]
             ),
         )
-    return _describe_item(view, row, change, story)
+    return _describe_item(view, row, change, story, changed_text)
 
 
 def _describe_item(
@@ -148,6 +155,7 @@ def _describe_item(
     row: Row,
     change: ItemChange | None,
     story: tuple[StoryEvent, ...] | None,
+    changed_text: RenderableType | None = None,
 ) -> RenderableType:
     """Every field, the change in the diff shown, the content, and the story (None: not told
     yet, the log is being read)."""
@@ -213,6 +221,8 @@ def _describe_item(
             Text("\nchanged in this diff", style="bold"),
             Text(visible(", ".join([*change.fields, *moved]), limit=FIELD_CHARS) or "—"),
         ]
+    if changed_text is not None:
+        parts.append(changed_text)
     shown, more = content_head(item)
     parts += [Text("\ncontent", style="bold"), Text(visible(shown, multiline=True))]
     if more:
@@ -235,44 +245,136 @@ def _describe_item(
     return Group(*parts)
 
 
-def describe_subject(subject: Subject) -> RenderableType:
+def describe_subject(subject: Subject, palette: Palette | None = None) -> RenderableType:
     """The node, and above it what the diff shown found."""
     comparison, row, view = subject.comparison, subject.row, subject.shown.view
     if comparison is None:
         return describe(view, row, None, subject.story)
-    change = comparison.diff.change_of(row.item.id) if row.item is not None else None
-    return Group(diff_summary(comparison), describe(view, row, change, subject.story))
+    palette = palette or Palette()
+    if row.ghost is not None:
+        return Group(diff_summary(comparison, palette), describe_ghost(comparison, row.ghost))
+    parts: list[RenderableType] = [diff_summary(comparison, palette)]
+    change = None
+    if row.item is not None:
+        change = comparison.diff.change_of(row.item.id, row.turn.seq)
+        if row.item.id in comparison.diff.added or row.item.id in comparison.diff.removed:
+            parts.append(_presence(comparison, row.item.id))
+    changed_text = None
+    if row.item is not None:
+        delta = comparison.diff.changed.get(row.item.id)
+        if delta is not None and "content" in delta.change.fields:
+            changed_text = content_diff(comparison, delta.before, delta.after, palette)
+    parts.append(describe(view, row, change, subject.story, changed_text))
+    return Group(*parts)
 
 
-def diff_summary(comparison: Comparison) -> RenderableType:
-    """What a diff found, above the selected node: counts, then the removed items (which the
-    newer tree no longer shows)."""
-    diff, removed = comparison.diff, comparison.removed
+def _presence(comparison: Comparison, item_id: str) -> Text:
+    """Why a row of the view shown is marked + or −."""
+    if item_id in comparison.diff.added:
+        return Text(f"+ added: not in {visible(comparison.older)}", style="bold")
+    return Text(f"− removed: not in {visible(comparison.newer)}", style="bold")
+
+
+def content_diff(comparison: Comparison, before: Item, after: Item, palette: Palette) -> Group:
+    """A changed content, word by word, side by side: the older side on the left."""
+    old, _ = content_head(before)
+    new, _ = content_head(after)
+    titles = (comparison.older, comparison.newer)
+    return Group(
+        Text("\ncontent changed, word by word", style="bold"),
+        diff_renderable(old, new, True, titles, palette, DIFF_LINES),
+    )
+
+
+def describe_ghost(comparison: Comparison, ghost: Ghost) -> RenderableType:
+    """An item the view shown lacks: what it was, where, and on which side it is."""
+    item = ghost.item
+    if ghost.mark == "removed":
+        head = f"− removed: in {comparison.older}, not in {comparison.newer}"
+    else:
+        head = f"+ added: in {comparison.newer}, not yet in {comparison.older}"
+    where = f"{ghost.coordinates}" + ("" if ghost.same_turn else " (its turn is gone)")
+    timers = "permanent" if item.ttl is None else f"{item.ttl}"
+    shown, more = content_head(item)
+    parts: list[RenderableType] = [
+        Text(visible(head), style="bold"),
+        Text.assemble(
+            (f"{visible(item.node_type, limit=FIELD_CHARS)} ", "bold"),
+            (visible(item.id), "bold"),
+            f"   was at {where}",
+        ),
+        _fields_table(
+            [
+                ("key", _dash(item.key)),
+                ("tags", _dash(", ".join(item.tags) or None)),
+                ("role", _dash(item.role)),
+                ("ttl", timers),
+                ("born", f"episode {item.born_episode}  ·  creation #{item.creation_index}"),
+            ]
+        ),
+        Text("\ncontent", style="bold"),
+        Text(visible(shown, multiline=True)),
+    ]
+    if more:
+        parts.append(_more_of(item, shown))
+    return Group(*parts)
+
+
+def diff_summary(comparison: Comparison, palette: Palette | None = None) -> RenderableType:
+    """What a diff found, above the selected node: its sides (as the header names them),
+    counts with the rows' glyphs, what moved whole, and the first items the view shown lacks
+    (drawn as ghosts where they were)."""
+    palette = palette or Palette()
+    diff = comparison.diff
+    added, removed, changed, moved = diff.tally
     counts = Text.assemble(
         ("diff ", "bold"),
         (visible(comparison.label), "bold"),
         "   ",
-        (f"+{len(diff.added)} added", "green"),
+        (f"+{added} added", palette.added),
         "  ",
-        (f"-{len(diff.removed)} removed", "red"),
+        (f"−{removed} removed", palette.removed),
         "  ",
-        (f"~{len(diff.changed)} changed", "yellow"),
+        (f"~{changed} changed", palette.warn),
     )
     parts: list[RenderableType] = [counts]
-    for gone in removed:
-        short = gone.text if len(gone.text) <= 40 else gone.text[:39] + "…"
+    if moved:
+        parts.append(Text(f"{DIFF_GLYPHS['moved']} {moved_summary(diff)}", style="dim"))
+    missing = comparison.ghosts
+    if missing:
+        side = comparison.older if comparison.shown_is_newer else comparison.newer
+        parts.append(Text(f"only in {visible(side)} (drawn where they were):", style="dim"))
+    for ghost in missing[:MISSING_LISTED]:
+        short = preview_of(ghost.item, 40)
+        glyph = DIFF_GLYPHS[ghost.mark]
+        style = palette.removed if ghost.mark == "removed" else palette.added
         parts.append(
             Text.assemble(
-                ("  - ", "red"),
-                f"{visible(gone.id)} {gone.coordinates} ",
+                (f"  {glyph} ", style),
+                f"{visible(ghost.id)} {ghost.coordinates} ",
                 (visible(short), "dim"),
             )
         )
-    more = len(diff.removed) - len(removed)
+    more = len(missing) - MISSING_LISTED
     if more > 0:
-        parts.append(Text(f"  … and {more} more removed", style="dim"))
+        parts.append(Text(f"  … and {more} more", style="dim"))
     parts.append(Text(""))
     return Group(*parts)
+
+
+def moved_summary(diff: TreeDiff) -> str:
+    """``99,990 items one deeper`` (the turns they are in moved: ODI, or a turn removed)."""
+    said = []
+    for steps, count in sorted(diff.depth_moves.items()):
+        how = "one" if abs(steps) == 1 else f"{abs(steps)}"
+        way = "deeper" if steps > 0 else "shallower"
+        said.append(f"{count:,} item{'s' if count != 1 else ''} {how} {way}")
+    return "moved: " + ", ".join(said)
+
+
+def preview_of(item: Item, width: int) -> str:
+    text = item.text_head(width + 1).replace("\n", " ⏎ ")
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class NodeDetail(VerticalScroll):
@@ -290,4 +392,5 @@ class NodeDetail(VerticalScroll):
 
     def watch_subject(self, subject: Subject | None) -> None:
         if subject is not None:
-            self.query_one("#detail-body", Static).update(describe_subject(subject))
+            palette = Palette.of(self.app.theme_variables)
+            self.query_one("#detail-body", Static).update(describe_subject(subject, palette))

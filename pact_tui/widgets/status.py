@@ -44,8 +44,8 @@ class Status:
     snapshot: str | None = None  # the snapshot shown, when in the past
     trigger: str | None = None
     pending: int = 0  # events that arrived while looking at the past
-    diff: str | None = None  # "n21 ↔ now"
-    diff_counts: tuple[int, int, int] | None = None  # added, removed, changed
+    diff: str | None = None  # "n21 (base) → live": older first, as the detail says it
+    diff_counts: tuple[int, int, int, int] | None = None  # added, removed, changed, moved
     playing: float | None = None  # seconds per step while playing
     matches: str | None = None  # "3/12 matches", or "invalid selector"
     read_only: bool = False  # the workspace is open read-only: no commands
@@ -114,8 +114,7 @@ def _parts(status: Status) -> list[_Part]:
     if status.diff:
         counts = ""
         if status.diff_counts is not None:
-            added, removed, changed = status.diff_counts
-            counts = f"+{added} -{removed} ~{changed}"
+            counts = diff_counts(*status.diff_counts)
         parts.append(
             _Part(
                 f"   diff {visible(status.diff)}  {counts}".rstrip(),
@@ -151,6 +150,12 @@ def _filter_and_follow(status: Status) -> list[_Part]:
             )
         )
     return parts
+
+
+def diff_counts(added: int, removed: int, changed: int, moved: int) -> str:
+    """``+2 −1 ~3 ↓10``: with the glyphs the rows carry (``↓``: moved with their turn)."""
+    counts = f"+{added} −{removed} ~{changed}"
+    return f"{counts} ↓{moved}" if moved else counts
 
 
 def fit(parts: list[_Part], width: int) -> list[tuple[str, str]]:

@@ -36,6 +36,12 @@ def _background(pane: LinePane, line: int) -> Style:
     return Style(bgcolor=segment.style.bgcolor)
 
 
+def _glyph(pane: LinePane, line: int) -> str:
+    """The glyph column of a line, as drawn."""
+    pane.jump_to(line)
+    return pane.render_line(line - int(pane.scroll_offset.y)).text[:2]
+
+
 async def test_a_diff_marks_added_and_changed_nodes_and_lists_the_removed(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
@@ -47,33 +53,43 @@ async def test_a_diff_marks_added_and_changed_nodes_and_lists_the_removed(demo: 
 
         await pilot.press("left_curly_bracket", "d")
         assert screen.diff_base is not None and screen.diff_base.snapshot_id == base.id
-        assert notifications(app)[-1].startswith(f"Diff: diff base set to {base.id}")
+        assert notifications(app)[-1].startswith(f"Diff: diff base set to snapshot {base.id}")
         await pilot.press("right_square_bracket", "right_square_bracket")
+        await settle(pilot)
 
-        assert screen.comparison is not None and screen.comparison.diff == expected
-        changed = {change.id for change in expected.changed}
+        assert screen.comparison is not None and screen.comparison.diff.to_diff() == expected
         tree = screen.context_tree
-        assert tree.marks == {
-            **dict.fromkeys(expected.added, "added"),
-            **dict.fromkeys(changed, "changed"),
-        }
-        counts = f"+{len(expected.added)} -{len(expected.removed)} ~{len(changed)}"
-        assert f"diff {base.id} ↔ {shown.id}  {counts}" in status_text(app)
+        assert tree.marks == {}  # no selector: the diff's marks come with the comparison
+        added, removed, changed, moved = screen.comparison.diff.tally
+        assert (added, removed, changed + moved) == expected.counts
+        counts = f"+{added} −{removed} ~{changed}" + (f" ↓{moved}" if moved else "")
+        assert f"diff {base.id} (base) → {shown.id}  {counts}" in status_text(app)
         scrubber = screen.query_one(Scrubber).render_line(0).text
         assert "A" in scrubber and scrubber.index("A") < scrubber.index("●")
 
-        # the marks are drawn: an added line, a changed line and a plain line differ
+        # the marks are drawn, with a glyph each: an added line, a ghost and a plain line
         await pilot.press("home")  # the cursor, on top, is on none of them
-        added = _background(tree, _line_of(tree, expected.added[0]))
-        moved = _background(tree, _line_of(tree, next(iter(changed))))
-        plain = _background(tree, _line_of(tree, "n4"))  # the system prompt, unchanged
-        assert len({added, moved, plain}) == 3
+        added_line = _line_of(tree, expected.added[0])
+        ghost_line = _line_of(tree, expected.removed[0])
+        plain_line = _line_of(tree, "n4")  # the system prompt, unchanged
+        backgrounds = {
+            _background(tree, added_line),
+            _background(tree, ghost_line),
+            _background(tree, plain_line),
+        }
+        assert len(backgrounds) == 3
+        assert _glyph(tree, added_line) == "+ "
+        assert _glyph(tree, ghost_line) == "− "
+        assert _glyph(tree, plain_line) == "  "
+        for change in expected.changed:  # every one only moved deeper, with its turn
+            assert _glyph(tree, _line_of(tree, change.id)) == "↓ "
 
-        # removed items are gone from the newer tree: the detail lists them
+        # removed items are drawn where they were, and the detail lists them
         detail = detail_text(app)
-        assert f"diff {base.id} → {shown.id}" in detail
+        assert f"diff {base.id} (base) → {shown.id}" in detail
         for item_id in expected.removed:
-            assert f"- {item_id} (" in detail
+            assert f"− {item_id} (" in detail
+            assert tree.layout_model.row(_line_of(tree, item_id)).kind == "ghost"
 
 
 async def test_the_detail_names_what_changed_on_a_changed_node(demo: Path) -> None:
@@ -81,8 +97,9 @@ async def test_the_detail_names_what_changed_on_a_changed_node(demo: Path) -> No
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         await pilot.press("left_curly_bracket", "d", "right_square_bracket", "right_square_bracket")
+        await settle(pilot)
         assert screen.comparison is not None
-        change = screen.comparison.diff.changed[0]
+        change = screen.comparison.diff.to_diff().changed[0]
         assert change.depth is not None
         before, after = change.depth
         tree = screen.context_tree
@@ -98,30 +115,43 @@ async def test_d_again_clears_the_diff(demo: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         await pilot.press("left_curly_bracket", "d", "right_square_bracket")
-        assert screen.context_tree.marks
+        await settle(pilot)
+        assert screen.context_tree.comparison is not None
         await pilot.press("d")
         assert screen.diff_base is None and screen.comparison is None
-        assert screen.context_tree.marks == {}
+        assert screen.context_tree.comparison is None
         assert "diff" not in status_text(app)
         assert "diff" not in detail_text(app).split("\n")[0]
+        assert not any(r.kind == "ghost" for r in screen.context_tree.layout_model.rows(0, 99))
         assert notifications(app)[-1] == "diff cleared"
         assert "A" not in screen.query_one(Scrubber).render_line(0).text
 
 
-async def test_a_diff_with_now_as_its_base_marks_what_the_older_view_lost(demo: Path) -> None:
+async def test_a_diff_with_live_as_its_base_marks_what_the_older_view_lost(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
-        await pilot.press("d")  # the base is now, live
-        assert "diff now ↔ now  +0 -0 ~0" in status_text(app)
+        newest = screen.workspace.snapshots("researcher")[-1]  # live is as it was then
+        await pilot.press("d")
+        assert f"diff {newest.id} (base) → live  +0 −0 ~0" in status_text(app)
         await pilot.press("left_square_bracket")  # the newest snapshot, the same state
-        newest = screen.workspace.snapshots("researcher")[-1]
-        assert f"diff now ↔ {newest.id}  +0 -0 ~0" in status_text(app)
+        assert f"diff {newest.id} (base) → {newest.id}  +0 −0 ~0" in status_text(app)
         await pilot.press("left_square_bracket")
-        assert screen.comparison is not None and screen.comparison.diff.changed
-        # the newer end (now) is the base: the shown, older tree marks what it lost
-        shown_marks = set(screen.context_tree.marks.values())
-        assert shown_marks <= {"removed", "changed"} and "changed" in shown_marks
+        await settle(pilot)
+        older = screen.workspace.snapshots("researcher")[-2]
+        assert f"diff {older.id} → {newest.id} (base)" in status_text(app)
+        comparison = screen.comparison
+        assert comparison is not None and not comparison.shown_is_newer
+        # the newer end is the base: the shown, older tree marks what it lost, and draws
+        # what the newer one gained as ghosts
+        expected = await screen.workspace.diff("researcher", older.id, newest.id)
+        assert comparison.diff.to_diff() == expected
+        tree = screen.context_tree
+        for item_id in expected.removed:
+            assert _glyph(tree, _line_of(tree, item_id)) == "− "
+        for item_id in expected.added:
+            line = _line_of(tree, item_id)
+            assert tree.layout_model.row(line).kind == "ghost" and _glyph(tree, line) == "+ "
 
 
 async def test_switching_context_leaves_the_diff_behind(
@@ -147,5 +177,5 @@ async def test_switching_context_leaves_the_diff_behind(
         screen.switch_context("b")
         await settle(pilot)
         assert screen.context_name == "b" and screen.diff_base is None
-        assert screen.comparison is None and screen.context_tree.marks == {}
+        assert screen.comparison is None and screen.context_tree.comparison is None
         assert "diff" not in status_text(app)

@@ -78,8 +78,8 @@ BUSY = Status(
     snapshot="n270831",
     trigger="after-summary",
     pending=12,
-    diff="n25 ↔ n270831",
-    diff_counts=(5, 2, 3),
+    diff="n25 (base) → n270831",
+    diff_counts=(5, 2, 3, 0),
     playing=0.25,
     matches="3/12 matches",
 )

@@ -89,8 +89,9 @@ ON_A_CHANGED_NODE = ("home", *["down"] * 7)  # (3,0,0), the first user message, 
 
 
 def test_a_diff(snap_compare: Any, demo: Path) -> None:
-    """The first snapshot marked as the base, two steps on: added and changed items marked,
-    the removed ones listed in the detail, the cursor on a moved message (depth 1 → 3)."""
+    """The first snapshot marked as the base, two steps on: added and moved items marked with
+    their glyphs, the removed ones as ghost rows where they were and listed in the detail, the
+    cursor on a moved message (depth 1 → 3)."""
     run = steps(*DIFF_KEYS, *ON_A_CHANGED_NODE)
     assert snap_compare(still(demo), terminal_size=SIZE, run_before=run)
 

@@ -269,9 +269,14 @@ async def test_a_lifecycle_badge_on_a_marked_row_is_legible(demo: Path, theme: s
     app = inspector(demo, theme=theme)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("left_curly_bracket", "d", "right_square_bracket", "home")
+        await settle(pilot)
         tree = screen_of(app).context_tree
         layout = tree.layout_model
-        marked = [y for y in range(layout.line_count) if layout.row(y).node_id in tree.marks]
+        marked = [
+            y
+            for y in range(layout.line_count)
+            if layout.row(y).kind == "item" and tree.row_change(layout.row(y)) is not None
+        ]
         assert marked
         for line in marked:
             (badge,) = [s for s in tree.render_line(line) if s.text in ("PERM", "TEMP", "STCK")]

@@ -50,6 +50,23 @@ def test_seal_does_not_change_the_exported_state(ctx: Context) -> None:
     assert ctx.model_dump_json() == before
 
 
+def test_hold_keeps_the_state_as_it_is_without_a_snapshot(ctx: Context) -> None:
+    ctx.add_user("a")
+    ctx.pact_insert("d0, 1, 0", TextContent("x", ttl=2, cadence=3))
+    before = ctx.model_dump_json()
+    counters = ctx.counters()
+    held = ctx.hold()
+    assert ctx.model_dump_json() == before and ctx.counters() == counters  # no id taken
+    assert len(ctx.history) == 0  # nothing recorded
+    ctx.pact_update("d0, 1, 0", TextContent("y"), mode="replace")
+    ctx.add_user("b")
+    ctx.advance()
+    assert without_counters(held.model_dump_json()) == without_counters(before)
+    assert [item.content for item, *_ in held.iter_items()] == ["a", "x"]
+    with pytest.raises(ReadOnlySelector):
+        held.add_user("c")  # type: ignore[attr-defined]
+
+
 def test_snapshot_reads_like_a_context(ctx: Context) -> None:
     ctx.pact_insert("d-1, 0, 0", TextContent("sys"))
     ctx.add_user("a")
