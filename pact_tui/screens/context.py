@@ -57,7 +57,7 @@ from ..types import (
     Shown,
     Told,
 )
-from ..widgets.context_list import ContextList
+from ..widgets.context_list import ContextList, fork_point
 from ..widgets.context_tree import (
     PROVIDER_LEGEND,
     TREE_LEGEND,
@@ -152,6 +152,13 @@ class ContextScreen(Screen[None]):
             "y", "copy", "Copy", show=False, tooltip="copy the item's content, place or selector"
         ),
         Binding("x", "export", "Export", show=False, tooltip="export the provider view or diff"),
+        Binding(
+            "K",
+            "fork",
+            "Fork",
+            show=False,
+            tooltip="fork: copy this context as of the snapshot shown into a new one",
+        ),
         # -- filter, follow, jump --
         Binding(
             "F",
@@ -1032,6 +1039,66 @@ class ContextScreen(Screen[None]):
             self.provider_changes = None
         else:
             self.provider_changes = provider_changes(before, shown.view, f"e{episode - 1}")
+
+    # -- fork (app-layout) ---------------------------------------------------------------------
+    def action_fork(self) -> None:
+        """Ask for a name, then copy the context as of the snapshot shown (or as it is now, at
+        live) into a new context (``Workspace.fork_context``) and show it, live: a place to
+        step, insert and play without touching the agent's own context."""
+        shown = self.shown
+        if shown is None:
+            return
+        if self.workspace.read_only:
+            self.notify(
+                "The workspace is open read-only: a fork cannot be made.",
+                severity="warning",
+                title="Read-only",
+            )
+            return
+        name, entry = shown.name, shown.entry
+        when = f"snapshot {entry.id}, episode {entry.episode}" if entry else "it is now"
+        question = f"Fork context {visible(name)!r} as of {visible(when)} into a new context named"
+
+        def fork(new: str | None) -> None:
+            if new and new.strip():
+                self._fork(name, new.strip(), entry.id if entry is not None else None)
+
+        self.app.push_screen(PromptScreen(question, value=self._fork_name(name)), fork)
+
+    def _fork_name(self, name: str) -> str:
+        """``researcher-fork``, or ``researcher-fork-2`` … when that is taken."""
+        taken = {info.name for info in self.contexts}
+        offered, number = f"{name}-fork", 1
+        while offered in taken:
+            number += 1
+            offered = f"{name}-fork-{number}"
+        return offered
+
+    @work(group="commands")
+    async def _fork(self, name: str, new: str, at: str | None) -> None:
+        try:
+            origin = await self.workspace.fork_context(name, new, at=at, actor="tui")
+        except (ContextError, StoreError) as error:
+            self._failed("Cannot fork", error)
+            return
+        self.contexts = tuple(self.workspace.contexts())
+        self.switch_context(new)
+        self.notify(
+            visible(
+                f"{new}: a copy of {fork_point(origin)}. Commands here leave {name} as it was."
+            ),
+            title="Forked",
+            markup=False,
+            timeout=10,
+        )
+
+    def fork_commands(self) -> Iterator[SystemCommand]:
+        """The palette's command for forking (``App.get_system_commands``)."""
+        yield SystemCommand(
+            "Fork this context at the shown snapshot…",
+            "a copy in a new context, to step and play without touching this one",
+            self.action_fork,
+        )
 
     # -- copy and export (app-layout) ----------------------------------------------------------
     def copy_and_export_commands(self) -> Iterator[SystemCommand]:
