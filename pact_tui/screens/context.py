@@ -36,6 +36,8 @@ from ..export import (
     SUFFIXES,
     Format,
     Where,
+    changelog_json,
+    changelog_markdown,
     diff_json,
     diff_markdown,
     format_of,
@@ -90,7 +92,11 @@ SYNC_DIFF_ITEMS = 20_000  # items a diff compares one by one in the handler; mor
 COMMAND_ACTIONS = frozenset({"message", "advance", "seal"})  # the actions that write
 WIDE = 100  # columns from which the context list is shown at start (narrower: the tree's room)
 CLIPBOARD_LARGE = 100_000  # characters: more than some terminals take through OSC 52
-EXPORTS = {"provider": "provider rendering", "diff": "diff"}  # what can be exported
+EXPORTS = {  # what can be exported
+    "provider": "provider rendering",
+    "changelog": "changelog",
+    "diff": "diff",
+}
 FORM_NAMES = {"markdown": "Markdown", "json": "JSON"}
 LEGEND: list[Legend] = [  # the help page (?) under the keys
     SELECTOR_SECTION,
@@ -151,7 +157,13 @@ class ContextScreen(Screen[None]):
         Binding(
             "y", "copy", "Copy", show=False, tooltip="copy the item's content, place or selector"
         ),
-        Binding("x", "export", "Export", show=False, tooltip="export the provider view or diff"),
+        Binding(
+            "x",
+            "export",
+            "Export",
+            show=False,
+            tooltip="export the provider view, the step's changelog or the diff",
+        ),
         Binding(
             "K",
             "fork",
@@ -1191,6 +1203,8 @@ class ContextScreen(Screen[None]):
         choices = [
             Choice("p", "the provider rendering as Markdown", "provider markdown"),
             Choice("P", "the provider rendering as JSON", "provider json"),
+            Choice("c", "what this step did (its changelog) as Markdown", "changelog markdown"),
+            Choice("C", "what this step did (its changelog) as JSON", "changelog json"),
         ]
         if self.comparison is not None:
             choices += [
@@ -1264,11 +1278,17 @@ class ContextScreen(Screen[None]):
             if form == "json":
                 return provider_json(shown.view)
             return provider_markdown(shown.view, where)
+        if what == "changelog":  # the step shown: the snapshot's, or live's since the newest
+            at = shown.entry.id if shown.entry is not None else None
+            step = await self.workspace.changelogs(shown.name, snapshot=at)
+            if form == "json":
+                return changelog_json(step)
+            return changelog_markdown(step, where)
         assert comparison is not None
         # The two states compared, as they were (a live end was held, or is the live view).
         older_view, newer_view = comparison.diff.older, comparison.diff.newer
-        older = Where(shown.name, older_view.current_episode, comparison.older_at)
-        newer = Where(shown.name, newer_view.current_episode, comparison.newer_at)
+        older = Where(shown.name, older_view.current_episode, comparison.older_at, comparison.older)
+        newer = Where(shown.name, newer_view.current_episode, comparison.newer_at, comparison.newer)
         diff = comparison.diff.to_diff()
         if form == "json":
             return diff_json(diff, older, newer)

@@ -16,6 +16,7 @@ from rich.cells import cell_len
 from textual.widgets import Input, Label
 
 from engine.context import Context, ContextView, SequentialIds, SteppingClock
+from engine.context.changelog import lines_of
 from engine.workspace import Workspace
 from pact_tui.provider import ProviderTotals, provider_changes, provider_totals
 from pact_tui.screens.choose import ChooseScreen
@@ -738,7 +739,65 @@ async def test_the_diff_exports_as_json_and_markdown(demo: Path, tmp_path: Path)
         assert "## Added" in markdown and "## Removed" in markdown
 
 
-async def test_without_a_diff_only_the_provider_rendering_is_offered(demo: Path) -> None:
+async def test_a_diff_against_a_state_held_at_live_exports_with_its_name(
+    demo: Path, tmp_path: Path
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("u", *"before", "enter")  # live is no snapshot now
+        await settle(pilot)
+        await pilot.press("d", "u", *"after the base", "enter")
+        await wait_until(pilot, lambda: screen.comparison is not None, "the diff")
+        await settle(pilot)
+        comparison = screen.comparison
+        assert comparison is not None and comparison.older_at is None  # held, not a snapshot
+        offered = await _export(pilot, "D")
+        assert offered.startswith("researcher-live-live-diff")
+        data = json.loads((tmp_path / offered).read_text())
+        assert data["older"] == {"snapshot": None, "episode": 6}
+        assert data["added"] == list(comparison.diff.to_diff().added)
+        await _export(pilot, "d")
+        markdown = (tmp_path / offered.replace(".json", ".md")).read_text()
+        assert comparison.older.startswith("e6 held")
+        assert f"From context researcher, episode 6 ({comparison.older}) to" in markdown
+        assert "after the base" in markdown
+
+
+async def test_the_changelog_of_the_step_shown_exports_as_json_and_markdown(
+    demo: Path, tmp_path: Path
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("full_stop")  # a step that expires, rehydrates and moves things
+        await settle(pilot)
+        await pilot.press("left_square_bracket")  # its snapshot
+        await settle(pilot)
+        assert screen.shown is not None and screen.shown.entry is not None
+        snapshot = screen.shown.entry.id
+        step = await screen.workspace.changelogs("researcher", snapshot=snapshot)
+        assert step.events
+
+        assert await _export(pilot, "C") == f"researcher-{snapshot}-changelog.json"
+        data = json.loads((tmp_path / f"researcher-{snapshot}-changelog.json").read_text())
+        assert data == json.loads(json.dumps(step.to_json()))
+
+        await _export(pilot, "c")
+        markdown = (tmp_path / f"researcher-{snapshot}-changelog.md").read_text()
+        assert markdown.startswith("# What happened: context researcher, episode 7")
+        assert step.title() in markdown and step.summary() in markdown
+        for line in lines_of(step.changelogs):
+            assert f"- {line.strip()}" in markdown, line
+
+        await pilot.press("L", "u", *"since then", "enter")  # live: the step since n…
+        await settle(pilot)
+        await _export(pilot, "C")
+        live = json.loads((tmp_path / "researcher-e7-changelog.json").read_text())
+        assert live["kind"] == "live" and len(live["events"]) == 1
+
+
+async def test_without_a_diff_the_diff_is_not_offered(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("x")
@@ -746,6 +805,8 @@ async def test_without_a_diff_only_the_provider_rendering_is_offered(demo: Path)
         assert [choice.value for choice in app.screen.choices] == [
             "provider markdown",
             "provider json",
+            "changelog markdown",
+            "changelog json",
         ]
         await pilot.press("d")  # not offered: nothing happens
         assert isinstance(app.screen, ChooseScreen)
