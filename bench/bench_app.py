@@ -21,8 +21,13 @@ Every figure is measured in this run next to its anchor:
    when it is free, as from a terminal, so a quit waits for whatever is being drawn. Each run
    is a fresh headless process (median of 3).
 
+5. filter mode (issue 14): at 100,000 items, with ``+notes`` matching 16,666 of them kept in
+   the selector bar, the F key to the first frame composed showing only the matches and their
+   turns and slots (and the status line's count): median ≤ 100 ms. Anchor, same run: a plain
+   cursor move (the down key) to its frame. In-process and headless, as figure 2.
+
 The module is also the child processes: ``python -m bench.bench_app minimal|pact|writer|big …``;
-``python -m bench.bench_app big-items`` runs benchmark 4 alone.
+``python -m bench.bench_app big-items`` runs benchmark 4 alone, ``… filter`` benchmark 5.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ QUIT_AFTER = 1.0  # seconds after the provider view is drawn that q is pressed
 STARTS = 5
 ADVANCES = 30
 COMMITS = 40
+FILTERS = 15  # times filter mode is turned on (and off again between)
+FILTERED = "+notes"  # one item of six in the scaled demo: 16,666 of 100,000
 
 
 def on_paint(app: Any, callback: Callable[[], None]) -> None:
@@ -342,6 +349,103 @@ def big_items_only() -> None:
         bench_big_items(Path(scratch))
 
 
+# -- 5. filter mode on to repaint -----------------------------------------------------------------
+async def filter_latencies(path: Path) -> tuple[list[float], list[float], int, int]:
+    """(F to the filtered frame, each time; the down key to its frame, each time; matches;
+    rows shown), in seconds."""
+    from pact_tui.app import PactApp
+    from pact_tui.screens.context import STORY_DELAY, ContextScreen
+    from pact_tui.widgets.status import StatusBar
+
+    app = PactApp(path, watch=False, context="researcher")
+    on_samples: list[float] = []
+    move_samples: list[float] = []
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ContextScreen) and screen.view is not None
+        tree = screen.context_tree
+        bar = screen.query_one(StatusBar)
+        await pilot.press("home")  # the system region's header (the cursor opened on d0's)
+        screen.selector = FILTERED  # as if typed and kept: the matches are found once, here
+        await pilot.pause()
+        matches = len(screen.matches)
+        shown = asyncio.Event()
+        wanted: Callable[[], bool] = lambda: False  # noqa: E731
+
+        def painted() -> None:  # what was drawn: the status bar's count, the cursor's line
+            if wanted():
+                shown.set()
+
+        on_paint(app, painted)
+
+        async def timed(key: str, condition: Callable[[], bool]) -> float:
+            nonlocal wanted
+            # As a person pauses between keys: the detail's story of the row the last key left
+            # the cursor on is read by then (a worker on the loop), and not timed with this key.
+            await pilot.pause(2 * STORY_DELAY)
+            await app.workers.wait_for_complete()
+            wanted = condition
+            shown.clear()
+            start = time.perf_counter()
+            app.simulate_key(key)
+            await asyncio.wait_for(shown.wait(), timeout=30)
+            elapsed = time.perf_counter() - start
+            wanted = lambda: False  # noqa: E731
+            await pilot.pause()
+            return elapsed
+
+        def filtered() -> bool:
+            status = bar.status
+            return status is not None and status.filtered is not None
+
+        def unfiltered() -> bool:
+            status = bar.status
+            return status is not None and status.filtered is None
+
+        rows = 0
+        for round_ in range(FILTERS + 2):  # the first two warm caches up
+            on = await timed("F", filtered)
+            rows = tree.line_count
+            await timed("F", unfiltered)
+            # Down from a turn's header to its message's (turning the filter on and off puts
+            # the cursor back on the turn's): the cursor stays on header rows, where the detail
+            # reads no item's story from the log (a replay of the context that the workspace
+            # keeps, whose heap every later full collection walks: not this figure's cost).
+            line = tree.cursor_line + 1
+            move = await timed("down", lambda line=line: tree.cursor_line == line)
+            row = tree.current_row
+            assert row is not None and row.item is None, row
+            if round_ >= 2:
+                on_samples.append(on)
+                move_samples.append(move)
+    return on_samples, move_samples, matches, rows
+
+
+def bench_filter(large: Path) -> None:
+    print(f"5. filter mode on, F to the repainted screen ({FILTERS} times, median)")
+    on, move, matches, rows = asyncio.run(filter_latencies(large))
+    print(
+        f"  {FILTERED}: {matches:,} matches, {rows:,} rows shown;"
+        f" F: median {fmt(statistics.median(on))}, max {fmt(max(on))};"
+        f" a cursor move: median {fmt(statistics.median(move))}"
+    )
+    report_limit(
+        f"filter mode on ({matches // 1000}k matches of 100k) → repaint, median",
+        statistics.median(on) * 1e3,
+        100,
+        "ms",
+        anchor_text=f"a cursor move → repaint: {fmt(statistics.median(move))}",
+    )
+
+
+def filter_only() -> None:
+    """Benchmark 5 alone: ``python -m bench.bench_app filter``."""
+    print("Inspector app (pact_tui), benchmark 5 only")
+    with tempfile.TemporaryDirectory(prefix="bench-app-") as scratch:
+        bench_filter(build(Path(scratch), LARGE))
+
+
 def build(directory: Path, items: int) -> Path:
     from pact_tui.demo import create_scaled_demo
 
@@ -361,6 +465,7 @@ def main() -> None:
         bench_advance(small, large)
         bench_live(large)
         bench_big_items(directory)
+        bench_filter(large)
 
 
 if __name__ == "__main__":
@@ -373,6 +478,8 @@ if __name__ == "__main__":
         child_big(sys.argv[2])
     elif role == "big-items":
         big_items_only()
+    elif role == "filter":
+        filter_only()
     elif role == "writer":
         child_writer(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     else:

@@ -54,6 +54,30 @@ def step_costs(context: Context, steps: int) -> tuple[float, float]:
     return statistics.median(recorded), statistics.median(bare)
 
 
+def removal_costs(context: Context, repeat: int) -> tuple[float, float, str]:
+    """Median seconds of a delete that empties the turn at depth 1, so that every deeper turn
+    comes up one (their items counted, not walked item by item), with the changelog and
+    without; and what the last one recorded."""
+    from engine.context import TextContent
+
+    recorded: list[float] = []
+    bare: list[float] = []
+    for n in range(repeat):
+        order = [(True, recorded), (False, bare)]
+        for record, into in order if n % 2 else order[::-1]:
+            context.record_changes = record
+            context.add_user(f"to delete {n}")
+            context.pact_insert("d0, 1, 0", TextContent("and its note"))
+            start = time.perf_counter()
+            context.pact_delete("d1, *, *")
+            into.append(time.perf_counter() - start)
+    context.record_changes = True
+    context.add_user("to delete, recorded")
+    context.pact_delete("d1, *, *")
+    summary = context.last_changes.summary() if context.last_changes else ""
+    return statistics.median(recorded), statistics.median(bare), summary
+
+
 def to_json_cost(context: Context, repeat: int) -> float:
     """Median seconds of the JSON form of one step's two changelogs (what a workspace stores
     with each event; printed, not in the figure)."""
@@ -93,6 +117,12 @@ def bench_recording() -> None:
     print(
         f"  (its JSON form, stored with each event: {fmt(to_json_cost(context, 500))} a step,"
         " not in the figure)"
+    )
+    with_it, without, summary = removal_costs(context, 100)
+    print(
+        f"  (printed, no target) a delete emptying the turn at d1, every deeper turn coming up"
+        f" ({summary}): {fmt(with_it)} with the changelog ÷ {fmt(without)} without"
+        f" = {with_it / without:.2f}"
     )
 
 

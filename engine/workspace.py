@@ -85,7 +85,7 @@ from engine.context import Context, ContextError, ContextView
 from engine.context.changelog import OPS as CONTEXT_OPS
 from engine.context.changelog import Changelog, summary_of
 from engine.context.clock import FixedClock, SequentialIds
-from engine.context.compact import dump_compact, load_compact
+from engine.context.compact import dump_compact, load_compact, restore_compact
 from engine.context.errors import InvalidCommand, NotFound, UnknownSnapshot
 from engine.context.explorer import render_tree
 from engine.context.history import Located, diff_views, located_diff
@@ -516,11 +516,12 @@ class ContextProjection:
             next_id = payload["next_id"]
             if type(next_id) is not int or next_id < 1:
                 raise ValueError(f"next_id {next_id!r}")
-            context = load_compact(payload["state"], ids=self.ids, clock=self.clock)
+            # Into the context object itself (fresh: only created), not a new one: whoever
+            # holds it (an item's story replaying this stream) goes on reading the right one.
+            restore_compact(payload["state"], self.context)
         except (*CACHE_ERRORS, TypeError) as error:
             raise unreplayable(f"its copy cannot be read ({error})") from None
         self.ids.next = next_id
-        self.context = context
         self.forked_from = origin
         self.seq, self.stream_seq = event.seq, event.stream_seq
 

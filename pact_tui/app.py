@@ -141,6 +141,7 @@ class PactApp(App[int]):
             "First snapshot", "jump to the oldest snapshot", screen.action_first_snapshot
         )
         yield from screen.copy_and_export_commands()
+        yield from screen.fork_commands()
         yield from screen.filter_commands()
         if self.workspace is not None:
             for info in self.workspace.contexts():

@@ -1,10 +1,10 @@
 """What the inspector exports to a file, as JSON or Markdown: the provider rendering, a diff,
-the changelog. Pure text from engine values; the screen asks for the path and writes it
-(``pact_tui.files.write_atomically``).
+the changelog of the step shown. Pure text from engine values; the screen asks for the path
+and writes it (``pact_tui.files.write_atomically``).
 
 JSON is the engine's own form, so a script reads an export as it reads ``ctx`` output: the
 provider rendering is ``render_provider_json`` (canonical JSON), a diff ``Diff.to_dict`` (the
-spec's form) with the two ends named, a changelog ``Changelog.to_json``.
+spec's form) with the two ends named, the changelog ``StepChanges.to_json``.
 
 Markdown is for people: a title saying what and when, then each message (or change) in turn. A
 message's text is put in a fenced block whose fence is longer than any run of backticks in it,
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -27,7 +26,7 @@ from .provider import char_count, provider_items, provider_totals, token_estimat
 
 if TYPE_CHECKING:
     from engine.context import ContextView, Diff
-    from engine.context.changelog import Changelog
+    from engine.workspace import StepChanges
 
 Format = Literal["json", "markdown"]
 SUFFIXES: dict[Format, str] = {"json": ".json", "markdown": ".md"}
@@ -41,9 +40,10 @@ class Where:
     context: str
     episode: int
     snapshot: str | None = None
+    name: str | None = None  # as the screen names it: "n21 (base)", "e6 held", "live"
 
     def describe(self) -> str:
-        when = f"snapshot {self.snapshot}" if self.snapshot else "live"
+        when = self.name or (f"snapshot {self.snapshot}" if self.snapshot else "live")
         return f"context {visible(self.context)}, episode {self.episode} ({visible(when)})"
 
     def slug(self) -> str:
@@ -147,22 +147,32 @@ def _lines(view: ContextView, ids: set[str]) -> dict[str, str]:
 
 
 # -- the changelog --------------------------------------------------------------------------------
-def changelog_json(logs: Iterable[Changelog], where: Where) -> str:
-    data: dict[str, object] = {
-        "context": where.context,
-        "episode": where.episode,
-        "snapshot": where.snapshot,
-        "changelogs": [log.to_json() for log in logs],
-    }
-    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+def changelog_json(step: StepChanges) -> str:
+    """The engine's own form (``StepChanges.to_json``): which step, and every event's
+    changelog."""
+    return json.dumps(step.to_json(), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
-def changelog_markdown(logs: Iterable[Changelog], where: Where) -> str:
-    from engine.context.changelog import lines_of, summary_of
+def changelog_markdown(step: StepChanges, where: Where) -> str:
+    """Which step, what it did in a line, then every change (a mass move as one line with
+    what it listed under it), each event under its own heading."""
+    from engine.context.changelog import lines_of
 
-    logs = list(logs)
-    parts = [f"# What happened: {where.describe()}", "", visible(summary_of(logs)) or "nothing"]
-    lines = lines_of(logs)
-    if lines:
-        parts += ["", *(f"- {visible(line)}" for line in lines)]
+    parts = [
+        f"# What happened: {where.describe()}",
+        "",
+        visible(step.title()),
+        "",
+        visible(step.summary()) or "nothing changed",
+    ]
+    for event in step.events:
+        parts += ["", f"## Event {event.seq} ({visible(event.type)})", ""]
+        lines = lines_of([event.changelog])
+        parts += [_bullet(line) for line in lines] or ["nothing changed"]
     return "\n".join(parts) + "\n"
+
+
+def _bullet(line: str) -> str:
+    """A changelog line as a list item (one indented under a mass move stays under it)."""
+    indent = len(line) - len(line.lstrip(" "))
+    return f"{' ' * indent}- {visible(line.strip())}"

@@ -30,25 +30,37 @@ def fixed_clock(start: int = 1_795_000_000_000_000_000) -> partial[int]:
 async def screenshot(out: Path, custodian: bool = False) -> None:
     """The context inspector on the demo, or (``custodian``) the document screen's proposal
     queue with the pending proposal's diff."""
+    out = out.resolve()
+    here = Path.cwd()
     with tempfile.TemporaryDirectory(prefix="pact-shot-") as scratch:
-        path = Path(scratch) / "demo.pact"
-        await create_demo(path, clock=fixed_clock())
-        app = PactApp(
-            path, clock=fixed_clock(), watch=False, context="researcher", theme=None, human="ann"
-        )
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            if custodian:
-                await pilot.press("2")
-                await app.workers.wait_for_complete()
-                await pilot.press("P", "down", "down")
-            else:
-                await pilot.press("end", "up")  # onto the render-lifecycle alert
-                await pilot.pause(0.3)  # its story is read once the cursor rests...
-            await app.workers.wait_for_complete()  # ...from the log, in a worker
-            await pilot.pause()
-            out.parent.mkdir(parents=True, exist_ok=True)
-            app.save_screenshot(filename=out.name, path=str(out.parent))
+        # Run from the scratch folder: the status line shows the workspace's path relative to
+        # the current folder, 'demo.pact', never the temporary one (every run draws the same).
+        os.chdir(scratch)
+        try:
+            await _screenshot(out, Path(scratch) / "demo.pact", custodian)
+        finally:
+            os.chdir(here)
+
+
+async def _screenshot(out: Path, path: Path, custodian: bool) -> None:
+    """The demo built at ``path``, the app on it, its screen saved to ``out``."""
+    await create_demo(path, clock=fixed_clock())
+    app = PactApp(
+        path, clock=fixed_clock(), watch=False, context="researcher", theme=None, human="ann"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        if custodian:
+            await pilot.press("2")
+            await app.workers.wait_for_complete()
+            await pilot.press("P", "down", "down")
+        else:
+            await pilot.press("end", "up")  # onto the render-lifecycle alert
+            await pilot.pause(0.3)  # its story is read once the cursor rests...
+        await app.workers.wait_for_complete()  # ...from the log, in a worker
+        await pilot.pause()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        app.save_screenshot(filename=out.name, path=str(out.parent))
 
 
 async def conversation_screenshot(out: Path, directory: Path) -> None:

@@ -439,13 +439,16 @@ def summary_of(logs: Sequence[Changelog]) -> str:
     parts: list[str] = []
     for kind in _SUMMARY_ORDER:
         if kind == "moved" and moves:
+            ways = []
             for by in sorted(moves, reverse=True):
                 if shifts[by] > 1:  # several mass moves: an item may be counted in each
-                    way = _by_words(by)
-                    parts.append(f"ODI: {moves[by]:,} item moves {way} ({shifts[by]} mass moves)")
+                    ways.append(
+                        f"{moves[by]:,} item moves {_by_words(by)} ({shifts[by]} mass moves)"
+                    )
                     continue
                 items = "1 item" if moves[by] == 1 else f"{moves[by]:,} items"
-                parts.append(f"ODI: {items} {_by_words(by)}")
+                ways.append(f"{items} {_by_words(by)}")
+            parts.append("ODI: " + ", ".join(ways))
         entries = by_kind.get(kind, [])
         if not entries:
             continue

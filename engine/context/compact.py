@@ -184,6 +184,14 @@ TURN_FIELDS = frozenset({"id", "seq", "created_at_ns", "creation_index", "slots"
 
 def load_compact(data: Any, *, ids: IdFactory | None = None, clock: Clock | None = None) -> Context:
     """Rebuild a context from ``dump_compact`` output; ``InvalidExport`` if it is malformed."""
+    context = Context(ids=ids, clock=clock)
+    restore_compact(data, context)
+    return context
+
+
+def restore_compact(data: Any, context: Context) -> None:
+    """Give ``context``, fresh (nothing done to it yet), the state of ``dump_compact`` output;
+    ``InvalidExport`` if it is malformed (``context`` is then not to be used)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InvalidExport(f"not a {FORMAT!r} document")
     if data.get("version") != VERSION:
@@ -213,7 +221,6 @@ def load_compact(data: Any, *, ids: IdFactory | None = None, clock: Clock | None
             raise InvalidExport("turn seqs must be -1 for the system, then strictly increasing")
         if not turns or next_turn_seq <= seqs[-1]:
             raise InvalidExport("there must be an active turn, and next_turn_seq past it")
-        context = Context(ids=ids, clock=clock)
         context.restore(
             root_id=data["root"],
             episode=data["episode"],
@@ -226,4 +233,3 @@ def load_compact(data: Any, *, ids: IdFactory | None = None, clock: Clock | None
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise InvalidExport(f"malformed {FORMAT!r} document: {error}") from None
-    return context

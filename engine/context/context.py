@@ -8,7 +8,7 @@ leaves the state exactly as it was. Mutations go through a few primitives (``_at
 from __future__ import annotations
 
 import heapq
-from collections import Counter
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -910,18 +910,36 @@ class Context(ContextView):
         for depth in depths:
             turn = self._turns[last - depth]
             rec.entries.append(("turn_removed", turn.id, None, (depth,), _NONE))
-        fixed = Counter(self._where[item_id][0] for item_id in self._fixed)
+        # The items that keep their depth, by the band they sit in (k: past k removed turns).
+        fixed = [0] * (len(depths) + 1)
+        turn_index = self._turn_index
+        for item_id in self._fixed:
+            fixed[bisect_left(depths, last - turn_index[self._where[item_id][0]])] += 1
         for k, low in enumerate(depths, 1):
             high = depths[k] - 1 if k < len(depths) else last
-            band = range(low + 1, high + 1)
-            if not band:
+            if high <= low:
                 continue
-            turns = [self._turns[last - depth] for depth in band]
-            count = sum(turn.item_count() - fixed[turn.seq] for turn in turns)
+            count = self._items_in_depths(low + 1, high) - fixed[k]
             listed: list[_Draft] = []
-            rec.shifts.append((-k, len(band), count, (band[0], band[-1]), listed))
+            rec.shifts.append((-k, high - low, count, (low + 1, high), listed))
             if count <= LIST_LIMIT:
-                self._list_moving(band, listed)
+                self._list_moving(range(low + 1, high + 1), listed)
+
+    def _items_in_depths(self, low: int, high: int) -> int:
+        """How many items the turns at depths ``low``..``high`` hold: counted over those turns
+        or over the others, whichever are fewer (the indexes know the total)."""
+        last = len(self._turns) - 1
+        turns = self._turns
+
+        def held(depths: Iterable[int]) -> int:
+            return sum(len(slot.items) for d in depths for slot in turns[last - d].slots.values())
+
+        inside = high - low + 1
+        if inside <= last + 1 - inside:
+            return held(range(low, high + 1))
+        system = sum(len(slot.items) for slot in self._system.slots.values())
+        outside = held(range(low)) + held(range(high + 1, last + 1))
+        return len(self._items) - system - outside
 
     def _list_moving(self, depths: Iterable[int], listed: list[_Draft]) -> None:
         """List the items of the turns at ``depths`` that move with their turn (``moved``

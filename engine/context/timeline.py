@@ -23,6 +23,7 @@ BORN_BY = {
     "update": "appended",
     "message": "a message",
     "advance": "rehydrated by its schedule",
+    "forked": "copied into this fork",
 }
 MOVED_BY = {
     "insert": "an insert",

@@ -36,6 +36,8 @@ from ..export import (
     SUFFIXES,
     Format,
     Where,
+    changelog_json,
+    changelog_markdown,
     diff_json,
     diff_markdown,
     format_of,
@@ -45,11 +47,9 @@ from ..export import (
 from ..files import WriteError, write_atomically
 from ..jump import JumpError, Place, find_place
 from ..provider import provider_changes
-from ..reasons import Reasons
 from ..tree_diff import TreeDiff, ghosts_of
-from ..tree_layout import Row, TreeLayout
+from ..tree_layout import Row
 from ..types import (
-    Account,
     Comparison,
     Mark,
     ProviderChanges,
@@ -59,8 +59,7 @@ from ..types import (
     Shown,
     Told,
 )
-from ..widgets.changelog import ChangeLine, ChangelogList
-from ..widgets.context_list import ContextList
+from ..widgets.context_list import ContextList, fork_point
 from ..widgets.context_tree import (
     PROVIDER_LEGEND,
     TREE_LEGEND,
@@ -82,9 +81,7 @@ from .prompt import PromptScreen
 from .reader import ReaderScreen
 
 if TYPE_CHECKING:
-    from engine.context.changelog import Changelog
     from engine.context.commands import ContextCommand
-    from engine.workspace import StepChanges
 
     from ..app import PactApp
 
@@ -95,7 +92,11 @@ SYNC_DIFF_ITEMS = 20_000  # items a diff compares one by one in the handler; mor
 COMMAND_ACTIONS = frozenset({"message", "advance", "seal"})  # the actions that write
 WIDE = 100  # columns from which the context list is shown at start (narrower: the tree's room)
 CLIPBOARD_LARGE = 100_000  # characters: more than some terminals take through OSC 52
-EXPORTS = {"provider": "provider rendering", "diff": "diff"}  # what can be exported
+EXPORTS = {  # what can be exported
+    "provider": "provider rendering",
+    "changelog": "changelog",
+    "diff": "diff",
+}
 FORM_NAMES = {"markdown": "Markdown", "json": "JSON"}
 LEGEND: list[Legend] = [  # the help page (?) under the keys
     SELECTOR_SECTION,
@@ -156,7 +157,20 @@ class ContextScreen(Screen[None]):
         Binding(
             "y", "copy", "Copy", show=False, tooltip="copy the item's content, place or selector"
         ),
-        Binding("x", "export", "Export", show=False, tooltip="export the provider view or diff"),
+        Binding(
+            "x",
+            "export",
+            "Export",
+            show=False,
+            tooltip="export the provider view, the step's changelog or the diff",
+        ),
+        Binding(
+            "K",
+            "fork",
+            "Fork",
+            show=False,
+            tooltip="fork: copy this context as of the snapshot shown into a new one",
+        ),
         # -- filter, follow, jump --
         Binding(
             "F",
@@ -184,14 +198,6 @@ class ContextScreen(Screen[None]):
             "Go to",
             show=False,
             tooltip="go to a coordinate (d3, 1, 0), a depth (d3) or a #key",
-        ),
-        # -- the changelog (app-diff) --
-        Binding(
-            "C",
-            "toggle_changelog",
-            "Changes",
-            show=False,
-            tooltip="show/hide what the steps of the position shown did, with reasons",
         ),
     ]
 
@@ -276,16 +282,6 @@ class ContextScreen(Screen[None]):
     """What changed in what the model is sent since the episode before the one shown (derived
     while the provider view is shown: ``_compare_provider``)."""
 
-    # -- the changelog: what the steps did, and why (app-diff) ---------------------------------
-    show_changelog: var[bool] = var(False, init=False)
-    """The changelog pane is shown (``C``)."""
-    account: var[Account | None] = var(None, init=False)
-    """What the steps of the position shown did, from the engine's changelogs (read in a
-    worker when ``shown`` changes: ``_read_account``)."""
-    reasons: var[Reasons | None] = var(None, init=False)
-    """Why the items of the diff shown changed, from the changelogs of the steps between its
-    two sides (read in a worker when ``comparison`` changes: ``_explain``)."""
-
     def compose(self) -> Any:
         yield StatusBar(id="status").data_bind(status=ContextScreen.status)
         with Horizontal(id="body"):
@@ -300,8 +296,6 @@ class ContextScreen(Screen[None]):
                         row_filter=ContextScreen.row_filter,
                         following=ContextScreen.following,
                         comparison=ContextScreen.comparison,
-                        reasons=ContextScreen.reasons,
-                        account=ContextScreen.account,
                     )
                     yield ProviderList(id="provider").data_bind(
                         shown=ContextScreen.shown,
@@ -310,9 +304,7 @@ class ContextScreen(Screen[None]):
                         row_filter=ContextScreen.row_filter,
                         following=ContextScreen.following,
                         comparison=ContextScreen.comparison,
-                        reasons=ContextScreen.reasons,
                     )
-                yield ChangelogList(id="changelog").data_bind(shown=ContextScreen.account)
                 yield Scrubber(id="scrubber").data_bind(
                     shown=ContextScreen.shown, base=ContextScreen.base_index
                 )
@@ -431,7 +423,6 @@ class ContextScreen(Screen[None]):
         self._filter_rows()  # the filter's rows, for this view (even when its matches are equal)
         self._compare()
         self._compare_provider()
-        self._read_account()
         self._tell()
         if shown is not None and (old is None or old.name != shown.name):
             self.call_after_refresh(self._build_indexes, shown.name)
@@ -558,7 +549,6 @@ class ContextScreen(Screen[None]):
 
     def watch_comparison(self) -> None:
         self.marks = self._marks()
-        self._explain()
 
     def _marks(self) -> dict[str, Mark]:
         return {node.id: "match" for node in self.selection.matches}
@@ -576,7 +566,7 @@ class ContextScreen(Screen[None]):
         # does not flash "reading the log…" at every change.
         same_item = told is not None and (told.item_id, told.shown.name) == (item_id, shown.name)
         story = told.events if told is not None and same_item else None
-        return Subject(shown, row, self.comparison, story, self.reasons)
+        return Subject(shown, row, self.comparison, story)
 
     def watch_highlighted(self) -> None:
         self._tell()
@@ -1062,6 +1052,66 @@ class ContextScreen(Screen[None]):
         else:
             self.provider_changes = provider_changes(before, shown.view, f"e{episode - 1}")
 
+    # -- fork (app-layout) ---------------------------------------------------------------------
+    def action_fork(self) -> None:
+        """Ask for a name, then copy the context as of the snapshot shown (or as it is now, at
+        live) into a new context (``Workspace.fork_context``) and show it, live: a place to
+        step, insert and play without touching the agent's own context."""
+        shown = self.shown
+        if shown is None:
+            return
+        if self.workspace.read_only:
+            self.notify(
+                "The workspace is open read-only: a fork cannot be made.",
+                severity="warning",
+                title="Read-only",
+            )
+            return
+        name, entry = shown.name, shown.entry
+        when = f"snapshot {entry.id}, episode {entry.episode}" if entry else "it is now"
+        question = f"Fork context {visible(name)!r} as of {visible(when)} into a new context named"
+
+        def fork(new: str | None) -> None:
+            if new and new.strip():
+                self._fork(name, new.strip(), entry.id if entry is not None else None)
+
+        self.app.push_screen(PromptScreen(question, value=self._fork_name(name)), fork)
+
+    def _fork_name(self, name: str) -> str:
+        """``researcher-fork``, or ``researcher-fork-2`` … when that is taken."""
+        taken = {info.name for info in self.contexts}
+        offered, number = f"{name}-fork", 1
+        while offered in taken:
+            number += 1
+            offered = f"{name}-fork-{number}"
+        return offered
+
+    @work(group="commands")
+    async def _fork(self, name: str, new: str, at: str | None) -> None:
+        try:
+            origin = await self.workspace.fork_context(name, new, at=at, actor="tui")
+        except (ContextError, StoreError) as error:
+            self._failed("Cannot fork", error)
+            return
+        self.contexts = tuple(self.workspace.contexts())
+        self.switch_context(new)
+        self.notify(
+            visible(
+                f"{new}: a copy of {fork_point(origin)}. Commands here leave {name} as it was."
+            ),
+            title="Forked",
+            markup=False,
+            timeout=10,
+        )
+
+    def fork_commands(self) -> Iterator[SystemCommand]:
+        """The palette's command for forking (``App.get_system_commands``)."""
+        yield SystemCommand(
+            "Fork this context at the shown snapshot…",
+            "a copy in a new context, to step and play without touching this one",
+            self.action_fork,
+        )
+
     # -- copy and export (app-layout) ----------------------------------------------------------
     def copy_and_export_commands(self) -> Iterator[SystemCommand]:
         """The palette's commands for copying and exporting (``App.get_system_commands``)."""
@@ -1153,6 +1203,8 @@ class ContextScreen(Screen[None]):
         choices = [
             Choice("p", "the provider rendering as Markdown", "provider markdown"),
             Choice("P", "the provider rendering as JSON", "provider json"),
+            Choice("c", "what this step did (its changelog) as Markdown", "changelog markdown"),
+            Choice("C", "what this step did (its changelog) as JSON", "changelog json"),
         ]
         if self.comparison is not None:
             choices += [
@@ -1226,11 +1278,17 @@ class ContextScreen(Screen[None]):
             if form == "json":
                 return provider_json(shown.view)
             return provider_markdown(shown.view, where)
+        if what == "changelog":  # the step shown: the snapshot's, or live's since the newest
+            at = shown.entry.id if shown.entry is not None else None
+            step = await self.workspace.changelogs(shown.name, snapshot=at)
+            if form == "json":
+                return changelog_json(step)
+            return changelog_markdown(step, where)
         assert comparison is not None
         # The two states compared, as they were (a live end was held, or is the live view).
         older_view, newer_view = comparison.diff.older, comparison.diff.newer
-        older = Where(shown.name, older_view.current_episode, comparison.older_at)
-        newer = Where(shown.name, newer_view.current_episode, comparison.newer_at)
+        older = Where(shown.name, older_view.current_episode, comparison.older_at, comparison.older)
+        newer = Where(shown.name, newer_view.current_episode, comparison.newer_at, comparison.newer)
         diff = comparison.diff.to_diff()
         if form == "json":
             return diff_json(diff, older, newer)
@@ -1422,104 +1480,6 @@ class ContextScreen(Screen[None]):
         if position != self.position:
             self.position = position
         self.active_pane.return_to(bookmark)
-
-    # -- the changelog: what the steps did, and why (app-diff) ----------------------------------
-    def _read_account(self) -> None:
-        """Have the workspace tell what the steps of the position shown did (``account``)."""
-        shown = self.shown
-        if shown is None:
-            self.account = None
-        else:
-            self._account_of(shown)
-
-    @work(exclusive=True, group="account")
-    async def _account_of(self, shown: Shown) -> None:
-        """At live: the events since the newest snapshot, then the step that made it; in the
-        past: the step that made the snapshot shown. ``shown``: what was shown when asked."""
-        ws, name, entry = self.workspace, shown.name, shown.entry
-        at = entry.id if entry is not None else None
-        try:
-            if entry is not None:
-                steps: tuple[StepChanges, ...] = (await ws.changelogs(name, snapshot=entry.id),)
-            else:
-                step = await ws.changelogs(name)
-                steps = (step,)
-                if step.kind == "live" and step.since is not None:  # and the step before
-                    steps += (await ws.changelogs(name, snapshot=step.since.id),)
-            account = Account(name, shown.revision, at, steps)
-        except (ContextError, StoreError) as error:
-            account = Account(name, shown.revision, at, problem=visible(str(error)))
-        if shown == self.shown:  # still what is shown
-            self.account = account
-
-    def action_toggle_changelog(self) -> None:
-        self.show_changelog = not self.show_changelog
-
-    def watch_show_changelog(self, show: bool) -> None:
-        pane = self.query_one(ChangelogList)
-        pane.display = show
-        (pane if show else self.active_pane).focus()
-
-    @on(ChangelogList.Selected, "#changelog")
-    def _on_change_chosen(self, event: ChangelogList.Selected) -> None:
-        line = event.row
-        if isinstance(line, ChangeLine) and line.item_id is not None:
-            self.go_to_item(line.item_id)
-
-    def go_to_item(self, item_id: str) -> None:
-        """The cursor of the pane shown on that item, or on its ghost during a diff; if the
-        view shown has neither, say so."""
-        view, pane = self.view, self.active_pane
-        if view is None:
-            return
-        found = view.find(item_id)
-        if (
-            found is not None
-            and found.depth is not None
-            and found.position is not None
-            and pane.go_to_place(found.depth, found.position, found.offset)
-        ):
-            return
-        layout = pane.layout_model
-        line = layout.line_of_ghost(item_id) if isinstance(layout, TreeLayout) else None
-        if line is not None:
-            pane.jump_to(line)
-            return
-        where = "this snapshot" if self.position is not None else "the live context"
-        self.notify(visible(f"{item_id} is not in {where}"), severity="warning", markup=False)
-
-    def _explain(self) -> None:
-        """Have the changelogs of the steps between the diff's two sides say why its items
-        changed (``reasons``): those of another pair of sides are dropped at once, those of
-        the same sides kept until the new ones come (no flicker while playing)."""
-        comparison, name = self.comparison, self.context_name
-        if comparison is None or name is None:
-            self.reasons = None
-            return
-        sides = (comparison.older_at, comparison.newer_at)
-        if self.reasons is not None and self.reasons.sides != sides:
-            self.reasons = None
-        self._reasons_of(name, comparison)
-
-    @work(exclusive=True, group="reasons")
-    async def _reasons_of(self, name: str, comparison: Comparison) -> None:
-        ws, older, newer = self.workspace, comparison.older_at, comparison.newer_at
-        logs: list[Changelog] = []
-        try:
-            if older is not None and newer is not None:
-                logs += (await ws.changelogs(name, between=(older, newer))).changelogs
-            else:  # the newer side is live (or held at live): up to the newest, then since
-                count = ws.snapshot_count(name)
-                newest = ws.snapshot_at(name, count - 1) if count else None
-                if older is not None and newest is not None and newest.id != older:
-                    logs += (await ws.changelogs(name, between=(older, newest.id))).changelogs
-                step = await ws.changelogs(name)
-                if step.kind == "live":
-                    logs += step.changelogs
-        except (ContextError, StoreError):
-            logs = []  # the diff stands without its reasons
-        if comparison == self.comparison:  # still the diff shown
-            self.reasons = Reasons.of(logs, (older, newer))
 
 
 QUICK_FILTERS = [  # (its key in the menu, what it shows, the selector)

@@ -1,4 +1,5 @@
-"""The list of contexts in the workspace (one per agent), with each one's episode and size."""
+"""The list of contexts in the workspace (one per agent), with each one's episode and size; a
+fork (``Workspace.fork_context``) is marked ``⑂`` and says where it came from."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from engine.visible import visible
-from engine.workspace import ContextInfo
+from engine.workspace import ContextInfo, ForkOrigin
+
+FORK = "⑂"
 
 
 class ContextList(OptionList):
@@ -44,13 +47,42 @@ class ContextList(OptionList):
     def watch_current(self) -> None:
         self._highlight_current()
 
+    def watch_highlighted(self, highlighted: int | None) -> None:
+        """The tooltip says where the highlighted context was forked from, if it was."""
+        super().watch_highlighted(highlighted)
+        contexts = self.contexts
+        origin = (
+            contexts[highlighted].forked_from
+            if highlighted is not None and 0 <= highlighted < len(contexts)
+            else None
+        )
+        self.tooltip = Text(f"{FORK} forked from {visible(fork_point(origin))}") if origin else None
+
     def _highlight_current(self) -> None:
         names = [info.name for info in self.contexts]
         if self.current in names:
             self.highlighted = names.index(self.current)
 
 
+def fork_point(origin: ForkOrigin) -> str:
+    """``researcher at n41 (episode 2)``: where a fork came from."""
+    if origin.snapshot is None:
+        return f"{origin.source} at episode {origin.episode} (live)"
+    return f"{origin.source} at {origin.snapshot} (episode {origin.episode})"
+
+
 def _label(info: ContextInfo) -> Text:
+    origin = info.forked_from
+    if origin is None:
+        return Text.assemble(
+            (visible(info.name), "bold"), "\n", (f"ep {info.episode} · {info.items} items", "dim")
+        )
+    at = origin.snapshot or f"e{origin.episode}"
     return Text.assemble(
-        (visible(info.name), "bold"), "\n", (f"ep {info.episode} · {info.items} items", "dim")
+        (f"{FORK} ", "bold"),
+        (visible(info.name), "bold"),
+        "\n",
+        (f"ep {info.episode} · {info.items} items", "dim"),
+        "\n",
+        (f"from {visible(origin.source)} at {visible(at)}", "dim italic"),
     )

@@ -11,13 +11,14 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Label
 
-from engine.context import ContextView
+from engine.context import Context, ContextView, SequentialIds, SteppingClock, TextContent
 from engine.workspace import Workspace
+from pact_tui.filtered_layout import FilteredLayout
 from pact_tui.screens.choose import ChooseScreen
 from pact_tui.screens.context import QUICK_FILTERS, ContextScreen
 from pact_tui.screens.help import HelpScreen
 from pact_tui.screens.prompt import PromptScreen
-from pact_tui.tree_layout import Row
+from pact_tui.tree_layout import Row, TreeLayout
 from pact_tui.widgets.context_tree import ContextTree, LinePane
 
 from .inspector import (
@@ -163,6 +164,65 @@ async def test_the_quick_filters_are_palette_commands(demo: Path) -> None:
         assert screen.selector == "[cyclic]"
         items = {row.item.key for row in _rows(screen.context_tree) if row.item is not None}
         assert items == {"checkin"}
+
+
+# -- the filtered layout against the whole tree's ---------------------------------------------
+def _busy_context() -> Context:
+    """Turns with several slots, items before and after the core, every lifecycle."""
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    context.pact_insert("d-1, 0, 0", TextContent("system", key="system"))
+    for number in range(6):
+        context.add_user(f"question {number}")
+        context.pact_insert("d0, 1, 0", TextContent(f"note {number}", tags=["notes"]))
+        context.pact_insert("d0, 1, -1", TextContent(f"before {number}", tags=["notes", "pre"]))
+        context.pact_insert("d0, 1, 1", TextContent(f"after {number}"))
+        context.pact_insert("d0, 2, 0", TextContent(f"reminder {number}", ttl=4))
+        context.add_assistant(f"answer {number}")
+        if number % 2:
+            context.pact_insert("d0, 3, 0", TextContent(f"status {number}", ttl=1, cadence=1))
+            context.advance()
+    return context
+
+
+def _described(rows: list[Row]) -> list[tuple[object, ...]]:
+    return [(row.kind, row.node_id, row.depth, row.offset) for row in rows]
+
+
+@pytest.mark.parametrize(
+    "selector", ["+notes", "+pre", "[temporary]", "[sticky]", ".turn", ".slot", "d-1", "#nobody"]
+)
+def test_the_filtered_rows_are_the_trees_rows_of_the_matches_and_what_holds_them(
+    selector: str,
+) -> None:
+    context = _busy_context()
+    matches = context.select(selector)
+    keep = {node.id for node in matches} | {node.parent_id for node in matches if node.item}
+    keep |= {context.turn_at(node.depth).id for node in matches if node.depth is not None}
+    whole = TreeLayout(headers=True)
+    whole.sync(context)
+    expected = [row for row in map(whole.row, range(whole.line_count)) if row.node_id in keep]
+    for given in (matches, list(reversed(matches))):  # out of order: laid out sorted
+        filtered = FilteredLayout(context, given, headers=True)
+        assert _described(list(map(filtered.row, range(filtered.line_count)))) == _described(
+            expected
+        )
+        items = {node.id for node in matches if node.item is not None}
+        assert filtered.item_count == len(items)
+        provider = FilteredLayout(context, given, headers=False)  # the matched items alone
+        every = TreeLayout(headers=False)
+        every.sync(context)
+        alone = [row for row in map(every.row, range(every.line_count)) if row.node_id in items]
+        assert _described(list(map(provider.row, range(provider.line_count)))) == _described(alone)
+    filtered = FilteredLayout(context, matches, headers=True)
+    for line, row in enumerate(expected):  # and each row is found where it is drawn
+        if row.kind == "item":
+            assert row.slot is not None
+            assert filtered.line_of(row.depth, row.slot.position, row.offset) == line
+        elif row.kind == "slot":
+            assert row.slot is not None
+            assert filtered.line_of(row.depth, row.slot.position) == line
+        else:
+            assert filtered.line_of_turn(row.depth) == line
 
 
 # -- opening, and follow mode -------------------------------------------------------------------

@@ -16,6 +16,7 @@ from rich.cells import cell_len
 from textual.widgets import Input, Label
 
 from engine.context import Context, ContextView, SequentialIds, SteppingClock
+from engine.context.changelog import lines_of
 from engine.workspace import Workspace
 from pact_tui.provider import ProviderTotals, provider_changes, provider_totals
 from pact_tui.screens.choose import ChooseScreen
@@ -738,7 +739,65 @@ async def test_the_diff_exports_as_json_and_markdown(demo: Path, tmp_path: Path)
         assert "## Added" in markdown and "## Removed" in markdown
 
 
-async def test_without_a_diff_only_the_provider_rendering_is_offered(demo: Path) -> None:
+async def test_a_diff_against_a_state_held_at_live_exports_with_its_name(
+    demo: Path, tmp_path: Path
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("u", *"before", "enter")  # live is no snapshot now
+        await settle(pilot)
+        await pilot.press("d", "u", *"after the base", "enter")
+        await wait_until(pilot, lambda: screen.comparison is not None, "the diff")
+        await settle(pilot)
+        comparison = screen.comparison
+        assert comparison is not None and comparison.older_at is None  # held, not a snapshot
+        offered = await _export(pilot, "D")
+        assert offered.startswith("researcher-live-live-diff")
+        data = json.loads((tmp_path / offered).read_text())
+        assert data["older"] == {"snapshot": None, "episode": 6}
+        assert data["added"] == list(comparison.diff.to_diff().added)
+        await _export(pilot, "d")
+        markdown = (tmp_path / offered.replace(".json", ".md")).read_text()
+        assert comparison.older.startswith("e6 held")
+        assert f"From context researcher, episode 6 ({comparison.older}) to" in markdown
+        assert "after the base" in markdown
+
+
+async def test_the_changelog_of_the_step_shown_exports_as_json_and_markdown(
+    demo: Path, tmp_path: Path
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("full_stop")  # a step that expires, rehydrates and moves things
+        await settle(pilot)
+        await pilot.press("left_square_bracket")  # its snapshot
+        await settle(pilot)
+        assert screen.shown is not None and screen.shown.entry is not None
+        snapshot = screen.shown.entry.id
+        step = await screen.workspace.changelogs("researcher", snapshot=snapshot)
+        assert step.events
+
+        assert await _export(pilot, "C") == f"researcher-{snapshot}-changelog.json"
+        data = json.loads((tmp_path / f"researcher-{snapshot}-changelog.json").read_text())
+        assert data == json.loads(json.dumps(step.to_json()))
+
+        await _export(pilot, "c")
+        markdown = (tmp_path / f"researcher-{snapshot}-changelog.md").read_text()
+        assert markdown.startswith("# What happened: context researcher, episode 7")
+        assert step.title() in markdown and step.summary() in markdown
+        for line in lines_of(step.changelogs):
+            assert f"- {line.strip()}" in markdown, line
+
+        await pilot.press("L", "u", *"since then", "enter")  # live: the step since n…
+        await settle(pilot)
+        await _export(pilot, "C")
+        live = json.loads((tmp_path / "researcher-e7-changelog.json").read_text())
+        assert live["kind"] == "live" and len(live["events"]) == 1
+
+
+async def test_without_a_diff_the_diff_is_not_offered(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("x")
@@ -746,6 +805,8 @@ async def test_without_a_diff_only_the_provider_rendering_is_offered(demo: Path)
         assert [choice.value for choice in app.screen.choices] == [
             "provider markdown",
             "provider json",
+            "changelog markdown",
+            "changelog json",
         ]
         await pilot.press("d")  # not offered: nothing happens
         assert isinstance(app.screen, ChooseScreen)
@@ -788,3 +849,112 @@ async def test_a_write_that_fails_half_way_leaves_no_file(
         await _export(pilot, "p")
         assert "No space left on device" in notifications(app)[-1]
     assert not [p for p in tmp_path.iterdir() if "provider" in p.name]
+
+
+# -- fork -------------------------------------------------------------------------------------
+async def _fork(pilot, name: str | None = None) -> str:  # type: ignore[no-untyped-def]
+    """``K``, then the name offered or ``name``; return what was offered."""
+    app = pilot.app
+    await pilot.press("K")
+    assert isinstance(app.screen, PromptScreen)
+    field = app.screen.query_one(Input)
+    offered = field.value
+    if name is not None:
+        field.value = name
+    await pilot.press("enter")
+    await settle(pilot)
+    return offered
+
+
+async def test_a_fork_of_a_past_snapshot_is_that_snapshot_live_in_a_new_context(
+    demo: Path,
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("left_curly_bracket", "right_square_bracket", "right_square_bracket")
+        await settle(pilot)
+        assert screen.shown is not None and screen.shown.entry is not None
+        assert screen.shown.entry.id == "n41"
+        snapshot = await screen.workspace.at_snapshot("researcher", "n41")
+        source_applied = screen.workspace.applied("researcher")
+
+        assert await _fork(pilot) == "researcher-fork"
+        await wait_until(pilot, lambda: screen.context_name == "researcher-fork", "the fork")
+        assert screen.position is None  # live
+        fork = screen.workspace.context("researcher-fork")
+        assert fork.render_provider() == snapshot.render_provider()
+        assert [(n.id, n.coordinates) for n in fork.nodes()] == [
+            (n.id, n.coordinates) for n in snapshot.nodes()
+        ]
+        assert fork.current_episode == snapshot.current_episode == 2
+        assert "researcher-fork   EPISODE 2   ● LIVE" in status_text(app)
+        assert notifications(app)[-1] == (
+            "Forked: researcher-fork: a copy of researcher at n41 (episode 2). "
+            "Commands here leave researcher as it was."
+        )
+
+        # The list marks it, and says where it came from.
+        contexts = screen.query_one(ContextList)
+        names = [str(contexts.get_option_at_index(i).prompt) for i in range(contexts.option_count)]
+        (forked,) = [label for label in names if "researcher-fork" in label]
+        assert forked.startswith("⑂ researcher-fork") and "from researcher at n41" in forked
+        assert str(contexts.tooltip) == "⑂ forked from researcher at n41 (episode 2)"
+
+        # Commands on the fork leave the source as it was.
+        await pilot.press("u", *"only in the fork", "enter", "full_stop")
+        await settle(pilot)
+        assert screen.workspace.applied("researcher") == source_applied
+        assert screen.workspace.context("researcher").current_episode == 6
+        assert screen.workspace.context("researcher-fork").current_episode == 3
+        texts = [m["content"] for m in screen.workspace.context("researcher").render_provider()]
+        assert "only in the fork" not in texts
+
+
+async def test_a_fork_at_live_and_a_second_one_get_their_own_names(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        source = screen.workspace.context("researcher").render_provider()
+        assert await _fork(pilot) == "researcher-fork"
+        await wait_until(pilot, lambda: screen.context_name == "researcher-fork", "the fork")
+        assert screen.workspace.context("researcher-fork").render_provider() == source
+        assert "researcher at episode 6 (live)" in notifications(app)[-1]
+        screen.switch_context("researcher")
+        assert await _fork(pilot) == "researcher-fork-2"
+
+
+@pytest.mark.parametrize(
+    "name, why", [("writer", "already exists"), ("no spaces please", "context name")]
+)
+async def test_a_fork_name_that_cannot_be_is_said_and_nothing_is_written(
+    demo: Path, name: str, why: str
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        head = screen.workspace.head
+        await _fork(pilot, name)
+        said = notifications(app)[-1]
+        assert said.startswith("Cannot fork: ") and why in said, said
+        assert screen.workspace.head == head and screen.context_name == "researcher"
+
+
+async def test_the_palette_forks_and_a_read_only_workspace_does_not(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p", *"fork this context")
+        await wait_until(
+            pilot, lambda: "Fork this context at the shown snapshot" in screen_text(app), "hit"
+        )
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the prompt")
+        await pilot.press("escape")
+    app = inspector(demo, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("K")
+        assert app.screen is screen_of(app)
+        assert (
+            notifications(app)[-1]
+            == "Read-only: The workspace is open read-only: a fork cannot be made."
+        )

@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual.pilot import Pilot
+
+from .inspector import screen_of, wait_until
 from .test_snapshots import steps, still
 
 SMALL = (80, 24)
@@ -36,3 +39,22 @@ def test_the_provider_view_zoomed_at_80x24(snap_compare: Any, demo: Path) -> Non
 def test_play_at_live_asks_first(snap_compare: Any, demo: Path) -> None:
     """``p`` at live: the question names the context it would write to, Cancel focused."""
     assert snap_compare(still(demo), terminal_size=SMALL, run_before=steps("p"))
+
+
+def test_a_fork_in_the_context_list_and_its_notice(snap_compare: Any, demo: Path) -> None:
+    """n41 forked (``K``, the name offered): the fork shown live at episode 2, marked ⑂ in the
+    list with where it came from, and the notice saying so (its toast kept: 10 s)."""
+
+    async def run(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        await pilot.pause()
+        await pilot.press("left_curly_bracket", "right_square_bracket", "right_square_bracket")
+        await app.workers.wait_for_complete()
+        await pilot.press("K", "enter")
+        await app.workers.wait_for_complete()
+        await wait_until(
+            pilot, lambda: screen_of(app).context_name == "researcher-fork", "the fork"
+        )
+        await pilot.pause()
+
+    assert snap_compare(still(demo), terminal_size=(120, 40), run_before=run)

@@ -306,6 +306,29 @@ def test_odi_of_a_few_lists_each_move_with_its_coordinates() -> None:
         assert entry.after == coords(ctx, entry.id)
 
 
+def test_removed_turns_count_the_items_that_come_up_by_how_far() -> None:
+    ctx = busy_context(40)  # a temporary item at d3, a cyclic one at d5: they keep their depth
+    before = frozen(ctx)
+    removed = [before.turn_at(d) for d in (1, 4)]
+    ctx.pact_delete("(d1, *, *), (d4, *, *)")
+    log = changes(ctx)
+    assert [(e.id, e.before) for e in log.of_kind("turn_removed")] == [
+        (turn.id, (depth,)) for turn, depth in zip(removed, (1, 4), strict=True) if turn
+    ]
+    one, two = log.shifts
+    # Between the two removed turns the items come up one; past the second, two.
+    assert (one.by, one.turns, one.depths) == (-1, 2, (2, 3))
+    assert (two.by, two.turns, two.depths) == (-2, 35, (5, 39))
+    assert one.items == len(moved_by(before, ctx, -1)) == 6
+    assert two.items == len(moved_by(before, ctx, -2)) == 35 * 3
+    assert {e.id for e in one.listed} == moved_by(before, ctx, -1)
+    assert two.listed == ()
+    assert log.summary() == (
+        "deleted 6 items · ODI: 6 items one shallower, 105 items two shallower"
+        " · turn d1 removed · turn d4 removed"
+    )
+
+
 def test_seal_records_an_empty_changelog(ctx: Context) -> None:
     ctx.add_user("x")
     ctx.seal("mine")

@@ -163,6 +163,22 @@ async def test_the_fork_is_its_own_context(tmp_path: Path) -> None:
         assert ws.context("agent").model_dump_json() == source_before[1]
 
 
+async def test_a_copied_item_s_story_begins_with_the_fork(tmp_path: Path) -> None:
+    async with await agent(tmp_path / "w.pact") as ws:
+        await ws.fork_context("agent", "trial", at=ws.snapshot_of_episode("agent", 1).id)
+        [deadline] = ws.context("trial").select("#deadline")
+        await ws.run("trial", {"op": "message", "role": "user", "text": "moves it"})
+        story = await ws.item_story("trial", deadline.id)
+        forked = [e for e in await ws.store.read() if e.type == "context.forked"]
+        assert [(e.what, e.seq) for e in story if e.seq is not None][:1] == [
+            ("born", forked[0].seq)
+        ]
+        assert (
+            story[0].detail
+            == f"({','.join(map(str, deadline.coordinates))}) · copied into this fork"
+        )
+
+
 async def test_the_origin_survives_a_checkpoint(tmp_path: Path) -> None:
     path = tmp_path / "w.pact"
     async with await agent(path) as ws:
