@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # the engine's modules load with what needs them, not at star
     from engine.masterlog.verify import Recovery, Verdict
     from engine.protocol.document import Document
     from engine.protocol.model import Agent
-    from engine.workspace import SnapshotEntry
+    from engine.workspace import SnapshotEntry, StepChanges
 
     from .filtered_layout import FilteredLayout
     from .logsession import LogEntry, LogSession
@@ -151,6 +151,38 @@ class ProviderChanges:
     def describe(self) -> str:
         """``since e5: +2 ~1 -3`` (added, changed, removed)."""
         return f"since {self.since}: +{len(self.added)} ~{len(self.changed)} -{self.removed}"
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """What the steps of the position shown did, from their changelogs (read in a worker):
+    at live the events since the newest snapshot, then the step that made that snapshot; in
+    the past the step that made the snapshot shown. Newest first; ``problem``: why they could
+    not be read."""
+
+    name: str
+    revision: int
+    at: str | None  # the snapshot shown; None: live
+    steps: tuple[StepChanges, ...] = ()
+    problem: str | None = None
+
+    @property
+    def summary(self) -> str:
+        """The newest step in one line, as the tree's lower border says it: ``step to n64
+        (e6): expired #deadline (ttl 3) · ODI: 10 items one deeper``."""
+        if self.problem is not None:
+            return f"changes: {self.problem}"
+        if not self.steps:
+            return ""
+        step = self.steps[0]
+        if step.kind == "live":
+            since = f" since {step.since.id}" if step.since is not None else ""
+            where = f"live{since}"
+        elif step.until is not None:
+            where = f"step to {step.until.id} (e{step.until.episode})"
+        else:
+            where = "step"
+        return f"{where}: {step.summary()}"
 
 
 @dataclass(frozen=True, slots=True)

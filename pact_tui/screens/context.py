@@ -47,9 +47,11 @@ from ..export import (
 from ..files import WriteError, write_atomically
 from ..jump import JumpError, Place, find_place
 from ..provider import provider_changes
+from ..reasons import Reasons
 from ..tree_diff import TreeDiff, ghosts_of
-from ..tree_layout import Row
+from ..tree_layout import Row, TreeLayout
 from ..types import (
+    Account,
     Comparison,
     Mark,
     ProviderChanges,
@@ -59,6 +61,7 @@ from ..types import (
     Shown,
     Told,
 )
+from ..widgets.changelog import ChangeLine, ChangelogList
 from ..widgets.context_list import ContextList, fork_point
 from ..widgets.context_tree import (
     PROVIDER_LEGEND,
@@ -81,7 +84,9 @@ from .prompt import PromptScreen
 from .reader import ReaderScreen
 
 if TYPE_CHECKING:
+    from engine.context.changelog import Changelog
     from engine.context.commands import ContextCommand
+    from engine.workspace import StepChanges
 
     from ..app import PactApp
 
@@ -199,6 +204,14 @@ class ContextScreen(Screen[None]):
             show=False,
             tooltip="go to a coordinate (d3, 1, 0), a depth (d3) or a #key",
         ),
+        # -- the changelog (app-diff) --
+        Binding(
+            "C",
+            "toggle_changelog",
+            "Changes",
+            show=False,
+            tooltip="show/hide what the steps of the position shown did, with reasons",
+        ),
     ]
 
     HORIZONTAL_BREAKPOINTS: list[tuple[int, str]] | None = [
@@ -282,6 +295,16 @@ class ContextScreen(Screen[None]):
     """What changed in what the model is sent since the episode before the one shown (derived
     while the provider view is shown: ``_compare_provider``)."""
 
+    # -- the changelog: what the steps did, and why (app-diff) ---------------------------------
+    show_changelog: var[bool] = var(False, init=False)
+    """The changelog pane is shown (``C``)."""
+    account: var[Account | None] = var(None, init=False)
+    """What the steps of the position shown did, from the engine's changelogs (read in a
+    worker when ``shown`` changes: ``_read_account``)."""
+    reasons: var[Reasons | None] = var(None, init=False)
+    """Why the items of the diff shown changed, from the changelogs of the steps between its
+    two sides (read in a worker when ``comparison`` changes: ``_explain``)."""
+
     def compose(self) -> Any:
         yield StatusBar(id="status").data_bind(status=ContextScreen.status)
         with Horizontal(id="body"):
@@ -296,6 +319,8 @@ class ContextScreen(Screen[None]):
                         row_filter=ContextScreen.row_filter,
                         following=ContextScreen.following,
                         comparison=ContextScreen.comparison,
+                        reasons=ContextScreen.reasons,
+                        account=ContextScreen.account,
                     )
                     yield ProviderList(id="provider").data_bind(
                         shown=ContextScreen.shown,
@@ -304,7 +329,9 @@ class ContextScreen(Screen[None]):
                         row_filter=ContextScreen.row_filter,
                         following=ContextScreen.following,
                         comparison=ContextScreen.comparison,
+                        reasons=ContextScreen.reasons,
                     )
+                yield ChangelogList(id="changelog").data_bind(shown=ContextScreen.account)
                 yield Scrubber(id="scrubber").data_bind(
                     shown=ContextScreen.shown, base=ContextScreen.base_index
                 )
@@ -423,6 +450,7 @@ class ContextScreen(Screen[None]):
         self._filter_rows()  # the filter's rows, for this view (even when its matches are equal)
         self._compare()
         self._compare_provider()
+        self._read_account()
         self._tell()
         if shown is not None and (old is None or old.name != shown.name):
             self.call_after_refresh(self._build_indexes, shown.name)
@@ -549,6 +577,7 @@ class ContextScreen(Screen[None]):
 
     def watch_comparison(self) -> None:
         self.marks = self._marks()
+        self._explain()
 
     def _marks(self) -> dict[str, Mark]:
         return {node.id: "match" for node in self.selection.matches}
@@ -566,7 +595,7 @@ class ContextScreen(Screen[None]):
         # does not flash "reading the log…" at every change.
         same_item = told is not None and (told.item_id, told.shown.name) == (item_id, shown.name)
         story = told.events if told is not None and same_item else None
-        return Subject(shown, row, self.comparison, story)
+        return Subject(shown, row, self.comparison, story, self.reasons)
 
     def watch_highlighted(self) -> None:
         self._tell()
@@ -1480,6 +1509,104 @@ class ContextScreen(Screen[None]):
         if position != self.position:
             self.position = position
         self.active_pane.return_to(bookmark)
+
+    # -- the changelog: what the steps did, and why (app-diff) ----------------------------------
+    def _read_account(self) -> None:
+        """Have the workspace tell what the steps of the position shown did (``account``)."""
+        shown = self.shown
+        if shown is None:
+            self.account = None
+        else:
+            self._account_of(shown)
+
+    @work(exclusive=True, group="account")
+    async def _account_of(self, shown: Shown) -> None:
+        """At live: the events since the newest snapshot, then the step that made it; in the
+        past: the step that made the snapshot shown. ``shown``: what was shown when asked."""
+        ws, name, entry = self.workspace, shown.name, shown.entry
+        at = entry.id if entry is not None else None
+        try:
+            if entry is not None:
+                steps: tuple[StepChanges, ...] = (await ws.changelogs(name, snapshot=entry.id),)
+            else:
+                step = await ws.changelogs(name)
+                steps = (step,)
+                if step.kind == "live" and step.since is not None:  # and the step before
+                    steps += (await ws.changelogs(name, snapshot=step.since.id),)
+            account = Account(name, shown.revision, at, steps)
+        except (ContextError, StoreError) as error:
+            account = Account(name, shown.revision, at, problem=visible(str(error)))
+        if shown == self.shown:  # still what is shown
+            self.account = account
+
+    def action_toggle_changelog(self) -> None:
+        self.show_changelog = not self.show_changelog
+
+    def watch_show_changelog(self, show: bool) -> None:
+        pane = self.query_one(ChangelogList)
+        pane.display = show
+        (pane if show else self.active_pane).focus()
+
+    @on(ChangelogList.Selected, "#changelog")
+    def _on_change_chosen(self, event: ChangelogList.Selected) -> None:
+        line = event.row
+        if isinstance(line, ChangeLine) and line.item_id is not None:
+            self.go_to_item(line.item_id)
+
+    def go_to_item(self, item_id: str) -> None:
+        """The cursor of the pane shown on that item, or on its ghost during a diff; if the
+        view shown has neither, say so."""
+        view, pane = self.view, self.active_pane
+        if view is None:
+            return
+        found = view.find(item_id)
+        if (
+            found is not None
+            and found.depth is not None
+            and found.position is not None
+            and pane.go_to_place(found.depth, found.position, found.offset)
+        ):
+            return
+        layout = pane.layout_model
+        line = layout.line_of_ghost(item_id) if isinstance(layout, TreeLayout) else None
+        if line is not None:
+            pane.jump_to(line)
+            return
+        where = "this snapshot" if self.position is not None else "the live context"
+        self.notify(visible(f"{item_id} is not in {where}"), severity="warning", markup=False)
+
+    def _explain(self) -> None:
+        """Have the changelogs of the steps between the diff's two sides say why its items
+        changed (``reasons``): those of another pair of sides are dropped at once, those of
+        the same sides kept until the new ones come (no flicker while playing)."""
+        comparison, name = self.comparison, self.context_name
+        if comparison is None or name is None:
+            self.reasons = None
+            return
+        sides = (comparison.older_at, comparison.newer_at)
+        if self.reasons is not None and self.reasons.sides != sides:
+            self.reasons = None
+        self._reasons_of(name, comparison)
+
+    @work(exclusive=True, group="reasons")
+    async def _reasons_of(self, name: str, comparison: Comparison) -> None:
+        ws, older, newer = self.workspace, comparison.older_at, comparison.newer_at
+        logs: list[Changelog] = []
+        try:
+            if older is not None and newer is not None:
+                logs += (await ws.changelogs(name, between=(older, newer))).changelogs
+            else:  # the newer side is live (or held at live): up to the newest, then since
+                count = ws.snapshot_count(name)
+                newest = ws.snapshot_at(name, count - 1) if count else None
+                if older is not None and newest is not None and newest.id != older:
+                    logs += (await ws.changelogs(name, between=(older, newest.id))).changelogs
+                step = await ws.changelogs(name)
+                if step.kind == "live":
+                    logs += step.changelogs
+        except (ContextError, StoreError):
+            logs = []  # the diff stands without its reasons
+        if comparison == self.comparison:  # still the diff shown
+            self.reasons = Reasons.of(logs, (older, newer))
 
 
 QUICK_FILTERS = [  # (its key in the menu, what it shows, the selector)

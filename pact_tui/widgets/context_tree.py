@@ -40,8 +40,18 @@ from engine.workspace import SnapshotEntry
 
 from ..filtered_layout import FilteredLayout
 from ..provider import ProviderTotals, char_count, provider_totals, token_estimate
+from ..reasons import Reasons
 from ..tree_layout import SYSTEM_SEQ, Row, TreeLayout
-from ..types import DIFF_GLYPHS, Comparison, Mark, ProviderChanges, RowFilter, RowKind, Shown
+from ..types import (
+    DIFF_GLYPHS,
+    Account,
+    Comparison,
+    Mark,
+    ProviderChanges,
+    RowFilter,
+    RowKind,
+    Shown,
+)
 from .cursor import CursorPane
 
 BADGES = {
@@ -70,6 +80,10 @@ TREE_LEGEND = [
     ("#key  +tag", "the item's key and tags"),
     ('"Find me…"', "the start of its content (⏎ is a newline, … means more follows)"),
     ("highlighted row", "a selector's match; in a diff, an added, removed or changed item"),
+    ("+  −  ~", "in a diff (d): added, removed (struck through, where it was), changed"),
+    ("↓  ↑", "in a diff: moved deeper (ODI) or shallower, with its turn"),
+    ("depth 1→3 · expired", "in a diff: what changed in the row, and why (from the changelog)"),
+    ("step to n64 (e6): …", "the lower border: what the last step did (C: all of it)"),
 ]
 PROVIDER_LEGEND = [
     ("(5,0,0)  user  …", "each message the model is sent, in order: where it is, its role"),
@@ -204,6 +218,9 @@ class LinePane(CursorPane):
     comparison: var[Comparison | None] = var(None)
     """The diff shown (bound to the screen's): each row's change, and the ghosts of what the
     view shown lacks; None: no diff."""
+    reasons: var[Reasons | None] = var(None)
+    """Why the diff's items changed, from the changelogs (bound to the screen's): a changed
+    row and a ghost say it; None: not read (yet)."""
     row_filter: var[RowFilter | None] = var(None)
     """Filter mode (bound to the screen's): only these matches' rows; None: every row."""
     following: var[bool] = var(False)
@@ -302,6 +319,9 @@ class LinePane(CursorPane):
             self._lay_out(self.shown)  # the ghosts moved the rows: find the cursor's again
         else:
             self.refresh()
+
+    def watch_reasons(self) -> None:
+        self.refresh()
 
     def catch_up(self) -> None:
         """Lay out what the pane shows, if that waited while the pane was hidden."""
@@ -586,11 +606,29 @@ class LinePane(CursorPane):
         return Segment(f"{glyph} ", self.style_of(f"tree--sign-{change}"))
 
     def note_of(self, row: Row) -> str:
-        """What changed in the row's item, as the row says it (empty: nothing, or no diff)."""
-        comparison = self.comparison
-        if comparison is None or row.item is None:
+        """What changed in the row's item and why, as the row says it: ``stage 1→2 · offset
+        1→-1``, ``rehydrated (replaced n57)``; for a ghost, why it is not here (empty:
+        nothing, or no diff)."""
+        comparison, reasons = self.comparison, self.reasons
+        if comparison is None:
             return ""
-        return comparison.diff.note_of(row.item.id, row.turn.seq)
+        ghost = row.ghost
+        if ghost is not None:
+            why = reasons.reason_of(ghost.id, ghost.mark) if reasons is not None else ""
+            said = why or ("gone" if ghost.mark == "removed" else "not yet")
+            if not ghost.same_turn and not why:
+                said += ", its turn too" if ghost.mark == "removed" else ", nor its turn"
+            return said
+        if row.item is None:
+            return ""
+        note = comparison.diff.note_of(row.item.id, row.turn.seq)
+        if reasons is None:
+            return note
+        mark = comparison.mark_of(row.item.id, row.turn.seq)
+        why = reasons.reason_of(row.item.id, mark) if mark is not None else ""
+        if why == "moved by ODI" and note.startswith("depth"):
+            return f"{note} (ODI)"
+        return " · ".join(part for part in (why, note) if part)
 
     def render_row(self, row: Row, view: ContextView) -> list[Segment]:
         raise NotImplementedError  # each pane draws its own rows
@@ -704,8 +742,16 @@ class ContextTree(LinePane):
         "tree--stage",
     }
 
+    account: var[Account | None] = var(None)
+    """What the steps of the position shown did (bound to the screen's): the newest one's
+    summary is the pane's lower border, one line updated in place."""
+
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(headers=True, name=name, id=id)
+
+    def watch_account(self, account: Account | None) -> None:
+        said = account.summary if account is not None else ""
+        self.border_subtitle = Content(visible(said))  # never markup
 
     def activate(self, row: Row) -> None:
         """Enter (or space, or a second click) folds or unfolds a turn or a slot."""
@@ -816,9 +862,7 @@ class ContextTree(LinePane):
         item, ghost_style = ghost.item, self.style_of("tree--ghost")
         width = self._coords_width(view)
         badge, _ = BADGES[item.kind]
-        said = "gone" if ghost.mark == "removed" else "not yet"
-        if not ghost.same_turn:
-            said += ", its turn too" if ghost.mark == "removed" else ", nor its turn"
+        said = self.note_of(row)
         out = [
             Segment("    "),
             Segment(f"{ghost.coordinates:<{width - 1}} ", ghost_style),
@@ -966,7 +1010,7 @@ class ProviderList(LinePane):
             Segment(size, s("provider--size")),
             Segment("│ ", s("tree--dim")),
         ]
-        note = self.note_of(row) if ghost is None else "gone" if ghost.mark == "removed" else ""
+        note = self.note_of(row)
         if note:
             out.append(Segment(f"{note} ", s("tree--note")))
         out.append(Segment(visible(preview(item, 400)), content))

@@ -26,6 +26,7 @@ from engine.context.nodes import Item
 from engine.context.timeline import StoryEvent
 from engine.visible import visible
 
+from ..reasons import Reasons
 from ..tree_diff import TreeDiff
 from ..tree_layout import Row
 from ..types import DIFF_GLYPHS, Comparison, Ghost, Shown
@@ -52,6 +53,7 @@ class Subject:
     row: Row
     comparison: Comparison | None = None
     story: tuple[StoryEvent, ...] | None = None  # the item's, once the log has told it
+    reasons: Reasons | None = None  # why the diff's items changed, once read
 
 
 def _fields_table(rows: list[tuple[str, Any]]) -> Table:
@@ -246,19 +248,27 @@ def _describe_item(
 
 
 def describe_subject(subject: Subject, palette: Palette | None = None) -> RenderableType:
-    """The node, and above it what the diff shown found."""
+    """The node, and above it what the diff shown found (and why, once the changelogs of the
+    steps between its sides are read)."""
     comparison, row, view = subject.comparison, subject.row, subject.shown.view
     if comparison is None:
         return describe(view, row, None, subject.story)
     palette = palette or Palette()
+    reasons = subject.reasons
+    summary = diff_summary(comparison, palette, reasons)
     if row.ghost is not None:
-        return Group(diff_summary(comparison, palette), describe_ghost(comparison, row.ghost))
-    parts: list[RenderableType] = [diff_summary(comparison, palette)]
+        return Group(summary, describe_ghost(comparison, row.ghost, reasons))
+    parts: list[RenderableType] = [summary]
     change = None
     if row.item is not None:
-        change = comparison.diff.change_of(row.item.id, row.turn.seq)
-        if row.item.id in comparison.diff.added or row.item.id in comparison.diff.removed:
-            parts.append(_presence(comparison, row.item.id))
+        item_id = row.item.id
+        change = comparison.diff.change_of(item_id, row.turn.seq)
+        if item_id in comparison.diff.added or item_id in comparison.diff.removed:
+            parts.append(_presence(comparison, item_id))
+        mark = comparison.mark_of(item_id, row.turn.seq)
+        why = reasons.reason_of(item_id, mark) if reasons is not None and mark else ""
+        if why:
+            parts.append(Text.assemble(("why: ", "bold"), visible(why)))
     changed_text = None
     if row.item is not None:
         delta = comparison.diff.changed.get(row.item.id)
@@ -286,18 +296,23 @@ def content_diff(comparison: Comparison, before: Item, after: Item, palette: Pal
     )
 
 
-def describe_ghost(comparison: Comparison, ghost: Ghost) -> RenderableType:
-    """An item the view shown lacks: what it was, where, and on which side it is."""
+def describe_ghost(
+    comparison: Comparison, ghost: Ghost, reasons: Reasons | None = None
+) -> RenderableType:
+    """An item the view shown lacks: what it was, where, on which side it is, and why it is
+    not on this one."""
     item = ghost.item
     if ghost.mark == "removed":
         head = f"− removed: in {comparison.older}, not in {comparison.newer}"
     else:
         head = f"+ added: in {comparison.newer}, not yet in {comparison.older}"
+    why = reasons.reason_of(ghost.id, ghost.mark) if reasons is not None else ""
     where = f"{ghost.coordinates}" + ("" if ghost.same_turn else " (its turn is gone)")
     timers = "permanent" if item.ttl is None else f"{item.ttl}"
     shown, more = content_head(item)
     parts: list[RenderableType] = [
         Text(visible(head), style="bold"),
+        *([Text.assemble(("why: ", "bold"), visible(why))] if why else []),
         Text.assemble(
             (f"{visible(item.node_type, limit=FIELD_CHARS)} ", "bold"),
             (visible(item.id), "bold"),
@@ -320,7 +335,9 @@ def describe_ghost(comparison: Comparison, ghost: Ghost) -> RenderableType:
     return Group(*parts)
 
 
-def diff_summary(comparison: Comparison, palette: Palette | None = None) -> RenderableType:
+def diff_summary(
+    comparison: Comparison, palette: Palette | None = None, reasons: Reasons | None = None
+) -> RenderableType:
     """What a diff found, above the selected node: its sides (as the header names them),
     counts with the rows' glyphs, what moved whole, and the first items the view shown lacks
     (drawn as ghosts where they were)."""
@@ -339,7 +356,8 @@ def diff_summary(comparison: Comparison, palette: Palette | None = None) -> Rend
     )
     parts: list[RenderableType] = [counts]
     if moved:
-        parts.append(Text(f"{DIFF_GLYPHS['moved']} {moved_summary(diff)}", style="dim"))
+        said = reasons.moved_summary(diff.depth_moves) if reasons else moved_summary(diff)
+        parts.append(Text(f"{DIFF_GLYPHS['moved']} {said}", style="dim"))
     missing = comparison.ghosts
     if missing:
         side = comparison.older if comparison.shown_is_newer else comparison.newer

@@ -4,12 +4,14 @@ bounded waits on a condition (never a fixed sleep as synchronisation)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
 
 from pact_tui.app import PactApp
 from pact_tui.screens.context import ContextScreen
@@ -81,8 +83,15 @@ def notifications(app: PactApp) -> list[str]:
 
 # -- waiting ----------------------------------------------------------------------------------
 async def settle(pilot: Pilot[Any]) -> None:
-    """Let every command worker finish and the screen catch up with it."""
-    await pilot.app.workers.wait_for_complete()
+    """Let every worker finish and the screen catch up with it. An exclusive worker that a
+    newer request superseded is cancelled: that is its end, not a failure."""
+    while True:
+        running = [worker for worker in pilot.app.workers if not worker.is_finished]
+        if not running:
+            break
+        with contextlib.suppress(WorkerCancelled):
+            await pilot.app.workers.wait_for_complete(running)
+        await pilot.pause()
     await pilot.pause()
 
 

@@ -56,3 +56,24 @@ def test_a_diff_across_odi_moves(snap_compare: Any, demo: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(still(demo), terminal_size=SIZE, run_before=run)
+
+
+def test_the_changelog_pane(snap_compare: Any, demo: Path) -> None:
+    """``C`` at live, after a user message: the live step (the message, and ODI pushing every
+    turn one deeper, one line with its moved items under it), then the step that made the
+    newest snapshot (current_mode expired and rehydrated, the alert's stage on); the tree's
+    lower border says the live step in one line."""
+
+    async def run(pilot: Pilot[Any]) -> None:
+        from engine.context.commands import MessageCommand
+
+        await pilot.pause()
+        screen = screen_of(pilot.app)  # type: ignore[arg-type]
+        screen.run_command(MessageCommand(role="user", text="Which survey is newest?"))
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(still(demo), terminal_size=SIZE, run_before=run)

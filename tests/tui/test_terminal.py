@@ -135,8 +135,16 @@ def test_the_app_in_a_real_terminal(terminal: Terminal, tmp_path: Path) -> None:
     terminal.wait_for(lambda s: all(part in s for part in first), "the inspector")
 
     terminal.keys(".")
-    advanced = ("researcher   EPISODE 7   ● LIVE", "LIVE · 8 snapshots")
+    # the step's changelog in one line, on the tree's lower border
+    advanced = ("researcher   EPISODE 7   ● LIVE", "LIVE · 8 snapshots", "step to n", ": expired #")
     terminal.wait_for(lambda s: all(part in s for part in advanced), "episode 7 after '.'")
+    terminal.keys("C")
+    terminal.wait_for(
+        lambda s: "changes · live" in s and "− expired" in s and "↻ rehydrated" in s,
+        "the changelog pane",
+    )
+    terminal.keys("C")
+    terminal.wait_for(lambda s: "changes · live" not in s, "the changelog pane to close")
 
     terminal.keys("?")
     terminal.wait_for(
