@@ -57,6 +57,8 @@ async def _screenshot(out: Path, path: Path, custodian: bool) -> None:
         else:
             await pilot.press("end", "up")  # onto the render-lifecycle alert
             await pilot.pause(0.3)  # its story is read once the cursor rests...
+            await app.workers.wait_for_complete()
+            await pilot.press("C")  # the changelog pane: what the last step did, and why
         await app.workers.wait_for_complete()  # ...from the log, in a worker
         await pilot.pause()
         out.parent.mkdir(parents=True, exist_ok=True)
