@@ -94,6 +94,7 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
 SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated
 STORY_DELAY = 0.1  # seconds the cursor rests on an item before its story is read from the log
 SYNC_DIFF_ITEMS = 20_000  # items a diff compares one by one in the handler; more: in a thread
+REBUILD_FOR_PROVIDER = 20_000  # items: a context this small is rebuilt for the marks
 COMMAND_ACTIONS = frozenset({"message", "advance", "seal"})  # the actions that write
 WIDE = 100  # columns from which the context list is shown at start (narrower: the tree's room)
 CLIPBOARD_LARGE = 100_000  # characters: more than some terminals take through OSC 52
@@ -1078,7 +1079,23 @@ class ContextScreen(Screen[None]):
         before = self._held(shown.name, entry) if entry is not None else None
         if before is None:
             self.provider_changes = None
+            small = self.workspace.context(shown.name).item_count() <= REBUILD_FOR_PROVIDER
+            if entry is not None and small:  # a rebuild of a small context takes milliseconds
+                self._rebuild_provider_base(shown, entry)
         else:
+            self.provider_changes = provider_changes(before, shown.view, f"e{episode - 1}")
+
+    @work(exclusive=True, group="provider-base")
+    async def _rebuild_provider_base(self, shown: Shown, entry: SnapshotEntry) -> None:
+        """The snapshot the provider view compares with, rebuilt from the log (a workspace
+        just opened holds none of its snapshots): the marks follow once it is there, if the
+        view shown is still the one they are for."""
+        try:
+            before = await self.workspace.at_snapshot(shown.name, entry.id)
+        except (ContextError, StoreError):
+            return  # no marks: the provider view itself is still right
+        if self.shown is shown and self.query_one(ContentSwitcher).current == "provider":
+            episode = shown.view.current_episode
             self.provider_changes = provider_changes(before, shown.view, f"e{episode - 1}")
 
     # -- fork (app-layout) ---------------------------------------------------------------------

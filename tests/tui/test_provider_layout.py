@@ -141,12 +141,8 @@ async def test_a_past_snapshot_is_compared_with_the_episode_before_it(demo: Path
         assert "since" not in str(screen.provider.border_subtitle)
 
 
-async def test_the_comparison_never_rebuilds_an_old_snapshot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Reopened from a checkpoint, this process holds no snapshot: the provider view does not
-    rebuild one to compare with (a replay that takes seconds at 100,000 items); once two
-    advances have been made here, the episode before is held and compared."""
+async def _reopened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace of four episodes, closed with a checkpoint: reopened, it holds no snapshot."""
     import engine.workspace as workspace_module
 
     monkeypatch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 1)
@@ -156,6 +152,41 @@ async def test_the_comparison_never_rebuilds_an_old_snapshot(
         for number in range(4):
             await workspace.add_message("kept", "user", f"m{number}")
             await workspace.advance("kept")
+    return path
+
+
+async def test_a_small_context_reopened_rebuilds_the_episode_before_for_the_marks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reopened, this process holds no snapshot; a small context's episode before is rebuilt
+    from the log (milliseconds) in a worker, and the marks follow."""
+    path = await _reopened(tmp_path, monkeypatch)
+    app = inspector(path, context="kept")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert screen.workspace.context("kept").history.latest is None  # nothing held
+        await _provider(pilot, screen)
+        await wait_until(pilot, lambda: screen.provider_changes is not None, "the comparison")
+        changes = screen.provider_changes
+        assert changes is not None and changes.since == "e3"
+        before = await screen.workspace.at_episode("kept", 3)
+        view = screen.view
+        assert view is not None
+        added = len(set(_messages(view)) - set(_messages(before)))
+        assert added == 1  # m3, the message of episode 3's turn
+        assert f"since e3: +{added} ~0 -0" in str(screen.provider.border_subtitle)
+
+
+async def test_the_comparison_never_rebuilds_an_old_snapshot_of_a_big_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reopened from a checkpoint, a big context's provider view does not rebuild a snapshot
+    to compare with (a replay that takes seconds at 100,000 items); once two advances have
+    been made here, the episode before is held and compared."""
+    import pact_tui.screens.context as context_screen
+
+    path = await _reopened(tmp_path, monkeypatch)
+    monkeypatch.setattr(context_screen, "REBUILD_FOR_PROVIDER", 0)  # every context is big
 
     async def no_rebuild(*args: object) -> None:
         raise AssertionError("an old snapshot was rebuilt")
