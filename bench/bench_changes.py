@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from bench.bench_context import build
-from bench.common import REPO_ROOT, fmt, in_a_fresh_process, report_ratio
+from bench.common import REPO_ROOT, fmt, in_a_fresh_process, pact_tui_seconds, report_ratio
 from engine.context import Context
 
 ITEMS = 100_000
@@ -124,18 +124,6 @@ def bench_recording() -> None:
         f" ({summary}): {fmt(with_it)} with the changelog ÷ {fmt(without)} without"
         f" = {with_it / without:.2f}"
     )
-
-
-def pact_tui_seconds(*args: object) -> float:
-    """Wall time of ``pact-tui ARGS`` as a process of its own."""
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "pact_tui", *map(str, args)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        check=True,
-    )
-    return time.perf_counter() - start
 
 
 async def build_scaled(path: Path, items: int) -> None:

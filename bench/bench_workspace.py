@@ -37,7 +37,6 @@ import hashlib
 import itertools
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,11 +48,11 @@ from unittest import mock
 
 import engine.workspace as workspace_module
 from bench.common import (
-    REPO_ROOT,
     WARM_UP,
     fmt,
     in_a_fresh_process,
     monotonic_ns,
+    pact_tui_seconds,
     percentile,
     raw_watch_round_trips,
     received_at,
@@ -368,18 +367,6 @@ SMALL_CONTEXT: list[dict[str, Any]] = [
     ),
     {"op": "insert", "selector": "d0, 1, 0", "component": {"content": "a note", "key": "note"}},
 ]  # ten items
-
-
-def pact_tui_seconds(*args: object) -> float:
-    """Wall time of ``pact-tui ARGS`` (``python -m pact_tui``) as a process of its own."""
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "pact_tui", *map(str, args)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        check=True,
-    )
-    return time.perf_counter() - start
 
 
 def commands_in_a_row(

@@ -201,3 +201,15 @@ async def watch(path: str, count: int) -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "watch":
         asyncio.run(watch(sys.argv[2], int(sys.argv[3])))
+
+
+def pact_tui_seconds(*args: object) -> float:
+    """Wall time of ``pact-tui ARGS`` (``python -m pact_tui``) as a process of its own."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "pact_tui", *map(str, args)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        check=True,
+    )
+    return time.perf_counter() - start
