@@ -9,6 +9,7 @@ the list says which row is under it (``Highlighted``) and which one Enter or a c
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, overload
 
@@ -35,11 +36,11 @@ class LazyRows(Sequence[RowT]):
     """Rows made when they are read (a list reads only the lines in sight): a subclass says
     how many there are (``__len__``) and makes one (``make``)."""
 
-    def __len__(self) -> int:
-        raise NotImplementedError
+    @abstractmethod
+    def __len__(self) -> int: ...
 
-    def make(self, index: int) -> RowT:
-        raise NotImplementedError
+    @abstractmethod
+    def make(self, index: int) -> RowT: ...
 
     @overload
     def __getitem__(self, index: int) -> RowT: ...
