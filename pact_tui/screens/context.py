@@ -156,7 +156,7 @@ class ContextScreen(Screen[None]):
             "right_curly_bracket", "last_snapshot", "Last", show=False, tooltip="newest snapshot"
         ),
         Binding("c", "focus_contexts", "Contexts", show=False, tooltip="focus the context list"),
-        # -- the layout (app-layout) --
+        # -- the layout --
         Binding("b", "toggle_contexts", "List", show=False, tooltip="hide/show the context list"),
         Binding("i", "toggle_detail", "Detail", show=False, tooltip="hide/show the detail pane"),
         Binding("w", "zoom", "Zoom", show=False, tooltip="zoom: the tree takes the whole width"),
@@ -205,7 +205,7 @@ class ContextScreen(Screen[None]):
             show=False,
             tooltip="go to a coordinate (d3, 1, 0), a depth (d3) or a #key",
         ),
-        # -- the changelog (app-diff) --
+        # -- the changelog --
         Binding(
             "C",
             "toggle_changelog",
@@ -296,7 +296,7 @@ class ContextScreen(Screen[None]):
     """What changed in what the model is sent since the episode before the one shown (derived
     while the provider view is shown: ``_compare_provider``)."""
 
-    # -- the changelog: what the steps did, and why (app-diff) ---------------------------------
+    # -- the changelog: what the steps did, and why --------------------------------------------
     show_changelog: var[bool] = var(False, init=False)
     """The changelog pane is shown (``C``)."""
     account: var[Account | None] = var(None, init=False)
@@ -846,7 +846,7 @@ class ContextScreen(Screen[None]):
     def _commands_running(self) -> bool:
         return any(not worker.is_finished for worker in self.workers if worker.group == "commands")
 
-    # -- play at live asks first (app-layout) ---------------------------------------------------
+    # -- play at live asks first ----------------------------------------------------------------
     def _ask_to_play_at_live(self) -> None:
         name = self.context_name
         assert name is not None
@@ -1061,7 +1061,7 @@ class ContextScreen(Screen[None]):
         self.context_name = name
         self.context_tree.focus()
 
-    # -- the provider view: what changed since the episode before (app-layout) -----------------
+    # -- the provider view: what changed since the episode before ------------------------------
     def _compare_provider(self) -> None:
         """What the model is sent now against what it was sent when the episode before the one
         shown began (``@e{N-1}``), while the provider view is shown, and only if this process
@@ -1098,7 +1098,7 @@ class ContextScreen(Screen[None]):
             episode = shown.view.current_episode
             self.provider_changes = provider_changes(before, shown.view, f"e{episode - 1}")
 
-    # -- fork (app-layout) ---------------------------------------------------------------------
+    # -- fork ----------------------------------------------------------------------------------
     def action_fork(self) -> None:
         """Ask for a name, then copy the context as of the snapshot shown (or as it is now, at
         live) into a new context (``Workspace.fork_context``) and show it, live: a place to
@@ -1158,7 +1158,7 @@ class ContextScreen(Screen[None]):
             self.action_fork,
         )
 
-    # -- copy and export (app-layout) ----------------------------------------------------------
+    # -- copy and export -----------------------------------------------------------------------
     def copy_and_export_commands(self) -> Iterator[SystemCommand]:
         """The palette's commands for copying and exporting (``App.get_system_commands``)."""
         yield SystemCommand(
@@ -1340,7 +1340,7 @@ class ContextScreen(Screen[None]):
             return diff_json(diff, older, newer)
         return diff_markdown(diff, older, newer, older_view, newer_view)
 
-    # -- the layout (app-layout) ----------------------------------------------------------------
+    # -- the layout -----------------------------------------------------------------------------
     def action_toggle_contexts(self) -> None:
         if self.zoomed:  # zoomed, the list is hidden whatever it was: b shows it
             self.zoomed, self.show_contexts = False, True
@@ -1373,7 +1373,7 @@ class ContextScreen(Screen[None]):
         if not contexts.display and contexts.has_focus:
             self.active_pane.focus()
 
-    # -- filter, follow, jump (issue 14 §4) ------------------------------------------------------
+    # -- filter, follow, jump --------------------------------------------------------------------
     def watch_filtering(self) -> None:
         self._filter_rows()
 
@@ -1527,7 +1527,7 @@ class ContextScreen(Screen[None]):
             self.position = position
         self.active_pane.return_to(bookmark)
 
-    # -- the changelog: what the steps did, and why (app-diff) ----------------------------------
+    # -- the changelog: what the steps did, and why ---------------------------------------------
     def _read_account(self) -> None:
         """Have the workspace tell what the steps of the position shown did (``account``)."""
         shown = self.shown

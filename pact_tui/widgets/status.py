@@ -52,7 +52,7 @@ class Status:
     waiting: int = 0  # items in the document screen's escalation inbox
     writing: bool = False  # playing at live: every step appends an advance to the context
     path: str = ""  # the workspace file, as people read it (``display_path``)
-    # -- filter and follow (issue 14, §4) --
+    # -- filter and follow --
     following: bool = False  # follow mode: the active turn is kept in view
     filtered: tuple[int, int] | None = None  # filter mode: (matches, rows shown)
 
