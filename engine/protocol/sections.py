@@ -55,10 +55,13 @@ ROOT = "sec:_root"
 @functools.cache
 def _markdown() -> MarkdownIt:
     """The CommonMark parser, made on first use: folding a document (loading one, replaying
-    its log) parses no Markdown, and need not import the parser."""
+    its log) parses no Markdown, and need not import the parser. Sections are blocks: the
+    inline rules (emphasis, links, code spans inside each paragraph) are left out, as nothing
+    here reads what they make; a heading's title is its inline token's ``content``, which the
+    block rules fill in. (A 10 MB proposal parsed in 1.9 s, not 10.7 s.)"""
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark")
+    return MarkdownIt("commonmark").disable("inline")
 
 
 # The slug rule works on characters, not on Markdown: a regex is the plain tool for it.
