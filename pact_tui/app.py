@@ -20,10 +20,10 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.geometry import Size
+from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
 from textual.signal import Signal
-from textual.theme import ThemeProvider
 from textual.widgets import Static
 
 from engine.masterlog.errors import MasterLogError
@@ -31,6 +31,7 @@ from engine.masterlog.index import Refresh
 from engine.visible import visible
 
 from .logsession import LogSession
+from .palette import PlainCommands, PlainThemes
 
 if TYPE_CHECKING:
     from engine.workspace import Change, Workspace
@@ -90,6 +91,7 @@ THEME_VARIABLE_DEFAULTS = {
 class PactApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "pact-tui"
+    COMMANDS: ClassVar[set[Any]] = {PlainCommands}  # entries drawn as plain text, not markup
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "context": _context_screen,
         "document": _document_screen,
@@ -193,6 +195,27 @@ class PactApp(App[int]):
         self._good_themes: dict[Path, str] = {}  # theme file → the theme name it last defined
         self._fallback: tuple[str, str] | None = None  # (broken theme, the one shown instead)
         self._load_themes(theme or configured_theme())
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notification of the app (a screen's or a widget's ``notify`` comes here) is
+        plain text: it may quote a name, a path, an error's account of bad input, so it is
+        never read as markup (``markup`` is ignored), and each control character in it is
+        shown as its escape (the message's lines kept)."""
+        super().notify(
+            visible(message, multiline=True),
+            title=visible(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return {**super().get_theme_variable_defaults(), **THEME_VARIABLE_DEFAULTS}
@@ -519,14 +542,12 @@ def _too_small_message(width: int, height: int) -> str:
     )
 
 
-class RememberedThemes(ThemeProvider):
+class RememberedThemes(PlainThemes):
     """The palette's theme list: picking one shows it and remembers it (``choose_theme``)."""
 
-    @property
-    def commands(self) -> list[tuple[str, Callable[[], None]]]:
+    def choose(self, name: str) -> None:
         app: PactApp = self.app  # type: ignore[assignment]
-        names = sorted(app.available_themes)
-        return [(name, partial(app.choose_theme, name)) for name in names]
+        app.choose_theme(name)
 
 
 class TooSmallScreen(Screen[None]):
@@ -540,7 +561,7 @@ class TooSmallScreen(Screen[None]):
         self.message = _too_small_message(width, height)
 
     def compose(self) -> Any:
-        yield Static(self.message)
+        yield Static(self.message, markup=False)
 
 
 def default_theme_dirs() -> list[Path]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual import events, on
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
+
+from ..text import plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +45,10 @@ class ChooseScreen(ModalScreen[str | None]):
 
     def compose(self) -> Any:
         with Vertical():
-            yield Label(Text(self.title_text))
+            yield Label(plain(self.title_text), markup=False)
             yield OptionList(
                 *[
-                    Option(
-                        Text.assemble((f"{choice.key}  ", "bold"), choice.label), id=choice.value
-                    )
+                    Option(plain(f"{choice.key}  ", "bold") + plain(choice.label), id=choice.value)
                     for choice in self.choices
                 ],
                 id="choices",

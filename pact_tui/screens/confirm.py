@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual import on
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
+
+from ..text import plain_block
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -39,7 +40,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> Any:
         with Vertical():
-            yield Label(Text(self.question), id="confirm-question")
+            yield Label(plain_block(self.question), id="confirm-question", markup=False)
             with Horizontal():
                 yield Button(f"{self.yes} (y)", variant="warning", id="confirm-yes")
                 yield Button(f"{self.no} (n)", id="confirm-no")

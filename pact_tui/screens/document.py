@@ -19,12 +19,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Markdown, Static
+from textual.widgets import ContentSwitcher, Static
 
 from engine.store import StoreError
 from engine.visible import visible
 from engine.workspace import Change, Workspace
 
+from ..text import plain
 from ..types import DocShown
 from ..widgets.agents import AgentRoster
 from ..widgets.events import EventList
@@ -45,6 +46,7 @@ from ..widgets.queue import (
     proposal_detail,
 )
 from ..widgets.rows import RowList
+from ..widgets.section_markdown import SectionMarkdown
 
 if TYPE_CHECKING:
     from engine.protocol.decide import Decision
@@ -150,7 +152,7 @@ class DocumentScreen(Screen[None]):
     """The newest ``EVENTS_KEPT`` events of the document, as read from the workspace."""
 
     def compose(self) -> Any:
-        yield Static(id="doc-status")
+        yield Static(id="doc-status", markup=False)
         with Horizontal(id="doc-body"):
             with ContentSwitcher(initial="outline", id="doc-views"):
                 yield SectionOutline(id="outline").data_bind(shown=DocumentScreen.shown)
@@ -168,12 +170,12 @@ class DocumentScreen(Screen[None]):
                     event_filter=DocumentScreen.event_filter,
                 )
             with Vertical(id="doc-detail"):
-                yield Static(id="doc-diff")
-                yield Static(id="inbox-briefing")
-                yield Static(id="heat-detail")
+                yield Static(id="doc-diff", markup=False)
+                yield Static(id="inbox-briefing", markup=False)
+                yield Static(id="heat-detail", markup=False)
                 with VerticalScroll(id="proposal-pane"):
-                    yield Static(id="proposal-detail")
-                yield Markdown(id="section-markdown")
+                    yield Static(id="proposal-detail", markup=False)
+                yield SectionMarkdown(id="section-markdown")
         yield FittedFooter(compact=True)
 
     @property
@@ -265,7 +267,7 @@ class DocumentScreen(Screen[None]):
         )
         ahead = self._time_ahead()
         status.update(
-            visible(
+            plain(
                 f" {past}{shown.name} · v{doc.version} · {shown.revision} events ·"
                 f" {len(doc.sections)} sections ·"
                 f" {len(doc.active)} agents · {pending} open proposals · as {shown.custodian}"
@@ -284,7 +286,7 @@ class DocumentScreen(Screen[None]):
 
     def _show_section(self) -> None:
         shown, section_id = self.shown, self.section_id
-        markdown = self.query_one("#section-markdown", Markdown)
+        markdown = self.query_one("#section-markdown", SectionMarkdown)
         if shown is None or section_id is None:
             markdown.update("")
             return
@@ -296,6 +298,17 @@ class DocumentScreen(Screen[None]):
         row: OutlineRow | None = event.row
         self.section_id = row.key if row is not None else None
         self._show_section()
+
+    @on(RowList.Selected, "#outline")
+    def _read_section(self, event: RowList.Selected) -> None:
+        """The section under the cursor, whole, however long (the pane beside the outline
+        renders its start)."""
+        from .reader import ReaderScreen
+
+        shown, row = self.shown, event.row
+        section = shown.doc.section(row.key, shown.now_ms) if shown is not None else None
+        if section is not None:  # the same text as the pane's (_show_section)
+            self.app.push_screen(ReaderScreen(f"{row.key} · v{row.version}", section.content))
 
     # -- live changes and time ------------------------------------------------------------------
     def _on_workspace_changed(self, change: Change) -> None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, TextArea
 
-from engine.visible import visible
+from ..text import plain
 
 
 class EditScreen(ModalScreen[str | None]):
@@ -44,9 +43,9 @@ class EditScreen(ModalScreen[str | None]):
 
     def compose(self) -> Any:
         with Vertical():
-            yield Label(Text(visible(self.title_text)))
+            yield Label(plain(self.title_text), markup=False)
             yield TextArea(self.text, soft_wrap=True, show_line_numbers=True, id="edit-text")
-            yield Label("ctrl+s to use this text · Esc to cancel", id="edit-hint")
+            yield Label("ctrl+s to use this text · Esc to cancel", id="edit-hint", markup=False)
 
     def on_mount(self) -> None:
         area = self.query_one(TextArea)

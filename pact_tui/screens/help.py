@@ -68,8 +68,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> Any:
         with VerticalScroll():
-            yield Static(Text("pact-tui keys", style="bold"))
-            yield Static(bindings_table(self.groups))
+            yield Static(Text("pact-tui keys", style="bold"), markup=False)
+            yield Static(bindings_table(self.groups), markup=False)
             # One width for the first column of every section, so that they read as one list
             # (an example longer than a glyph's, as the selectors' are, widens its own only).
             widest = max(
@@ -81,12 +81,15 @@ class HelpScreen(ModalScreen[None]):
                 table.add_column()
                 for example, meaning in rows:  # Text: never markup, '[ttl<=1]' is a selector
                     table.add_row(Text(example), Text(meaning))
-                yield Static(Text(title, style="bold underline"), classes="legend-title")
-                yield Static(table, classes="legend")
+                yield Static(
+                    Text(title, style="bold underline"), classes="legend-title", markup=False
+                )
+                yield Static(table, classes="legend", markup=False)
             yield Static(
                 Text(
                     "\nCtrl+P opens the command palette for rarer actions (themes, fold all, "
                     "switch context, screenshots). Esc closes this page.",
                     style="dim",
-                )
+                ),
+                markup=False,
             )

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from engine.visible import WITHOUT_ANY, visible
+from engine.visible import WITHOUT_ANY
+
+from ..text import plain
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -38,7 +39,8 @@ class PromptScreen(ModalScreen[str | None]):
         check: Callable[[str], str | None] | None = None,
     ) -> None:
         """``check`` says what is wrong with a text (None: nothing): the prompt stays open and
-        shows it, until the text is right or Esc closes the prompt."""
+        shows it, until the text is right or Esc closes the prompt. The question and the
+        problem are shown as plain text: they may quote a name or what was typed."""
         super().__init__()
         self.question = question
         self.value = value
@@ -47,15 +49,15 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> Any:
         with Vertical():
-            yield Label(Text(self.question))  # not markup: a '[' in an id is text
+            yield Label(plain(self.question), markup=False)
             yield Input(
                 value=self.value,
                 placeholder=self.placeholder,
                 id="prompt-input",
                 restrict=WITHOUT_ANY,  # a paste holding control characters is refused
             )
-            yield Label("", id="prompt-problem")
-            yield Label("Enter to confirm · Esc to cancel", id="prompt-hint")
+            yield Label("", id="prompt-problem", markup=False)
+            yield Label("Enter to confirm · Esc to cancel", id="prompt-hint", markup=False)
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
@@ -69,8 +71,8 @@ class PromptScreen(ModalScreen[str | None]):
         problem = self.check(event.value) if self.check is not None else None
         if problem is None:
             self.dismiss(event.value)
-        else:  # Text: a problem quotes what was typed, which is never markup
-            self.query_one("#prompt-problem", Label).update(Text(visible(problem, limit=500)))
+        else:
+            self.query_one("#prompt-problem", Label).update(plain(problem, limit=500))
             self.query_one("#prompt-problem", Label).display = True
 
     def action_cancel(self) -> None:

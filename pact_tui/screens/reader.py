@@ -10,12 +10,13 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..text import plain
 from ..widgets.footer import FittedFooter
 from ..widgets.reader import ContentReader
 
 
 class ReaderScreen(ModalScreen[None]):
-    """``title`` (already visible: it names the item) above ``text``, whole."""
+    """``title`` (it names the item: shown plain) above ``text``, whole."""
 
     DEFAULT_CSS = """
     ReaderScreen { background: $background; }
@@ -36,7 +37,7 @@ class ReaderScreen(ModalScreen[None]):
         self.text = text
 
     def compose(self) -> Any:
-        yield Static(Content(self.title_text), id="reader-title")
+        yield Static(plain(self.title_text), id="reader-title", markup=False)
         yield ContentReader(self.text)
         yield FittedFooter(compact=True)
 

@@ -22,6 +22,7 @@ from rich.style import Style
 from engine.context.changelog import ChangeEntry, format_coords
 from engine.visible import visible
 
+from ..text import plain
 from ..types import Account
 from .rows import RowList
 
@@ -109,8 +110,8 @@ class ChangelogList(RowList[Account, ChangeLine]):
     def watch_shown(self) -> None:
         super().watch_shown()
         account = self.shown
-        where = "live" if account is None or account.at is None else visible(account.at)
-        self.border_title = f"{self.TITLE} · {where} · Enter: go to the item"
+        where = "live" if account is None or account.at is None else account.at
+        self.border_title = plain(f"{self.TITLE} · {where} · Enter: go to the item")
 
     def render_row(self, row: ChangeLine, width: int) -> list[Segment]:
         s = self.style_of

@@ -406,7 +406,9 @@ class NodeDetail(VerticalScroll):
     """What to describe (bound to the screen's)."""
 
     def compose(self) -> Any:
-        yield Static(Text("Select a node to see its fields.", style="dim"), id="detail-body")
+        yield Static(
+            Text("Select a node to see its fields.", style="dim"), id="detail-body", markup=False
+        )
 
     def watch_subject(self, subject: Subject | None) -> None:
         if subject is not None:

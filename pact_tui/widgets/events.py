@@ -21,6 +21,7 @@ from textual.reactive import var
 
 from engine.visible import visible
 
+from ..text import plain
 from ..types import DocShown
 from .rows import RowList
 
@@ -170,8 +171,8 @@ class EventList(RowList[DocShown, EventRow]):
         super().refill()
         if at_end:  # following the stream: stay on the newest
             self.cursor_line = len(self.rows) - 1
-        wanted = f" · {visible(self.event_filter)}" if self.event_filter else ""
-        self.border_title = f"events ({len(self.rows)}){wanted}"
+        wanted = f" · {self.event_filter}" if self.event_filter else ""
+        self.border_title = plain(f"events ({len(self.rows)}){wanted}")
 
     def action_ask_filter(self) -> None:
         self.post_message(self.FilterAsked())

@@ -41,6 +41,7 @@ from textual.strip import Strip
 
 from engine.visible import visible
 
+from ..text import plain
 from ..types import DocShown
 from .cursor import CursorPane
 
@@ -385,7 +386,7 @@ class SalienceHeatmap(CursorPane):
             SalienceHeatmap.cursor_column, self.validate_cursor_column(self.cursor_column)
         )
         title = f"salience ({len(self.grid.agents)} agents x {len(self.grid.sections)} sections)"
-        self.border_title = title + (f" · {visible(self.heat_filter)}" if self.heat_filter else "")
+        self.border_title = plain(title + (f" · {self.heat_filter}" if self.heat_filter else ""))
         self.refresh()
         if self.current_cell != keep:
             self._show_cursor()
@@ -404,10 +405,11 @@ class SalienceHeatmap(CursorPane):
         cell = self.current_cell
         grid = self.grid
         self.border_subtitle = (
-            ""
+            None
             if cell is None
-            else f"{visible(grid.agents[self.cursor_line].name)}"
-            f" · {visible(grid.sections[self.cursor_column].id)}"
+            else plain(
+                f"{grid.agents[self.cursor_line].name} · {grid.sections[self.cursor_column].id}"
+            )
         )
         if cell != self._announced or cell is None:
             self._announced = cell

@@ -20,6 +20,7 @@ from textual.message import Message
 
 from engine.visible import visible
 
+from ..text import plain
 from ..types import DocShown
 from .outline import countdown
 from .rows import RowList
@@ -203,7 +204,7 @@ class EscalationInbox(RowList[DocShown, InboxRow]):
 
     def watch_shown(self) -> None:
         super().watch_shown()
-        self.border_title = f"escalation inbox ({len(self.rows)})"
+        self.border_title = plain(f"escalation inbox ({len(self.rows)})")
 
     def action_act(self, action: Any) -> None:
         row = self.current_row

@@ -23,6 +23,7 @@ from engine.masterlog.verify import Status
 from engine.visible import visible
 
 from ..logsession import LineRow, LogEntry, LogSession
+from ..text import plain
 from ..types import LogShown
 from .rows import LazyRows, RowList
 
@@ -131,7 +132,7 @@ class LogLines(RowList[LogShown, LineRow]):
         return line if 0 <= line < len(self.rows) else None
 
     def watch_log_name(self) -> None:
-        self.border_title = visible(short_name(self.log_name))
+        self.border_title = plain(short_name(self.log_name))
         self.rows = ()  # another log: the cursor does not keep a line number of the last one
         self.set_reactive(LogLines.cursor_line, 0)
         # and its first row is announced even if it equals the last log's (a row does not name

@@ -39,6 +39,7 @@ from textual.reactive import var
 from engine.visible import visible
 
 from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks
+from ..text import plain
 from ..types import DocShown
 from .outline import countdown
 from .rows import LazyRows, RowList
@@ -370,8 +371,8 @@ class ProposalQueue(RowList[DocShown, QueueRow]):
 
     def refill(self) -> None:
         super().refill()
-        wanted = f" · {visible(self.queue_filter)}" if self.queue_filter else ""
-        self.border_title = f"proposals ({len(self.rows):,}){wanted}"
+        wanted = f" · {self.queue_filter}" if self.queue_filter else ""
+        self.border_title = plain(f"proposals ({len(self.rows):,}){wanted}")
 
     def action_act(self, action: Any) -> None:
         row = self.current_row

@@ -47,7 +47,7 @@ class SelectorBar(Vertical):
             id="selector-input",
             restrict=WITHOUT_ANY,  # a paste holding control characters is refused
         )
-        yield Static("", id="selector-feedback")
+        yield Static("", id="selector-feedback", markup=False)
 
     @property
     def input(self) -> Input:
