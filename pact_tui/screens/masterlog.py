@@ -30,6 +30,7 @@ from engine.masterlog.lines import LineProblem
 from engine.visible import WITHOUT_ANY, visible
 
 from ..logsession import LineRow, LogEntry, LogSession
+from ..text import plain
 from ..types import LogShown, LogSubject
 from ..widgets.footer import FittedFooter
 from ..widgets.loglines import HitList, LogLines, LogList, short_name
@@ -94,7 +95,7 @@ class MasterLogScreen(Screen[None]):
     """What the search found."""
 
     def compose(self) -> Any:
-        yield Static(id="log-status")
+        yield Static(id="log-status", markup=False)
         with Horizontal(id="log-body"):
             with Vertical(id="log-left"):
                 yield LogList(id="logs").data_bind(
@@ -222,7 +223,7 @@ class MasterLogScreen(Screen[None]):
         search = f" · search: {done * 100 // total}% catalogued" if done < total else ""
         follow = "FOLLOWING · " if self.following else ""  # first: a narrow terminal cuts the end
         self.query_one("#log-status", Static).update(
-            visible(
+            plain(
                 f" {follow}{self.session.directory.name} · master {master.lines:,} lines · "
                 f"{len(shown.entries) - 1} views and branches · {refs}{search}"
             )
@@ -352,21 +353,25 @@ class MasterLogScreen(Screen[None]):
 
     @on(Input.Submitted, "#log-search")
     def _search_submitted(self, event: Input.Submitted) -> None:
+        self.search(event.value)
+
+    @work(exclusive=True, group="search")
+    async def search(self, query: str) -> None:
+        """Search every log in a thread (a query over long messages takes a while: the screen
+        stays live, and a newer search replaces this one)."""
         try:
-            hits = tuple(self.session.search(event.value, SEARCH_LIMIT))
+            hits = tuple(await asyncio.to_thread(self.session.search, query, SEARCH_LIMIT))
         except MasterLogError as error:
-            self.notify(visible(str(error)), title="Search", severity="error", markup=False)
+            self.notify(str(error), title="Search", severity="error")
             return
         self.hits = hits
         done, total = self.catalogued
         partial = f" ({done * 100 // total}% catalogued so far)" if done < total else ""
-        self.notify(
-            visible(f"{len(hits)} found for {event.value!r}{partial}"), timeout=3, markup=False
-        )
+        self.notify(f"{len(hits)} found for {query!r}{partial}", timeout=3)
         self.query_one("#log-switch", ContentSwitcher).current = "hits"
-        event.input.display = False
+        self.query_one("#log-search", Input).display = False
         hits_list = self.query_one("#hits", HitList)
-        hits_list.border_title = visible(f"search: {event.value}")
+        hits_list.border_title = plain(f"search: {query}")
         hits_list.focus()
 
     # -- following --------------------------------------------------------------------------------

@@ -109,3 +109,29 @@ def test_search_finds_messages_in_the_master_views_and_branches(
     assert conversation.catalogue.search("zzzznotthere") == []
     # non-ASCII contents are searchable as text, not as JSON escapes
     assert conversation.catalogue.search("Zürich")
+
+
+def test_a_match_in_a_message_too_long_for_a_snippet_shows_its_first_line_and_size(
+    copy: Callable[[str], Path], opened: Callable[[Path], Conversation]
+) -> None:
+    """FTS5's snippet() grows faster than the text (minutes for 10 MB): a message longer than
+    SNIPPET_CHARS is found all the same, its hit naming its first line and its length."""
+    from engine.masterlog.catalogue import MARK, SNIPPET_CHARS
+    from engine.masterlog.lines import encode_message
+
+    directory = copy("conv-basic")
+    long = "Opening line of the long one\n" + "filler words " * (SNIPPET_CHARS // 12) + "needle"
+    short = "a short needle"
+    with (directory / "conversation.jsonl").open("ab") as master:
+        for content in (long, short):
+            master.write(encode_message({"role": "user", "content": content, "timestamp": "t"}))
+    conversation = opened(directory)
+    for _ in conversation.catalogue_all():
+        pass
+    hits = {
+        conversation.message(hit.name, hit.line).content: hit  # type: ignore[union-attr]
+        for hit in conversation.catalogue.search("needle")
+    }
+    assert set(hits) == {long, short}
+    assert hits[long].snippet == f"Opening line of the long one … ({len(long):,} characters)"
+    assert MARK[0] in hits[short].snippet  # a short one keeps its marked snippet
