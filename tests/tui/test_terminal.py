@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile import TITLE, build_hostile
+from engine.visible import visible
+from tests.hostile import (
+    HOSTILE_BRANCHES,
+    TITLE,
+    build_hostile,
+    build_hostile_conversation,
+    build_hostile_document,
+)
 
 GPTME = Path(__file__).resolve().parents[1] / "fixtures" / "gptme"
 
@@ -101,6 +108,8 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
         "TERM": "xterm-256color",
     }
     env.pop("TMUX", None)
+    for size in ("COLUMNS", "LINES"):  # pytest-xdist's workers set 80x24: the pane's size rules
+        env.pop(size, None)
     terminal = Terminal(f"pact-tui-test-{os.getpid()}-{tmp_path.name}", env)
     try:
         yield terminal
@@ -371,3 +380,77 @@ def test_a_message_gptme_appends_is_shown_in_a_real_terminal(
     )
     terminal.keys("q")
     assert terminal.wait_for_exit() == 0
+
+
+def _untouched(terminal: Terminal) -> Callable[[str], None]:
+    """With tmux turning OSC 52 into paste buffers, a check that the pane keeps the title it has
+    now and that no buffer appears (failing at once, saying where)."""
+    terminal.tmux("set-option", "-s", "set-clipboard", "on")
+    title = terminal.tmux("display-message", "-p", "-t", "app", "#{pane_title}")
+
+    def untouched(where: str) -> None:
+        now = terminal.tmux("display-message", "-p", "-t", "app", "#{pane_title}")
+        assert now == title and TITLE not in now, f"{where}: the title is now {now!r}"
+        assert terminal.tmux("list-buffers") == "", f"{where}: a paste buffer appeared"
+
+    return untouched
+
+
+def test_a_hostile_document_leaves_the_terminal_alone(terminal: Terminal, tmp_path: Path) -> None:
+    """The custodian's screen over a document whose agents wrote OSC 0/2/8/52 (ended by BEL
+    and by ST), markup and 10 MB into every field they could: each view shown, each section's
+    Markdown rendered, while the pane keeps its title and no paste buffer appears."""
+    workspace = tmp_path / "evil.pact"
+    name = asyncio.run(build_hostile_document(workspace))
+    terminal.start(["sh", "-c", f"tmux wait-for go && {shlex.join(_pact_tui())} {workspace}"])
+    untouched = _untouched(terminal)
+    terminal.tmux("wait-for", "-S", "go")
+
+    def shows(part: str, where: str) -> Callable[[str], bool]:
+        return lambda screen: (untouched(where), part in screen)[1]
+
+    terminal.wait_for(shows("LIVE", "the inspector"), "the inspector")
+    terminal.keys("2")
+    terminal.wait_for(shows(f" {name} · v", "the document screen"), "the document screen")
+    for down in range(6):  # every section's Markdown, the 10 MB one last
+        terminal.keys("Down")
+        terminal.wait_for(shows("Body" if down == 0 else "", f"section {down + 1}"), "a section")
+    terminal.wait_for(shows("Enter reads the whole section", "the big section"), "its start")
+    for key, title in [("P", "proposals ("), ("H", "salience ("), ("i", "escalation inbox")]:
+        terminal.keys(key)
+        terminal.wait_for(shows(title, f"view {key}"), f"view {key}")
+        terminal.keys("Down", "Down")
+    for key, title in [("A", "x[/] [@click=app.bell("), ("E", "events (")]:
+        terminal.keys(key)
+        terminal.wait_for(shows(title, f"view {key}"), f"view {key}")
+    terminal.keys("q")
+    assert terminal.wait_for_exit() == 0
+    untouched("the end")
+
+
+def test_a_hostile_conversation_leaves_the_terminal_alone(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """``pact-tui DIR`` on a gptme conversation with hostile messages, roles and branch file
+    names (markup and escapes): every log opened and its last lines drawn, the title and the
+    clipboard untouched."""
+    directory = build_hostile_conversation(tmp_path / "conversation")
+    terminal.start(["sh", "-c", f"tmux wait-for go && {shlex.join(_pact_tui())} {directory}"])
+    untouched = _untouched(terminal)
+    terminal.tmux("wait-for", "-S", "go")
+    terminal.wait_for(lambda s: "references: " in s, "the conversation verified")
+    logs = ["conversation", "views/compacted-001", "views/compacted-002"]
+    logs += [f"branches/{visible(name)}" for name in sorted(HOSTILE_BRANCHES)]
+    terminal.keys("BTab", "Home")  # the list of logs
+    for number, log in enumerate(logs):
+        terminal.keys("Enter")
+        terminal.wait_for(lambda s, log=log: f"╭─ {log} " in s, f"log {log} opened")
+        untouched(f"log {log}")
+        terminal.keys("Tab", "End")  # its last lines: the hostile messages
+        if log != "views/compacted-001":  # (gptme's own view, from before them)
+            terminal.wait_for(lambda s: "x[/] [@cl" in s, f"{log}'s last lines")
+            untouched(f"log {log}'s last lines")
+        terminal.keys("BTab", "Down") if number + 1 < len(logs) else None
+    terminal.keys("q")
+    assert terminal.wait_for_exit() == 0
+    untouched("the end")
