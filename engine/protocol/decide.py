@@ -61,6 +61,7 @@ from engine.protocol.model import (
     Trust,
     trust_rank,
 )
+from engine.protocol.names import reserved
 from engine.protocol.sections import parse_sections, replace_section, section_content
 
 VOTERS = frozenset({"Collaborator", "Autonomous"})
@@ -405,6 +406,13 @@ class Decider:
             raise AlreadyJoined(
                 f"agent {command.agent_name!r} has already joined document {doc.name!r}",
                 agentId=self.agent.id,
+            )
+        why = reserved(command.agent_name, doc.humans)
+        if why is not None:
+            raise InvalidRequest(
+                f"agentName {command.agent_name!r} is reserved: {why}",
+                field="agentName",
+                reason=why,
             )
         data: dict[str, Any] = {
             "agentName": command.agent_name,

@@ -85,6 +85,9 @@ class Document:
         self.locked: Override | None = None  # a human's lock on the whole document
         self.agents: dict[str, Agent] = {}
         self.active: dict[str, str] = {}  # name → id of the joined agents
+        # The names humans have acted under on this document (the actorDisplay of every event
+        # whose actorKind is Individual) → when first: no agent may join under one (names.py).
+        self.humans: dict[str, int] = {}
         self.salience: dict[tuple[str, int], int] = {}
         # The same scores by section: section key → agent id → score (who set one there).
         self.salience_by_section: dict[int, dict[str, int]] = defaultdict(dict)
@@ -137,6 +140,8 @@ class Document:
         data = payload(event)
         fold(self, dict(event), data)
         self.file_retry(event, data)
+        if event["actorKind"] == "Individual":
+            self.humans.setdefault(event["actorDisplay"], at)
         actor_id = event["actorId"]
         agent = self.agents.get(actor_id) if actor_id else None
         if agent is not None and agent.active:
@@ -361,7 +366,9 @@ def _framework(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> No
 
 
 def _override(data: dict[str, Any], event: dict[str, Any]) -> Override:
-    return Override(event["actorDisplay"], data.get("why") or "", event["epochMs"])
+    return Override(
+        event["actorDisplay"], event["actorKind"], data.get("why") or "", event["epochMs"]
+    )
 
 
 # -- agents --------------------------------------------------------------------------------------
@@ -440,6 +447,7 @@ def _proposal_created(doc: Document, event: dict[str, Any], data: dict[str, Any]
         id=data["proposalId"],
         author=data["agentId"],
         author_name=event["actorDisplay"],
+        author_kind=event["actorKind"],
         section=section.key,
         content=data["newContent"],
         summary=data.get("summary"),
@@ -476,7 +484,7 @@ def _approved(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> Non
     proposal = doc.proposals[data["proposalId"]]
     approver = data.get("approverId")
     if approver is not None:
-        proposal.approvals[approver] = Vote(approver, event["epochMs"])
+        proposal.approvals[approver] = Vote(approver, event["actorKind"], event["epochMs"])
     if data.get("status"):
         doc.set_status(proposal, data["status"], event["epochMs"])
     if event["actorKind"] == "Individual" and data.get("why"):
@@ -489,7 +497,7 @@ def _rejected(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> Non
     proposal = doc.proposals[data["proposalId"]]
     by = data.get("rejecterId")
     if by is not None:
-        proposal.rejections[by] = Vote(by, event["epochMs"], data.get("reason"))
+        proposal.rejections[by] = Vote(by, event["actorKind"], event["epochMs"], data.get("reason"))
     if data.get("final", True):
         proposal.reason = data.get("reason")
         doc.set_status(proposal, "Rejected", event["epochMs"])
@@ -501,7 +509,7 @@ def _rejected(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> Non
 def _objected(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
     proposal = doc.proposals[data["proposalId"]]
     proposal.objections[data["objecterId"]] = Vote(
-        data["objecterId"], event["epochMs"], data["reason"]
+        data["objecterId"], event["actorKind"], event["epochMs"], data["reason"]
     )
     proposal.reason = data["reason"]
     doc.set_status(proposal, "Objected", event["epochMs"])
@@ -573,7 +581,9 @@ def _conflict_resolved(doc: Document, event: dict[str, Any], data: dict[str, Any
 @folds("pact.section.locked")
 def _locked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
     section = _section_of(doc, data)
-    section.lock = Lock(data["agentId"], event["actorDisplay"], data.get("expiresAt"))
+    section.lock = Lock(
+        data["agentId"], event["actorDisplay"], event["actorKind"], data.get("expiresAt")
+    )
     if section.lock.until_ms is not None:
         doc.remind(section.lock.until_ms, "lock", str(section.key))
 
@@ -609,6 +619,7 @@ def _escalated(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> No
     if key is not None and data.get("flag", True):
         doc.by_key[key].escalated = Override(
             event["actorDisplay"],
+            event["actorKind"],
             data.get("reason") or data.get("question") or "",
             event["epochMs"],
         )
@@ -645,7 +656,7 @@ def _intent_objected(doc: Document, event: dict[str, Any], data: dict[str, Any])
     intent = doc.intents[data["intentId"]]
     intent.status = "Objected"
     intent.objections[data["objecterId"]] = Vote(
-        data["objecterId"], event["epochMs"], data["reason"]
+        data["objecterId"], event["actorKind"], event["epochMs"], data["reason"]
     )
 
 
@@ -737,7 +748,12 @@ def _resolved(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> Non
         doc.overrides.append(
             (
                 f"resolved {data['sectionId']}",
-                Override(resolution.by, resolution.justification, resolution.at_ms),
+                Override(
+                    resolution.by,
+                    event["actorKind"],
+                    resolution.justification,
+                    resolution.at_ms,
+                ),
             )
         )
 

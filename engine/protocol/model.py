@@ -39,7 +39,14 @@ IntentStatus = Literal["Proposed", "Accepted", "Objected", "Superseded"]
 DoneStatus = Literal["aligned", "dissenting", "partial", "abstained"]
 ContextMode = Literal["Full", "SectionScoped", "Neighbourhood", "SummaryOnly"]
 CONTEXT_MODES: tuple[ContextMode, ...] = ("Full", "SectionScoped", "Neighbourhood", "SummaryOnly")
-ActorKind = Literal["Individual", "AiAgent", "GovernanceGroup", "System"]
+ActorKind = Literal["Individual", "AiAgent", "GovernanceGroup", "System"]  # the event's actorKind
+# How every log and view names an actor's kind.
+KIND_WORDS: dict[str, str] = {
+    "Individual": "human",
+    "AiAgent": "agent",
+    "GovernanceGroup": "group",
+    "System": "system",
+}
 Compatibility = Literal["compatible", "conflicting", "unknown"]
 COMPATIBILITIES: tuple[Compatibility, ...] = ("compatible", "conflicting", "unknown")
 
@@ -59,11 +66,24 @@ def trust_rank(trust: str) -> int:
     return (*TRUST_LEVELS,).index(trust)
 
 
+def kind_word(actor_kind: str) -> str:
+    """An event's ``actorKind`` as the views name it: human, agent, group or system."""
+    return KIND_WORDS.get(actor_kind, "unknown")
+
+
+def who(name: str, actor_kind: str) -> str:
+    """An actor as every log and view names it: its kind (from the event, never guessed from
+    the name), then its name: ``agent legal``, ``human carol``; the system is ``system``."""
+    word = kind_word(actor_kind)
+    return word if actor_kind == "System" and name == "system" else f"{word} {name}"
+
+
 @dataclass(slots=True)
 class Override:
-    """A human decision that overrode the protocol: who and why."""
+    """A human decision that overrode the protocol, or a section's flag: who and why."""
 
     by: str
+    kind: ActorKind  # by's: the event's actorKind (a flag may be an agent's or the system's)
     why: str
     at_ms: int
 
@@ -72,6 +92,7 @@ class Override:
 class Lock:
     holder: str  # an agent id, or "human:<name>"
     holder_name: str
+    holder_kind: ActorKind  # the locking event's actorKind
     until_ms: int | None  # None: a human's lock, held until unlocked
 
 
@@ -115,6 +136,7 @@ class Agent:
 @dataclass(slots=True)
 class Vote:
     by: str
+    kind: ActorKind  # the voting event's actorKind
     at_ms: int
     reason: str | None = None
 
@@ -124,6 +146,7 @@ class Proposal:
     id: str
     author: str  # an agent id, "human:<name>" or "system"
     author_name: str
+    author_kind: ActorKind  # the creating event's actorKind
     section: int  # the section's key
     content: str
     summary: str | None

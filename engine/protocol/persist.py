@@ -96,7 +96,10 @@ from engine.protocol.model import (
     Trust,
 )
 
-FORMAT = 3  # 2: idempotency records keep the first answer; 3: section ids cut to fit 256
+# 2: idempotency records keep the first answer; 3: section ids cut to fit 256; 4: the names
+# humans acted under (``humans``), and the actor's kind on votes, locks, overrides, proposals.
+# A checkpoint of another format is refused, and its document replayed from its events.
+FORMAT = 4
 
 
 class CheckpointError(ValueError):
@@ -122,6 +125,7 @@ class _Checkpoint(TypedDict):
     next_key: int
     locked: Override | None
     agents: dict[str, Agent]
+    humans: dict[str, int]  # name → when a human first acted under it
     salience: list[tuple[str, int, int]]  # (agent id, section key, score)
     proposals: dict[str, Proposal]
     open_by_section: list[tuple[int, list[str]]]  # (section key, its open proposals in order)

@@ -65,7 +65,11 @@ def section_rows(doc: Document, reader: Reader, now_ms: int) -> list[dict[str, A
                 "organisation": section.organisation,
                 "lock": None
                 if lock is None
-                else {"holder": lock.holder_name, "expiresAt": lock.until_ms},
+                else {
+                    "holder": lock.holder_name,
+                    "holderKind": lock.holder_kind,
+                    "expiresAt": lock.until_ms,
+                },
                 "pending": len(open_here),
                 "conflict": any(p.status == "Conflict" for p in open_here),
                 "escalated": section.escalated is not None,
@@ -198,7 +202,11 @@ def briefing(doc: Document, reader: Reader, section: Section) -> dict[str, Any]:
         "sectionId": section.id,
         "escalated": None
         if section.escalated is None
-        else {"by": section.escalated.by, "reason": section.escalated.why},
+        else {
+            "by": section.escalated.by,
+            "byKind": section.escalated.kind,
+            "reason": section.escalated.why,
+        },
         "intents": [row for s in readable for row in intents(doc, reader, s)],
         "constraints": [
             row for s in readable for row in constraints(doc, reader, s, briefing=True)

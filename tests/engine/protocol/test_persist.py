@@ -165,7 +165,10 @@ def test_the_story_fills_every_table() -> None:
         "invites",
     ):
         assert data[table]["id" if table != "invites" else "token_hash"], table
-    for name in ("salience", "aliases", "overrides", "idempotency", "timers", "open_by_section"):
+    for name in (
+        *("salience", "aliases", "overrides", "idempotency", "timers", "open_by_section"),
+        "humans",
+    ):
         assert data[name], name
     assert data["framework"] == ["corp", ["Public", "Internal", "Confidential"]]
     assert data["locked"] is not None
@@ -432,8 +435,12 @@ def test_a_refusal_names_where() -> None:
     ):
         restore_document(data)
     data = dump_document(story().doc)
-    data["proposals"]["approvals"][1]["x"] = ["x", "soon", None]
+    data["proposals"]["approvals"][1]["x"] = ["x", "AiAgent", "soon", None]
     with pytest.raises(CheckpointError, match=r"proposals\.approvals\{\}\.at_ms: expected int"):
+        restore_document(data)
+    data = dump_document(story().doc)
+    data["proposals"]["approvals"][1]["x"] = ["x", "Robot", 1, None]
+    with pytest.raises(CheckpointError, match=r"proposals\.approvals\{\}\.kind: 'Robot' is not"):
         restore_document(data)
 
 

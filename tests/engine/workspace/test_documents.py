@@ -159,9 +159,12 @@ def _broken(data: dict[str, Any], how: str) -> bytes:
         proposals = data["document"]["proposals"]
         merged = proposals["status"].index("Merged")
         approvals = [*proposals["approvals"]]
-        approvals[merged] = {"x": ["x", "soon", None]}
+        approvals[merged] = {"x": ["x", "AiAgent", "soon", None]}
         document = {**data["document"], "proposals": {**proposals, "approvals": approvals}}
         return encode_checkpoint({**data, "document": document})
+    if how == "format 3, without the names humans acted under":  # as the release before wrote
+        document = {k: v for k, v in data["document"].items() if k != "humans"}
+        return encode_checkpoint({**data, "document": {**document, "format": 3}})
     raise AssertionError(how)
 
 
@@ -175,6 +178,7 @@ BROKEN = [
     ("a column missing", "missing ['proposals']"),
     ("a wrong column", "sections"),
     ("a closed proposal's vote broken", "proposals.approvals{}.at_ms: expected int"),
+    ("format 3, without the names humans acted under", "format: expected 4, found 3"),
 ]
 
 
