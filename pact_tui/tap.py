@@ -212,11 +212,14 @@ async def _doc_list(args: argparse.Namespace) -> None:
 
 
 def _section_lines(rows: list[dict[str, Any]]) -> list[str]:
+    from engine.protocol.model import who
+
     lines = []
     for row in rows:
         marks = []
         if row["lock"] is not None:
-            marks.append(f"locked by {visible(row['lock']['holder'])}")
+            lock = row["lock"]
+            marks.append(f"locked by {visible(who(lock['holder'], lock['holderKind']))}")
         if row["pending"]:
             marks.append(f"{row['pending']} pending")
         if row["conflict"]:
@@ -273,14 +276,20 @@ def _event_row(event: dict[str, Any]) -> dict[str, Any]:
         "type": event["eventType"],
         "actor": event["actorDisplay"],
         "actorKind": event["actorKind"],
+        "actorId": event["actorId"],
         "section": event["sectionId"],
     }
 
 
 def _event_line(event: dict[str, Any]) -> str:
+    """One event: its number, type, actor (its kind from the event, then its name: ``agent
+    legal``, ``human alice``, ``system``) and section."""
+    from engine.protocol.model import who
+
     row = _event_row(event)
     section = visible(row["section"]) if row["section"] else "-"
-    return f"{row['sequence']:>6}  {visible(row['type']):<36} {visible(row['actor']):<20} {section}"
+    actor = visible(who(row["actor"], row["actorKind"]))
+    return f"{row['sequence']:>6}  {visible(row['type']):<36} {actor:<26} {section}"
 
 
 async def _doc_log(args: argparse.Namespace) -> None:
@@ -454,6 +463,7 @@ async def _briefing(args: argparse.Namespace) -> None:
     from engine.protocol import views
     from engine.protocol.barriers import sees
     from engine.protocol.errors import SectionNotFound
+    from engine.protocol.model import who
 
     doc, reader, ws = await _read(args)
     async with ws:
@@ -465,9 +475,9 @@ async def _briefing(args: argparse.Namespace) -> None:
         data = views.briefing(doc, reader, section)
     lines = [f"briefing on {visible(data['sectionId'])}"]
     if data["escalated"]:
+        flag = data["escalated"]
         lines.append(
-            f"escalated by {visible(data['escalated']['by'])}: "
-            f"{visible(data['escalated']['reason'])}"
+            f"escalated by {visible(who(flag['by'], flag['byKind']))}: {visible(flag['reason'])}"
         )
     lines += [
         f"intent {visible(i['agent'])}: {visible(i['goal'])} ({i['status']})"

@@ -379,7 +379,7 @@ def test_section_locking(ws: Path) -> None:
     assert locked["ttlSeconds"] == 30
     [row] = [r for r in data("doc", "show", ws, "contract")["sections"] if r["title"] == "Budget"]
     assert row["lock"]["holder"] == "drafter"
-    assert "locked by drafter" in ok("doc", "show", ws, "contract").out
+    assert "locked by agent drafter" in ok("doc", "show", ws, "contract").out
     before = head(ws, "contract")
     error = refused(
         "tap",
