@@ -34,7 +34,8 @@ class EventRow:
     sequence: int
     at_ms: int
     type: str  # without the "pact." prefix
-    actor: str
+    actor: str  # its name (actorDisplay)
+    who: str  # its kind, from the event's actorKind, then its name: "agent legal", "system"
     section_id: str | None
     payload: str  # the payload as the reader may see it, one line
 
@@ -93,6 +94,7 @@ def event_rows(
 
 def event_row(shown: DocShown, event: Event) -> EventRow:
     """One event as the reader sees it."""
+    from engine.protocol.model import who
     from engine.protocol.views import redact
 
     seen = redact(shown.doc, shown.reader, event)
@@ -108,13 +110,15 @@ def event_row(shown: DocShown, event: Event) -> EventRow:
         at_ms=seen["epochMs"],
         type=seen["eventType"].removeprefix("pact."),
         actor=seen.get("actorDisplay") or "",
+        who=who(seen.get("actorDisplay") or "", seen.get("actorKind") or ""),
         section_id=seen.get("sectionId"),
         payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
     )
 
 
 class EventList(RowList[DocShown, EventRow]):
-    """One line per event: its number, type, actor, section, then its payload."""
+    """One line per event: its number, type, actor (its kind, from the event, then its name:
+    ``agent legal``, ``human carol``, ``system``), section, then its payload."""
 
     DEFAULT_CSS = """
     EventList { border: round $panel; border-title-color: $text-muted; }
@@ -182,7 +186,7 @@ class EventList(RowList[DocShown, EventRow]):
         head = [
             (f"{row.sequence:>5} ", dim),
             (f"{row.type:<28} ", None),
-            (f"{visible(row.actor):<10} ", warn),
+            (f"{visible(row.who):<16} ", warn),
         ]
         if row.section_id:
             head.append((f"{visible(row.section_id)} ", dim))

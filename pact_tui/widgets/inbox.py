@@ -41,20 +41,22 @@ class InboxRow:
     since_ms: int  # when it was asked, flagged or escalated: the inbox is oldest first
     section_id: str | None
     text: str  # the question, the flag's reason, or what the conflict is about
-    by: str  # who asked or flagged
+    by: str  # who asked or flagged, with its kind: "agent legal", "human carol", "system"
     due_ms: int | None = None  # a question's timeout
 
 
 def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
     """What waits for a human on ``doc``, as ``reader`` may see it, oldest first."""
     from engine.protocol.barriers import reads
+    from engine.protocol.model import who
 
     def readable(key: int | None) -> bool:
         return key is None or reads(doc, reader, doc.by_key[key])
 
     def name_of(agent_id: str) -> str:
+        """Who asked: only a joined agent may (``ask-human``), registered by its join."""
         agent = doc.agents.get(agent_id)
-        return agent.name if agent is not None else agent_id
+        return who(agent.name, "AiAgent") if agent is not None else agent_id
 
     rows: list[InboxRow] = []
     for query in doc.queries.values():
@@ -83,15 +85,14 @@ def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
                     flag.at_ms,
                     section.id,
                     flag.why,
-                    flag.by,
+                    who(flag.by, flag.kind),
                 )
             )
     for group in doc.conflicts.values():
         if group.escalated_ms is not None and group.resolved is None and readable(group.section):
             section_id = doc.by_key[group.section].id
-            authors = ", ".join(
-                doc.proposals[p].author_name for p in group.proposals if p in doc.proposals
-            )
+            sides = [doc.proposals[p] for p in group.proposals if p in doc.proposals]
+            authors = ", ".join(who(p.author_name, p.author_kind) for p in sides)
             rows.append(
                 InboxRow(
                     f"conflict:{group.id}",
@@ -115,6 +116,7 @@ def open_items(doc: Document, reader: Agent | None = None) -> int:
 def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
     """The selected item and its escalation briefing (``engine.protocol.views.briefing``),
     through the reader's eyes: every text from the workspace passes through ``visible``."""
+    from engine.protocol.model import who
     from engine.protocol.views import briefing
 
     text = Text()
@@ -140,7 +142,8 @@ def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
     text.append(f"\nBriefing on {visible(found['sectionId'])}\n", style="bold underline")
     if found["escalated"]:
         flag = found["escalated"]
-        text.append(f"flagged by {visible(flag['by'])}: {visible(flag['reason'])}\n")
+        by = who(flag["by"], flag["byKind"])
+        text.append(f"flagged by {visible(by)}: {visible(flag['reason'])}\n")
     for intent in found["intents"]:
         text.append("intent ", style="dim")
         text.append(f"{visible(intent['agent'])}: {visible(intent['goal'])} ({intent['status']})\n")

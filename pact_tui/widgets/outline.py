@@ -25,7 +25,7 @@ class OutlineRow:
     level: int
     version: int
     classification: str | None
-    lock_holder: str | None
+    lock_holder: str | None  # its kind and name: "agent legal", "human carol"
     lock_until_ms: int | None  # None with a holder: a human's lock, held until unlocked
     pending: int
     conflict: bool
@@ -35,6 +35,7 @@ class OutlineRow:
 
 def outline_rows(shown: DocShown) -> list[OutlineRow]:
     """The sections the reader sees, as rows (``engine.protocol.views.section_rows``)."""
+    from engine.protocol.model import who
     from engine.protocol.views import section_rows
 
     rows = []
@@ -47,7 +48,7 @@ def outline_rows(shown: DocShown) -> list[OutlineRow]:
                 level=found["level"],
                 version=found["version"],
                 classification=found["classification"],
-                lock_holder=lock["holder"] if lock else None,
+                lock_holder=who(lock["holder"], lock["holderKind"]) if lock else None,
                 lock_until_ms=lock["expiresAt"] if lock else None,
                 pending=found["pending"],
                 conflict=found["conflict"],

@@ -216,7 +216,7 @@ class QueueRow:
     key: str  # the proposal's id
     status: str
     section_id: str
-    author: str
+    author: str  # its kind and name: "agent legal", "human carol"
     summary: str
     progress: str
     tone: str  # how the progress reads: dim, warn, alert, good
@@ -226,12 +226,14 @@ class QueueRow:
 
 
 def queue_row(doc: Document, proposal: Proposal, now_ms: int) -> QueueRow:
+    from engine.protocol.model import who
+
     text, tone = progress(doc, proposal, now_ms)
     return QueueRow(
         key=proposal.id,
         status=proposal.status,
         section_id=doc.by_key[proposal.section].id,
-        author=proposal.author_name,
+        author=who(proposal.author_name, proposal.author_kind),
         summary=proposal.summary or "",
         progress=text,
         tone=tone,
@@ -575,7 +577,10 @@ def proposal_detail(
 ) -> RenderableType:
     """What the custodian reads about a proposal: what it waits for, its summary and reasoning,
     its diff against its base, votes, override and links; for one in a conflict, every side
-    and the three-way result of a ``merge-both``."""
+    and the three-way result of a ``merge-both``. Every actor is named with its kind."""
+    from engine.protocol.model import who
+    from engine.protocol.names import HUMAN_PREFIX
+
     doc = shown.doc
     proposal = doc.proposals.get(proposal_id) if proposal_id is not None else None
     if proposal is None:
@@ -586,7 +591,8 @@ def proposal_detail(
     head.append(f"{proposal.id}\n", "bold")
     head.append(
         f"{proposal.status} · {visible(section.id)} (base v{proposal.base_version},"
-        f" now v{section.version}) · by {visible(proposal.author_name)} · {visible(waits)}\n"
+        f" now v{section.version}) · by {visible(who(proposal.author_name, proposal.author_kind))}"
+        f" · {visible(waits)}\n"
     )
     if proposal.stale:
         head.append("stale: the section changed under it\n", palette.warn)
@@ -601,17 +607,19 @@ def proposal_detail(
     ):
         for agent_id, vote in votes.items():
             agent = doc.agents.get(agent_id)
-            who = agent.name if agent is not None else vote.by
+            # A human's vote is filed under its actor id, human:<name>.
+            name = agent.name if agent is not None else vote.by.removeprefix(HUMAN_PREFIX)
+            voter = who(name, vote.kind)
             why = f": {visible(vote.reason)}" if vote.reason else ""
             when = f"{countdown(shown.now_ms, vote.at_ms)} ago"
-            head.append(f"  {label} by {visible(who)} {when}{why}\n", "dim")
+            head.append(f"  {label} by {visible(voter)} {when}{why}\n", "dim")
     if proposal.dismissed:
         head.append(f"  {proposal.dismissed} approval(s) dismissed (the section changed)\n", "dim")
     if proposal.reason:
         head.append(f"Reason: {visible(proposal.reason)}\n")
     if proposal.override is not None:
         o = proposal.override
-        head.append(f"Override by {visible(o.by)}: {visible(o.why)}\n", palette.warn)
+        head.append(f"Override by {visible(who(o.by, o.kind))}: {visible(o.why)}\n", palette.warn)
     for label, ids in (
         ("supersedes", proposal.supersedes),
         ("reverts", (proposal.reverts,) if proposal.reverts else ()),
@@ -645,7 +653,8 @@ def proposal_detail(
         mark = "▶ " if pid == proposal.id else "  "
         parts.append(
             Text(
-                f"\n{mark}{pid} by {visible(side_of.author_name)} ({side_of.status},"
+                f"\n{mark}{pid} by {visible(who(side_of.author_name, side_of.author_kind))}"
+                f" ({side_of.status},"
                 f" {_counts(group.base, side_of.content)})"
                 f"{' · chosen' if group.winner == pid else ''}",
                 "bold" if pid == proposal.id else "",

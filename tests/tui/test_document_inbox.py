@@ -64,7 +64,7 @@ async def test_the_inbox_lists_what_waits_oldest_first_with_countdowns(demo: Pat
         screen = await opened(pilot, "i")
         inbox = screen.query_one(EscalationInbox)
         doc = screen.shown.doc  # type: ignore[union-attr]
-        # A section flagged now, by an agent: it joins the question and the conflict.
+        # A section flagged now, by the custodian: it joins the question and the conflict.
         screen.run_document({"op": "escalate", "sectionId": "sec:budget", "reason": "check"})
         await settle(pilot)
         await wait_until(pilot, lambda: len(inbox.rows) == 3, "three waiting items")
@@ -75,6 +75,14 @@ async def test_the_inbox_lists_what_waits_oldest_first_with_countdowns(demo: Pat
             f"conflict:{conflict.id}",
             "flag:sec:budget",
         }
+        # Who asked, flagged or escalated, each with its kind.
+        assert {row.kind: row.by for row in inbox.rows} == {
+            "question": "agent legal",
+            "conflict": "system",
+            "flag": "human ann",
+        }
+        conflict_row = next(row for row in inbox.rows if row.kind == "conflict")
+        assert conflict_row.text.endswith(": agent legal, agent finance")
         since = [row.since_ms for row in inbox.rows]
         assert since == sorted(since)
         assert since == sorted([question.asked_ms, conflict.escalated_ms, since[0]])  # type: ignore[list-item]
@@ -255,6 +263,34 @@ async def test_the_events_view_lists_the_stream_and_filters_it(demo: Path) -> No
         await wait_until(pilot, lambda: len(events.rows) == count + 1, "the new comment")
         assert events.rows[-1].type == "comment.added"
         assert screen.doc_events[-1]["sequenceNumber"] == doc.sequence - 1
+
+
+async def test_the_events_view_names_each_actors_kind_from_the_event(demo: Path) -> None:
+    """The custodian acting as "legal", the name of one of the memo's agents: the two are told
+    apart by the kind each event carries (actorKind), not by the name."""
+    app = inspector(demo, human="legal")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "E")
+        events = screen.query_one(EventList)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: len(events.rows) == doc.sequence, "every event")
+        count = len(events.rows)
+        screen.run_document({"op": "comment", "sectionId": "sec:summary", "text": "noted"})
+        await wait_until(pilot, lambda: len(events.rows) == count + 1, "the new comment")
+        comment = screen.doc_events[-1]
+        assert comment["eventType"] == "pact.comment.added"
+        assert (comment["actorKind"], comment["actorDisplay"]) == ("Individual", "legal")
+        labels = {row.who for row in events.rows}
+        assert {"human ann", "agent legal", "human legal", "system"} <= labels
+        by_legal = [r for r in events.rows if r.actor == "legal"]
+        assert {r.who for r in by_legal} == {"agent legal", "human legal"}
+        # What the screen draws: the newest line (the cursor's) is the human's comment.
+        await settle(pilot)
+        [newest] = [line for line in lines_of(events) if " comment.added " in line][-1:]
+        assert f"{comment['sequenceNumber']:>5} comment.added" in newest
+        assert " human legal " in newest
+        drawn = "\n".join(lines_of(events))
+        assert " agent legal " in drawn and " system " in drawn
 
 
 def test_an_event_filter_reads_types_agents_sections_and_words() -> None:

@@ -620,7 +620,7 @@ async def test_rows_show_the_end_of_each_id_and_votes_say_who_when_and_why(
         assert screen.shown is not None
         later = replace(screen.shown, now_ms=vote.at_ms + 125_000)
         detail = text_of(proposal_detail(later, merged.id, False))
-        assert "approved by legal 2m05s ago" in detail
+        assert "approved by agent legal 2m05s ago" in detail
         assert "Diff against its base (-2 +1 lines):\n@@ -1,4 +1,3 @@\n" in detail
 
 
