@@ -11,12 +11,14 @@ It *reads* a section (its content, proposals, intents, constraints, comments) wh
 and its mode is not ``SummaryOnly``. A section an agent does not see does not exist for it: every
 read path leaves it out, events about it reach the agent without payload or section id, and a
 command that names it is refused as ``section.not_found`` (the name the agent typed, nothing
-else). Humans and the system see and read everything.
+else). A command or a briefing naming a section it sees but may not read is refused as
+``classification.access_denied``. Humans and the system see and read everything.
 """
 
 from __future__ import annotations
 
 from engine.protocol.document import Document
+from engine.protocol.errors import AccessDenied, SectionNotFound
 from engine.protocol.model import Agent, Section
 
 
@@ -38,6 +40,27 @@ def reads(doc: Document, agent: Agent | None, section: Section) -> bool:
     if agent is None:
         return True
     return agent.mode != "SummaryOnly" and sees(doc, agent, section)
+
+
+def named_section(
+    doc: Document, agent: Agent | None, section_id: str, now_ms: int, *, read: bool = True
+) -> Section:
+    """The section ``section_id`` names (an alias too) for ``agent`` to act on or read about:
+    ``section.not_found`` if it does not exist or the agent does not see it (the same words
+    either way: only the id typed), ``classification.access_denied`` if ``read`` and the agent
+    sees it but may not read it."""
+    section = doc.section(section_id, now_ms)
+    if section is None or not sees(doc, agent, section):
+        raise SectionNotFound(
+            f"no section {section_id!r} in document {doc.name!r}", sectionId=section_id
+        )
+    if read and not reads(doc, agent, section):
+        mode = agent.mode if agent is not None else "?"
+        raise AccessDenied(
+            f"section {section_id!r} is outside what you may read (context mode {mode})",
+            sectionId=section_id,
+        )
+    return section
 
 
 def in_mode(doc: Document, agent: Agent, section: Section) -> bool:

@@ -23,11 +23,10 @@ from typing import Any
 
 from engine.canonical import canonical_json
 from engine.protocol import commands as c
-from engine.protocol.barriers import reads, sees
+from engine.protocol.barriers import named_section, reads
 from engine.protocol.document import Document
 from engine.protocol.envelope import Ids, envelope, payload
 from engine.protocol.errors import (
-    AccessDenied,
     AgentNotFound,
     AlreadyJoined,
     DocumentLocked,
@@ -42,7 +41,6 @@ from engine.protocol.errors import (
     ProposalNotFound,
     ProtocolError,
     SectionLocked,
-    SectionNotFound,
     SelfApproval,
     Unauthorized,
 )
@@ -361,18 +359,7 @@ class Decider:
 
     # -- lookups that respect the barriers -----------------------------------------------------
     def section(self, section_id: str, *, read: bool = True) -> Section:
-        section = self.doc.section(section_id, self.now)
-        if section is None or not sees(self.doc, self.agent, section):
-            raise SectionNotFound(
-                f"no section {section_id!r} in document {self.doc.name!r}", sectionId=section_id
-            )
-        if read and not reads(self.doc, self.agent, section):
-            raise AccessDenied(
-                f"section {section_id!r} is outside what you may read (context mode"
-                f" {self.agent.mode if self.agent else '?'})",
-                sectionId=section_id,
-            )
-        return section
+        return named_section(self.doc, self.agent, section_id, self.now, read=read)
 
     def proposal(self, proposal_id: str) -> Proposal:
         proposal = self.doc.proposals.get(proposal_id)

@@ -8,8 +8,11 @@ Context modes, for an agent invited with one:
 - ``Full``: every section its clearance and organisation allow, with content.
 - ``SectionScoped``: only the invited sections and their subsections.
 - ``Neighbourhood``: those, plus the parent, the siblings and the children of each.
-- ``SummaryOnly``: the section tree (ids, titles, versions, locks, counts), no content, no
-  proposals, intents, constraints or comments.
+- ``SummaryOnly``: the section tree (``section_rows``: ids, titles, levels, versions,
+  classifications, organisations, locks, the escalated mark, the top salience) and, as content,
+  the headings alone. Nothing said in or about a section: no content, proposals (``pending``
+  and ``conflict`` count only what the reader may read), intents, constraints, comments,
+  questions, escalation reasons, conflicts or invited drafter.
 """
 
 from __future__ import annotations
@@ -97,12 +100,12 @@ def max_salience(doc: Document, section: Section) -> int:
 
 def invited_drafter(doc: Document, section: Section) -> Agent | None:
     """Once the intents on a section align (none proposed or objected, at least one
-    accepted), the agent with the highest salience is invited to draft; ties go to
-    registration order."""
+    accepted), the agent with the highest salience among those that may read the section is
+    invited to draft; ties go to registration order."""
     live = [i for i in doc.intents_of(section.key) if i.status != "Superseded"]
     if not live or any(i.status in ("Proposed", "Objected") for i in live):
         return None
-    agents = doc.active_agents()
+    agents = [a for a in doc.active_agents() if reads(doc, a, section)]
     if not agents:
         return None
     return max(agents, key=lambda a: (doc.salience_of(a.id, section.key), -a.order))
@@ -195,7 +198,19 @@ def intents(doc: Document, reader: Reader, section: Section | None = None) -> li
 
 def briefing(doc: Document, reader: Reader, section: Section) -> dict[str, Any]:
     """What bears on an escalated section: its intents and constraints (and its ancestors'),
-    the open questions and conflicts; constraints at level 3 for an agent, 4 for a human."""
+    the open questions and conflicts; constraints at level 3 for an agent, 4 for a human.
+    A reader that may not read the section gets its id and nothing else (``withheld``)."""
+    if not reads(doc, reader, section):
+        return {
+            "sectionId": section.id,
+            "withheld": True,
+            "escalated": None,
+            "intents": [],
+            "constraints": [],
+            "questions": [],
+            "conflicts": [],
+            "drafter": None,
+        }
     chain = [section, *doc.ancestors(section)]
     readable = [s for s in chain if reads(doc, reader, s)]
     return {

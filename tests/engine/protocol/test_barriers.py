@@ -1,5 +1,7 @@
-"""The leak test: a canary in a Confidential section must reach no reader without clearance,
-on any read path, in any event, in any error."""
+"""The leak test: a canary in a Confidential section owned by one organisation must reach no
+reader that may not read it, on any read path (the briefing and the invited drafter too), in any
+event, in any error; and a reader that may read it gets it. Readers: every context mode x
+clearance x organisation (``tests/barrier_world.py``)."""
 
 from __future__ import annotations
 
@@ -10,43 +12,34 @@ from typing import Any
 import pytest
 
 from engine.protocol import views
+from engine.protocol.barriers import reads
 from engine.protocol.errors import ProtocolError
-from engine.protocol.model import Agent
+from tests.barrier_world import (
+    CONTENT_CANARY,
+    DETAIL,
+    DOC,
+    DRAFTER,
+    LEVELS,
+    ORG,
+    READERS,
+    SECRET,
+    TITLE_CANARY,
+    Reader,
+    World,
+    allowed,
+    build,
+    found,
+    leaked,
+)
 
 from .conftest import Sim, body
 
-CANARY = "CANARY-7f3a"
-LEVELS = ["Public", "Internal", "Confidential"]
-SECRET = "sec:plan/secret-canary-7f3a"
-DETAIL = SECRET + "/detail"
 FAKE = "sec:plan/no-such-section"
-
-DOC = f"""\
-# Plan
-
-Intro line.
-
-## Budget
-
-Total: 1M.
-
-## Secret {CANARY}
-
-Hidden {CANARY} figures.
-
-### Detail
-
-Sub detail.
-
-## Risks
-
-Risk text.
-"""
 
 
 def leaks(value: Any) -> bool:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return CANARY.lower() in text.lower()
+    return bool(found(text))
 
 
 def dump(value: Any) -> Any:
@@ -57,104 +50,103 @@ def dump(value: Any) -> Any:
     return value
 
 
-def world() -> tuple[Sim, dict[str, str]]:
-    sim = Sim(DOC, policy="single")
-    sim.human("classify", sectionId=SECRET, level="Confidential", levels=LEVELS)
-    sim.join("cleared", "public", "peer")
-    sim.human("clearance", agent="cleared", level="Confidential")
-    sim.human("clearance", agent="peer", level="Confidential")
-    sim.human("clearance", agent="public", level="Public")
-    refs = {
-        "proposal": sim.propose("cleared", SECRET, body(f"Secret {CANARY}", f"More {CANARY}.")),
-        "intent": sim.agent("cleared", "intent", sectionId=SECRET, goal=f"hide {CANARY}")[
-            "intentId"
-        ],
-        "constraint": sim.agent(
-            "cleared",
-            "constrain",
-            sectionId=SECRET,
-            boundary=f"never {CANARY}",
-            category=f"cat {CANARY}",
-            reasoning=f"because {CANARY}",
-        )["constraintId"],
-        "comment": sim.agent("cleared", "comment", sectionId=SECRET, text=f"see {CANARY}")[
-            "commentId"
-        ],
-        "query": sim.agent("cleared", "ask-human", question=f"{CANARY}?", sectionId=SECRET)[
-            "queryId"
-        ],
-    }
-    sim.agent("cleared", "lock", sectionId=SECRET, ttlSeconds=60)
-    sim.agent("cleared", "salience", sectionId=SECRET, score=9)
-    # a merge in the hidden section, adding a subsection
-    merged = sim.propose(
-        "cleared", DETAIL, body("Detail", f"{CANARY} detail.", 3) + body("More", "x", 4)
-    )
-    sim.agent("peer", "approve", proposalId=merged)
-    refs["merged"] = merged
-    sim.agent("cleared", "escalate", sectionId=SECRET, reason=f"{CANARY} needs eyes")
-    return sim, refs
+def world() -> tuple[Sim, World]:
+    sim = Sim(DOC, policy="single", strategy="human-escalate")
+    return sim, build(sim, lambda: list(sim.doc.conflicts))
 
 
-def invited(sim: Sim, name: str, mode: str, clearance: str, sections: list[str]) -> None:
-    token = sim.human(
-        "invite",
-        trust="Collaborator",
-        clearance=clearance,
-        mode=mode,
-        sections=sections,
-    )["token"]
-    sim.agent(name, "join", agentName=name, token=token)
+def text_of(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(dump(value), default=str)
 
 
-READERS = [
-    ("public", None),
-    ("scoped", ("SectionScoped", "Public", ["sec:plan/budget"])),
-    ("scoped-cleared", ("SectionScoped", "Confidential", ["sec:plan/budget"])),
-    ("neighbour", ("Neighbourhood", "Public", ["sec:plan/budget"])),
-    ("neighbour-cleared", ("Neighbourhood", "Confidential", ["sec:plan/risks/x"])),
-    ("summary", ("SummaryOnly", "Public", [])),
-]
-
-
-def reader_in(
-    name: str, spec: tuple[str, str, list[str]] | None
-) -> tuple[Sim, dict[str, str], Agent]:
-    sim, refs = world()
-    if spec is not None:
-        mode, clearance, sections = spec
-        if name == "neighbour-cleared":
-            sim.human(
-                "edit",
-                sectionId="sec:plan/risks",
-                content=body("Risks", "r") + body("X", "x", 3),
-                why="w",
-            )
-        invited(sim, name, mode, clearance, sections)
-    return sim, refs, sim.a(name)
-
-
-@pytest.mark.parametrize(("name", "spec"), READERS)
-def test_no_read_path_shows_the_canary(name: str, spec: Any) -> None:
-    sim, _, reader = reader_in(name, spec)
+def read_paths(sim: Sim, reader: Any) -> dict[str, Any]:
+    """Everything the engine's views give ``reader`` (None: the custodian)."""
     doc = sim.doc
-    assert leaks(views.content(doc, None)) and leaks(views.proposals(doc, None).__repr__())
-    paths: dict[str, Any] = {
+    seen = views.visible_sections(doc, reader)
+    drafters = {s.id: views.invited_drafter(doc, s) for s in seen}
+    return {
         "content": views.content(doc, reader),
         "section_rows": views.section_rows(doc, reader, sim.now),
-        "visible": [s.id + s.title for s in views.visible_sections(doc, reader)],
+        "visible": [s.id + s.title for s in seen],
         "proposals": dump(views.proposals(doc, reader)),
         "open": dump(views.proposals(doc, reader, status="Pending")),
+        "conflict": dump(views.proposals(doc, reader, status="Conflict")),
         "merged": dump(views.proposals(doc, reader, status="Merged")),
         "by author": dump(views.proposals(doc, reader, author=sim.a("cleared").id)),
+        "by section": [dump(views.proposals(doc, reader, section=s, open_only=True)) for s in seen],
         "intents": views.intents(doc, reader),
         "constraints": views.constraints(doc, reader),
-        "briefings": [views.briefing(doc, reader, s) for s in views.visible_sections(doc, reader)],
+        "briefings": [views.briefing(doc, reader, s) for s in seen],
+        # the drafter the reader may be told of: only on a section it may read
+        "drafters": {
+            i: a.name for i, a in drafters.items() if a and reads(doc, reader, doc.by_id[i])
+        },
         "events": [views.redact(doc, reader, e) for e in sim.log],
     }
+
+
+@pytest.mark.parametrize("spec", READERS, ids=lambda r: r.name)
+def test_no_read_path_shows_the_canary(spec: Reader) -> None:
+    sim, made = world()
+    reader = sim.a(spec.name)
+    assert (reader.mode, reader.clearance, reader.organisation) == (
+        spec.mode,
+        spec.clearance if spec.invited else "Public",
+        spec.organisation,
+    )
+    assert spec.sees == any(s.id == SECRET for s in views.visible_sections(sim.doc, reader))
+    paths = read_paths(sim, reader)
     for path, shown in paths.items():
-        assert not leaks(shown), f"{name}: {path} shows the canary"
-    assert SECRET not in {row["sectionId"] for row in paths["section_rows"]}
+        assert not leaked(spec, text_of(shown), made), f"{spec.name}: {path} shows it"
+    # ... and what it may get, it gets (the canaries are really there).
+    assert found(text_of(paths)) == allowed(spec)
+    assert found(text_of(read_paths(sim, None))) == {"title", "content"}
+    if spec.reads:
+        [briefing] = [b for b in paths["briefings"] if b["sectionId"] == SECRET]
+        assert CONTENT_CANARY in briefing["escalated"]["reason"]
+        assert [q["queryId"] for q in briefing["questions"]] == [made.refs["query"]]
+        assert len(briefing["conflicts"]) == 1
+        assert briefing["drafter"] == DRAFTER
+
+
+def test_only_an_agent_that_may_read_a_section_is_invited_to_draft_it() -> None:
+    """The first agent to register (``public``) may not see the hidden section: ties on
+    salience go to registration order among the agents that may read it."""
+    sim, _ = world()
+    doc = sim.doc
+    drafter = views.invited_drafter(doc, sim.s(SECRET))
+    assert drafter is not None and drafter.name == DRAFTER
+    assert views.briefing(doc, None, sim.s(SECRET))["drafter"] == DRAFTER
+    for section in doc.sections:
+        invited = views.invited_drafter(doc, section)
+        assert invited is None or reads(doc, invited, section), section.id
+
+
+def test_a_summary_only_agent_gets_nothing_said_about_a_section_it_sees() -> None:
+    """It knows the section exists (id, title, version, the escalated mark), its briefing is
+    withheld, and every command on it is refused as ``classification.access_denied``."""
+    sim, made = world()
+    [spec] = [r for r in READERS if r.sees and not r.reads]
+    reader = sim.a(spec.name)
+    briefing = views.briefing(sim.doc, reader, sim.s(SECRET))
+    assert briefing == {
+        "sectionId": SECRET,
+        "withheld": True,
+        "escalated": None,
+        "intents": [],
+        "constraints": [],
+        "questions": [],
+        "conflicts": [],
+        "drafter": None,
+    }
+    [row] = [r for r in views.section_rows(sim.doc, reader, sim.now) if r["sectionId"] == SECRET]
+    assert row["escalated"] and row["title"] == f"Secret {TITLE_CANARY}" and row["pending"] == 0
+    for op, fields in section_commands(SECRET):
+        if op in ("salience", "unlock"):  # how much it cares; a lock it holds: not reads
+            continue
+        error = refused(sim, spec.name, op, fields)
+        assert error.code == "classification.access_denied", (op, error.code)
+        assert not leaked(spec, shown(error), made), op
 
 
 def section_commands(section_id: str) -> list[tuple[str, dict[str, Any]]]:
@@ -181,12 +173,15 @@ def shown(error: ProtocolError) -> str:
     return json.dumps([str(error), error.description, error.wire(), error.metadata], default=str)
 
 
-@pytest.mark.parametrize(("name", "spec"), READERS)
+UNSEEN = [r for r in READERS if not r.sees]
+UNREAD = [r for r in READERS if not r.reads]
+
+
+@pytest.mark.parametrize("spec", UNSEEN, ids=lambda r: r.name)
 @pytest.mark.parametrize("hidden", [SECRET, DETAIL])
-def test_a_hidden_section_is_not_found_and_errors_tell_nothing(
-    name: str, spec: Any, hidden: str
-) -> None:
-    sim, _, _ = reader_in(name, spec)
+def test_a_hidden_section_is_not_found_and_errors_tell_nothing(spec: Reader, hidden: str) -> None:
+    sim, made = world()
+    name = spec.name
     for (op, fields), (_, fake_fields) in zip(
         section_commands(hidden), section_commands(FAKE), strict=True
     ):
@@ -195,12 +190,13 @@ def test_a_hidden_section_is_not_found_and_errors_tell_nothing(
         # exactly what a section that does not exist would say, but for the id typed
         unknown = refused(sim, name, op, fake_fields)
         assert shown(error).replace(hidden, "ID") == shown(unknown).replace(FAKE, "ID"), op
-        assert not leaks(shown(error).replace(hidden, "ID")), op
+        assert not leaked(spec, shown(error).replace(hidden, "ID"), made), op
 
 
-@pytest.mark.parametrize(("name", "spec"), READERS)
-def test_entities_on_a_hidden_section_are_not_found(name: str, spec: Any) -> None:
-    sim, refs, _ = reader_in(name, spec)
+@pytest.mark.parametrize("spec", UNREAD, ids=lambda r: r.name)
+def test_entities_on_a_hidden_section_are_not_found(spec: Reader) -> None:
+    sim, made = world()
+    name, refs = spec.name, made.refs
     commands = [
         ("approve", {"proposalId": refs["proposal"]}, "proposal.not_found"),
         ("reject", {"proposalId": refs["proposal"], "reason": "r"}, "proposal.not_found"),
@@ -216,21 +212,23 @@ def test_entities_on_a_hidden_section_are_not_found(name: str, spec: Any) -> Non
         before = sim.doc.sequence
         error = refused(sim, name, op, fields)
         assert error.code == code, (op, error.code, error.description)
-        assert not leaks(shown(error)), op
+        # the id it typed comes back; nothing else of the hidden section does
+        typed = next(v for v in fields.values() if v in made.hidden_ids)
+        assert not leaked(spec, shown(error).replace(typed, "ID"), made), op
         assert sim.doc.sequence == before
 
 
 def test_a_cleared_agent_sees_it_all() -> None:
-    sim, _, _ = reader_in("public", None)
+    sim, _ = world()
     cleared = sim.a("cleared")
-    assert leaks(views.content(sim.doc, cleared))
+    assert found(views.content(sim.doc, cleared)) == {"title", "content"}
     assert SECRET in {row["sectionId"] for row in views.section_rows(sim.doc, cleared, sim.now)}
 
 
 def test_organisations_see_only_their_own_sections() -> None:
     sim = Sim(DOC)
-    sim.human("classify", sectionId=SECRET, level="Public", organisation="acme", levels=LEVELS)
-    for name, org in (("acme-agent", "acme"), ("globex-agent", "globex")):
+    sim.human("classify", sectionId=SECRET, level="Public", organisation=ORG, levels=LEVELS)
+    for name, org in (("acme-agent", ORG), ("globex-agent", "globex")):
         token = sim.human(
             "invite", trust="Collaborator", clearance="Confidential", organisation=org
         )["token"]
@@ -238,7 +236,7 @@ def test_organisations_see_only_their_own_sections() -> None:
     sim.join("nobody")
     acme = sim.a("acme-agent")
     assert leaks(views.content(sim.doc, acme))
-    sim.propose("acme-agent", SECRET, body(f"Secret {CANARY}", f"acme {CANARY}"))
+    sim.propose("acme-agent", SECRET, body("Secret x", f"acme {CONTENT_CANARY}"))
     for name in ("globex-agent", "nobody"):
         reader = sim.a(name)
         assert not leaks(views.content(sim.doc, reader))
