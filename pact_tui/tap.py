@@ -461,17 +461,14 @@ async def _sections(args: argparse.Namespace) -> None:
 
 async def _briefing(args: argparse.Namespace) -> None:
     from engine.protocol import views
-    from engine.protocol.barriers import sees
-    from engine.protocol.errors import SectionNotFound
+    from engine.protocol.barriers import named_section
     from engine.protocol.model import who
 
     doc, reader, ws = await _read(args)
     async with ws:
-        section = doc.section(args.section, _now_ms())
-        if section is None or not sees(doc, reader, section):
-            raise SectionNotFound(
-                f"no section {args.section!r} in document {doc.name!r}", sectionId=args.section
-            )
+        # A section the reader may not read (a SummaryOnly agent's) is refused like a command
+        # naming it: its briefing is what is said about it.
+        section = named_section(doc, reader, args.section, _now_ms())
         data = views.briefing(doc, reader, section)
     lines = [f"briefing on {visible(data['sectionId'])}"]
     if data["escalated"]:

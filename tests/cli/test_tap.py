@@ -18,6 +18,7 @@ import pytest
 
 from engine.protocol.commands import AnyCommand
 from pact_tui.cli import build_parser
+from tests import barrier_world as bw
 
 from .conftest import REPO_ROOT, Ran, cli
 
@@ -802,6 +803,69 @@ def test_barrier_holds_on_every_cli_path(barriered: Path) -> None:
     withheld = [e for e in items if json.loads(e["payloadJson"]) == {"withheld": True}]
     assert {e["eventType"] for e in withheld} >= {"pact.proposal.created", "pact.intent.declared"}
     assert all(e["sectionId"] is None for e in withheld)
+
+
+# -- every read verb, for every reader of tests/barrier_world.py -----------------------------
+@pytest.fixture(scope="module")
+def canary_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bw.World]:
+    path = tmp_path_factory.mktemp("canary") / "w.pact"
+    return path, bw.build_workspace(path)
+
+
+def _read_verbs(path: Path, who: tuple[str, ...], events: int) -> list[tuple[object, ...]]:
+    """Every ``tap`` read verb, as ``who``: the briefing on every section of the document,
+    hidden ones too (refused then; the refusal is read like any output)."""
+    doc = (path, bw.NAME, *who)
+    verbs: list[tuple[object, ...]] = [
+        ("tap", "get", *doc),
+        ("tap", "sections", *doc),
+        ("tap", "poll", *doc, "--since", "evt_0", "--limit", "200"),
+        ("tap", "watch", *doc, "--since", "evt_0", "--count", events),
+    ]
+    custodian = data("tap", "sections", path, bw.NAME, "--human", bw.HUMAN)
+    verbs += [("tap", "escalation-briefing", *doc, "--section", r["sectionId"]) for r in custodian]
+    return verbs
+
+
+@pytest.mark.parametrize(
+    "spec", [None, *bw.READERS], ids=lambda r: "custodian" if r is None else r.name
+)
+def test_no_read_verb_shows_the_canary_to_a_reader_that_may_not_read(
+    canary_world: tuple[Path, bw.World], spec: bw.Reader | None
+) -> None:
+    """``tap get``, ``sections``, ``poll``, ``watch`` and ``escalation-briefing`` (on every
+    section), plain and ``--json``: what a reader may not read never reaches it, whatever its
+    context mode, clearance and organisation; what it may read does (the custodian: all)."""
+    path, world = canary_world
+    who = ("--human", bw.HUMAN) if spec is None else ("--agent", spec.name)
+    events = len(data("doc", "log", path, bw.NAME))
+    assert not data("tap", "poll", path, bw.NAME, *who, "--limit", "200")["hasMore"]
+    seen = {row["sectionId"] for row in data("tap", "sections", path, bw.NAME, *who)}
+    assert (bw.SECRET in seen) == (spec is None or spec.sees)
+    everything = []
+    for args in _read_verbs(path, who, events):
+        for json_flag in ((), ("--json",)):
+            ran = cli(*args, *json_flag)
+            said = ran.out + ran.err
+            if ran.code != 0:  # a briefing on a section it may not read, refused
+                assert args[1] == "escalation-briefing" and ran.out == "", ran
+                typed = str(args[-1])
+                # one it sees but may not read (SummaryOnly), or one it does not see
+                code = "classification.access_denied" if typed in seen else "section.not_found"
+                assert code in ran.err, ran
+                said = said.replace(typed, "ID")  # the id it typed comes back, nothing else
+            assert not bw.leaked(spec, said, world), (args, json_flag, said)
+            everything.append(said)
+    shown = "\n".join(everything)
+    assert bw.found(shown) == bw.allowed(spec)
+    if spec is None or spec.reads:
+        briefing = ok("tap", "escalation-briefing", path, bw.NAME, *who, "--section", bw.SECRET)
+        assert f"{bw.CONTENT_CANARY} needs eyes" in briefing.out
+        assert f"{bw.CONTENT_CANARY}?" in briefing.out
+        assert any(f"conflict {i}: 2 proposals" in briefing.out for i in world.hidden_ids)
+        assert f"invited to draft: {bw.DRAFTER}\n" in briefing.out
+    else:
+        assert "invited to draft" not in shown
 
 
 # -- watch: a real process --------------------------------------------------------------------
