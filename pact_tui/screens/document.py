@@ -51,6 +51,7 @@ from ..widgets.section_markdown import SectionMarkdown
 if TYPE_CHECKING:
     from engine.protocol.decide import Decision
     from engine.protocol.document import Document
+    from engine.protocol.model import Agent
 
     from ..app import PactApp
 
@@ -285,13 +286,18 @@ class DocumentScreen(Screen[None]):
         self._show_section()
 
     def _show_section(self) -> None:
+        from engine.protocol.barriers import reads
+
         shown, section_id = self.shown, self.section_id
         markdown = self.query_one("#section-markdown", SectionMarkdown)
         if shown is None or section_id is None:
             markdown.update("")
             return
         section = shown.doc.section(section_id, shown.now_ms)
-        markdown.update(section.content if section is not None else "")
+        if section is None or not reads(shown.doc, shown.reader, section):
+            markdown.update("")  # viewing as an agent that may only know the section exists
+            return
+        markdown.update(section.content)
 
     @on(RowList.Highlighted, "#outline")
     def _section_highlighted(self, event: RowList.Highlighted) -> None:
@@ -400,6 +406,7 @@ class DocumentScreen(Screen[None]):
         self.query_one("#heat-detail").display = view == "heatmap"
         # the section's Markdown, where the briefing, the proposal or the cell is not shown
         self.query_one("#section-markdown").display = view not in ("inbox", "queue", "heatmap")
+        self._show_proposal()  # drawn only while the queue is in front: now, for this reader
         self.query_one(f"#{view}").focus()
 
     def action_next_document(self) -> None:
@@ -510,7 +517,9 @@ class DocumentScreen(Screen[None]):
             panel.update(Text(f"Reading the document at event {self.diff_base}…", style="dim"))
             return
         palette = Palette.of(self.app.theme_variables)
-        panel.update(document_diff(base[2], base[1], shown.doc, shown.revision, palette))
+        panel.update(
+            document_diff(base[2], base[1], shown.doc, shown.revision, palette, shown.reader)
+        )
 
     def action_next_step(self) -> None:
         from ..doc_time import STEPS, duration
@@ -899,6 +908,7 @@ class DocumentScreen(Screen[None]):
 
     def watch_viewing_as(self) -> None:
         self._show()
+        self._show_section()  # the section under the cursor, through the new reader's barriers
 
     def system_commands(self) -> Any:
         """The palette's commands of this screen: view as each agent, and back."""
@@ -943,12 +953,13 @@ def resolve_command(
 def cell_text(shown: DocShown, cell: tuple[str, int] | None) -> Text:
     """One heatmap cell: the agent's salience on the section, its intents and its constraints
     there, at the custodian's disclosure (level 4: everything)."""
+    from engine.protocol.barriers import reads
     from engine.protocol.views import constraint_row
 
     doc = shown.doc
     agent = doc.agents.get(cell[0]) if cell is not None else None
     section = doc.by_key.get(cell[1]) if cell is not None else None
-    if agent is None or section is None:
+    if agent is None or section is None or not reads(doc, shown.reader, section):
         return Text("No cell under the cursor.", style="dim")
     score = doc.salience.get((agent.id, section.key))
     text = Text()
@@ -975,18 +986,25 @@ def cell_text(shown: DocShown, cell: tuple[str, int] | None) -> Text:
 
 
 def document_diff(
-    base: Document, base_at: int, doc: Document, at: int, palette: Palette
+    base: Document,
+    base_at: int,
+    doc: Document,
+    at: int,
+    palette: Palette,
+    reader: Agent | None = None,
 ) -> RenderableType:
     """What changed in the document from event ``base_at`` to event ``at``: the sections added,
-    removed and changed (with their versions), then the content's diff."""
+    removed and changed (with their versions), then the content's diff; as ``reader`` (None:
+    the custodian) may see them."""
+    from engine.protocol.barriers import sees
     from engine.protocol.views import content
 
     from ..widgets.queue import diff_renderable
 
     head = Text()
     head.append(f"Diff: event {base_at} → event {at}\n", "bold")
-    before = {s.id: s for s in base.sections}
-    after = {s.id: s for s in doc.sections}
+    before = {s.id: s for s in base.sections if sees(base, reader, s)}
+    after = {s.id: s for s in doc.sections if sees(doc, reader, s)}
     added = [f"{i} v{after[i].version}" for i in after if i not in before]
     removed = [f"{i} v{before[i].version}" for i in before if i not in after]
     changed = [
@@ -996,5 +1014,5 @@ def document_diff(
     ]
     for label, ids in (("added", added), ("removed", removed), ("changed", changed)):
         head.append(f"{label}: {', '.join(visible(i) for i in ids) or '-'}\n")
-    old, new = content(base, None), content(doc, None)
+    old, new = content(base, reader), content(doc, reader)
     return Group(head, diff_renderable(old, new, False, ("before", "after"), palette))

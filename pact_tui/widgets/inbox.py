@@ -116,14 +116,23 @@ def open_items(doc: Document, reader: Agent | None = None) -> int:
 def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
     """The selected item and its escalation briefing (``engine.protocol.views.briefing``),
     through the reader's eyes: every text from the workspace passes through ``visible``."""
+    from engine.protocol.barriers import reads
     from engine.protocol.model import who
     from engine.protocol.views import briefing
 
     text = Text()
+    doc = shown.doc
+    section = doc.by_id.get(row.section_id) if row is not None and row.section_id else None
+    if (
+        row is not None
+        and row.section_id
+        and (section is None or not reads(doc, shown.reader, section))
+    ):
+        row = None  # an item the screen kept from another reader's view (or another time)
     if row is None:
         text.append("Nothing waits for you here.", style="dim")
         return text
-    doc, now = shown.doc, shown.now_ms
+    now = shown.now_ms
     label = {"question": "Question", "flag": "Flagged section", "conflict": "Conflict"}[row.kind]
     text.append(f"{label}", style="bold")
     text.append(f" · by {visible(row.by)}\n")
@@ -135,7 +144,6 @@ def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
             text.append(visible(query.context, multiline=True) + "\n")
         if row.due_ms is not None:
             text.append(f"times out in {countdown(row.due_ms, now)}\n", style="bold")
-    section = doc.by_id.get(row.section_id) if row.section_id is not None else None
     if section is None:
         return text
     found = briefing(doc, shown.reader, section)

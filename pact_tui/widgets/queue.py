@@ -578,12 +578,13 @@ def proposal_detail(
     """What the custodian reads about a proposal: what it waits for, its summary and reasoning,
     its diff against its base, votes, override and links; for one in a conflict, every side
     and the three-way result of a ``merge-both``. Every actor is named with its kind."""
+    from engine.protocol.barriers import reads
     from engine.protocol.model import who
     from engine.protocol.names import HUMAN_PREFIX
 
     doc = shown.doc
     proposal = doc.proposals.get(proposal_id) if proposal_id is not None else None
-    if proposal is None:
+    if proposal is None or not reads(doc, shown.reader, doc.by_key[proposal.section]):
         return Text("No proposal selected.", style="dim")
     section = doc.by_key[proposal.section]
     waits, _ = progress(doc, proposal, shown.now_ms)

@@ -4,20 +4,39 @@ Observer), a Confidential section nobody is cleared for."""
 
 from __future__ import annotations
 
+import io
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+from rich.console import Console
+from rich.text import Text
+from textual.content import Content
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Markdown, Static
 
-from pact_tui.screens.document import DocumentScreen, resolve_command
+from pact_tui.screens.document import VIEWS, DocumentScreen, resolve_command
 from pact_tui.screens.prompt import PromptScreen
 from pact_tui.widgets.agents import AgentRoster
 from pact_tui.widgets.events import EventFilter, EventList
-from pact_tui.widgets.inbox import EscalationInbox, InboxRow
+from pact_tui.widgets.heatmap import SalienceHeatmap
+from pact_tui.widgets.inbox import EscalationInbox, InboxRow, inbox_rows
 from pact_tui.widgets.outline import SectionOutline, countdown
+from pact_tui.widgets.queue import ProposalQueue
+from pact_tui.widgets.rows import RowList
+from tests import barrier_world as bw
 
-from .inspector import SIZE, inspector, notifications, settle, status_text, wait_until
+from .inspector import (
+    SIZE,
+    inspector,
+    notifications,
+    screen_text,
+    settle,
+    status_text,
+    wait_until,
+)
 
 
 def lines_of(rows: Any) -> list[str]:
@@ -336,6 +355,162 @@ async def test_view_as_an_unknown_agent_is_refused(demo: Path) -> None:
             pilot, lambda: any("no agent named 'nobody'" in n for n in notifications(app)), "why"
         )
         assert screen.viewing_as is None
+
+
+# -- view-as, for every reader of tests/barrier_world.py --------------------------------------
+@pytest.fixture(scope="session")
+def canary_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bw.World]:
+    path = tmp_path_factory.mktemp("canary-template") / "canary.pact"
+    return path, bw.build_workspace(path)
+
+
+@pytest.fixture
+def canary(canary_template: tuple[Path, bw.World], tmp_path: Path) -> tuple[Path, bw.World]:
+    """A fresh copy of the canary world's workspace (the app may write to it)."""
+    template, world = canary_template
+    for part in template.parent.iterdir():
+        shutil.copy(part, tmp_path / part.name)
+    return tmp_path / template.name, world
+
+
+def drawn(widget: Static | Markdown) -> str:
+    """What a detail pane holds, as text."""
+    if isinstance(widget, Markdown):
+        return widget.source
+    content = widget.content
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Text | Content):
+        return content.plain
+    console = Console(width=200, file=io.StringIO(), color_system=None)
+    console.print(content)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def rows_text(rows: RowList[Any, Any]) -> list[str]:
+    """Every row of a list as it draws it (at a width that cuts nothing), in sight or not."""
+    return ["".join(seg.text for seg in rows.render_row(row, 400)) for row in rows.rows]
+
+
+PANES = ("#section-markdown", "#inbox-briefing", "#proposal-detail", "#heat-detail", "#doc-diff")
+
+
+async def seen_as(pilot: Pilot[Any], screen: DocumentScreen, name: str | None) -> list[str]:
+    """Everything the screen holds to draw viewing as ``name`` (None: the custodian), the
+    proposal queue in front: the status line, every view's title and rows (in sight or not),
+    every detail pane (the diff too) for the selection the screen kept (from another reader's
+    view too), then
+    for every selection it could hold (a hidden proposal, item or cell, a section of the hidden
+    one: the others hold no canary); the screen as drawn at the end."""
+    doc = screen.workspace.document(bw.NAME)
+    screen.view_as(name)
+    await settle(pilot)
+    seen = [drawn(screen.query_one("#doc-status", Static))]
+    seen += [drawn(screen.query_one(pane, Static | Markdown)) for pane in PANES]
+    for view in VIEWS:
+        pane = screen.query_one(f"#{view}")
+        seen.append(str(pane.border_title))
+        if isinstance(pane, RowList):
+            seen += rows_text(pane)
+    for pid in [None, *doc.proposals]:
+        screen.proposal_id = pid
+        seen.append(drawn(screen.query_one("#proposal-detail", Static)))
+    grid = screen.query_one(SalienceHeatmap).grid
+    seen += [f"{s.id} {s.title}" for s in grid.sections]
+    seen += [f"invited {grid.invited(s.key)}" for s in grid.sections]
+    for agent in doc.agents.values():
+        for section in doc.sections:
+            screen.heat_cell = (agent.id, section.key)
+            seen.append(drawn(screen.query_one("#heat-detail", Static)))
+    for row in inbox_rows(doc, None):
+        screen.inbox_row = row
+        seen.append(drawn(screen.query_one("#inbox-briefing", Static)))
+    for section in doc.sections:
+        if section.id.startswith(bw.SECRET):
+            screen.section_id = section.id
+            seen.append(drawn(screen.query_one("#section-markdown", Markdown)))
+    await pilot.pause()
+    seen.append(screen_text(pilot.app))
+    return seen
+
+
+def invited_to_draft(seen: list[str]) -> set[str]:
+    """Who the screen says is invited to draft: a briefing names it, a heatmap cell's detail
+    (``NAME on SECTION`` first) says it of its agent."""
+    named = set(re.findall(r"invited to draft: (\S+)$", "\n".join(seen), re.MULTILINE))
+    cells = {t.split(" on ", 1)[0] for t in seen if "invited to draft: its" in t}
+    return (named - {"its"}) | cells
+
+
+async def test_view_as_shows_no_reader_what_it_may_not_read(
+    canary: tuple[Path, bw.World],
+) -> None:
+    """The app's view-as, for every context mode x clearance x organisation: no view, no diff,
+    and no section, proposal, briefing or cell beside them whatever is selected (what the
+    custodian selected before the switch too), holds anything of the hidden section the reader
+    may not read, and only an agent that may read the section is named as invited to draft
+    it; a reader that may read it sees it."""
+    path, world = canary
+    app = inspector(path, human=bw.HUMAN, clock=lambda: bw.END_NS)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "P")
+        doc = screen.workspace.document(bw.NAME)
+        secret = doc.section(bw.SECRET, bw.END_NS // 1_000_000)
+        assert secret is not None
+        # the diff from just after the classification: the hidden section's merge in it
+        events = await screen.workspace.document_events(bw.NAME)
+        [classified] = [e for e in events if e["eventType"] == "pact.section.classified"]
+        screen.diff_base = classified["sequenceNumber"] + 1
+        await wait_until(pilot, lambda: screen.base_doc is not None, "the diff's base")
+        seen = await seen_as(pilot, screen, None)
+        custodian = "\n".join(seen)
+        assert bw.found(custodian) == {"title", "content"}
+        drafter = doc.agent_named(bw.DRAFTER)
+        assert drafter is not None
+        assert f"invited {drafter.id}" in custodian
+        assert invited_to_draft(seen) == {bw.DRAFTER}
+        for spec in bw.READERS:
+            # as the custodian, the hidden things selected: the screen keeps them
+            screen.view_as(None)
+            await settle(pilot)
+            screen.section_id = bw.DETAIL
+            screen.proposal_id = world.refs["proposal"]
+            screen.inbox_row = next(r for r in inbox_rows(doc, None) if r.ref == bw.SECRET)
+            screen.heat_cell = (drafter.id, secret.key)
+            seen = await seen_as(pilot, screen, spec.name)
+            assert screen.shown is not None and screen.shown.reader is not None
+            assert screen.shown.reader.name == spec.name
+            for text in seen:
+                assert not bw.leaked(spec, text, world), (spec.name, text)
+            everything = "\n".join(seen)
+            assert bw.found(everything) == bw.allowed(spec), spec.name
+            invited = f"invited {drafter.id}" in everything
+            assert invited == spec.reads, spec.name
+            assert invited_to_draft(seen) == ({bw.DRAFTER} if spec.reads else set()), spec.name
+
+
+async def test_a_proposal_the_custodian_read_is_not_shown_to_the_agent_viewed_as_later(
+    canary: tuple[Path, bw.World],
+) -> None:
+    """The proposal's detail is drawn only while the queue is in front: coming back to the
+    queue as another reader draws it again, through that reader's barriers."""
+    path, world = canary
+    app = inspector(path, human=bw.HUMAN, clock=lambda: bw.END_NS)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "P")
+        queue = screen.query_one(ProposalQueue)
+        hidden = world.refs["proposal"]
+        await cursor_to(pilot, queue, lambda row: row is not None and row.key == hidden)
+        await settle(pilot)
+        detail = screen.query_one("#proposal-detail", Static)
+        assert bw.found(drawn(detail)) == {"title", "content"}  # the custodian reads it
+        await pilot.press("E", "V")
+        await answer(pilot, "public")
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        assert bw.found(drawn(detail)) == set()
+        assert bw.found(screen_text(app)) == set()
 
 
 async def test_a_clock_tick_does_not_remake_the_event_rows(demo: Path) -> None:
