@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from engine.protocol.decide import Decision
     from engine.protocol.document import Document
     from engine.protocol.model import Agent
+    from engine.protocol.sections import Section
 
     from ..app import PactApp
 
@@ -285,19 +286,21 @@ class DocumentScreen(Screen[None]):
     def watch_section_id(self) -> None:
         self._show_section()
 
-    def _show_section(self) -> None:
+    def _readable_section(self, section_id: str | None) -> Section | None:
+        """Section ``section_id`` if whoever's eyes the views use may read it (viewing as an
+        agent that may only know that it exists: None)."""
         from engine.protocol.barriers import reads
 
-        shown, section_id = self.shown, self.section_id
-        markdown = self.query_one("#section-markdown", SectionMarkdown)
+        shown = self.shown
         if shown is None or section_id is None:
-            markdown.update("")
-            return
+            return None
         section = shown.doc.section(section_id, shown.now_ms)
-        if section is None or not reads(shown.doc, shown.reader, section):
-            markdown.update("")  # viewing as an agent that may only know the section exists
-            return
-        markdown.update(section.content)
+        return section if section is not None and reads(shown.doc, shown.reader, section) else None
+
+    def _show_section(self) -> None:
+        section = self._readable_section(self.section_id)
+        markdown = self.query_one("#section-markdown", SectionMarkdown)
+        markdown.update(section.content if section is not None else "")
 
     @on(RowList.Highlighted, "#outline")
     def _section_highlighted(self, event: RowList.Highlighted) -> None:
@@ -311,9 +314,9 @@ class DocumentScreen(Screen[None]):
         renders its start)."""
         from .reader import ReaderScreen
 
-        shown, row = self.shown, event.row
-        section = shown.doc.section(row.key, shown.now_ms) if shown is not None else None
-        if section is not None:  # the same text as the pane's (_show_section)
+        row: OutlineRow = event.row
+        section = self._readable_section(row.key)
+        if section is not None:
             self.app.push_screen(ReaderScreen(f"{row.key} · v{row.version}", section.content))
 
     # -- live changes and time ------------------------------------------------------------------

@@ -19,6 +19,7 @@ from textual.widgets import Markdown, Static
 
 from pact_tui.screens.document import VIEWS, DocumentScreen, resolve_command
 from pact_tui.screens.prompt import PromptScreen
+from pact_tui.screens.reader import ReaderScreen
 from pact_tui.widgets.agents import AgentRoster
 from pact_tui.widgets.events import EventFilter, EventList
 from pact_tui.widgets.heatmap import SalienceHeatmap
@@ -511,6 +512,32 @@ async def test_a_proposal_the_custodian_read_is_not_shown_to_the_agent_viewed_as
         await settle(pilot)
         assert bw.found(drawn(detail)) == set()
         assert bw.found(screen_text(app)) == set()
+
+
+async def test_enter_reads_a_section_whole_only_through_the_viewed_as_barriers(
+    canary: tuple[Path, bw.World],
+) -> None:
+    """Enter on the outline reads the section under the cursor whole (the pane beside renders
+    its start), as whoever's eyes the views use: the custodian reads the hidden section, an
+    agent that may only know it exists gets no reader."""
+    path, _world = canary
+    app = inspector(path, human=bw.HUMAN, clock=lambda: bw.END_NS)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "o")
+        outline = screen.query_one(SectionOutline)
+        await cursor_to(pilot, outline, lambda row: row is not None and row.key == bw.SECRET)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReaderScreen), "the reader")
+        assert bw.found(screen_text(app)) >= {"content"}
+        await pilot.press("escape")
+        summary_only = next(r for r in bw.READERS if r.mode == "SummaryOnly" and r.sees)
+        screen.view_as(summary_only.name)
+        await settle(pilot)
+        await cursor_to(pilot, outline, lambda row: row is not None and row.key == bw.SECRET)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, ReaderScreen)
+        assert bw.found(screen_text(app)) <= {"title"}
 
 
 async def test_a_clock_tick_does_not_remake_the_event_rows(demo: Path) -> None:
