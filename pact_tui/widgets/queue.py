@@ -391,11 +391,20 @@ class ProposalQueue(RowList[DocShown, QueueRow]):
             right.append((" stale", tones["warn"]))
         if row.conflict:
             right.append((" ⚔", tones["alert"]))
-        right.append((f" {visible(row.progress)}", tones.get(row.tone)))
         head = f"{row.status[:8]:<9}{short_id(row.key)} "
         body = f"{visible(row.section_id)} · {visible(row.author)} · {visible(row.summary)}"
+        # What it waits for gives way before who wrote it: the body keeps half the room.
+        room = max(1, width - cell_len(head) - 1)
+        marks = sum(cell_len(t) for t, _ in right)
+        said, most = (
+            f" {visible(row.progress)}",
+            max(2, room - marks - min(cell_len(body), room // 2)),
+        )
+        if cell_len(said) > most:
+            said = set_cell_size(said, most - 1) + "…"
+        right.append((said, tones.get(row.tone)))
         right_width = sum(cell_len(t) for t, _ in right)
-        room = max(1, width - right_width - cell_len(head) - 1)
+        room = max(1, room - right_width)
         body = set_cell_size(body, room).rstrip()
         return [
             Segment(head, tones["good"] if row.status == "Merged" else tones["dim"]),

@@ -249,14 +249,15 @@ def test_a_custodian_approves_and_answers_in_a_real_terminal(
 
     # The conflict's sides wait for a human (no window ends under them): approve legal's.
     terminal.wait_for(
-        lambda s: "proposals (4)" in s and row("Conflict", "sec:risk · legal")(s), "the queue"
+        lambda s: "proposals (4)" in s and row("Conflict", "sec:risk · agent legal")(s),
+        "the queue",
     )
     terminal.wait_for(lambda s: "Summary: Added currency risk allocation" in s, "its detail")
     terminal.keys("a")
     terminal.wait_for(lambda s: "merges at once): why?" in s, "the approval's question")
     terminal.keys("-l", "numbers checked")
     terminal.keys("Enter")
-    terminal.wait_for(row("Merged", "sec:risk · legal"), "the proposal merged")
+    terminal.wait_for(row("Merged", "sec:risk · agent legal"), "the proposal merged")
 
     terminal.keys("i")
     terminal.wait_for(lambda s: "Include force majeure in the risk clause?" in s, "the inbox")
