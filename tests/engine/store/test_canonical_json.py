@@ -11,6 +11,7 @@ import enum
 import hashlib
 import json
 import math
+import re
 from typing import Any
 
 import pytest
@@ -23,6 +24,12 @@ from engine.store.chain import ChainHead, encode_events, event_hash
 from engine.store.errors import InvalidEvent
 
 pytestmark = pytest.mark.filterwarnings("error")
+
+
+def stable_repr(value: Any) -> str:
+    """A test id that is the same in every process: repr without memory addresses (pytest-xdist
+    compares the ids its workers collect)."""
+    return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
 
 
 def reference(value: object) -> str:
@@ -84,7 +91,7 @@ circular.append(circular)
         ({"a": object()}, TypeError),
         ({1: "a", "b": 2}, TypeError),  # int and str keys cannot be sorted together
     ],
-    ids=repr,
+    ids=stable_repr,
 )
 def test_what_json_cannot_represent_is_refused(value: object, error: type[Exception]) -> None:
     with pytest.raises(error):
@@ -141,7 +148,7 @@ def nested(depth: int) -> object:
         circular,
         pytest.param(nested(100_000), id="nested 100,000 deep"),
     ],
-    ids=repr,
+    ids=stable_repr,
 )
 def test_a_payload_that_is_not_json_is_an_invalid_event_naming_it(payload: Any) -> None:
     with pytest.raises(InvalidEvent) as invalid:
@@ -230,7 +237,7 @@ def test_fields_of_str_and_int_subclasses_are_stored_as_plain_str_and_int() -> N
         NewEvent("s", "t", time_ns=2**63),
         NewEvent("s", ""),
     ],
-    ids=repr,
+    ids=stable_repr,
 )
 def test_fields_that_cannot_be_hashed_and_stored_as_given_are_refused(event: NewEvent) -> None:
     with pytest.raises(InvalidEvent) as invalid:
