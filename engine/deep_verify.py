@@ -5,23 +5,28 @@ what every checkpoint says.
 the one before. It does not read checkpoints, which the workspace reads instead of replaying.
 The chain vouches for a checkpoint's place (the hash of the event it was taken at), not for its
 content: a checkpoint whose content was edited and its digest fixed would be shown as fact.
-Here each context's stream is replayed from its first event, whatever the checkpoints say, and
-wherever a checkpoint claims to hold the state after some event, the rebuilt projection is
-compared with it:
+Nor does it replay anything: an event the chain vouches for may still be one the workspace
+cannot replay (a document event whose ``payloadJson`` is not JSON, or whose ``eventType`` or
+``sequenceNumber`` is wrong), and a checkpoint taken after it hides it.
+Here each context's stream and each document's stream is replayed from its first event, with
+the workspace's own replay (``ContextProjection.replay``, ``replay_document_event``), whatever
+the checkpoints say; the first event that cannot be replayed is named and fails the
+verification. Wherever a checkpoint claims to hold the state after some event, the rebuilt
+projection is compared with it:
 
 - a context's checkpoint and each of its archives: the context, its id counter, its place in
   the log, and its snapshot index (archives keep none);
 - the index: where each context's stream ends as of the index's event (a context it leaves
   out would be hidden), and each context's numbers where it gives them;
 - the version-2 ``workspace`` checkpoint: every context it holds;
-- a document's checkpoint: the document, rebuilt from its stream to the checkpoint's event, is
-  compared column by column with what the checkpoint holds.
+- a document's checkpoint and each of its archives: the document, rebuilt from its stream to
+  the checkpoint's event, is compared part by part with what the checkpoint holds.
 
 A checkpoint the workspace would not use (the log does not vouch for it, it is malformed, or
 its state is not at the place it claims) is reported as ignored: it is not shown as fact. One
 the workspace would use whose content is not the log's differs, and the verification fails;
-so does a context whose stream cannot be replayed. Nothing is written: the next save of a
-checkpoint replaces it.
+so does a context or a document whose stream cannot be replayed. Nothing is written here: the
+next save of a checkpoint replaces it.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import orjson
 
@@ -52,6 +57,7 @@ from engine.workspace import (
     context_checkpoint_projection,
     decode_checkpoint,
     parse_index,
+    replay_document_event,
     restored_projection,
 )
 
@@ -65,8 +71,8 @@ _COMPARED = ("context", "next_id", "seq", "stream_seq", "snapshots")
 @dataclass(frozen=True, slots=True)
 class CheckpointFinding:
     """What became of one stored checkpoint: it ``matches`` the log, ``differs`` from it, is
-    ``ignored`` (the workspace would not use it), or is ``unchecked`` (its context's stream
-    could not be replayed as far as it claims)."""
+    ``ignored`` (the workspace would not use it), or is ``unchecked`` (its context's or its
+    document's stream could not be replayed as far as it claims)."""
 
     name: str
     seq: int
@@ -78,8 +84,9 @@ class CheckpointFinding:
 
 
 @dataclass(frozen=True, slots=True)
-class ContextReplay:
-    """One context rebuilt from its stream: how many events, and the error that stopped it."""
+class StreamReplay:
+    """One context or document rebuilt from its stream: how many events, and the error that
+    stopped it (naming the first event that could not be replayed)."""
 
     name: str
     events: int
@@ -96,14 +103,15 @@ class ContextReplay:
 @dataclass(frozen=True, slots=True)
 class DeepVerifyResult:
     chain: VerifyResult
-    contexts: tuple[ContextReplay, ...]
+    contexts: tuple[StreamReplay, ...]
+    documents: tuple[StreamReplay, ...]
     checkpoints: tuple[CheckpointFinding, ...]
 
     @property
     def ok(self) -> bool:
         return (
             self.chain.ok
-            and all(replay.error is None for replay in self.contexts)
+            and all(replay.error is None for replay in (*self.contexts, *self.documents))
             and all(finding.verdict != "differs" for finding in self.checkpoints)
         )
 
@@ -111,55 +119,72 @@ class DeepVerifyResult:
         return sum(finding.verdict == verdict for finding in self.checkpoints)
 
 
+# A projection rebuilt from its stream: a context's or a document's.
+P = TypeVar("P", ContextProjection, DocumentProjection)
 # A check of a rebuilt projection at a claim's place: None if it agrees, else the verdict
 # ("differs" or "ignored") and why.
-Check = Callable[[ContextProjection], tuple[Verdict, str] | None]
+Check = Callable[[P], tuple[Verdict, str] | None]
 
 
 @dataclass(slots=True)
-class _Claim:
-    """What checkpoint ``checkpoint`` says about context ``context`` after event ``stream_seq``
-    of its stream."""
+class _Claim(Generic[P]):
+    """What checkpoint ``checkpoint`` says about a context or a document after event
+    ``stream_seq`` of its stream."""
 
     checkpoint: str
-    context: str
     stream_seq: int
-    check: Check
+    check: Check[P]
 
 
 @dataclass(slots=True)
 class _Audit:
     findings: dict[str, list[tuple[Verdict, str]]] = field(default_factory=dict)
-    claims: dict[str, list[_Claim]] = field(default_factory=dict)
+    claims: dict[str, list[_Claim[ContextProjection]]] = field(default_factory=dict)
+    document_claims: dict[str, list[_Claim[DocumentProjection]]] = field(default_factory=dict)
 
     def found(self, checkpoint: str, verdict: Verdict, detail: str = "") -> None:
         self.findings.setdefault(checkpoint, []).append((verdict, detail))
 
-    def claim(self, checkpoint: str, context: str, stream_seq: int, check: Check) -> None:
+    def claim(
+        self, checkpoint: str, context: str, stream_seq: int, check: Check[ContextProjection]
+    ) -> None:
         self.findings.setdefault(checkpoint, [])
-        self.claims.setdefault(context, []).append(_Claim(checkpoint, context, stream_seq, check))
+        self.claims.setdefault(context, []).append(_Claim(checkpoint, stream_seq, check))
+
+    def document_claim(
+        self, checkpoint: str, document: str, stream_seq: int, check: Check[DocumentProjection]
+    ) -> None:
+        self.findings.setdefault(checkpoint, [])
+        claim = _Claim(checkpoint, stream_seq, check)
+        self.document_claims.setdefault(document, []).append(claim)
 
 
 async def verify_deep(store: EventStore) -> DeepVerifyResult:
-    """Walk the chain, rebuild every context from its stream, and judge every checkpoint."""
+    """Walk the chain, rebuild every context and every document from its stream, and judge
+    every checkpoint."""
     chain = await store.verify()
     audit = _Audit()
     recorded = await store.checkpoints()
     lengths = await store.streams()
     contexts = sorted(s[len(CONTEXT_PREFIX) :] for s in lengths if s.startswith(CONTEXT_PREFIX))
+    documents = sorted(s[len(DOC_PREFIX) :] for s in lengths if s.startswith(DOC_PREFIX))
     for name in recorded:
         await _read_claims(store, audit, name, set(contexts))
     replays = [await _replay(store, audit, context) for context in contexts]
+    document_replays = [await _replay_document(store, audit, name) for name in documents]
     for context in sorted(audit.claims.keys() - set(contexts)):
         for claim in audit.claims[context]:
             audit.found(claim.checkpoint, "differs", f"no context {context!r} in the log")
+    for document in sorted(audit.document_claims.keys() - set(documents)):
+        for about in audit.document_claims[document]:
+            audit.found(about.checkpoint, "differs", f"no document {document!r} in the log")
     findings = []
     for name, seq in recorded.items():
         verdicts = audit.findings.get(name) or [("matches", "")]
         worst = min(verdicts, key=lambda found: _WORST.index(found[0]))[0]
         details = [detail for verdict, detail in verdicts if verdict == worst and detail]
         findings.append(CheckpointFinding(name, seq, worst, "; ".join(details)))
-    return DeepVerifyResult(chain, tuple(replays), tuple(findings))
+    return DeepVerifyResult(chain, tuple(replays), tuple(document_replays), tuple(findings))
 
 
 async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: set[str]) -> None:
@@ -183,12 +208,12 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
             projection = context_checkpoint_projection(context, checkpoint)
             _state_claim(audit, name, context, projection, with_snapshots=True)
         elif name.startswith(DOC_CHECKPOINT):
-            await _document_claim(store, audit, name, checkpoint)
+            _document_claim(audit, name, checkpoint, name[len(DOC_CHECKPOINT) :])
         elif name.startswith(DOC_ARCHIVE_PREFIX):
             document, _, at = name[len(DOC_ARCHIVE_PREFIX) :].rpartition(":")
             if not at.isdigit():
                 raise ValueError(f"{name!r} names no place in a stream")
-            await _document_claim(store, audit, name, checkpoint, document)
+            _document_claim(audit, name, checkpoint, document)
         elif name.startswith(ARCHIVE_PREFIX):
             context, _, mark = name[len(ARCHIVE_PREFIX) :].rpartition(":")
             if not mark.isdigit():
@@ -201,68 +226,32 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
         audit.found(name, "ignored", f"the workspace would not use it: {error}")
 
 
-async def _document_claim(
-    store: EventStore,
-    audit: _Audit,
-    name: str,
-    checkpoint: Checkpoint,
-    document: str | None = None,
-) -> None:
-    """A document's checkpoint (or archive, of ``document``): its state after an event of
-    the document's stream, judged against the document rebuilt from the stream's first event
-    to there."""
+def _document_claim(audit: _Audit, name: str, checkpoint: Checkpoint, document: str) -> None:
+    """A document's checkpoint (or archive): its state after an event of the document's
+    stream, to be judged against the document rebuilt from the stream's first event to
+    there."""
     from engine.protocol.persist import dump_document
 
-    if document is None:
-        document = name[len(DOC_CHECKPOINT) :]
     saved = DocumentProjection.restore(document, checkpoint.seq, decode_checkpoint(checkpoint.data))
-    stream = DOC_PREFIX + document
-    rebuilt = DocumentProjection()
-    try:
-        after = 0
-        while rebuilt.stream_seq < saved.stream_seq:
-            limit = min(READ_BATCH, saved.stream_seq - rebuilt.stream_seq)
-            events = await store.read_stream(stream, after, limit=limit)
-            for event in events:
-                rebuilt.replay(event)
-            if len(events) < limit:
-                break
-            after = events[-1].stream_seq
-    except (KeyError, TypeError, ValueError, IndexError) as error:
-        audit.found(
-            name,
-            "unchecked",
-            f"its document's stream could not be replayed past event {rebuilt.stream_seq}"
-            f" ({type(error).__name__}: {error})",
+    expected = {key: _digest(value) for key, value in dump_document(saved.doc).items()}
+    seq, stream_seq, stream = saved.seq, saved.stream_seq, DOC_PREFIX + document
+
+    def check(rebuilt: DocumentProjection) -> tuple[Verdict, str] | None:
+        if rebuilt.seq != seq:
+            return "ignored", (
+                f"its state is after event {stream_seq} of {stream!r}, which it says is the"
+                f" log's event {seq}, but the log's is event {rebuilt.seq}"
+            )
+        found = dump_document(rebuilt.doc)
+        differing = [key for key in expected if expected[key] != _digest(found.get(key))]
+        if not differing:
+            return None
+        return "differs", (
+            f"its state of document {document!r} after event {stream_seq} of its stream"
+            f" (event {seq}) is not the log's: they differ in {', '.join(differing)}"
         )
-        return
-    if rebuilt.stream_seq < saved.stream_seq:
-        audit.found(
-            name,
-            "differs",
-            f"it claims document {document!r} after event {saved.stream_seq} of its stream;"
-            f" its stream has {rebuilt.stream_seq} events",
-        )
-        return
-    if rebuilt.seq != saved.seq:
-        audit.found(
-            name,
-            "ignored",
-            f"its state is after event {saved.stream_seq} of {stream!r}, which it says is the"
-            f" log's event {saved.seq}, but the log's is event {rebuilt.seq}",
-        )
-        return
-    expected, found = dump_document(saved.doc), dump_document(rebuilt.doc)
-    differing = [key for key in expected if _digest(expected[key]) != _digest(found.get(key))]
-    if differing:
-        audit.found(
-            name,
-            "differs",
-            f"its state of document {document!r} after event {saved.stream_seq} of its stream"
-            f" (event {saved.seq}) is not the log's: they differ in {', '.join(differing)}",
-        )
-    else:
-        audit.found(name, "matches")
+
+    audit.document_claim(name, document, stream_seq, check)
 
 
 def _state_claim(
@@ -337,7 +326,7 @@ async def _index_claims(
             audit.claim(INDEX_CHECKPOINT, context, stream_seq, lambda _rebuilt: None)
 
 
-def _numbers_check(context: str, summary: list[int]) -> Check:
+def _numbers_check(context: str, summary: list[int]) -> Check[ContextProjection]:
     at, *numbers = summary
 
     def check(rebuilt: ContextProjection) -> tuple[Verdict, str] | None:
@@ -353,7 +342,7 @@ def _numbers_check(context: str, summary: list[int]) -> Check:
     return check
 
 
-async def _replay(store: EventStore, audit: _Audit, context: str) -> ContextReplay:
+async def _replay(store: EventStore, audit: _Audit, context: str) -> StreamReplay:
     """Rebuild ``context`` from the first event of its stream, judging each claim about it at
     its place."""
     claims = sorted(audit.claims.get(context, []), key=lambda claim: claim.stream_seq)
@@ -377,22 +366,58 @@ async def _replay(store: EventStore, audit: _Audit, context: str) -> ContextRepl
             after = events[-1].stream_seq
     except (ContextError, StoreError) as stopped:
         error = stopped
+    _unreached(audit, claims, f"context {context!r}", replayed, error)
+    return StreamReplay(context, replayed, error)
+
+
+async def _replay_document(store: EventStore, audit: _Audit, document: str) -> StreamReplay:
+    """Rebuild ``document`` from the first event of its stream as the workspace folds it,
+    judging each claim about it at its place."""
+    claims = sorted(audit.document_claims.get(document, []), key=lambda claim: claim.stream_seq)
+    stream = DOC_PREFIX + document
+    projection = DocumentProjection()
+    error = None
+    try:
+        after = 0
+        while True:
+            events = await store.read_stream(stream, after, limit=READ_BATCH)
+            for event in events:
+                replay_document_event(projection, event)
+                while claims and claims[0].stream_seq <= projection.stream_seq:
+                    _judge(audit, claims.pop(0), projection)
+            if len(events) < READ_BATCH:
+                break
+            after = events[-1].stream_seq
+    except (ContextError, StoreError) as stopped:
+        error = stopped
+    _unreached(audit, claims, f"document {document!r}", projection.stream_seq, error)
+    return StreamReplay(document, projection.stream_seq, error)
+
+
+def _unreached(
+    audit: _Audit,
+    claims: list[_Claim[P]],
+    what: str,
+    replayed: int,
+    error: ContextError | StoreError | None,
+) -> None:
+    """Claims past where the stream's replay ended: past its end they differ; past an event
+    that could not be replayed they are unchecked."""
+    why = (
+        f"its stream has {replayed} events"
+        if error is None
+        else f"its stream could not be replayed past event {replayed} ({error})"
+    )
+    verdict: Verdict = "differs" if error is None else "unchecked"
     for claim in claims:
-        why = (
-            f"its stream has {replayed} events"
-            if error is None
-            else f"its stream could not be replayed past event {replayed} ({error})"
-        )
-        verdict: Verdict = "differs" if error is None else "unchecked"
         audit.found(
             claim.checkpoint,
             verdict,
-            f"it claims context {context!r} after event {claim.stream_seq} of its stream; {why}",
+            f"it claims {what} after event {claim.stream_seq} of its stream; {why}",
         )
-    return ContextReplay(context, replayed, error)
 
 
-def _judge(audit: _Audit, claim: _Claim, projection: ContextProjection) -> None:
+def _judge(audit: _Audit, claim: _Claim[P], projection: P) -> None:
     judged = claim.check(projection)
     if judged is None:
         audit.found(claim.checkpoint, "matches")

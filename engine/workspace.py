@@ -183,9 +183,10 @@ class BadRange(WorkspaceError):
 
 
 class UnreplayableEvent(WorkspaceError):
-    """An event of a context's stream that cannot be replayed at all: its payload holds no
-    command this version can read, or the stream does not begin with the context's creation.
-    The chain may well verify: another program appended it, or the start was cut off."""
+    """An event that cannot be replayed at all: of a context's stream, its payload holds no
+    command this version can read, or the stream does not begin with the context's creation;
+    of a document's, the fold cannot take it (see ``replay_document_event``). The chain may
+    well verify: another program appended it, or the start was cut off."""
 
     code = "UNREPLAYABLE_EVENT"
 
@@ -1279,7 +1280,7 @@ class Workspace:
             return
         projection = self._documents.get(name)
         if projection is not None and event.seq > projection.seq:
-            projection.replay(event)
+            replay_document_event(projection, event)
 
     async def document_names(self) -> list[str]:
         """Every document in the workspace, by name."""
@@ -1304,7 +1305,7 @@ class Workspace:
                 projection = await self._read_document(name)
                 for event in self._doc_pending[name]:
                     if event.seq > projection.seq:
-                        projection.replay(event)
+                        replay_document_event(projection, event)
             finally:
                 del self._doc_pending[name]
             self._documents[name] = projection
@@ -1364,15 +1365,7 @@ class Workspace:
                             f" not {projection.seq}"
                         )
                     continue
-                try:
-                    projection.replay(event)
-                except (KeyError, TypeError, ValueError, IndexError) as error:
-                    raise UnreplayableEvent(
-                        f"event {event.seq} ({event.type}) of stream {stream!r} cannot be"
-                        f" replayed: {type(error).__name__}: {error}",
-                        seq=event.seq,
-                        stream=stream,
-                    ) from None
+                replay_document_event(projection, event)
             if len(events) < READ_BATCH:
                 break
             after = events[-1].stream_seq
@@ -1405,7 +1398,7 @@ class Workspace:
                 wanted = min(READ_BATCH, count - projection.stream_seq)
                 events = await self.store.read_stream(stream, projection.stream_seq, wanted)
                 for done, event in enumerate(events, 1):
-                    projection.replay(event)
+                    replay_document_event(projection, event)
                     if done % REPLAY_YIELD_EVERY == 0:
                         await asyncio.sleep(0)  # a long fold leaves the app its turns
                 if len(events) < wanted:
@@ -2204,6 +2197,31 @@ def check_stream_start(event: StoredEvent) -> None:
             seq=event.seq,
             stream=event.stream,
         )
+
+
+# What the fold raises for a stored event it cannot take: a payloadJson that is not JSON or
+# not an object (ValueError), an unknown eventType or a sequenceNumber out of turn (ValueError),
+# a field missing (KeyError) or not of the type its event needs (TypeError, AttributeError, ...).
+_FOLD_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+def replay_document_event(projection: DocumentProjection, event: StoredEvent) -> None:
+    """Fold ``event``, the next of a document's stream, onto ``projection``: the one way the
+    workspace and ``verify --deep`` replay a document. ``UnreplayableEvent`` names an event the
+    fold cannot take (its stream, its seq, its eventType, and why)."""
+    try:
+        projection.replay(event)
+    except _FOLD_ERRORS as error:
+        envelope = event.payload
+        said = envelope.get("eventType") if isinstance(envelope, Mapping) else None
+        event_type = said if isinstance(said, str) else event.type
+        raise UnreplayableEvent(
+            f"event {event.seq} ({event_type}) of stream {event.stream!r} cannot be replayed:"
+            f" {type(error).__name__}: {error}",
+            seq=event.seq,
+            stream=event.stream,
+            event_type=event_type,
+        ) from None
 
 
 def _context_name(stream: str) -> str | None:

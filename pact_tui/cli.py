@@ -455,6 +455,7 @@ async def _verify(args: argparse.Namespace) -> int:
     if args.deep:
         data["ok"] = deep.ok
         data["contexts"] = [replay.to_dict() for replay in deep.contexts]
+        data["documents"] = [replay.to_dict() for replay in deep.documents]
         data["checkpoints"] = [finding.to_dict() for finding in deep.checkpoints]
         lines.extend(_deep_lines(deep))
     _emit(args, data, "\n".join(lines))
@@ -472,9 +473,10 @@ VERDICTS = {
 def _deep_lines(deep: Any) -> list[str]:
     """What ``verify --deep`` found beyond the chain, a line each, then its verdict."""
     lines = [
-        f"broken: context {replay.name!r} cannot be rebuilt from the log: "
+        f"broken: {kind} {visible(replay.name)!r} cannot be rebuilt from the log: "
         f"{visible(str(replay.error))}"
-        for replay in deep.contexts
+        for kind, replays in (("context", deep.contexts), ("document", deep.documents))
+        for replay in replays
         if replay.error is not None
     ]
     said = {"differs": "broken", "unchecked": "unchecked", "ignored": "ignored"}
@@ -482,8 +484,11 @@ def _deep_lines(deep: Any) -> list[str]:
         if finding.verdict in said:
             where = f"checkpoint {visible(finding.name)!r} (event {finding.seq})"
             lines.append(f"{said[finding.verdict]}: {where}: {visible(finding.detail)}")
-    events = sum(replay.events for replay in deep.contexts)
-    rebuilt = f"{len(deep.contexts)} context(s) rebuilt from their {events} events"
+    events = sum(replay.events for replay in (*deep.contexts, *deep.documents))
+    rebuilt = (
+        f"{len(deep.contexts)} context(s) and {len(deep.documents)} document(s) rebuilt from"
+        f" their {events} events"
+    )
     total = len(deep.checkpoints)
     if deep.count("matches") == total:
         lines.append(f"{'ok' if deep.ok else 'broken'}: {rebuilt}; {total} checkpoint(s) match")
@@ -689,7 +694,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--deep",
         action="store_true",
-        help="also rebuild every context from the log and compare every checkpoint with it",
+        help="also rebuild every context and document from the log and compare every"
+        " checkpoint with it",
     )
     verify.set_defaults(handler=_verify)
 

@@ -51,8 +51,10 @@ class CountingIds:
 
 
 def payload(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The event's ``payloadJson``, read: ``ValueError`` if it is not JSON or not an object."""
     data = json.loads(event["payloadJson"])
-    assert isinstance(data, dict)
+    if not isinstance(data, dict):
+        raise ValueError(f"its payloadJson is a {type(data).__name__}, not a JSON object")
     return data
 
 

@@ -103,7 +103,8 @@ def test_an_intact_workspace_verifies_deeply(workspace: Path) -> None:
     total = len(archives) + 3
     assert done.out == (
         "ok: 42 events, chain intact\n"
-        f"ok: 2 context(s) rebuilt from their 42 events; {total} checkpoint(s) match\n"
+        f"ok: 2 context(s) and 0 document(s) rebuilt from their 42 events;"
+        f" {total} checkpoint(s) match\n"
     )
     done = cli("verify", workspace, "--deep", "--json")
     data = json.loads(done.out)
@@ -147,7 +148,9 @@ def test_a_forged_state_is_reported_by_name(workspace: Path, kind: str) -> None:
     lines = done.out.splitlines()
     assert lines[0] == "ok: 42 events, chain intact"
     assert lines[1] == f"broken: checkpoint {name!r} (event {finding.seq}): {finding.detail}"
-    assert lines[2].startswith("broken: 2 context(s) rebuilt from their 42 events; of ")
+    assert lines[2].startswith(
+        "broken: 2 context(s) and 0 document(s) rebuilt from their 42 events; of "
+    )
     assert lines[2].endswith(" 1 differing")
     data = json.loads(cli("verify", workspace, "--deep", "--json").out)
     assert data["ok"] is False
