@@ -184,9 +184,10 @@ class BadRange(WorkspaceError):
 
 class UnreplayableEvent(WorkspaceError):
     """An event that cannot be replayed at all: of a context's stream, its payload holds no
-    command this version can read, or the stream does not begin with the context's creation;
-    of a document's, the fold cannot take it (see ``replay_document_event``). The chain may
-    well verify: another program appended it, or the start was cut off."""
+    command this version can read, or no result to check it against, or the stream does not
+    begin with the context's creation; of a document's, the fold cannot take it (see
+    ``replay_document_event``). The chain may well verify: another program appended it, or
+    the start was cut off."""
 
     code = "UNREPLAYABLE_EVENT"
 
@@ -475,7 +476,7 @@ class ContextProjection:
             self._take_copy(event)
             return
         command = _recorded_command(event)
-        recorded = event.payload.get("result")
+        recorded = _recorded_result(event)
         try:
             result = self.apply(command, event.time_ns)
         except NotFound as refused:
@@ -486,10 +487,10 @@ class ContextProjection:
             result = recorded
         except ContextError as refused:
             raise _refused_on_replay(event, refused) from None
-        if recorded is not None and "changes" not in recorded:
+        if "changes" not in recorded:
             # Recorded before results carried the changelog: the rest must agree.
             result = {key: value for key, value in result.items() if key != "changes"}
-        if recorded is not None and result != recorded:
+        if result != recorded:
             raise ReplayDiverged(
                 f"event {event.seq} ({event.type}) replayed to {result}, "
                 f"but the log recorded {recorded}",
@@ -559,6 +560,22 @@ def _recorded_command(event: StoredEvent) -> ContextCommand:
         return parse_recorded(payload["command"], version)
     except ContextError as error:
         raise unreplayable(f"its command is not one this version can run ({error})") from None
+
+
+def _recorded_result(event: StoredEvent) -> dict[str, Any]:
+    """The result an event of a context's stream recorded for its command (what its replay
+    must give), or ``UnreplayableEvent``: without one, a replay would check nothing."""
+    result = event.payload.get("result")
+    if not isinstance(result, dict):
+        shown = json.dumps(result, ensure_ascii=False, default=str)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise UnreplayableEvent(
+            f"event {event.seq} ({event.type}) of stream {event.stream!r} cannot be replayed:"
+            f" its payload records no result for its command (its result: {shown})",
+            seq=event.seq,
+            stream=event.stream,
+        )
+    return result
 
 
 class Workspace:

@@ -281,3 +281,35 @@ def test_files_written_by_older_code_verify_deeply(tmp_path: Path, fixture: Path
     result = deep(path)
     assert result.ok, result
     assert all(finding.verdict == "matches" for finding in result.checkpoints)
+
+
+@pytest.mark.parametrize("result", [None, "absent", 5], ids=["null", "absent", "a-number"])
+def test_a_command_recorded_without_a_result_stops_the_replay(workspace: Path, result: Any) -> None:
+    """docs/workspace.md: an event appended with ``"result": null`` stops the replay with
+    UNREPLAYABLE_EVENT; one that still carries its command was replayed with nothing to check
+    it against (and a result that is not an object raised a TypeError)."""
+
+    async def append(store: SqliteEventStore) -> int:
+        events = await store.read_stream("ctx:agent", 0)
+        said = next(event for event in events if event.type == "context.message")
+        payload = {key: value for key, value in said.payload.items() if key != "result"}
+        if result != "absent":
+            payload["result"] = result
+        [event] = await store.append([NewEvent("ctx:agent", "context.message", payload)])
+        return event.seq
+
+    seq = on_store(workspace, append)
+    named = (
+        f"UNREPLAYABLE_EVENT: event {seq} (context.message) of stream 'ctx:agent' cannot be"
+        " replayed: its payload records no result for its command"
+    )
+    result_of_deep = deep(workspace)
+    assert result_of_deep.chain.ok and not result_of_deep.ok
+    [agent] = [replay for replay in result_of_deep.contexts if replay.name == "agent"]
+    assert str(agent.error).startswith(named)
+    done = cli("verify", workspace, "--deep")
+    assert done.code == 1
+    assert f"broken: context 'agent' cannot be rebuilt from the log: {named}" in done.out
+    # The workspace refuses to load it too (the event is after the context's checkpoint).
+    printed = cli("ctx", "print", workspace, "agent")
+    assert printed.code == 1 and printed.err.startswith(f"pact-tui: {named}")

@@ -244,7 +244,9 @@ async def test_a_stream_whose_first_event_was_deleted_is_named(tmp_path: Path) -
 async def test_an_event_refused_when_replayed_is_named_as_a_divergence(tmp_path: Path) -> None:
     path = tmp_path / "refused.pact"
     await make_workspace(path)
-    payload = {"command": {"op": "delete", "key": "nobody", "selector": None}, "v": 2}
+    # Recorded as done (it deleted an item), refused when replayed (there is no such item).
+    command = {"op": "delete", "key": "nobody", "selector": None}
+    payload = {"command": command, "result": {"deleted": ["n99"]}, "v": 2}
     seq = await append_behind_the_workspace(path, NewEvent("ctx:agent", "context.delete", payload))
 
     done = pact_tui("ctx", "print", path, "agent")
