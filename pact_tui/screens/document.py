@@ -17,13 +17,15 @@ from rich.text import Text
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static
 
+from engine.documents import DOC_PREFIX
 from engine.store import StoreError
 from engine.visible import visible
-from engine.workspace import Change, Workspace
+from engine.workspace import Change, UnreplayableEvent, Workspace
 
 from ..text import plain
 from ..types import DocShown
@@ -147,6 +149,9 @@ class DocumentScreen(Screen[None]):
     """The document at ``diff_base`` once read."""
     documents: var[tuple[str, ...]] = var((), init=False)
     """Every document of the workspace, by name."""
+    unreadable: var[tuple[str, str] | None] = var(None, init=False)
+    """The document asked for that cannot be shown, and why (its stream holds an event that
+    cannot be replayed): the status line says so, and no document is shown."""
     shown: var[DocShown | None] = var(None, init=False)
     """What every view draws: (document_name, revision, now_ms), through the custodian's eyes
     or, viewing as an agent, through that agent's barriers."""
@@ -226,10 +231,39 @@ class DocumentScreen(Screen[None]):
 
         try:
             await self.workspace.load_document(name)
+        except UnreplayableEvent as error:
+            self._cannot_show(name, error)
+            return
         except (ProtocolError, StoreError) as error:
             self.notify(visible(str(error)), severity="error", title="Document", markup=False)
             return
+        self.unreadable = None
         self.document_name = name
+
+    def _cannot_show(self, name: str, error: UnreplayableEvent) -> None:
+        """Document ``name`` cannot be shown: its stream holds an event that cannot be
+        replayed."""
+        self.document_name = None
+        self.unreadable = (name, str(error))
+
+    async def _command_met(self, name: str | None, error: UnreplayableEvent, title: str) -> None:
+        """A command on document ``name`` met an event that cannot be replayed among those
+        other processes appended: that document cannot be shown, if the event is of its
+        stream; else it is said, and the document (which the failed command dropped) read
+        again."""
+        if name is not None and error.details.get("stream") == DOC_PREFIX + name:
+            self._cannot_show(name, error)
+            return
+        self.notify(visible(str(error)), severity="error", title=title, markup=False)
+        if name is not None:
+            await self._load(name)
+
+    def watch_unreadable(self, unreadable: tuple[str, str] | None) -> None:
+        if unreadable is not None:
+            name, why = unreadable
+            said = visible(f" document {name!r} cannot be shown: {why}")
+            self.query_one("#doc-status", Static).update(Content.styled(said, "bold $error"))
+            self._show_section()
 
     # -- deriving what is shown -----------------------------------------------------------------
     def watch_document_name(self) -> None:
@@ -354,6 +388,9 @@ class DocumentScreen(Screen[None]):
 
         try:
             decision = await self.workspace.tick_document(name)
+        except UnreplayableEvent as error:
+            await self._command_met(name, error, "Due work")
+            return
         except (ProtocolError, StoreError) as error:
             self.notify(visible(str(error)), severity="error", title="Due work", markup=False)
             return
@@ -386,6 +423,9 @@ class DocumentScreen(Screen[None]):
             return None
         try:
             decision = await self.workspace.run_document(name, command, Actor.human(self.custodian))
+        except UnreplayableEvent as error:
+            await self._command_met(name, error, "Refused")
+            return None
         except (ProtocolError, StoreError) as error:
             self.notify(visible(str(error)), severity="error", title="Refused", markup=False)
             return None
@@ -416,7 +456,8 @@ class DocumentScreen(Screen[None]):
         names = self.documents
         if not names:
             return
-        at = names.index(self.document_name) if self.document_name in names else -1
+        shown = self.unreadable[0] if self.unreadable is not None else self.document_name
+        at = names.index(shown) if shown in names else -1
         self.switch_document(names[(at + 1) % len(names)])
 
     @work(exclusive=True, group="documents")
@@ -485,7 +526,7 @@ class DocumentScreen(Screen[None]):
             return
         try:
             doc = await self.workspace.document_at(name, count)
-        except (ProtocolError, StoreError, ValueError) as error:
+        except (ProtocolError, StoreError, UnreplayableEvent, ValueError) as error:
             self.notify(visible(str(error)), severity="error", title="The past", markup=False)
             return
         if into == "past" and (self.document_name, self.position) == (name, count):
@@ -593,6 +634,9 @@ class DocumentScreen(Screen[None]):
             await self.workspace.step_time(seconds, human=self.custodian)
             self.now_ms = self.workspace.now_ns() // 1_000_000
             decision = await self.workspace.tick_document(name) if name is not None else None
+        except UnreplayableEvent as error:
+            await self._command_met(name, error, "Step")
+            return
         except (ProtocolError, StoreError) as error:
             self.notify(visible(str(error)), severity="error", title="Step", markup=False)
             return

@@ -1,5 +1,7 @@
-"""The app on a workspace the log does not fully vouch for: an event it cannot replay ends it
-with a message naming the event; a checkpoint it could not use is said at startup."""
+"""The app on a workspace the log does not fully vouch for: an event of a context it cannot
+replay ends it with a message naming the event; a document whose stream holds one is shown as
+an error naming the event, and the app goes on; a checkpoint it could not use is said at
+startup."""
 
 from __future__ import annotations
 
@@ -10,8 +12,14 @@ from pathlib import Path
 import pytest
 
 from engine.store import NewEvent, SqliteEventStore
+from engine.workspace import Workspace
+from pact_tui.screens.context import ContextScreen
+from pact_tui.screens.document import DocumentScreen
+from pact_tui.screenshot import fixed_clock
+from pact_tui.widgets.outline import SectionOutline
+from tests.forged_log import append_envelope, swap_events
 
-from .inspector import SIZE, inspector, notifications
+from .inspector import SIZE, inspector, notifications, settle, status_text, wait_until
 
 
 async def test_an_event_that_cannot_be_replayed_ends_the_app_with_a_message_naming_it(
@@ -41,3 +49,113 @@ async def test_a_checkpoint_not_used_is_said_at_startup(demo: Path) -> None:
     assert said.startswith("Checkpoint: the workspace index could not be used (")
     assert "is at event 9999, past the log's last event" in said
     assert said.endswith("read the log instead")
+
+
+async def test_a_document_that_cannot_be_replayed_is_shown_as_an_error_and_the_app_goes_on(
+    demo: Path,
+) -> None:
+    """Issue 23 §4: the app died with WorkerFailed(UnreplayableEvent) on ``2``."""
+    forged = await append_envelope(
+        demo, "doc:memo", lambda envelope: envelope.__setitem__("eventType", "pact.made.up")
+    )
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        screen = app.screen
+        assert isinstance(screen, DocumentScreen)
+        await wait_until(pilot, lambda: screen.unreadable is not None, "the document to fail")
+        said = str(screen.query_one("#doc-status").render())
+        assert said.startswith(
+            f" document 'memo' cannot be shown: UNREPLAYABLE_EVENT: event {forged.seq}"
+            " (pact.made.up) of stream 'doc:memo' cannot be replayed: ValueError: "
+        )
+        assert "\n" not in said  # one line (the widget may wrap it at its width)
+        assert screen.shown is None and not screen.query_one(SectionOutline).rows
+        # The rest of the app goes on: the contexts, and the document screen again.
+        await pilot.press("1")
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen), "the contexts")
+        await wait_until(pilot, lambda: "EPISODE" in status_text(app), "the status line")
+        await pilot.press("2", "D")
+        await settle(pilot)
+        assert screen.unreadable is not None and screen.unreadable[0] == "memo"
+        assert app.is_running and app.return_code is None
+
+
+async def test_the_past_of_a_document_that_cannot_be_replayed_is_refused_in_a_notification(
+    demo: Path,
+) -> None:
+    """The document is read from its checkpoint, which the log vouches for: only a fold from
+    its creation meets the two events swapped behind it (the chain recomputed)."""
+    async with await Workspace.open(demo, watch=False, clock=fixed_clock()) as ws:
+        await ws.load_document("memo")
+        await ws.checkpoint()
+        events = await ws.store.read_stream("doc:memo", 0)
+    swap_events(demo, events[5].seq, events[6].seq)
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.press("2")
+        screen = app.screen
+        assert isinstance(screen, DocumentScreen)
+        await wait_until(pilot, lambda: screen.shown is not None, "the memo to load")
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        [said] = [n for n in notifications(app) if n.startswith("The past: ")]
+        assert said.startswith(
+            f"The past: UNREPLAYABLE_EVENT: event {events[5].seq}"
+            f" ({events[6].payload['eventType']}) of stream 'doc:memo' cannot be replayed"
+        )
+        assert app.is_running and screen.shown is not None
+
+
+async def test_an_event_that_cannot_be_replayed_arriving_live_stops_the_updates_not_the_app(
+    demo: Path,
+) -> None:
+    """The document is shown when another process appends an event its fold cannot take: the
+    change feed stops with a notification naming it (it ended the app with a ValueError)."""
+    app = inspector(demo, human="ann", watch=True)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.press("2")
+        screen = app.screen
+        assert isinstance(screen, DocumentScreen)
+        await wait_until(pilot, lambda: screen.shown is not None, "the memo to load")
+        forged = await append_envelope(
+            demo, "doc:memo", lambda envelope: envelope.__setitem__("sequenceNumber", 99)
+        )
+        await wait_until(
+            pilot,
+            lambda: any("live updates stopped" in n for n in notifications(app)),
+            "the live updates to stop",
+        )
+        [said] = [n for n in notifications(app) if "live updates stopped" in n]
+        assert said.startswith(
+            f"live updates stopped: UNREPLAYABLE_EVENT: event {forged.seq}"
+            f" ({forged.payload['eventType']}) of stream 'doc:memo' cannot be replayed"
+        )
+        await pilot.press("1")
+        await wait_until(pilot, lambda: isinstance(app.screen, ContextScreen), "the contexts")
+        assert app.is_running and app.return_code is None
+
+
+async def test_a_command_that_meets_an_event_that_cannot_be_replayed_shows_the_error(
+    demo: Path,
+) -> None:
+    """Without a file watcher, another process's event is first met inside the next command,
+    which catches up with the log before it decides (here the due-work tick, ``t``)."""
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        screen = app.screen
+        assert isinstance(screen, DocumentScreen)
+        await wait_until(pilot, lambda: screen.shown is not None, "the memo to load")
+        forged = await append_envelope(
+            demo, "doc:memo", lambda envelope: envelope.__setitem__("payloadJson", "{not json")
+        )
+        await pilot.press("t")
+        await wait_until(pilot, lambda: screen.unreadable is not None, "the document to fail")
+        said = str(screen.query_one("#doc-status").render())
+        assert said.startswith(
+            f" document 'memo' cannot be shown: UNREPLAYABLE_EVENT: event {forged.seq}"
+        )
+        screen._on_clock()  # the next tick of the clock finds no document to fire due work on
+        await settle(pilot)
+        assert app.is_running and app.return_code is None
