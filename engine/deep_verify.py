@@ -26,7 +26,8 @@ A checkpoint the workspace would not use (the log does not vouch for it, it is m
 its state is not at the place it claims) is reported as ignored: it is not shown as fact. One
 the workspace would use whose content is not the log's differs, and the verification fails;
 so does a context or a document whose stream cannot be replayed. Nothing is written here: the
-next save of a checkpoint replaces it.
+next save of a checkpoint replaces it. ``record_pass`` keeps when a verification passed
+(``DEEP_VERIFIED``), for whoever can write the file.
 """
 
 from __future__ import annotations
@@ -47,15 +48,18 @@ from engine.workspace import (
     CACHE_ERRORS,
     CONTEXT_CHECKPOINT,
     CONTEXT_PREFIX,
+    DEEP_VERIFIED,
     DOC_ARCHIVE_PREFIX,
     INDEX_CHECKPOINT,
     LEGACY_CHECKPOINT,
     LEGACY_VERSION,
     READ_BATCH,
     ContextProjection,
+    DeepVerification,
     check_stream_start,
     context_checkpoint_projection,
     decode_checkpoint,
+    encode_checkpoint,
     parse_index,
     replay_document_event,
     restored_projection,
@@ -164,7 +168,9 @@ async def verify_deep(store: EventStore) -> DeepVerifyResult:
     every checkpoint."""
     chain = await store.verify()
     audit = _Audit()
-    recorded = await store.checkpoints()
+    recorded = {
+        name: seq for name, seq in (await store.checkpoints()).items() if name != DEEP_VERIFIED
+    }
     lengths = await store.streams()
     contexts = sorted(s[len(CONTEXT_PREFIX) :] for s in lengths if s.startswith(CONTEXT_PREFIX))
     documents = sorted(s[len(DOC_PREFIX) :] for s in lengths if s.startswith(DOC_PREFIX))
@@ -185,6 +191,19 @@ async def verify_deep(store: EventStore) -> DeepVerifyResult:
         details = [detail for verdict, detail in verdicts if verdict == worst and detail]
         findings.append(CheckpointFinding(name, seq, worst, "; ".join(details)))
     return DeepVerifyResult(chain, tuple(replays), tuple(document_replays), tuple(findings))
+
+
+async def record_pass(
+    store: EventStore, result: DeepVerifyResult, time_ns: int
+) -> DeepVerification:
+    """Keep, beside the checkpoints, that ``result`` (a verification that passed) was reached at
+    ``time_ns``: the row ``DEEP_VERIFIED``, saved at the last event the chain walk checked, so
+    that the log vouches for it as for a checkpoint. ``ValueError`` for one that failed."""
+    if not result.ok:
+        raise ValueError("a deep verification that failed is not recorded as passed")
+    record = DeepVerification(time_ns, result.chain.checked)
+    await store.save_checkpoint(DEEP_VERIFIED, record.seq, encode_checkpoint(record.dump()))
+    return record
 
 
 async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: set[str]) -> None:

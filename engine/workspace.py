@@ -119,6 +119,8 @@ INDEX_CHECKPOINT = "workspace:index"  # which contexts exist, where they end, th
 CONTEXT_CHECKPOINT = "workspace:ctx:"  # + a context's name: that context's state
 ARCHIVE_PREFIX = "archive:" + CONTEXT_PREFIX  # + "<name>:<mark>": a context's past state
 DOC_ARCHIVE_PREFIX = "archive:doc:"  # + "<name>:<n>": a document after its first n events
+# When `verify --deep` last passed: a row beside the checkpoints, not an event, not a projection.
+DEEP_VERIFIED = "verified:deep"
 LEGACY_CHECKPOINT = "workspace"  # version 2: every context in one checkpoint (read, to migrate)
 LEGACY_VERSION = 2  # contexts in the compact form (engine/context/compact.py)
 CHECKPOINT_VERSION = 3  # 3: one checkpoint per context, and the index
@@ -240,6 +242,29 @@ class ForkOrigin:
         if self.snapshot is not None:
             return f"{self.source} at snapshot {self.snapshot} (episode {self.episode})"
         return f"{self.source} as of event {self.seq} (episode {self.episode})"
+
+
+@dataclass(frozen=True, slots=True)
+class DeepVerification:
+    """``verify --deep`` passed at ``time_ns``, over the log's first ``seq`` events and the
+    checkpoints stored then. Kept as the row ``DEEP_VERIFIED`` beside the checkpoints, saved at
+    event ``seq``, so the log vouches for it as for a checkpoint (docs/workspace.md)."""
+
+    time_ns: int
+    seq: int
+
+    def dump(self) -> dict[str, Any]:
+        return {"version": 1, "timeNs": self.time_ns, "seq": self.seq}
+
+    @classmethod
+    def load(cls, seq: int, data: Any) -> DeepVerification:
+        """The record saved at event ``seq``; ``ValueError`` if it is not one."""
+        if not isinstance(data, dict) or data.get("version") != 1 or data.get("seq") != seq:
+            raise ValueError(f"not a record of a deep verification at event {seq}")
+        time_ns = data.get("timeNs")
+        if type(time_ns) is not int or time_ns < 0:
+            raise ValueError(f"a deep verification at time {time_ns!r}")
+        return cls(time_ns, seq)
 
 
 @dataclass(frozen=True, slots=True)
@@ -2130,6 +2155,17 @@ class Workspace:
 
     async def verify(self) -> VerifyResult:
         return await self.store.verify()
+
+    async def deep_verification(self) -> DeepVerification | None:
+        """When ``verify --deep`` last passed on this workspace; None if it never did, or if
+        its record cannot be used (the log no longer holds the event it was saved at)."""
+        try:
+            record = await self.store.load_checkpoint(DEEP_VERIFIED)
+            if record is None:
+                return None
+            return DeepVerification.load(record.seq, decode_checkpoint(record.data))
+        except CACHE_ERRORS:
+            return None
 
 
 def _snapshot_named(entry: SnapshotEntry | None) -> str:

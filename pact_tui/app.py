@@ -186,6 +186,9 @@ class PactApp(App[int]):
         self.custodian = human or configured_human() or login_name()
         """Who acts on documents from this app: ``--human``, the config file, or the login."""
         self.workspace: Workspace | None = None
+        self.deep_verified: int | None = None
+        """When ``pact-tui verify --deep`` last passed on the workspace (ns), as read on
+        opening it; None: never (the status line says which)."""
         self.conversation: LogSession | None = None
         """The gptme conversation directory shown, when ``path`` is one (not a workspace)."""
         self.conversation_changed: Signal[list[Refresh]] = Signal(self, "conversation-changed")
@@ -374,6 +377,8 @@ class PactApp(App[int]):
                 await self.workspace.make_stepped(human=self.custodian)
             except (StoreError, ContextError) as error:
                 self.notify(visible(str(error)), title="Step", severity="error", markup=False)
+        verified = await self.workspace.deep_verification()
+        self.deep_verified = verified.time_ns if verified is not None else None
         not_used = self.workspace.checkpoint_problem  # a cache: the log was read instead
         if not_used is not None:
             self.notify(

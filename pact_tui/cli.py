@@ -457,9 +457,34 @@ async def _verify(args: argparse.Namespace) -> int:
         data["contexts"] = [replay.to_dict() for replay in deep.contexts]
         data["documents"] = [replay.to_dict() for replay in deep.documents]
         data["checkpoints"] = [finding.to_dict() for finding in deep.checkpoints]
+        data["recorded"] = deep.ok and args.record and await _record_pass(args, deep)
         lines.extend(_deep_lines(deep))
     _emit(args, data, "\n".join(lines))
     return 0 if data["ok"] else EXIT_FAILED
+
+
+async def _record_pass(args: argparse.Namespace, deep: Any) -> bool:
+    """Keep when this deep verification passed (the app's status line says it), if this user
+    can write the workspace; otherwise say on stderr why not. The verification's result stands
+    either way."""
+    import time
+
+    from engine.deep_verify import record_pass
+    from engine.store import SqliteEventStore, can_write
+
+    path = Path(args.workspace)
+    if not await asyncio.to_thread(can_write, path):
+        _note(
+            args, "NOT_RECORDED", "this user cannot write the workspace: the pass is not recorded"
+        )
+        return False
+    try:
+        async with await SqliteEventStore.open(path, watch=False) as store:
+            await record_pass(store, deep, time.time_ns())
+    except StoreError as error:
+        _note(args, "NOT_RECORDED", f"the pass could not be recorded ({error})")
+        return False
+    return True
 
 
 VERDICTS = {
@@ -695,7 +720,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--deep",
         action="store_true",
         help="also rebuild every context and document from the log and compare every"
-        " checkpoint with it",
+        " checkpoint with it; a pass is recorded in the workspace (the app shows when)",
+    )
+    verify.add_argument(
+        "--no-record",
+        dest="record",
+        action="store_false",
+        help="with --deep: write nothing, not even that it passed",
     )
     verify.set_defaults(handler=_verify)
 
@@ -875,17 +906,22 @@ def _argument_problem(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _note(args: argparse.Namespace, code: str, message: str) -> None:
+    """Say something on stderr beside a command's result, which stands."""
+    if getattr(args, "json", False):
+        note = {"code": code, "message": message}
+        _print(json.dumps({"note": note}, ensure_ascii=False), file=sys.stderr)
+    else:
+        _print(f"pact-tui: note: {visible(' '.join(message.split()))}", file=sys.stderr)
+
+
 def _note_checkpoint_problem(args: argparse.Namespace) -> None:
     """Say on stderr why a checkpoint was not used or saved (the command's result stands: a
     checkpoint is a cache, and the log was read instead)."""
     problem = getattr(getattr(args, "opened", None), "checkpoint_problem", None)
     if problem is None:
         return
-    if getattr(args, "json", False):
-        note = {"code": "CHECKPOINT_NOT_USED", "message": problem}
-        _print(json.dumps({"note": note}, ensure_ascii=False), file=sys.stderr)
-    else:
-        _print(f"pact-tui: note: {visible(' '.join(problem.split()))}", file=sys.stderr)
+    _note(args, "CHECKPOINT_NOT_USED", problem)
 
 
 def _fail(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> None:

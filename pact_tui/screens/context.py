@@ -76,7 +76,7 @@ from ..widgets.detail import NodeDetail, Subject
 from ..widgets.footer import FittedFooter
 from ..widgets.scrubber import TIMELINE_LEGEND, Scrubber
 from ..widgets.selector_bar import SelectorBar
-from ..widgets.status import STATUS_LEGEND, Status, StatusBar, display_path
+from ..widgets.status import STATUS_LEGEND, Status, StatusBar, deep_verified, display_path
 from .choose import Choice, ChooseScreen
 from .confirm import ConfirmScreen
 from .help import SELECTOR_SECTION, Legend
@@ -292,6 +292,8 @@ class ContextScreen(Screen[None]):
     only steps through the past."""
     path_shown: var[str] = var("", init=False)
     """The workspace's path as the status line shows it (``display_path``)."""
+    verified_shown: var[str] = var("", init=False)
+    """When the workspace's checkpoints were last deep-verified, as the status line says it."""
     provider_changes: var[ProviderChanges | None] = var(None, init=False)
     """What changed in what the model is sent since the episode before the one shown (derived
     while the provider view is shown: ``_compare_provider``)."""
@@ -384,6 +386,7 @@ class ContextScreen(Screen[None]):
         self.context_tree.focus()
         self.show_contexts = app.size.width >= WIDE
         self.path_shown = display_path(app.path)
+        self.verified_shown = deep_verified(app.deep_verified)
         self.context_name = wanted if wanted in names else (names[0] if names else None)
 
     # -- deriving what is shown -----------------------------------------------------------------
@@ -662,6 +665,7 @@ class ContextScreen(Screen[None]):
             and entry is None
             and self.play_writes_to == self.context_name,
             path=self.path_shown,
+            verified=self.verified_shown,
             following=self.following,
             filtered=self._filter_counts(),
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from textual.content import Content
@@ -31,6 +32,10 @@ STATUS_LEGEND = [
     ("1/3 matches", "the selector's matches, and which one n/N went to"),
     ("⚑ 2 waiting (2)", "what waits for the custodian in a document (2 shows it)"),
     ("demo.pact", "at the right: the workspace file shown"),
+    (
+        "checkpoints deep-verified 2026-11-27",
+        "when `pact-tui verify --deep` last passed on it (never: it has not)",
+    ),
     ("↓ FOLLOWING", "follow mode (f): the active turn stays in view as the context grows"),
     ("▽ FILTER 3 matches · 8 rows", "filter mode (F): only the matches and their turns and slots"),
 ]
@@ -52,6 +57,7 @@ class Status:
     waiting: int = 0  # items in the document screen's escalation inbox
     writing: bool = False  # playing at live: every step appends an advance to the context
     path: str = ""  # the workspace file, as people read it (``display_path``)
+    verified: str = ""  # when its checkpoints were last deep-verified (``deep_verified``)
     # -- filter and follow --
     following: bool = False  # follow mode: the active turn is kept in view
     filtered: tuple[int, int] | None = None  # filter mode: (matches, rows shown)
@@ -212,19 +218,33 @@ def middle_ellipsis(text: str, width: int) -> str:
     return text[:head] + "…" + text[len(text) - tail :]
 
 
+def deep_verified(time_ns: int | None) -> str:
+    """What the status line says of the last ``verify --deep`` that passed: its day (local)."""
+    if time_ns is None:
+        return "checkpoints never deep-verified"
+    day = datetime.fromtimestamp(time_ns // 1_000_000_000).date().isoformat()
+    return f"checkpoints deep-verified {day}"
+
+
 def status_content(status: Status, width: int | None = None) -> Content:
-    """The line at ``width`` (the path at its right edge), or whole (None: the path after it)."""
+    """The line at ``width`` (at its right edge, when they fit whole, when the checkpoints were
+    last deep-verified and the path; else the path, shortened if need be), or whole (None:
+    both after it)."""
     if status.context is None:
         return Content.styled(" no context selected ", "bold")
     parts = fit(_parts(status), width if width is not None else 10**9)
     path = visible(status.path)
-    if path:
-        used = sum(len(text) for text, _style in parts)
-        if width is None:
-            parts += [(" " * PATH_GAP, ""), (path, "$text-muted")]
-        elif width - used - PATH_GAP - 1 >= min(PATH_MIN, len(path)):
-            shown = middle_ellipsis(path, width - used - PATH_GAP - 1)  # and a space at the end
-            parts += [(" " * (width - used - len(shown) - 1), ""), (shown, "$text-muted")]
+    right = [text for text in (status.verified, path) if text]
+    used = sum(len(text) for text, _style in parts)
+    whole = (" " * PATH_GAP).join(right)
+    if width is None:
+        for text in right:
+            parts += [(" " * PATH_GAP, ""), (text, "$text-muted")]
+    elif status.verified and width - used - PATH_GAP - 1 >= len(whole):
+        parts += [(" " * (width - used - len(whole) - 1), ""), (whole, "$text-muted")]
+    elif path and width - used - PATH_GAP - 1 >= min(PATH_MIN, len(path)):
+        shown = middle_ellipsis(path, width - used - PATH_GAP - 1)  # and a space at the end
+        parts += [(" " * (width - used - len(shown) - 1), ""), (shown, "$text-muted")]
     return Content.assemble(*parts)
 
 

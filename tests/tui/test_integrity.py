@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
+from datetime import date
 from pathlib import Path
 
 import pytest
 
+from engine.deep_verify import record_pass, verify_deep
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import Workspace
 from pact_tui.screens.context import ContextScreen
 from pact_tui.screens.document import DocumentScreen
 from pact_tui.screenshot import fixed_clock
 from pact_tui.widgets.outline import SectionOutline
+from pact_tui.widgets.status import Status, status_content
 from tests.forged_log import append_envelope, swap_events
 
 from .inspector import SIZE, inspector, notifications, settle, status_text, wait_until
@@ -105,6 +108,41 @@ async def test_the_past_of_a_document_that_cannot_be_replayed_is_refused_in_a_no
             f" ({events[6].payload['eventType']}) of stream 'doc:memo' cannot be replayed"
         )
         assert app.is_running and screen.shown is not None
+
+
+async def test_the_status_line_says_when_the_checkpoints_were_last_deep_verified(
+    demo: Path,
+) -> None:
+    """A forged checkpoint is believed until ``verify --deep`` runs: the status line says
+    when it last passed."""
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "EPISODE" in status_text(app), "the status line")
+        assert status_text(app).endswith("checkpoints never deep-verified   demo.pact")
+
+    passed_ns = 1_795_780_800 * 1_000_000_000  # 2026-11-27 12:00 UTC
+    async with await SqliteEventStore.open(demo, watch=False) as store:
+        await record_pass(store, await verify_deep(store), passed_ns)
+    day = date.fromtimestamp(passed_ns // 1_000_000_000).isoformat()
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "EPISODE" in status_text(app), "the status line")
+        assert status_text(app).endswith(f"checkpoints deep-verified {day}   demo.pact")
+
+
+def test_when_room_is_short_the_path_stays_and_the_verification_gives_way() -> None:
+    status = Status(
+        "researcher", 6, True, path="demo.pact", verified="checkpoints never deep-verified"
+    )
+    assert (
+        status_content(status, 100)
+        .plain.rstrip()
+        .endswith("checkpoints never deep-verified   demo.pact")
+    )
+    narrow = status_content(status, 60).plain
+    assert len(narrow) <= 60 and "deep-verified" not in narrow
+    assert narrow.rstrip().endswith("demo.pact")
+    assert status_content(status).plain.endswith("checkpoints never deep-verified   demo.pact")
 
 
 async def test_an_event_that_cannot_be_replayed_arriving_live_stops_the_updates_not_the_app(

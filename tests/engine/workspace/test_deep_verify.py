@@ -9,6 +9,8 @@ import hashlib
 import json
 import shutil
 import sqlite3
+import sys
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import closing
 from pathlib import Path
@@ -19,9 +21,17 @@ import pytest
 
 from engine.deep_verify import DeepVerifyResult, verify_deep
 from engine.store import NewEvent, SqliteEventStore
-from engine.workspace import CONTEXT_CHECKPOINT, INDEX_CHECKPOINT, Workspace
+from engine.workspace import (
+    CONTEXT_CHECKPOINT,
+    DEEP_VERIFIED,
+    INDEX_CHECKPOINT,
+    DeepVerification,
+    Workspace,
+)
 from tests.cli.conftest import cli
+from tests.processes import run_as_ordinary_user
 
+from .bad_files import state
 from .conftest import EVERY_OPERATION, ManualClock, small_checkpoints
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -313,3 +323,91 @@ def test_a_command_recorded_without_a_result_stops_the_replay(workspace: Path, r
     # The workspace refuses to load it too (the event is after the context's checkpoint).
     printed = cli("ctx", "print", workspace, "agent")
     assert printed.code == 1 and printed.err.startswith(f"pact-tui: {named}")
+
+
+# -- when a deep verification last passed --------------------------------------------------------
+
+
+def last_pass(path: Path) -> DeepVerification | None:
+    async def read() -> DeepVerification | None:
+        async with await Workspace.open(path, watch=False, read_only=True, lazy=True) as ws:
+            return await ws.deep_verification()
+
+    return asyncio.run(read())
+
+
+def test_a_deep_verification_that_passed_is_recorded_beside_the_checkpoints(
+    workspace: Path,
+) -> None:
+    assert last_pass(workspace) is None
+    head = on_store(workspace, lambda store: store.head())
+    before, events = time.time_ns(), event_rows(workspace)
+    done = cli("verify", workspace, "--deep", "--json")
+    after = time.time_ns()
+    assert (done.code, done.err) == (0, "")
+    assert json.loads(done.out)["recorded"] is True
+    recorded = last_pass(workspace)
+    assert recorded is not None and recorded.seq == head
+    assert before <= recorded.time_ns <= after
+    # The log is as it was: the record is a row beside the checkpoints, not an event, and a
+    # deep verification does not judge it as a checkpoint.
+    assert event_rows(workspace) == events
+    assert names(workspace, DEEP_VERIFIED) == [DEEP_VERIFIED]
+    assert DEEP_VERIFIED not in findings(deep(workspace))
+
+    # A verification that fails records nothing: the last pass stands.
+    forge(workspace, CONTEXT_CHECKPOINT + "agent", edit_text("Formal, brief", "Casual, long"))
+    failed = cli("verify", workspace, "--deep", "--json")
+    assert failed.code == 1 and json.loads(failed.out)["recorded"] is False
+    assert last_pass(workspace) == recorded
+
+
+def test_no_record_writes_nothing(workspace: Path) -> None:
+    before = state(workspace)
+    done = cli("verify", workspace, "--deep", "--no-record", "--json")
+    assert done.code == 0 and json.loads(done.out)["recorded"] is False
+    assert state(workspace) == before
+    assert last_pass(workspace) is None
+
+
+def test_a_record_of_another_log_is_not_believed(workspace: Path) -> None:
+    """The log lost its tail and grew again: the record's event is no longer the log's, so the
+    pass it records was of another log."""
+    assert cli("verify", workspace, "--deep").code == 0
+    assert last_pass(workspace) is not None
+    with closing(sqlite3.connect(workspace)) as connection:
+        connection.execute("DELETE FROM events WHERE seq = (SELECT MAX(seq) FROM events)")
+        connection.commit()
+    on_store(
+        workspace,
+        lambda store: store.append([NewEvent("ctx:agent", "context.advance", {})]),
+    )
+    assert last_pass(workspace) is None
+
+
+def test_a_deep_verification_this_user_cannot_record_still_works_and_writes_nothing(
+    workspace: Path,
+) -> None:
+    expected = cli("verify", workspace, "--deep", "--no-record").out
+    folder = workspace.parent
+    workspace.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        before = state(workspace)
+        done = run_as_ordinary_user(
+            [sys.executable, "-m", "pact_tui", "verify", str(workspace), "--deep"]
+        )
+        assert (done.returncode, done.stdout) == (0, expected)
+        assert done.stderr == (
+            "pact-tui: note: this user cannot write the workspace: the pass is not recorded\n"
+        )
+        assert state(workspace) == before
+    finally:
+        folder.chmod(0o755)
+        workspace.chmod(0o644)
+    assert last_pass(workspace) is None
+
+
+def event_rows(path: Path) -> list[tuple[Any, ...]]:
+    with closing(sqlite3.connect(path)) as connection:
+        return connection.execute("SELECT * FROM events ORDER BY seq").fetchall()

@@ -63,13 +63,13 @@ def test_an_intact_document_is_replayed_from_its_first_event(memo: Path) -> None
     result = deep(memo)
     assert result.ok
     assert [(d.name, d.events, d.error) for d in result.documents] == [("memo", length, None)]
-    done = cli("verify", memo, "--deep")
+    done = cli("verify", memo, "--deep", "--no-record")
     assert (done.code, done.err) == (0, "")
     assert done.out.splitlines()[1] == (
         f"ok: 0 context(s) and 1 document(s) rebuilt from their {length} events;"
         " 1 checkpoint(s) match"
     )
-    data = json.loads(cli("verify", memo, "--deep", "--json").out)
+    data = json.loads(cli("verify", memo, "--deep", "--json", "--no-record").out)
     assert data["documents"] == [{"name": "memo", "events": length, "error": None}]
 
 
