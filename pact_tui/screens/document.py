@@ -53,8 +53,7 @@ from ..widgets.section_markdown import SectionMarkdown
 if TYPE_CHECKING:
     from engine.protocol.decide import Decision
     from engine.protocol.document import Document
-    from engine.protocol.model import Agent
-    from engine.protocol.sections import Section
+    from engine.protocol.model import Agent, Section
 
     from ..app import PactApp
 
