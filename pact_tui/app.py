@@ -366,8 +366,9 @@ class PactApp(App[int]):
             )
         if self.workspace.store.unchanging:
             self.notify(
-                "SQLite cannot set up its shared memory in this folder: the workspace is read "
-                "as it is now, and changes by other processes are not shown.",
+                "Nobody has the workspace open, and this user cannot write it (or its folder): "
+                "it is read as it is now, without making files beside it, and changes by "
+                "other processes are not shown.",
                 title="Read-only",
                 severity="warning",
                 timeout=10,

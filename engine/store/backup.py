@@ -24,7 +24,7 @@ from pathlib import Path
 from engine.store.base import VerifyResult
 from engine.store.chain import CHAIN_COLUMNS, verify_rows
 from engine.store.errors import DestinationExists, InvalidDestination, StorageFailure
-from engine.store.file_check import read_only_uri
+from engine.store.read_access import read_as_of_one_moment
 
 # Files SQLite keeps beside a database: one left from another database would be applied to
 # the new one at its next opening.
@@ -77,19 +77,22 @@ def backup_file(source: Path, destination: Path, *, replace: bool) -> BackupResu
 def _copy(source: Path, partial: Path) -> tuple[VerifyResult, int]:
     """Copy ``source`` into the new file ``partial``, as one file on the disk; the copy's chain
     and how many checkpoints it holds."""
-    uri, _unchanging = read_only_uri(source.resolve())
-    reader = sqlite3.connect(uri, uri=True)
-    try:
+
+    def copy_into_partial(reader: sqlite3.Connection) -> None:
         copy = sqlite3.connect(partial, isolation_level=None)
         try:
             reader.backup(copy)  # every page in one step: one read transaction, one moment
-            copy.execute("PRAGMA journal_mode = DELETE")
-            chain = verify_rows(copy.execute(f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq"))
-            [(checkpoints,)] = copy.execute("SELECT COUNT(*) FROM checkpoints")
         finally:
             copy.close()
+
+    read_as_of_one_moment(source.resolve(), copy_into_partial)
+    copy = sqlite3.connect(partial, isolation_level=None)
+    try:
+        copy.execute("PRAGMA journal_mode = DELETE")
+        chain = verify_rows(copy.execute(f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq"))
+        [(checkpoints,)] = copy.execute("SELECT COUNT(*) FROM checkpoints")
     finally:
-        reader.close()
+        copy.close()
     with partial.open("rb+") as file:  # on the disk before it is renamed into place
         os.fsync(file.fileno())
     return chain, int(checkpoints)

@@ -69,11 +69,11 @@ from engine.store.errors import (
     StoreClosed,
 )
 from engine.store.feed import ChangeFeed
-from engine.store.file_check import (
-    can_write,
-    inspect_workspace_file,
-    made_or_nothing,
-    read_only_uri,
+from engine.store.file_check import can_write, inspect_workspace_file, made_or_nothing
+from engine.store.read_access import (
+    ReadOnlyAccess,
+    read_as_of_one_moment,
+    read_only_access,
     sidecars_absent,
     tidy_after_reading,
 )
@@ -122,6 +122,7 @@ class SqliteEventStore(EventStore):
         broken_tail: BrokenTail | None = None,
         schema: int = SCHEMA_VERSION,
         tidy_at_close: bool = False,
+        access: ReadOnlyAccess | None = None,
     ) -> None:
         self.path = path
         self._where = str(path)
@@ -132,8 +133,9 @@ class SqliteEventStore(EventStore):
         self.read_only = writer is None
         """Opened read-only: commands and checkpoints raise ``ReadOnlyWorkspace``."""
         self.unchanging = unchanging
-        """Read as a file nobody writes (a read-only folder, and no write-ahead log beside it):
-        SQLite could not set up the shared memory readers use to see others' commits."""
+        """Opened as a file nobody writes (by a user who cannot write it or its folder, with no
+        write-ahead log beside it): others' commits are not followed (see
+        :mod:`engine.store.read_access`)."""
         self._clock = clock
         self._busy_timeout = busy_timeout
         self._cursor = head
@@ -145,6 +147,9 @@ class SqliteEventStore(EventStore):
         self._broken_tail = broken_tail
         self._schema = schema  # a read-only store may read an older one as it is
         self._tidy_at_close = tidy_at_close  # remove the -wal and -shm files this store made
+        # How a read-only store reads the file (its lock, for one this user cannot write).
+        self._access = access
+        self._reopening = asyncio.Lock()
         self._feed = ChangeFeed(
             head=head,
             read_after=self.read,
@@ -238,33 +243,45 @@ class SqliteEventStore(EventStore):
         cls, path: Path, clock: Clock, busy_timeout: float, watch: bool
     ) -> SqliteEventStore:
         where = str(path)
-        tidy = sidecars_absent(path.resolve())  # those SQLite makes now are removed at close
+        file = path.resolve()
+        tidy = sidecars_absent(file)  # those SQLite makes now are removed at close
+        access = await _read_only_access(file, busy_timeout, where)
         try:
-            uri, unchanging = await asyncio.to_thread(read_only_uri, path.resolve())
-        except sqlite3.Error as error:
-            raise translate_sqlite_error(error, where) from error
-        reader = await _connect(uri, busy_timeout, uri=True)
-        try:
-            rows = await reader.execute_fetchall("PRAGMA user_version")
-            [(version,)] = list(rows)
-            # The upgrade is a write, which this store does not make: it reads what each
-            # version has. Version 1 recorded no event hash with a checkpoint: one is taken as
-            # an upgrade would vouch for it then, while its event is in the log.
-            if version not in READABLE_SCHEMAS:
-                raise SchemaTooOld(
-                    f"written by an older version of pact-tui (schema {version}; this version "
-                    f"reads {min(READABLE_SCHEMAS)} to {SCHEMA_VERSION}): open it once for "
-                    "writing to upgrade it",
-                    path=where,
-                    found_version=version,
-                    supported_version=SCHEMA_VERSION,
-                )
-            head = await _head(reader)
+            while True:
+                reader = await _connect(access.uri, busy_timeout, uri=True)
+                try:
+                    rows = await reader.execute_fetchall("PRAGMA user_version")
+                    [(version,)] = list(rows)
+                    head = await _head(reader)
+                except BaseException:
+                    await reader.close()
+                    raise
+                if await asyncio.to_thread(access.still_unchanged):
+                    break
+                # A writer started: read again, through its files.
+                await reader.close()
+                newer = await _read_only_access(file, busy_timeout, where)
+                access.release()
+                access = newer
         except BaseException as error:
-            await reader.close()
+            access.release()
             if isinstance(error, sqlite3.Error):
                 raise translate_sqlite_error(error, where) from error
             raise
+        # The upgrade is a write, which this store does not make: it reads what each
+        # version has. Version 1 recorded no event hash with a checkpoint: one is taken as
+        # an upgrade would vouch for it then, while its event is in the log.
+        if version not in READABLE_SCHEMAS:
+            await reader.close()
+            access.release()
+            raise SchemaTooOld(
+                f"written by an older version of pact-tui (schema {version}; this version "
+                f"reads {min(READABLE_SCHEMAS)} to {SCHEMA_VERSION}): open it once for "
+                "writing to upgrade it",
+                path=where,
+                found_version=version,
+                supported_version=SCHEMA_VERSION,
+            )
         return cls(
             path,
             None,
@@ -273,9 +290,10 @@ class SqliteEventStore(EventStore):
             clock=clock,
             busy_timeout=busy_timeout,
             watch=watch,
-            unchanging=unchanging,
+            unchanging=access.unchanging,
             schema=version,
-            tidy_at_close=tidy and not unchanging,
+            tidy_at_close=tidy and access.lock is None,
+            access=access,
         )
 
     @property
@@ -478,10 +496,33 @@ class SqliteEventStore(EventStore):
 
     async def _query(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
         """Rows of one statement on the reader connection (one statement: one snapshot)."""
-        try:
-            return list(await self._reader.execute_fetchall(sql, parameters))
-        except sqlite3.Error as error:
-            raise translate_sqlite_error(error, self._where) from error
+        while True:
+            access, reader = self._access, self._reader
+            try:
+                rows = list(await reader.execute_fetchall(sql, parameters))
+            except sqlite3.Error as error:
+                raise translate_sqlite_error(error, self._where) from error
+            # Two stat() calls, inline: a trip to a worker thread would cost more than they do.
+            if access is None or access.still_unchanged():
+                return rows
+            # A writer started while the file was read as unchanging: the rows may mix pages
+            # from before and after its checkpoint. Read again, through its files.
+            await self._reopen_reader(access)
+
+    async def _reopen_reader(self, stale: ReadOnlyAccess) -> None:
+        async with self._reopening:
+            if self._access is not stale:
+                return  # another query reopened it meanwhile
+            access = await _read_only_access(self._file, self._busy_timeout, self._where)
+            try:
+                reader = await _connect(access.uri, self._busy_timeout, uri=True)
+            except BaseException:
+                access.release()
+                raise
+            old = self._reader
+            self._reader, self._access = reader, access
+            await old.close()  # after the queries queued on it
+            stale.release()
 
     async def _data_version(self) -> int:
         [(version,)] = await self._query("PRAGMA data_version")
@@ -625,6 +666,8 @@ class SqliteEventStore(EventStore):
             async with self._write_lock:  # let a command in flight finish
                 await self._writer_or_none.close()
         await self._reader.close()
+        if self._access is not None:
+            self._access.release()
         if self._tidy_at_close:
             await asyncio.to_thread(tidy_after_reading, self._file)
 
@@ -642,22 +685,28 @@ class SqliteEventStore(EventStore):
 
 def verify_file(path: Path) -> VerifyResult:
     """Walk the chain of the workspace at ``path`` with a read-only connection (blocking)."""
-    uri, _unchanging = read_only_uri(path)
-    connection = sqlite3.connect(uri, uri=True)
-    try:
+
+    def walk(connection: sqlite3.Connection) -> VerifyResult:
         # One SELECT is one read snapshot; the cursor yields rows as SQLite steps.
         rows: Iterable[ChainRow] = connection.execute(
             f"SELECT {CHAIN_COLUMNS} FROM events ORDER BY seq"
         )
         return verify_rows(rows)
-    finally:
-        connection.close()
+
+    return read_as_of_one_moment(path, walk)
 
 
 # The reader (aiosqlite)
 
 
 HEAD_SQL = "SELECT COALESCE(MAX(seq), 0) FROM events"
+
+
+async def _read_only_access(file: Path, busy_timeout: float, where: str) -> ReadOnlyAccess:
+    try:
+        return await asyncio.to_thread(read_only_access, file, wait=busy_timeout)
+    except sqlite3.Error as error:
+        raise translate_sqlite_error(error, where) from error
 
 
 async def _connect(

@@ -8,6 +8,7 @@ import asyncio
 import shutil
 import sqlite3
 import sys
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -15,8 +16,15 @@ import pytest
 
 import engine.workspace as workspace_module
 from engine.workspace import Workspace
+from tests import processes
 from tests.engine.workspace.bad_files import state
-from tests.processes import run_as_ordinary_user
+from tests.processes import (
+    OWNER_UID,
+    READER_UID,
+    run_as_ordinary_user,
+    run_as_user,
+    start_as_user,
+)
 
 from .conftest import Ran, failed, ok
 
@@ -24,6 +32,7 @@ pytestmark = pytest.mark.filterwarnings("error")
 
 FIXTURES = Path(__file__).resolve().parents[1] / "engine" / "workspace" / "fixtures"
 V2_CHECKPOINT = FIXTURES / "v2-checkpoint.pact"  # written by the previous release (schema 1)
+HOLDER = Path(__file__).resolve().parent / "holder_process.py"
 
 LOOKING = [
     ("verify", "{path}"),
@@ -175,3 +184,110 @@ def schema_version(path: Path) -> int:
     uri = path.absolute().as_uri() + "?mode=ro&immutable=1"  # makes no -wal, -shm beside it
     with closing(sqlite3.connect(uri, uri=True)) as connection:
         return int(connection.execute("PRAGMA user_version").fetchone()[0])
+
+
+# -- one user's look at another user's workspace (issue 23 §5) ---------------------------------
+
+OTHERS_LOOKING = [
+    ("verify", "{path}"),
+    ("verify", "{path}", "--deep"),
+    ("backup", "{path}", "{folder}/copy-{n}.pact"),
+    ("ctx", "list", "{path}"),
+    ("ctx", "print", "{path}", "agent"),
+    ("ctx", "select", "{path}", "agent", "*"),
+    ("ctx", "snapshots", "{path}", "agent"),
+    ("doc", "list", "{path}"),
+    ("doc", "show", "{path}", "plan"),
+    ("doc", "export", "{path}", "plan"),
+    ("doc", "log", "{path}", "plan"),
+    ("tap", "sections", "{path}", "plan", "--agent", "alice"),
+]
+
+
+@pytest.fixture
+def shared_folder() -> Iterator[Path]:
+    with processes.shared_folder() as folder:
+        yield folder
+
+
+def as_user(uid: int, *args: object) -> Ran:
+    done = run_as_user(uid, [sys.executable, "-m", "pact_tui", *map(str, args)])
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def owned_beside(path: Path) -> dict[str, int]:
+    """The files beside the workspace that SQLite makes (-wal, -shm, -journal), and whose."""
+    return {
+        p.name: p.stat().st_uid
+        for p in path.parent.iterdir()
+        if p.name.startswith(path.name) and p.name != path.name
+    }
+
+
+def others_looking(path: Path) -> list[list[str]]:
+    return [
+        [part.format(path=path, folder=path.parent, n=n) for part in command]
+        for n, command in enumerate(OTHERS_LOOKING)
+    ]
+
+
+def owners_workspace(folder: Path) -> Path:
+    """A workspace made by OWNER_UID in ``folder``: 0644, so others may read it, not write it;
+    a context and a document in it."""
+    path = folder / "agents.pact"
+    source = folder / "plan.md"
+    source.write_text("# Plan\n\n## Risk\n\nLow.\n")
+    source.chmod(0o644)
+    for command in (
+        ["ctx", "create", path, "agent"],
+        ["ctx", "user", path, "agent", "hello"],
+        ["doc", "create", path, "plan", "--from", source],
+        ["tap", "join", path, "plan", "--as", "alice"],
+    ):
+        ran = as_user(OWNER_UID, *command)
+        assert ran.code == 0, ran
+    assert path.stat().st_uid == OWNER_UID and path.stat().st_mode & 0o777 == 0o644
+    assert owned_beside(path) == {}  # the owner's last connection removed its -wal and -shm
+    return path
+
+
+def test_another_user_s_look_leaves_nothing_and_never_blocks_the_owner(
+    shared_folder: Path,
+) -> None:
+    """Looking at a 0644 workspace of another user in a sticky folder left a -wal and a -shm
+    that the looker owned: the owner could neither write them nor remove them, and every
+    command of the owner's failed with STORAGE_FAILURE until someone did."""
+    path = owners_workspace(shared_folder)
+    events = as_user(OWNER_UID, "verify", path, "--json").data["checked"]
+    for command in others_looking(path):
+        ran = as_user(READER_UID, *command)
+        assert (ran.code, ran.err) == (0, ""), (command, ran)
+        assert owned_beside(path) == {}, command
+        ran = as_user(OWNER_UID, "ctx", "user", path, "agent", f"after {command[:2]}")
+        assert (ran.code, ran.err) == (0, ""), (command, ran)
+    events += len(OTHERS_LOOKING)
+    assert as_user(READER_UID, "verify", path).out == f"ok: {events} events, chain intact\n"
+    assert "after ['verify', " in as_user(READER_UID, "ctx", "print", path, "agent").out
+
+
+def test_another_user_looks_through_the_files_of_an_owner_at_work(shared_folder: Path) -> None:
+    """While the owner has the workspace open, its -wal and -shm are there: the other user
+    reads through them, sees what the owner committed, and makes nothing beside them."""
+    path = owners_workspace(shared_folder)
+    with start_as_user(OWNER_UID, HOLDER, path) as owner:
+        assert owner.stdin is not None and owner.stdout is not None
+        assert owner.stdout.readline() == "appended 1\n"
+        assert owned_beside(path) == {"agents.pact-wal": OWNER_UID, "agents.pact-shm": OWNER_UID}
+        for command in others_looking(path):
+            ran = as_user(READER_UID, *command)
+            assert (ran.code, ran.err) == (0, ""), (command, ran)
+            assert set(owned_beside(path).values()) == {OWNER_UID}, command
+        # The owner's commit is in its -wal, not yet in the file: seen all the same.
+        assert as_user(READER_UID, "verify", path).out == "ok: 5 events, chain intact\n"
+        owner.stdin.write("again\n")
+        owner.stdin.flush()
+        assert owner.stdout.readline() == "appended 1\n"
+        owner.stdin.close()
+        assert owner.wait(timeout=60) == 0
+    assert owned_beside(path) == {}
+    assert as_user(READER_UID, "verify", path).out == "ok: 6 events, chain intact\n"

@@ -4,7 +4,9 @@ opened through a symlink watches the file the link leads to."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -14,11 +16,15 @@ import engine.store.feed as feed_module
 from engine.store import NewEvent, ReadOnlyWorkspace, SqliteEventStore
 from engine.store.schema import SCHEMA_VERSION
 from tests.engine.workspace.bad_files import state
+from tests.processes import OWNER_UID, READER_UID, run_as_user, shared_folder, start_as_user
 
 from .conftest import SteppingClock, events
 from .test_feed import take
 
 pytestmark = pytest.mark.filterwarnings("error")
+
+HELPERS = Path(__file__).resolve().parent
+LOOKER, WRITER = HELPERS / "looker_process.py", HELPERS / "writer_process.py"
 
 
 async def written(path: Path) -> None:
@@ -113,3 +119,51 @@ async def test_a_symlinked_workspace_is_watched_where_its_log_is(
         await writer.append(events("ctx:a", 2, start=100))
         later = await take(subscription, await writer.head() - received[-1].seq)
         assert [e.seq for e in later][-2:] == [await writer.head() - 1, await writer.head()]
+
+
+def beside(path: Path) -> dict[str, int]:
+    """The files SQLite makes beside the workspace, and whose they are."""
+    return {
+        p.name: p.stat().st_uid
+        for p in path.parent.iterdir()
+        if p.name.startswith(path.name) and p.name != path.name
+    }
+
+
+def owners_append(path: Path, name: str, commands: int) -> None:
+    done = run_as_user(OWNER_UID, [sys.executable, str(WRITER), path, name, str(commands), "1"])
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_look_by_a_user_who_cannot_write_makes_nothing_and_follows_a_writer_who_starts() -> None:
+    """A user who cannot write the workspace reads it as an unchanging file, which makes no
+    -wal or -shm of theirs beside it (the owner could neither use nor remove them). An owner
+    who starts writing meanwhile is not stopped, and the look reads on through the owner's
+    files: the read lock it holds keeps the owner's closing from removing them."""
+    with shared_folder() as folder:
+        path = folder / "w.pact"
+        asyncio.run(written(path))
+        os.chown(path, OWNER_UID, OWNER_UID)
+        path.chmod(0o644)
+        assert beside(path) == {}
+        with start_as_user(READER_UID, LOOKER, path) as looker:
+            assert looker.stdin is not None and looker.stdout is not None
+            assert looker.stdout.readline() == "head 5 unchanging true\n"
+            assert beside(path) == {}
+            owners_append(path, "owner", 3)
+            # The owner's last connection could not remove its files while the look held its
+            # lock; its commits are in its -wal, not in the file the look began reading.
+            assert beside(path) == {"w.pact-wal": OWNER_UID, "w.pact-shm": OWNER_UID}
+            looker.stdin.write("again\n")
+            looker.stdin.flush()
+            assert looker.stdout.readline() == "head 8 events 8\n"
+            owners_append(path, "owner-again", 2)
+            looker.stdin.write("again\n")
+            looker.stdin.flush()
+            assert looker.stdout.readline() == "head 10 events 10\n"
+            looker.stdin.close()
+            assert looker.stdout.readline() == "closed\n"
+            assert looker.wait(timeout=60) == 0
+        assert set(beside(path).values()) <= {OWNER_UID}
+        owners_append(path, "owner-after", 1)  # the last one out tidies
+        assert beside(path) == {}
