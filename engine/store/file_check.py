@@ -77,6 +77,12 @@ def inspect_workspace_file(path: Path, *, create: bool) -> None:
             "permission denied: a folder on the path may not be searched by this user",
             path=where,
         ) from None
+    except OSError as error:
+        # Symbolic links in a loop (ELOOP), a file where the path needs a folder (ENOTDIR), a
+        # name too long: no file can be there, nor be made there.
+        raise WorkspaceNotFound(
+            f"the path leads to no file: {error.strerror or error}", path=where
+        ) from None
     if not path.is_file():
         raise NotADatabase("not a regular file", path=where)
     if status.st_nlink > 1:
@@ -228,7 +234,11 @@ def made_or_nothing(path: Path) -> Iterator[None]:
     removed again (and a file that was empty is emptied again), so a failed create leaves
     nothing behind. A file that held anything before is never touched, and neither is one that
     holds events by then: another process made it meanwhile."""
-    file = path.resolve()
+    try:
+        file = path.resolve()
+    except (OSError, RuntimeError):  # symbolic links in a loop: nothing can be made there
+        yield
+        return
     names = [file, *(file.with_name(file.name + suffix) for suffix in SIDECARS)]
     existed = {name for name in names if name.exists()}
     was_empty = file in existed and file.is_file() and file.stat().st_size == 0

@@ -54,3 +54,33 @@ def test_a_bad_file_is_one_line_and_left_untouched(tmp_path: Path, kind: str) ->
     assert ran.code == 1
     assert json.loads(ran.err)["error"]["code"] == code
     assert state(path) == before
+
+
+@pytest.mark.parametrize("kind", ["symlink loop", "through a file"])
+def test_a_path_that_leads_to_no_file_is_one_line_and_makes_nothing(
+    tmp_path: Path, kind: str
+) -> None:
+    """Symbolic links in a loop, or a file where the path needs a folder: each command said
+    INTERNAL (OSError, or RuntimeError from the create's clean-up)."""
+    if kind == "symlink loop":
+        path = tmp_path / "a.pact"
+        path.symlink_to(tmp_path / "b.pact")
+        (tmp_path / "b.pact").symlink_to(path)
+    else:
+        (tmp_path / "file").write_text("not a folder\n")
+        path = tmp_path / "file" / "a.pact"
+    source = tmp_path / "plan.md"
+    source.write_text("# Plan\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for command in [
+        *COMMANDS,
+        ("verify", "{path}", "--deep"),
+        ("backup", "{path}", str(tmp_path / "copy.pact")),
+        ("ctx", "create", "{path}", "agent"),
+        ("doc", "create", "{path}", "plan", "--from", str(source)),
+        ("doc", "list", "{path}"),
+        ("tap", "join", "{path}", "plan", "--as", "bot"),
+    ]:
+        ran = failed(*arguments(command, path), code="WORKSPACE_NOT_FOUND")
+        assert "the path leads to no file" in ran.err and str(path) in ran.err, command
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
