@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.canonical import whole_number
 from engine.visible import visible
 
 from .cli import Handler, _emit, _int, _print
@@ -293,6 +294,10 @@ def _event_line(event: dict[str, Any]) -> str:
 
 
 async def _doc_log(args: argparse.Namespace) -> None:
+    if args.since < 0:
+        raise _invalid(f"--since {args.since}: a sequence number is 0 or more", since=args.since)
+    if args.limit is not None and args.limit < 1:
+        raise _invalid(f"--limit {args.limit}: at least 1 (or leave it out)", limit=args.limit)
     async with await _open(args, read_only=True) as ws:
         events = await ws.document_events(args.doc, args.since, args.limit)
     _emit(
@@ -504,7 +509,10 @@ def _cursor(text: str | None) -> int:
     digits = text[4:] if text.startswith("evt_") else text
     if not (digits.isascii() and digits.isdigit()):
         raise _invalid(f"--since {text!r}: a cursor is evt_N (N a sequence number)")
-    return int(digits)
+    try:
+        return whole_number(digits)
+    except ValueError as error:  # past any sequence number the store can hold
+        raise _invalid(f"--since {text!r}: {error}") from None
 
 
 def _shown_line(event: dict[str, Any]) -> str:

@@ -557,6 +557,23 @@ def test_errors_have_the_v03_shape_and_append_nothing(ws: Path) -> None:
     assert head(ws, "contract") == before
 
 
+def test_a_cursor_or_a_limit_out_of_range_is_refused_and_appends_nothing(ws: Path) -> None:
+    """Issue 23: a cursor past any sequence number was INTERNAL (OverflowError), and a negative
+    --limit returned everything."""
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    before = head(ws, "contract")
+    error = refused(
+        "tap", "poll", ws, "contract", "--agent", "bot", "--since",
+        "evt_99999999999999999999999", code="request.invalid",
+    )  # fmt: skip
+    assert error["description"].startswith("--since 'evt_99999999999999999999999': ")
+    assert "outside the engine's range" in error["description"]
+    for option in (["--limit", "-5"], ["--limit", "0"], ["--since", "-1"]):
+        error = refused("doc", "log", ws, "contract", *option, code="request.invalid")
+        assert error["description"].startswith(" ".join(option) + ": ")
+    assert head(ws, "contract") == before
+
+
 def test_idempotency_key(ws: Path) -> None:
     ok("tap", "join", ws, "contract", "--as", "bot")
     args = (
