@@ -1,20 +1,84 @@
-"""Writing a file whole or not at all: an export, the user's config file.
+"""Files the command line reads and writes.
 
-The text goes to a temporary file beside the target, which is then renamed over it
-(``os.replace``, atomic on one file system): a reader sees the old file or the new one, never
-half of one, and a failure (a full disk, a folder that cannot be written) leaves no partial
-file behind.
+Writing a file whole or not at all (an export, the user's config file): the text goes to a
+temporary file beside the target, which is then renamed over it (``os.replace``, atomic on one
+file system): a reader sees the old file or the new one, never half of one, and a failure (a
+full disk, a folder that cannot be written) leaves no partial file behind.
+
+Reading a file named on the command line (``doc create --from``, ``tap … --content-file``):
+a regular file only, of at most :data:`MAX_INPUT_BYTES`. ``/dev/zero`` was read until memory
+ran out, and a FIFO with no writer blocked the command for good.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
 NEW_FILE_MODE = 0o644  # a file this writes anew: readable by others, as an editor's would be
+MAX_INPUT_BYTES = 16 * 1024 * 1024  # a document or a section's content: 16 MiB at most
+MAX_INPUT_SHOWN = "16 MiB"
+
+
+class ReadError(Exception):
+    """A file named on the command line that could not be read: why, as people read it."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def read_text_input(name: str) -> str:
+    """The UTF-8 text of the regular file ``name`` (``-``: standard input), of at most
+    :data:`MAX_INPUT_BYTES`, its line ends read as ``\n`` as ``Path.read_text`` reads them;
+    :class:`ReadError` otherwise. A device, a FIFO or a folder is refused before it is opened
+    (and a FIFO put there meanwhile is opened without waiting for a writer)."""
+    data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1) if name == "-" else _read_regular_file(name)
+    if len(data) > MAX_INPUT_BYTES:
+        raise ReadError(f"it holds more than the {MAX_INPUT_SHOWN} a file read here may hold")
+    try:
+        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+    except UnicodeDecodeError as error:
+        raise ReadError(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+
+
+def _read_regular_file(name: str) -> bytes:
+    try:
+        status = os.stat(name)
+        _check_regular(status, name)
+        descriptor = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise ReadError(error.strerror or type(error).__name__) from None
+    with open(descriptor, "rb", closefd=True) as file:
+        try:
+            _check_regular(os.fstat(descriptor), name)
+            return file.read(MAX_INPUT_BYTES + 1)
+        except OSError as error:
+            raise ReadError(error.strerror or type(error).__name__) from None
+
+
+def _check_regular(status: os.stat_result, name: str) -> None:
+    if stat.S_ISREG(status.st_mode):
+        if status.st_size > MAX_INPUT_BYTES:
+            raise ReadError(
+                f"it holds {status.st_size:,} bytes, more than the {MAX_INPUT_SHOWN} a file "
+                "read here may hold"
+            )
+        return
+    kinds = [
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    kind = next((what for test, what in kinds if test(status.st_mode)), "not a file")
+    raise ReadError(f"{kind}, not a regular file (a file is read here, '-' for standard input)")
 
 
 class WriteError(Exception):

@@ -35,6 +35,7 @@ from engine.canonical import whole_number
 from engine.visible import visible
 
 from .cli import Handler, _emit, _int, _print
+from .files import ReadError, read_text_input
 
 if TYPE_CHECKING:
     from engine.protocol.commands import Actor
@@ -127,12 +128,10 @@ def _content(args: argparse.Namespace, *, required: bool = True) -> str | None:
     if text is not None and path is not None:
         raise _invalid("give --content or --content-file, not both")
     if path is not None:
-        if path == "-":
-            return sys.stdin.read()
         try:
-            return Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise _invalid(f"cannot read --content-file {path!r}: {error}") from None
+            return read_text_input(path)
+        except ReadError as error:
+            raise _invalid(f"cannot read --content-file {path!r}: {error.why}") from None
     if text is not None:
         return _decode_escapes(text)
     if required:
@@ -167,9 +166,9 @@ async def _doc_create(args: argparse.Namespace) -> None:
 
     check_document_name(args.doc)  # before the workspace file is made
     try:
-        markdown = Path(args.source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise _invalid(f"cannot read --from {args.source!r}: {error}") from None
+        markdown = read_text_input(args.source)
+    except ReadError as error:
+        raise _invalid(f"cannot read --from {args.source!r}: {error.why}") from None
     options: dict[str, Any] = {"human": args.human}
     for name, key in (
         ("policy", "policy"),

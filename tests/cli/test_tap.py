@@ -20,7 +20,7 @@ from engine.protocol.commands import AnyCommand
 from pact_tui.cli import build_parser
 from tests import barrier_world as bw
 
-from .conftest import REPO_ROOT, Ran, cli
+from .conftest import REPO_ROOT, Ran, cli, cli_process
 
 # The document of the examples: sec:risk and sec:budget are level-2 sections at the top, so the
 # examples' "## Risk\n\n..." content fits them.
@@ -571,6 +571,50 @@ def test_a_cursor_or_a_limit_out_of_range_is_refused_and_appends_nothing(ws: Pat
     for option in (["--limit", "-5"], ["--limit", "0"], ["--since", "-1"]):
         error = refused("doc", "log", ws, "contract", *option, code="request.invalid")
         assert error["description"].startswith(" ".join(option) + ": ")
+    assert head(ws, "contract") == before
+
+
+def test_a_file_to_read_is_a_regular_file_of_at_most_16_mib(ws: Path, tmp_path: Path) -> None:
+    """``/dev/zero`` as ``--from`` or ``--content-file`` was read until memory ran out, and a
+    FIFO with no writer blocked the command for good: only a regular file is read, of at most
+    16 MiB, and the rest is refused in one line that says what the file is."""
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    before = head(ws, "contract")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.md"
+    with big.open("wb") as file:
+        file.truncate(16 * 1024 * 1024 + 1)  # sparse: no memory, no disk
+    exactly = tmp_path / "exactly.md"
+    with exactly.open("wb") as file:
+        file.truncate(16 * 1024 * 1024)
+    cases = {
+        "/dev/zero": "a character device, not a regular file",
+        str(fifo): "a FIFO (named pipe), not a regular file",
+        str(tmp_path): "a folder, not a regular file",
+        str(big): "it holds 16,777,217 bytes, more than the 16 MiB a file read here may hold",
+        str(tmp_path / "missing.md"): "No such file or directory",
+    }
+    new = tmp_path / "new.pact"
+    for name, why in cases.items():
+        for option, command in (
+            ("--content-file", ["tap", "propose", ws, "contract", "--agent", "bot",
+                                "--section", "sec:risk"]),
+            ("--from", ["doc", "create", new, "plan"]),
+        ):  # fmt: skip
+            # A process of its own, with a time limit: the FIFO blocked forever.
+            ran = cli_process(*command, option, name)
+            assert (ran.code, ran.out) == (1, ""), ran
+            [line] = ran.err.splitlines()
+            said = f"pact-tui: request.invalid: cannot read {option} {name!r}: {why}"
+            assert line.startswith(said), line
+    assert head(ws, "contract") == before
+    assert not new.exists()
+    # 16 MiB exactly is read, and then refused by the engine: it does not start with a heading.
+    refused(
+        "tap", "propose", ws, "contract", "--agent", "bot", "--section", "sec:risk",
+        "--content-file", exactly, code="content.invalid",
+    )  # fmt: skip
     assert head(ws, "contract") == before
 
 
