@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1  # the command was refused or the file is bad (argparse uses 2 for usage errors)
 EXIT_READER_GONE = 128 + 13  # stdout's reader went away: what a shell reports after SIGPIPE
+# `ctx advance --steps`: an episode is an event (and a snapshot); a script that needs more
+# runs the command again. 100,000,000 appended 216,703 events before it was killed (issue 23).
+MAX_STEPS = 1_000
 
 Handler = Callable[[argparse.Namespace], Awaitable[int | None]]  # an exit status, None for 0
 
@@ -253,8 +256,8 @@ def _message_handler(role: Literal["user", "assistant"]) -> Handler:
 async def _ctx_advance(args: argparse.Namespace) -> None:
     from engine.context.commands import AdvanceCommand
 
-    if args.steps < 1:
-        raise UsageError(f"--steps must be at least 1, got {args.steps}")
+    if not 1 <= args.steps <= MAX_STEPS:
+        raise UsageError(f"--steps must be from 1 to {MAX_STEPS:,}, got {args.steps}")
     results = []
     async with await _open(args) as ws:
         for _ in range(args.steps):
@@ -786,7 +789,9 @@ def build_parser() -> argparse.ArgumentParser:
         message = add(role, _message_handler(role), f"add a {role} message (a new turn)")
         message.add_argument("text")
     advance = add("advance", _ctx_advance, "start the next episode")
-    advance.add_argument("--steps", type=_int, default=1)
+    advance.add_argument(
+        "--steps", type=_int, default=1, help=f"how many episodes (1 to {MAX_STEPS:,})"
+    )
     seal = add("seal", _ctx_seal, "record a named snapshot")
     seal.add_argument("trigger", nargs="?", default="checkpoint")
     select = add("select", _ctx_select, "list the nodes a selector matches")

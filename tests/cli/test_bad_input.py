@@ -101,6 +101,8 @@ def test_a_malformed_selector_names_position_and_token(
         (write("d0, 1, 0", "--stage", "d0, 1, 0", "--cycle", "often"), "USAGE", "often"),
         (write("d0, 1, 0", "--cycle", "2"), "USAGE", "--cycle needs --stage"),
         (["diff", "{path}", "agent", "-5"], "USAGE", "-5"),
+        # issue 23: 100,000,000 steps appended 216,703 events before it was killed
+        (["advance", "{path}", "agent", "--steps", "1001"], "USAGE", "from 1 to 1,000, got 1001"),
         # input the engine does not take in (issue 10: each was accepted, or an INTERNAL error)
         (["insert", "{path}", "agent", "d0, 1, 0", "--component", '{"content": "a\\ud800"}'],
          "INVALID_COMMAND", "lone surrogate"),
