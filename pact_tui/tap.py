@@ -79,18 +79,26 @@ def _actor(args: argparse.Namespace, *, joining: bool = False) -> Actor:
     """``--human NAME``; else the agent: ``join --as``, ``--agent`` or ``$PACT_AGENT``."""
     from engine.protocol.commands import Actor
 
-    human = getattr(args, "human", None)
-    agent = getattr(args, "as_", None) if joining else None
-    agent = agent or getattr(args, "agent", None)
+    human = _name("--human", getattr(args, "human", None))
+    agent = _name("--as", getattr(args, "as_", None)) if joining else None
+    agent = agent or _name("--agent", getattr(args, "agent", None))
     if human is not None and agent is not None:
         raise _invalid("act as an agent or as a human, not both (--agent/--as or --human)")
     if human is not None:
         return Actor.human(human)
-    agent = agent or os.environ.get("PACT_AGENT") or None
+    agent = agent or _name("PACT_AGENT", os.environ.get("PACT_AGENT") or None)
     if agent is None:
         who = "--as NAME" if joining else "--agent NAME (or PACT_AGENT)"
         raise _invalid(f"who is acting? give {who}, or --human NAME")
     return Actor.agent(agent)
+
+
+def _name(option: str, value: str | None) -> str | None:
+    """The name ``option`` gives (None when not given), refused when empty or blank: it would
+    name nobody, and a log or a view could not show who acted."""
+    if value is not None and not value.strip():
+        raise _invalid(f"{option} {value!r}: a name cannot be empty or blank")
+    return value
 
 
 def _reader(doc: Document, actor: Actor) -> Agent | None:
@@ -169,7 +177,7 @@ async def _doc_create(args: argparse.Namespace) -> None:
         markdown = read_text_input(args.source)
     except ReadError as error:
         raise _invalid(f"cannot read --from {args.source!r}: {error.why}") from None
-    options: dict[str, Any] = {"human": args.human}
+    options: dict[str, Any] = {"human": _name("--human", args.human)}
     for name, key in (
         ("policy", "policy"),
         ("window", "window_s"),
@@ -417,7 +425,7 @@ async def _tick(args: argparse.Namespace) -> None:
 
 
 async def _framework_create(args: argparse.Namespace) -> None:
-    if args.human is None:
+    if _name("--human", args.human) is None:
         raise _invalid("a framework is made by a human: give --human NAME")
     levels = [level.strip() for level in args.levels.split(",") if level.strip()]
     async with await _open(args, read_only=False) as ws:

@@ -574,6 +574,33 @@ def test_a_cursor_or_a_limit_out_of_range_is_refused_and_appends_nothing(ws: Pat
     assert head(ws, "contract") == before
 
 
+def test_an_empty_or_blank_name_is_refused_and_appends_nothing(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 23: an empty or blank --as, --agent, --human or PACT_AGENT acted as somebody."""
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    before = head(ws, "contract")
+    for blank in ("", "  ", "\t"):
+        for option, command in (
+            ("--as", ["tap", "join", ws, "contract", "--as", blank]),
+            ("--human", ["tap", "sections", ws, "contract", "--human", blank]),
+            ("--human", ["tap", "comment", ws, "contract", "--human", blank,
+                         "--section", "sec:risk", "--text", "hi"]),
+            ("--agent", ["tap", "get", ws, "contract", "--agent", blank]),
+        ):  # fmt: skip
+            error = refused(*command, code="request.invalid")
+            assert error["description"] == f"{option} {blank!r}: a name cannot be empty or blank"
+        monkeypatch.setenv("PACT_AGENT", blank or " ")
+        refused("tap", "get", ws, "contract", code="request.invalid")
+        monkeypatch.delenv("PACT_AGENT")
+    assert head(ws, "contract") == before
+    new = ws.parent / "new.pact"
+    source = ws.parent / "plan.md"
+    source.write_text("# Plan\n")
+    refused("doc", "create", new, "plan", "--from", source, "--human", " ", code="request.invalid")
+    assert not new.exists()
+
+
 def test_a_file_to_read_is_a_regular_file_of_at_most_16_mib(ws: Path, tmp_path: Path) -> None:
     """``/dev/zero`` as ``--from`` or ``--content-file`` was read until memory ran out, and a
     FIFO with no writer blocked the command for good: only a regular file is read, of at most
