@@ -336,6 +336,8 @@ def _write(op: str, build: Build, *, joining: bool = False) -> Handler:
         text = f"{command['op']}: {_fields(decision.result)}"
         if decision.retried:
             text += "  (a retry: nothing new)"
+        elif decision.result.get("changed") is False:
+            text += "  (nothing changed: nothing appended)"
         _emit(args, decision.result, text)
 
     return handler

@@ -1327,15 +1327,24 @@ class Decider:
         self.emit("pact.section.edited", data, section)
 
     def do_policy(self, command: c.SetPolicy) -> dict[str, Any]:
-        data = {
+        doc = self.doc
+        now = {"policy": doc.policy, "windowSeconds": doc.window_s, "strategy": doc.strategy}
+        given = {
             "policy": command.policy,
             "windowSeconds": command.window_seconds,
             "strategy": command.strategy,
-            "why": command.why,
         }
-        self.emit("pact.document.policy-changed", data)
-        doc = self.doc
-        return {"policy": doc.policy, "windowSeconds": doc.window_s, "strategy": doc.strategy}
+        # A policy as it already is (or no field given) changes nothing: nothing is appended,
+        # and the answer says so.
+        changed = any(value is not None and value != now[key] for key, value in given.items())
+        if changed:
+            self.emit("pact.document.policy-changed", {**given, "why": command.why})
+        return {
+            "policy": doc.policy,
+            "windowSeconds": doc.window_s,
+            "strategy": doc.strategy,
+            "changed": changed,
+        }
 
     # -- due work ------------------------------------------------------------------------------
     def fire_due(self) -> list[tuple[int, str, str]]:

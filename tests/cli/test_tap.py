@@ -645,6 +645,20 @@ def test_a_file_to_read_is_a_regular_file_of_at_most_16_mib(ws: Path, tmp_path: 
     assert head(ws, "contract") == before
 
 
+def test_a_policy_that_changes_nothing_appends_nothing_and_says_so(ws: Path) -> None:
+    shown = data("doc", "show", ws, "contract")["policy"]
+    before = head(ws, "contract")
+    for options in ([], ["--policy", shown]):
+        ran = ok("tap", "policy", ws, "contract", "--human", "alice", *options, "--why", "same")
+        assert ran.out.rstrip("\n").endswith("changed=false  (nothing changed: nothing appended)")
+        assert head(ws, "contract") == before
+    other = "majority" if shown != "majority" else "single"
+    changed = data("tap", "policy", ws, "contract", "--human", "alice", "--policy", other,
+                   "--why", "more voices")  # fmt: skip
+    assert (changed["policy"], changed["changed"]) == (other, True)
+    assert types(ws, "contract")[before:] == ["pact.document.policy-changed"]
+
+
 def test_idempotency_key(ws: Path) -> None:
     ok("tap", "join", ws, "contract", "--as", "bot")
     args = (
