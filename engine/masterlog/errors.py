@@ -33,3 +33,9 @@ class CacheError(MasterLogError):
     """The index cache could not be opened or written (it is derived data: delete it to rebuild)."""
 
     code = "CACHE_ERROR"
+
+
+class ForeignCache(CacheError):
+    """The cache file is an SQLite database of another application: it is left untouched."""
+
+    code = "FOREIGN_DATABASE"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import struct
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import BadRange, CacheError, MasterLogError
+from .errors import BadRange, CacheError, ForeignCache, MasterLogError
 
 CHUNK = 65_536  # line ends per stored blob
 READ_SIZE = 1 << 20  # 1 MiB reads: fast through the find loop, small enough for the CPU cache
@@ -52,14 +53,38 @@ CREATE TABLE IF NOT EXISTS chunks (
 """
 
 
+# The cache's SQLite application_id ("PTIX"): a file that carries another one is not a cache.
+CACHE_APPLICATION_ID = 0x50544958
+# Everything a cache holds: its tables and the catalogue's, their indexes, the search table's
+# shadow tables. A file with no application_id and nothing else is a cache an earlier version
+# wrote (or an empty database).
+CACHE_OBJECTS = frozenset(
+    {
+        "files",
+        "sqlite_autoindex_files_1",
+        "chunks",
+        "sqlite_autoindex_chunks_1",
+        "messages",
+        "messages_first",
+        "search",
+        *(f"search_{shadow}" for shadow in ("config", "content", "data", "docsize", "idx")),
+    }
+)
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
 def connect(path: Path) -> sqlite3.Connection:
-    """The cache database (created if missing), in WAL mode so readers never wait for it."""
+    """The cache database (created if missing), in WAL mode so readers never wait for it. An
+    SQLite database of another application raises :class:`ForeignCache`, written nothing."""
+    _refuse_unless_cache(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(SCHEMA)
+        if db.execute("PRAGMA application_id").fetchone()[0] != CACHE_APPLICATION_ID:
+            db.execute(f"PRAGMA application_id = {CACHE_APPLICATION_ID}")
     except (sqlite3.Error, OSError) as error:
         raise CacheError(
             f"cannot open the index cache: {error} (it is derived data: delete the file to"
@@ -67,6 +92,54 @@ def connect(path: Path) -> sqlite3.Connection:
             path=str(path),
         ) from None
     return db
+
+
+def _refuse_unless_cache(path: Path) -> None:
+    """Raise :class:`ForeignCache` when ``path`` is an SQLite database that is not a cache
+    (another application's), looking without writing. A missing or empty file is a cache to
+    make; a file that is no SQLite database is left to :func:`connect`, which writes nothing
+    to it either."""
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+    except OSError:
+        return
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        return
+    (application_id,) = struct.unpack_from(">i", header, 68)
+    if application_id == CACHE_APPLICATION_ID:
+        return
+    if application_id != 0:
+        what = f"application_id {application_id:#x}, a cache has {CACHE_APPLICATION_ID:#x}"
+    else:
+        others = sorted(_schema_objects(path) - CACHE_OBJECTS)
+        if not others:
+            return
+        shown = ", ".join(others[:5]) + (", …" if len(others) > 5 else "")
+        what = f"it holds {shown}, which a cache does not"
+    raise ForeignCache(
+        f"not an index cache: an SQLite database of another application ({what}); it is "
+        "left untouched: name another --cache file",
+        path=str(path),
+    )
+
+
+def _schema_objects(path: Path) -> set[str]:
+    """The names in the schema of the database at ``path``, read without writing to it or
+    beside it (the file alone, unless its write-ahead log holds commits)."""
+    wal = path.with_name(path.name + "-wal")
+    holds_commits = wal.exists() and wal.stat().st_size > 0
+    uri = path.absolute().as_uri() + ("?mode=ro" if holds_commits else "?mode=ro&immutable=1")
+    try:
+        connection = sqlite3.connect(uri, uri=True)
+        try:
+            return {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        finally:
+            connection.close()
+    except sqlite3.Error as error:
+        raise CacheError(
+            f"cannot open the index cache: {error} (it is left untouched)", path=str(path)
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,10 +6,13 @@ import json
 import os
 import selectors
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -156,3 +159,41 @@ def test_tail_follows_the_master_as_gptme_appends(basic: Path, cache: Path) -> N
             assert (new["line"], new["role"], new["first_line"]) == (23, "user", "Ship it 🚀")
         finally:
             process.terminate()
+
+
+def schema_and_bytes(path: Path) -> tuple[list[Any], bytes]:
+    uri = path.absolute().as_uri() + "?mode=ro&immutable=1"  # makes nothing beside it
+    with closing(sqlite3.connect(uri, uri=True)) as connection:
+        schema = connection.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+    return schema, path.read_bytes()
+
+
+def test_a_cache_that_is_another_application_s_database_is_refused_untouched(
+    basic: Path, tmp_path: Path
+) -> None:
+    """Issue 23: `log verify --cache other.db` added 9 tables to another application's SQLite
+    file (and switched it to WAL). An SQLite file that is not a cache is refused, as the
+    workspace refuses one, and left as it was."""
+    other = tmp_path / "other.db"
+    with closing(sqlite3.connect(other)) as connection:
+        connection.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, owner TEXT)")
+        connection.execute("INSERT INTO accounts (owner) VALUES ('ann')")
+        connection.commit()
+    workspace = tmp_path / "w.pact"  # pact-tui's own, but a workspace: application_id 0x50414354
+    ok("ctx", "create", workspace, "agent")
+    for foreign, why in ((other, "it holds accounts"), (workspace, "application_id 0x50414354")):
+        before = schema_and_bytes(foreign)
+        for command in (["verify"], ["index"], ["search", "localize"]):
+            ran = failed("log", command[0], basic, *command[1:], "--cache", foreign,
+                         code="FOREIGN_DATABASE")  # fmt: skip
+            assert why in ran.err and str(foreign) in ran.err
+        assert schema_and_bytes(foreign) == before
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(foreign.name)) == [
+            foreign.name
+        ]
+    # A cache an earlier version wrote (its tables, no application_id) is still a cache.
+    cache = tmp_path / "mine.sqlite"
+    ok("log", "verify", basic, "--cache", cache)
+    with closing(sqlite3.connect(cache)) as connection:
+        connection.execute("PRAGMA application_id = 0")
+    assert "4 references: 4 ok" in ok("log", "verify", basic, "--cache", cache).out
