@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from .catalogue import Catalogue, Progress
-from .errors import MasterLogError, NotAConversation
+from .errors import LogGone, LogUnreadable, MasterLogError, NotAConversation
 from .index import LineIndex, Refresh, connect
 from .lines import LineProblem, Message, parse_line
 from .references import Reference, Stub, find_references
@@ -182,7 +182,7 @@ class Conversation:
                 reason = "gptme recorded " + "; ".join(str(r) for r in recorded)
             try:
                 refresh = index.refresh(rewritten=reason)
-            except MasterLogError:
+            except LogGone:
                 if name == MASTER:
                     raise
                 continue  # a view or branch removed while we looked: gone from the list next time
@@ -269,12 +269,12 @@ class Conversation:
         relative to the directory from ``anchor`` on (``conversation.jsonl``,
         ``tool-outputs``); the flag says it was resolved relative. None: neither exists."""
         path = Path(written)
-        if path.is_absolute() and path.is_file():
+        if path.is_absolute() and _is_file(path):
             return path, False
         parts = PurePath(written).parts
         if anchor in parts:
             local = self.directory.joinpath(*parts[len(parts) - parts[::-1].index(anchor) - 1 :])
-            if local.is_file():
+            if _is_file(local):
                 return local, True
         return None
 
@@ -350,11 +350,53 @@ def _rewrites(index: LineIndex, first: int, last: int) -> list[Rewrite]:
 
 
 def _jsonl(directory: Path, folder: str) -> list[str]:
+    """The ``.jsonl`` files in ``folder`` (none when there is no such folder). A folder this
+    user may not read is an error, not an empty one: its logs' references would go unjudged."""
     try:
-        names = sorted(p.name for p in (directory / folder).glob("*.jsonl") if p.is_file())
-    except OSError:
+        with os.scandir(directory / folder) as entries:
+            names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and e.is_file())
+    except (FileNotFoundError, NotADirectoryError):
         return []
+    except PermissionError:
+        raise LogUnreadable(
+            f"permission denied: this user may not read the folder {folder}/",
+            path=str(directory / folder),
+        ) from None
+    except OSError as error:
+        raise MasterLogError(
+            f"cannot read the folder {folder}/: {error.strerror or error}",
+            path=str(directory / folder),
+        ) from None
     return [f"{folder}/{name}" for name in names]
+
+
+def _is_file(path: Path) -> bool:
+    """Whether a regular file is at ``path``; a folder on the way this user may not search is an
+    error (``is_file`` raises it as a bare PermissionError), not a missing file."""
+    try:
+        return path.is_file()
+    except PermissionError:
+        raise LogUnreadable(
+            f"permission denied: a folder on the way to {path.name} may not be searched by"
+            " this user",
+            path=str(path),
+        ) from None
+
+
+def read_saved(path: Path) -> bytes:
+    """The bytes of a saved tool output; one this user may not read is an error that says so."""
+    try:
+        return path.read_bytes()
+    except PermissionError:
+        raise LogUnreadable(
+            f"permission denied: this user may not read the saved tool output {path.name}",
+            path=str(path),
+        ) from None
+    except OSError as error:
+        raise MasterLogError(
+            f"cannot read the saved tool output {path.name}: {error.strerror or error}",
+            path=str(path),
+        ) from None
 
 
 def _same(a: Path, b: Path) -> bool:

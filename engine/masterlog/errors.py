@@ -39,3 +39,13 @@ class ForeignCache(CacheError):
     """The cache file is an SQLite database of another application: it is left untouched."""
 
     code = "FOREIGN_DATABASE"
+
+
+class LogUnreadable(MasterLogError):
+    """A log, a saved tool output, or a folder of the conversation this user may not read."""
+
+    code = "PERMISSION_DENIED"
+
+
+class LogGone(MasterLogError):
+    """A log removed while it was being read."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import BadRange, CacheError, ForeignCache, MasterLogError
+from .errors import BadRange, CacheError, ForeignCache, LogGone, LogUnreadable, MasterLogError
 
 CHUNK = 65_536  # line ends per stored blob
 READ_SIZE = 1 << 20  # 1 MiB reads: fast through the find loop, small enough for the CPU cache
@@ -249,7 +249,11 @@ class LineIndex:
                 file.seek(start)
                 appended = _scan(file, start, self.ends)
         except FileNotFoundError:
-            raise MasterLogError(f"{self.name} is gone", path=str(self.path)) from None
+            raise LogGone(f"{self.name} is gone", path=str(self.path)) from None
+        except PermissionError:
+            raise LogUnreadable(
+                f"permission denied: this user may not read {self.name}", path=str(self.path)
+            ) from None
         except OSError as error:
             raise MasterLogError(f"cannot read {self.name}: {error}", path=str(self.path)) from None
         self.partial = size - self.size

@@ -27,7 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from .conversation import MASTER, Conversation, Found, Location
+from .conversation import MASTER, Conversation, Found, Location, read_saved
 from .errors import BadRange
 from .index import LineIndex, Refresh
 from .lines import PREVIEW_CHARS, LineProblem, Message, parse_line
@@ -239,7 +239,7 @@ def verify(conversation: Conversation, found: Found) -> Verdict:
         saved_path, saved_relative = saved
         if saved_relative:
             notes.append(f"the tool output was resolved relative to the directory: {saved_path}")
-        difference = _first_difference(saved_path.read_bytes(), message.content.encode())
+        difference = _first_difference(read_saved(saved_path), message.content.encode())
         if difference is not None:
             return verdict(
                 Status.TOOL_OUTPUT_DIFFERS,
@@ -289,7 +289,7 @@ def recover(conversation: Conversation, found: Found) -> Recovery:
         name, _, line = result.original.rpartition(":")
         if result.original.startswith("tool-outputs/"):
             saved = conversation.directory / result.original
-            text = saved.read_bytes().decode("utf-8", "replace")
+            text = read_saved(saved).decode("utf-8", "replace")
             return Recovery(
                 text,
                 None,
@@ -350,7 +350,7 @@ def find_original(conversation: Conversation, ref: Reference, index: LineIndex) 
     if ref.tool_output is not None:
         saved = conversation.resolve(ref.tool_output, "tool-outputs")
         if saved is not None:
-            text = saved[0].read_bytes().decode("utf-8", "replace")
+            text = read_saved(saved[0]).decode("utf-8", "replace")
             if matches(ref, Message("system", text, None)):
                 return str(saved[0].relative_to(conversation.directory))
     return None

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from engine.masterlog.lines import encode_message
+from tests.processes import run_as_ordinary_user
 
-from .conftest import REPO_ROOT, cli, failed, ok
+from .conftest import REPO_ROOT, Ran, cli, failed, ok
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "gptme"
 
@@ -197,3 +198,40 @@ def test_a_cache_that_is_another_application_s_database_is_refused_untouched(
     with closing(sqlite3.connect(cache)) as connection:
         connection.execute("PRAGMA application_id = 0")
     assert "4 references: 4 ok" in ok("log", "verify", basic, "--cache", cache).out
+
+
+def as_ordinary_user(*args: object) -> Ran:
+    done = run_as_ordinary_user([sys.executable, "-m", "pact_tui", *map(str, args)])
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize(
+    ("locked", "said"),
+    [
+        ("views/compacted-001.jsonl", "this user may not read views/compacted-001.jsonl"),
+        ("views", "this user may not read the folder views/"),
+        ("tool-outputs", "a folder on the way to 20261123_161658-"),
+        ("tool-outputs/autocompact/*", "this user may not read the saved tool output"),
+    ],
+)
+def test_an_unreadable_view_or_tool_output_is_permission_denied(
+    basic: Path, locked: str, said: str
+) -> None:
+    """Issue 23: an unreadable view was skipped, and `log verify` passed with 0 references; an
+    unreadable tool-outputs/ was INTERNAL (PermissionError). Permissions are real: the command
+    runs as a process for which they apply."""
+    paths = list(basic.glob(locked))
+    assert paths
+    for path in paths:
+        path.chmod(0o000)
+    try:
+        for command in (["verify"], ["index"]):
+            ran = as_ordinary_user("log", command[0], basic)
+            assert (ran.code, ran.out) == (1, ""), ran
+            [line] = ran.err.splitlines()
+            assert line.startswith("pact-tui: PERMISSION_DENIED: permission denied: "), line
+            assert said in line and str(basic) in line
+    finally:
+        for path in paths:
+            path.chmod(0o755)
+    assert "4 references: 4 ok" in ok("log", "verify", basic).out
