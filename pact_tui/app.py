@@ -266,11 +266,10 @@ class PactApp(App[int]):
             remember_theme(name)
         except ConfigFileError as error:
             self.notify(
-                visible(f"{error.path}: {error.problem}"),
+                f"{error.path}: {error.problem}",
                 title="The theme is not remembered",
                 severity="warning",
                 timeout=8,
-                markup=False,
             )
 
     def reload_theme_file(self, path: Path) -> None:
@@ -288,11 +287,10 @@ class PactApp(App[int]):
             else:
                 consequence = "Its theme is not available until it is fixed."
             self.notify(
-                visible(f"{error.problem}. {consequence}"),
-                title=visible(f"Theme file {path.name}"),
+                f"{error.problem}. {consequence}",
+                title=f"Theme file {path.name}",
                 severity="error",
                 timeout=8,
-                markup=False,
             )
             return
         theme = theme_file.theme
@@ -308,7 +306,7 @@ class PactApp(App[int]):
                 screen.refresh(layout=True)
                 for widget in screen.walk_children():
                     widget.refresh()
-        self.notify(visible(f"theme {theme.name!r} reloaded"), timeout=3, markup=False)
+        self.notify(f"theme {theme.name!r} reloaded", timeout=3)
 
     @work(exclusive=True, group="themes")
     async def watch_themes(self) -> None:
@@ -330,7 +328,7 @@ class PactApp(App[int]):
     # -- the workspace --------------------------------------------------------------------------
     async def on_mount(self) -> None:
         for problem in self._startup_problems:
-            self.notify(visible(problem), title="Theme", severity="error", timeout=8, markup=False)
+            self.notify(problem, title="Theme", severity="error", timeout=8)
         if self.path.is_dir():
             await self._open_conversation()
             return
@@ -362,7 +360,6 @@ class PactApp(App[int]):
                 title="Read-only",
                 severity="warning",
                 timeout=10,
-                markup=False,
             )
         if self.workspace.store.unchanging:
             self.notify(
@@ -377,14 +374,12 @@ class PactApp(App[int]):
             try:
                 await self.workspace.make_stepped(human=self.custodian)
             except (StoreError, ContextError) as error:
-                self.notify(visible(str(error)), title="Step", severity="error", markup=False)
+                self.notify(str(error), title="Step", severity="error")
         verified = await self.workspace.deep_verification()
         self.deep_verified = verified.time_ns if verified is not None else None
         not_used = self.workspace.checkpoint_problem  # a cache: the log was read instead
         if not_used is not None:
-            self.notify(
-                visible(not_used), title="Checkpoint", severity="warning", timeout=10, markup=False
-            )
+            self.notify(not_used, title="Checkpoint", severity="warning", timeout=10)
         await self.switch_mode("context")
         if self.live_updates:
             self.follow_workspace()
@@ -453,7 +448,7 @@ class PactApp(App[int]):
 
     def _feed_stopped(self, why: str) -> None:
         """What follows the workspace or the directory has stopped: say so, and why."""
-        self.notify(visible(why), severity="error", timeout=15, markup=False)
+        self.notify(why, severity="error", timeout=15)
 
     # -- screenshots (Ctrl+P → Screenshot) --------------------------------------------------------
     def deliver_screenshot(
@@ -483,10 +478,9 @@ class PactApp(App[int]):
 
     def _screenshot_failed(self, why: str) -> None:
         self.notify(
-            visible(f"Could not save the screenshot: {why}"),
+            f"Could not save the screenshot: {why}",
             title="Screenshot",
             severity="error",
-            markup=False,
         )
 
     # -- small things -----------------------------------------------------------------------------

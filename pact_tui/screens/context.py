@@ -379,9 +379,8 @@ class ContextScreen(Screen[None]):
         wanted = app.initial_context
         if wanted is not None and wanted not in names:
             self.notify(
-                visible(f"no context named {wanted!r}; showing the first"),
+                f"no context named {wanted!r}; showing the first",
                 severity="warning",
-                markup=False,
             )
         self.context_tree.focus()
         self.show_contexts = app.size.width >= WIDE
@@ -446,7 +445,7 @@ class ContextScreen(Screen[None]):
             self._shown(name, view, entry)
 
     def _failed(self, what: str, error: Exception) -> None:
-        self.notify(visible(str(error)), title=what, severity="error", markup=False)
+        self.notify(str(error), title=what, severity="error")
 
     def watch_shown(self, old: Shown | None, shown: Shown | None) -> None:
         self.set_class(shown is not None and not shown.live, "-past")
@@ -728,7 +727,7 @@ class ContextScreen(Screen[None]):
         try:
             result: dict[str, Any] = await self.workspace.run(name, command, actor="tui")
         except (ContextError, StoreError) as error:
-            self.notify(visible(str(error)), severity="error", title="Refused", markup=False)
+            self.notify(str(error), severity="error", title="Refused")
             return None
         finally:
             # The change feed says so too when it runs (watch=True); without it, this does.
@@ -899,7 +898,6 @@ class ContextScreen(Screen[None]):
         self.notify(
             f"diff base set to {visible(said)}: move with [ ] or let live change to compare",
             title="Diff",
-            markup=False,
         )
 
     # -- the selector bar -----------------------------------------------------------------------
@@ -1146,11 +1144,8 @@ class ContextScreen(Screen[None]):
         self.contexts = tuple(self.workspace.contexts())
         self.switch_context(new)
         self.notify(
-            visible(
-                f"{new}: a copy of {fork_point(origin)}. Commands here leave {name} as it was."
-            ),
+            f"{new}: a copy of {fork_point(origin)}. Commands here leave {name} as it was.",
             title="Forked",
-            markup=False,
             timeout=10,
         )
 
@@ -1223,7 +1218,7 @@ class ContextScreen(Screen[None]):
         else:
             text = said = self.selector_for(row)
         self.app.copy_to_clipboard(text)
-        self.notify(visible(f"Copied {said}"), title="Copied", markup=False)
+        self.notify(f"Copied {said}", title="Copied")
 
     def selector_for(self, row: Row) -> str:
         """A selector that matches exactly this item in the view shown: ``#key`` if that
@@ -1314,9 +1309,8 @@ class ContextScreen(Screen[None]):
             self._failed(f"Cannot export the {label}", error)  # a folder gone, no home…
             return
         self.notify(
-            visible(f"Wrote {written}"),
+            f"Wrote {written}",
             title=f"Exported the {label} ({FORM_NAMES[form]})",
-            markup=False,
             timeout=8,
         )
 
@@ -1484,7 +1478,7 @@ class ContextScreen(Screen[None]):
                 try:
                     self.go_to_place(find_place(current, text))
                 except JumpError as error:  # the view moved on since it was checked
-                    self.notify(str(error), title="Go to", severity="warning", markup=False)
+                    self.notify(str(error), title="Go to", severity="warning")
 
         prompt = PromptScreen("Go to", placeholder="d3, 1, 0   ·   d3   ·   #key", check=check)
         self.app.push_screen(prompt, go)
@@ -1495,7 +1489,7 @@ class ContextScreen(Screen[None]):
         pane = self.active_pane
         if self.filtering and not pane.shows_place(place.depth, place.position, place.offset):
             self.filtering = False
-            self.notify(f"Filter off: it hid {place.label}", title="Go to", markup=False)
+            self.notify(f"Filter off: it hid {place.label}", title="Go to")
         if not pane.go_to_place(place.depth, place.position, place.offset):
             self.notify(f"{place.label} is not in this pane", title="Go to", severity="warning")
 
@@ -1516,7 +1510,6 @@ class ContextScreen(Screen[None]):
             f"{name} at ({depth},{position},{offset}) {why}. The cursor is on the row nearest "
             "its place.",
             title="The selected item is gone",
-            markup=False,
         )
 
     _before_search: tuple[int | None, Bookmark] | None = None
@@ -1594,7 +1587,7 @@ class ContextScreen(Screen[None]):
             pane.jump_to(line)
             return
         where = "this snapshot" if self.position is not None else "the live context"
-        self.notify(visible(f"{item_id} is not in {where}"), severity="warning", markup=False)
+        self.notify(f"{item_id} is not in {where}", severity="warning")
 
     def _explain(self) -> None:
         """Have the changelogs of the steps between the diff's two sides say why its items

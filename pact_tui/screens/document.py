@@ -209,14 +209,13 @@ class DocumentScreen(Screen[None]):
         try:
             names = tuple(await self.workspace.document_names())
         except StoreError as error:
-            self.notify(visible(str(error)), severity="error", title="Documents", markup=False)
+            self.notify(str(error), severity="error", title="Documents")
             return
         self.documents = names
         if wanted is not None and wanted not in names:
             self.notify(
-                visible(f"no document named {wanted!r}; showing the first"),
+                f"no document named {wanted!r}; showing the first",
                 severity="warning",
-                markup=False,
             )
         if not names:
             self.query_one("#doc-status", Static).update(
@@ -234,7 +233,7 @@ class DocumentScreen(Screen[None]):
             self._cannot_show(name, error)
             return
         except (ProtocolError, StoreError) as error:
-            self.notify(visible(str(error)), severity="error", title="Document", markup=False)
+            self.notify(str(error), severity="error", title="Document")
             return
         self.unreadable = None
         self.document_name = name
@@ -253,7 +252,7 @@ class DocumentScreen(Screen[None]):
         if name is not None and error.details.get("stream") == DOC_PREFIX + name:
             self._cannot_show(name, error)
             return
-        self.notify(visible(str(error)), severity="error", title=title, markup=False)
+        self.notify(str(error), severity="error", title=title)
         if name is not None:
             await self._load(name)
 
@@ -391,7 +390,7 @@ class DocumentScreen(Screen[None]):
             await self._command_met(name, error, "Due work")
             return
         except (ProtocolError, StoreError) as error:
-            self.notify(visible(str(error)), severity="error", title="Due work", markup=False)
+            self.notify(str(error), severity="error", title="Due work")
             return
         self._applied(name, decision)
 
@@ -426,7 +425,7 @@ class DocumentScreen(Screen[None]):
             await self._command_met(name, error, "Refused")
             return None
         except (ProtocolError, StoreError) as error:
-            self.notify(visible(str(error)), severity="error", title="Refused", markup=False)
+            self.notify(str(error), severity="error", title="Refused")
             return None
         self._applied(name, decision)
         return decision.result
@@ -499,10 +498,9 @@ class DocumentScreen(Screen[None]):
             text = text.strip()
             if not text.isdigit() or not 1 <= int(text) <= live:
                 self.notify(
-                    visible(f"{text!r}: give an event number from 1 to {live}"),
+                    f"{text!r}: give an event number from 1 to {live}",
                     severity="error",
                     title="Go to",
-                    markup=False,
                 )
                 return
             self.position = int(text)
@@ -526,7 +524,7 @@ class DocumentScreen(Screen[None]):
         try:
             doc = await self.workspace.document_at(name, count)
         except (ProtocolError, StoreError, UnreplayableEvent, ValueError) as error:
-            self.notify(visible(str(error)), severity="error", title="The past", markup=False)
+            self.notify(str(error), severity="error", title="The past")
             return
         if into == "past" and (self.document_name, self.position) == (name, count):
             self.past = (name, count, doc)
@@ -582,7 +580,7 @@ class DocumentScreen(Screen[None]):
             try:
                 self.step_s = parse_step(text)
             except ValueError as error:
-                self.notify(visible(str(error)), severity="error", title="Step", markup=False)
+                self.notify(str(error), severity="error", title="Step")
                 return
             self.notify(f"'.' steps protocol time by {duration(self.step_s)}.", title="Step")
 
@@ -637,7 +635,7 @@ class DocumentScreen(Screen[None]):
             await self._command_met(name, error, "Step")
             return
         except (ProtocolError, StoreError) as error:
-            self.notify(visible(str(error)), severity="error", title="Step", markup=False)
+            self.notify(str(error), severity="error", title="Step")
             return
         finally:
             self._stepping -= 1
@@ -645,7 +643,7 @@ class DocumentScreen(Screen[None]):
         if name is not None and decision is not None:
             self._applied(name, decision)
         self.step_report = f"+{duration(seconds)}: {said}"
-        self.notify(visible(self.step_report), title="Step", markup=False)
+        self.notify(self.step_report, title="Step")
 
     # -- escalation inbox, agents, events, view as agent ----------------------------------------
     def _inbox_status(self, shown: DocShown) -> str:
@@ -792,7 +790,7 @@ class DocumentScreen(Screen[None]):
         try:
             check_choice(group, choice, content)  # a wrong choice asks no more
         except ValueError as error:
-            self.notify(visible(str(error)), severity="error", title="Choose", markup=False)
+            self.notify(str(error), severity="error", title="Choose")
             return
         why = await ask("Justification (kept with the decision)")
         if why is None:
@@ -887,7 +885,7 @@ class DocumentScreen(Screen[None]):
         try:
             new = await self.workspace.document_events(name, after)
         except StoreError as error:
-            self.notify(visible(str(error)), severity="error", title="Events", markup=False)
+            self.notify(str(error), severity="error", title="Events")
             return
         if name != self.document_name:
             return  # another document is shown now: its own read is on the way
@@ -913,7 +911,7 @@ class DocumentScreen(Screen[None]):
                 try:
                     parse(text)
                 except ValueError as error:
-                    self.notify(visible(str(error)), severity="error", title="Filter", markup=False)
+                    self.notify(str(error), severity="error", title="Filter")
                     return
             setattr(self, field, text)
 
@@ -945,7 +943,7 @@ class DocumentScreen(Screen[None]):
         if agent is None and self.shown is not None:
             agent = next((a for a in self.shown.doc.agents.values() if a.name == name), None)
         if agent is None:
-            self.notify(visible(f"no agent named {name!r}"), severity="error", markup=False)
+            self.notify(f"no agent named {name!r}", severity="error")
             return
         self.viewing_as = agent.id
 

@@ -176,7 +176,7 @@ class MasterLogScreen(Screen[None]):
             try:
                 recovery = session.recover(verdicts[choice])
             except (MasterLogError, OSError) as error:
-                self.notify(visible(str(error)), title="Recover", severity="error", markup=False)
+                self.notify(str(error), title="Recover", severity="error")
         try:
             message = session.message(self.log_name, line)
         except (MasterLogError, OSError):  # changed under us: the update is on its way
@@ -388,7 +388,7 @@ class MasterLogScreen(Screen[None]):
         try:
             await asyncio.to_thread(self.session.verify)
         except (MasterLogError, OSError) as error:
-            self.notify(visible(str(error)), title="Verify", severity="error", markup=False)
+            self.notify(str(error), title="Verify", severity="error")
             return
         self.revision += 1
         self.catalogue()
@@ -405,9 +405,7 @@ class MasterLogScreen(Screen[None]):
                     return
                 self.app.call_from_thread(setattr, self, "catalogued", session.catalogued())
         except (MasterLogError, OSError) as error:
-            self.app.call_from_thread(
-                self.notify, visible(str(error)), title="Search", severity="error", markup=False
-            )
+            self.app.call_from_thread(self.notify, str(error), title="Search", severity="error")
 
     def system_commands(self) -> list[Any]:
         from textual.app import SystemCommand
