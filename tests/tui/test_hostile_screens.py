@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -24,6 +25,7 @@ from pact_tui.screens.document import DocumentScreen
 from pact_tui.screens.masterlog import MasterLogScreen
 from pact_tui.screens.prompt import PromptScreen
 from pact_tui.screens.reader import ReaderScreen
+from pact_tui.widgets.context_tree import ContextTree
 from pact_tui.widgets.rows import RowList
 from tests.hostile import (
     HOSTILE,
@@ -233,6 +235,15 @@ async def test_the_context_screen_draws_hostile_data_as_text(
         drawn = await step(pilot, "home", where="the tree")
         for line in range(1, tree.layout_model.line_count):
             drawn += await step(pilot, "down", where=f"the tree, row {line}")
+        # Each row's tooltip (what its badges mean, with its key): Content, made visible.
+        tips = 0
+        for y in range(min(tree.layout_model.line_count, tree.scrollable_content_region.height)):
+            await pilot.hover(ContextTree, (20, y + 1))
+            tip = tree.tooltip
+            assert tip is None or isinstance(tip, Content), (y, tip)
+            assert not raw_controls(str(tip or "")), (y, tip)
+            tips += tip is not None and "x[/] [@click=" in str(tip)
+        assert tips  # an item's key, in its tooltip, as the text it is
         steps: list[tuple[str, ...]] = [
             ("o",),
             ("escape",),
