@@ -33,7 +33,7 @@ next save of a checkpoint replaces it. ``record_pass`` keeps when a verification
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -42,7 +42,7 @@ import orjson
 from engine.canonical import canonical_json
 from engine.context import ContextError
 from engine.documents import DOC_CHECKPOINT, DOC_PREFIX, DocumentProjection
-from engine.store import Checkpoint, EventStore, StoreError, VerifyResult
+from engine.store import Checkpoint, EventStore, StoredEvent, StoreError, VerifyResult
 from engine.workspace import (
     ARCHIVE_PREFIX,
     CACHE_ERRORS,
@@ -361,6 +361,18 @@ def _numbers_check(context: str, summary: list[int]) -> Check[ContextProjection]
     return check
 
 
+async def _stream(store: EventStore, stream: str) -> AsyncIterator[StoredEvent]:
+    """Every event of ``stream`` from its first, read ``READ_BATCH`` at a time."""
+    after = 0
+    while True:
+        events = await store.read_stream(stream, after, limit=READ_BATCH)
+        for event in events:
+            yield event
+        if len(events) < READ_BATCH:
+            return
+        after = events[-1].stream_seq
+
+
 async def _replay(store: EventStore, audit: _Audit, context: str) -> StreamReplay:
     """Rebuild ``context`` from the first event of its stream, judging each claim about it at
     its place."""
@@ -369,20 +381,14 @@ async def _replay(store: EventStore, audit: _Audit, context: str) -> StreamRepla
     projection: ContextProjection | None = None
     replayed, error = 0, None
     try:
-        after = 0
-        while True:
-            events = await store.read_stream(stream, after, limit=READ_BATCH)
-            for event in events:
-                if projection is None:
-                    check_stream_start(event)
-                    projection = ContextProjection.fresh(event.time_ns)
-                projection.replay(event)
-                replayed += 1
-                while claims and claims[0].stream_seq <= projection.stream_seq:
-                    _judge(audit, claims.pop(0), projection)
-            if len(events) < READ_BATCH:
-                break
-            after = events[-1].stream_seq
+        async for event in _stream(store, stream):
+            if projection is None:
+                check_stream_start(event)
+                projection = ContextProjection.fresh(event.time_ns)
+            projection.replay(event)
+            replayed += 1
+            while claims and claims[0].stream_seq <= projection.stream_seq:
+                _judge(audit, claims.pop(0), projection)
     except (ContextError, StoreError) as stopped:
         error = stopped
     _unreached(audit, claims, f"context {context!r}", replayed, error)
@@ -397,16 +403,10 @@ async def _replay_document(store: EventStore, audit: _Audit, document: str) -> S
     projection = DocumentProjection()
     error = None
     try:
-        after = 0
-        while True:
-            events = await store.read_stream(stream, after, limit=READ_BATCH)
-            for event in events:
-                replay_document_event(projection, event)
-                while claims and claims[0].stream_seq <= projection.stream_seq:
-                    _judge(audit, claims.pop(0), projection)
-            if len(events) < READ_BATCH:
-                break
-            after = events[-1].stream_seq
+        async for event in _stream(store, stream):
+            replay_document_event(projection, event)
+            while claims and claims[0].stream_seq <= projection.stream_seq:
+                _judge(audit, claims.pop(0), projection)
     except (ContextError, StoreError) as stopped:
         error = stopped
     _unreached(audit, claims, f"document {document!r}", projection.stream_seq, error)

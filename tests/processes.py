@@ -18,8 +18,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 def start_script(script: Path, *args: object) -> subprocess.Popen[str]:
     """``python script args…`` from the repository root, with pipes for all three streams."""
+    return _started([sys.executable, str(script), *map(str, args)])
+
+
+def _started(argv: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(script), *map(str, args)],
+        argv,
         cwd=REPO_ROOT,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         stdin=subprocess.PIPE,
@@ -104,12 +108,4 @@ def run_as_user(uid: int, argv: list[str], **options: object) -> subprocess.Comp
 def start_as_user(uid: int, script: Path, *args: object) -> subprocess.Popen[str]:
     """``python script args…`` as the user ``uid``, from the repository root, with pipes for
     all three streams."""
-    return subprocess.Popen(
-        as_user(uid, [sys.executable, str(script), *map(str, args)]),
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return _started(as_user(uid, [sys.executable, str(script), *map(str, args)]))
