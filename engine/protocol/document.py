@@ -40,7 +40,7 @@ from engine.protocol.model import (
     Trust,
     Vote,
 )
-from engine.protocol.sections import ROOT, heading_id
+from engine.protocol.sections import ROOT, sibling_ids
 
 Fold = Callable[["Document", dict[str, Any], dict[str, Any]], None]
 _FOLDS: dict[str, Fold] = {}
@@ -214,32 +214,45 @@ class Document:
         return self.positions[key]
 
     def _renumber(self) -> dict[str, str]:
-        """Give every section its id and parent from the heading path; returns old → new ids."""
-        renamed: dict[str, str] = {}
+        """Give every section its parent from the heading levels, and its id: a section keeps
+        the id it has while that id still fits its heading path, and new sections (and those
+        renamed or moved under a new parent) take the first free name among their siblings,
+        never an id that another section holds or had as an alias still valid
+        (``sections.sibling_ids``). Returns old → new ids of the sections whose id changed."""
         stack: list[Section] = []  # the open headings, by level
-        taken: dict[int | None, set[str]] = defaultdict(set)  # parent → its children's names
-        self.by_key = {}
-        self.by_id = {}
+        children: dict[int | None, list[Section]] = defaultdict(list)  # parent → its children
         self.positions = {}
         for position, section in enumerate(self.sections):
             self.positions[section.key] = position
             if section.level == 0:
-                new_id, parent = ROOT, None
-            else:
-                while stack and stack[-1].level >= section.level:
-                    stack.pop()
-                parent_section = stack[-1] if stack else None
-                parent = parent_section.key if parent_section else None
-                # As sections.parse_sections makes them: -2, -3, ... skipping a name a
-                # sibling already has (# A, # A, # A-2 are a, a-2, a-2-2), cut to fit.
-                parent_id = parent_section.id if parent_section else None
-                new_id = heading_id(parent_id, section.level, section.title, taken[parent])
-                stack.append(section)
-            if section.id and section.id != new_id:
-                renamed[section.id] = new_id
-            section.id, section.parent = new_id, parent
-            self.by_key[section.key] = section
-            self.by_id[new_id] = section
+                section.parent = None
+                continue
+            while stack and stack[-1].level >= section.level:
+                stack.pop()
+            section.parent = stack[-1].key if stack else None
+            children[section.parent].append(section)
+            stack.append(section)
+        renamed: dict[str, str] = {}
+        # An id that names another section, as its id or as an alias still valid, is not free.
+        reserved = {alias: key for alias, (key, _) in self.aliases.items()}
+        reserved.update((section.id, section.key) for section in self.sections if section.id)
+
+        def name(group: list[Section], parent_id: str | None) -> None:
+            rows = [(s.key, s.id, s.level, s.title) for s in group]
+            for section, new_id in zip(group, sibling_ids(parent_id, rows, reserved), strict=True):
+                if section.id and section.id != new_id:
+                    renamed[section.id] = new_id
+                section.id = new_id
+
+        # A parent comes before its children in document order: its id is settled first.
+        name(children.get(None, []), None)
+        for section in self.sections:
+            if section.level == 0:
+                section.id = ROOT
+            elif section.key in children:
+                name(children[section.key], section.id)
+        self.by_key = {section.key: section for section in self.sections}
+        self.by_id = {section.id: section for section in self.sections}
         return renamed
 
     def ancestors(self, section: Section) -> Iterator[Section]:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -165,20 +166,78 @@ def heading_id(parent_id: str | None, level: int, title: str, siblings: set[str]
     have, fits. A name that does not fit is cut (before its number, so siblings stay apart);
     ordinary headings are untouched. The cut depends only on the heading and the ids above it,
     so the parser and the document's fold agree, and a replay gives the same ids."""
-    prefix = f"{parent_id}/" if parent_id else "sec:"
-    room = MAX_ID - (_DEEPEST - level) * _ROOM_PER_LEVEL - len(prefix)
-    base = slug(title)
+    prefix, room, base = _place(parent_id, level, title)
     number = 1
     while True:
-        suffix = f"-{number}" if number > 1 else ""
-        if len(base) + len(suffix) <= room:
-            name = base + suffix
-        else:
-            name = base[: max(room - len(suffix), 1)].rstrip("-") + suffix
+        name = _name(base, room, number)
         if name not in siblings:
             siblings.add(name)
             return prefix + name
         number += 1
+
+
+def fits(section_id: str, parent_id: str | None, level: int, title: str) -> bool:
+    """Whether ``section_id`` is an id :func:`heading_id` can give this heading under
+    ``parent_id``: the parent's id, then the heading's slug, bare or numbered (cut alike)."""
+    prefix, room, base = _place(parent_id, level, title)
+    if not section_id.startswith(prefix):
+        return False
+    name = section_id[len(prefix) :]
+    if name == _name(base, room, 1):
+        return True
+    _, dash, number = name.rpartition("-")
+    if not dash or not (number.isascii() and number.isdigit()) or number.startswith("0"):
+        return False
+    return int(number) >= 2 and name == _name(base, room, int(number))
+
+
+def sibling_ids(
+    parent_id: str | None,
+    siblings: list[tuple[int, str, int, str]],
+    reserved: Mapping[str, int] | None = None,
+) -> list[str]:
+    """The ids of the sections directly under ``parent_id`` (None: at the top), each given as
+    (its key; its id so far, ``""`` for a new one; level; title), in document order.
+
+    An id is an identity: a section keeps the id it has while that id still :func:`fits` its
+    heading path (its parent's id and its own title's slug). The others, new sections and
+    sections whose title or parent's id changed, then take the first free name in document
+    order: the slug, else ``-2``, ``-3``, ... A name is free if no sibling has it and the id
+    is not in ``reserved`` (id → key) under another section's key. At a document's creation no
+    section has an id and nothing is reserved: siblings are numbered in document order, as
+    :func:`heading_id` numbers them for the parser."""
+    reserved = reserved or {}
+    kept = [bool(old) and fits(old, parent_id, level, title) for _, old, level, title in siblings]
+    start = len(parent_id) + 1 if parent_id else len("sec:")
+    taken = {row[1][start:] for row, keep in zip(siblings, kept, strict=True) if keep}
+    ids = []
+    for (key, old, level, title), keep in zip(siblings, kept, strict=True):
+        if keep:
+            ids.append(old)
+            continue
+        prefix, room, base = _place(parent_id, level, title)
+        number = 1
+        while (name := _name(base, room, number)) in taken or reserved.get(
+            prefix + name, key
+        ) != key:
+            number += 1
+        taken.add(name)
+        ids.append(prefix + name)
+    return ids
+
+
+def _place(parent_id: str | None, level: int, title: str) -> tuple[str, int, str]:
+    """A heading's id prefix, the room its name has, and its slug."""
+    prefix = f"{parent_id}/" if parent_id else "sec:"
+    return prefix, MAX_ID - (_DEEPEST - level) * _ROOM_PER_LEVEL - len(prefix), slug(title)
+
+
+def _name(base: str, room: int, number: int) -> str:
+    """The ``number``-th name of the slug ``base`` (1: the slug itself), cut to ``room``."""
+    suffix = f"-{number}" if number > 1 else ""
+    if len(base) + len(suffix) <= room:
+        return base + suffix
+    return base[: max(room - len(suffix), 1)].rstrip("-") + suffix
 
 
 def parse_sections(markdown: str) -> list[Section]:

@@ -79,11 +79,13 @@ def test_a_title_like_a_numbered_duplicate_gets_an_id_of_its_own() -> None:
         "sec:risk-2-2/risk-2",
     ]
     assert len(s.doc.by_id) == len(ids)
-    # A merge that renames keeps them apart too.
+    # A merge that renames keeps them apart too: the renamed one takes the first free name,
+    # the others keep theirs (ids are identities, see test_section_ids.py).
+    first = s.doc.by_id["sec:risk"].key
     s.ok({"op": "edit", "sectionId": "sec:risk", "content": "# Risk 2\n", "why": "x"}, HUMAN)
-    assert [section.id for section in s.doc.sections] == [
-        sec.id for sec in parse_sections(s.doc.markdown())
-    ]
+    assert [section.id for section in s.doc.sections] == [ids[0], "sec:risk-2-3", *ids[2:]]
+    assert s.doc.by_id["sec:risk-2-3"].key == first
+    assert s.doc.section("sec:risk").key == first  # type: ignore[union-attr]  # the alias
 
 
 def test_a_retried_leave_is_a_retry() -> None:
