@@ -97,9 +97,11 @@ from engine.protocol.model import (
 )
 
 # 2: idempotency records keep the first answer; 3: section ids cut to fit 256; 4: the names
-# humans acted under (``humans``), and the actor's kind on votes, locks, overrides, proposals.
-# A checkpoint of another format is refused, and its document replayed from its events.
-FORMAT = 4
+# humans acted under (``humans``), and the actor's kind on votes, locks, overrides, proposals;
+# 5: a section keeps its id across merges (an older one may hold ids the fold now gives
+# otherwise). A checkpoint of another format is refused, and its document replayed from its
+# events.
+FORMAT = 5
 
 
 class CheckpointError(ValueError):
