@@ -25,6 +25,9 @@ with nothing left (``# ???``, ``# Привет``, an empty ``#``) gets the slug 
 taken from the title as written, inline Markdown included (``## The `x` *y*`` is ``the-x-y``).
 Siblings (same parent) with the same slug get ``-2``, ``-3``, ... in document order; a suffix
 already taken by a sibling's own slug (``# A``, ``# A-2``, ``# A``) is skipped, so ids are unique.
+That numbering is a document's at its creation only: afterwards an id is an identity, and the
+document's fold keeps each section's id through merges (:func:`sibling_ids`, docs/protocol.md),
+so a document's ids may differ from what :func:`parse_sections` gives its Markdown.
 An id never exceeds the 256 characters v0.3 allows a ``sectionId``: a slug too long for its
 place is cut (:func:`heading_id`), so every section stays addressable.
 
@@ -165,7 +168,7 @@ def heading_id(parent_id: str | None, level: int, title: str, siblings: set[str]
     to 176 characters, a level-6 one up to 256), so every id, and every id its subsections will
     have, fits. A name that does not fit is cut (before its number, so siblings stay apart);
     ordinary headings are untouched. The cut depends only on the heading and the ids above it,
-    so the parser and the document's fold agree, and a replay gives the same ids."""
+    so the parser and the document's fold cut alike, and a replay gives the same ids."""
     prefix, room, base = _place(parent_id, level, title)
     number = 1
     while True:
