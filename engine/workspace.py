@@ -1767,6 +1767,34 @@ class Workspace:
         events = await self.store.read_stream(DOC_PREFIX + name, after, limit=limit)
         return [dict(event.payload) for event in events]
 
+    async def document_pages(
+        self, name: str, after: int = 0, size: int = READ_BATCH, until: int | None = None
+    ) -> AsyncIterator[list[Mapping[str, Any]]]:
+        """The v0.3 envelopes of a document with ``after <= sequenceNumber`` (``< until``, if
+        given), oldest first, ``size`` at a time: a log of any length read in pages of the
+        store's, the document itself not loaded (an audit of a document no process has open
+        replays nothing). Read them, never change them. ``DocumentNotFound`` if there is no
+        such document."""
+        from engine.protocol.errors import DocumentNotFound
+
+        stream = DOC_PREFIX + name
+        first = True
+        while until is None or after < until:
+            wanted = size if until is None else min(size, until - after)
+            events = await self.store.read_stream(stream, after, limit=wanted)
+            if first and not events and not await self.store.read_stream(stream, 0, limit=1):
+                known = ", ".join(await self.document_names()) or "none yet"
+                raise DocumentNotFound(
+                    f"no document named {name!r} in {self.path} (documents: {known})",
+                    document=name,
+                )
+            first = False
+            if events:
+                yield [event.payload for event in events]
+            if len(events) < wanted:
+                return
+            after = events[-1].stream_seq
+
     # -- the past ------------------------------------------------------------------------------
     def snapshots(self, name: str) -> list[SnapshotEntry]:
         """Every snapshot of a context, oldest first (including those before the checkpoint)."""

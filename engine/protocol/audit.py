@@ -1,0 +1,333 @@
+"""The audit trail of a document: who did what, when and why, each human override marked.
+
+One row per event (``AuditRow``), made from its v0.3 envelope alone (``AuditTrail.row``), so a
+trail of any length is read a page at a time and never held whole; the same rows feed the
+events view, ``pact-tui doc audit`` and the app's export, whatever they are written as. The
+trail is the custodian's: every event, unredacted (an envelope that ``views.redact`` withheld
+from a reader makes a row that says so, and says nothing of its payload).
+
+An event overrides the protocol when the document's fold records it in ``Document.overrides``
+(a human choosing past the agents or the policy: a policy changed, the document locked, an
+agent removed or its trust changed, a human's approval with a reason, a human's rejection or
+choice in a conflict, a force-merge, an edit, a force-unlock, a resolution that overrode);
+:func:`overrides` states the same rule over an envelope, and a test holds the two to it.
+
+What an event acted on (``subject``: a proposal, a conflict, a question, an agent …), what it
+said or set (``detail``) and why (``why``: a human's reason or justification, a rejection's or
+objection's reason, a proposal's reasoning) are read from fields of its payload named below;
+a proposal's new content is not repeated in the trail (the events view's detail pane shows the
+whole payload).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Set
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from engine.protocol.model import who
+
+# What an event acted on: the first of these its payload holds.
+SUBJECT_FIELDS = (
+    "proposalId",
+    "conflictId",
+    "queryId",
+    "intentId",
+    "constraintId",
+    "commentId",
+    "resolutionId",
+    "alias",
+    "framework",
+)
+# What it said or set, as "field: value" pairs, in this order.
+DETAIL_FIELDS = (
+    "summary",
+    "decision",
+    "status",
+    "goal",
+    "boundary",
+    "category",
+    "compatibility",
+    "text",
+    "question",
+    "response",
+    "level",
+    "trustLevel",
+    "role",
+    "policy",
+    "strategy",
+    "windowSeconds",
+    "score",
+    "how",
+    "winner",
+    "name",
+)
+# Why: the first of these its payload holds (a rejection records its reason twice).
+WHY_FIELDS = ("why", "justification", "reason", "reasoning")
+
+_SUBJECT, _DETAIL, _WHY = frozenset(SUBJECT_FIELDS), frozenset(DETAIL_FIELDS), frozenset(WHY_FIELDS)
+
+# Events every one of which is an override, and those that are when their payload says so.
+_ALWAYS = frozenset(
+    {
+        "pact.document.policy-changed",
+        "pact.document.locked",
+        "pact.agent.removed",
+        "pact.agent.trust-changed",
+    }
+)
+_BY_A_HUMAN = frozenset({"pact.proposal.rejected", "pact.proposal.conflict-resolved"})
+_WITH_A_REASON = frozenset(
+    {"pact.proposal.merged", "pact.proposal.auto-merged", "pact.section.unlocked"}
+)
+
+# The fields of a row as JSON and CSV write them, in this order (docs/audit.md says what each
+# holds).
+FIELDS = (
+    "sequence",
+    "time",
+    "epochMs",
+    "actor",
+    "actorName",
+    "actorKind",
+    "type",
+    "section",
+    "subject",
+    "detail",
+    "why",
+    "override",
+)
+
+
+def overrides(event_type: str, actor_kind: str, data: Mapping[str, Any]) -> bool:
+    """Whether an event of ``event_type`` by an actor of ``actor_kind`` with payload ``data``
+    is a human overriding the protocol: exactly the events the fold adds to
+    ``Document.overrides``."""
+    if event_type in _ALWAYS:
+        return True
+    if event_type in _BY_A_HUMAN:
+        return actor_kind == "Individual"
+    if event_type == "pact.proposal.approved":
+        return actor_kind == "Individual" and bool(data.get("why"))
+    if event_type in _WITH_A_REASON:
+        return bool(data.get("why"))
+    if event_type == "pact.section.edited":  # by hand, or merging a proposal past its policy
+        return data.get("proposalId") is None or bool(data.get("why"))
+    if event_type == "pact.human.resolved":
+        return bool(data.get("override"))
+    return False
+
+
+def iso_time(epoch_ms: int) -> str:
+    """``epoch_ms`` as ISO 8601 in UTC, to the millisecond: ``2026-03-01T09:30:00.250Z``
+    (a time no calendar holds is written as its number)."""
+    second = _second(epoch_ms // 1000)
+    return f"{second}.{epoch_ms % 1000:03d}Z" if second else str(epoch_ms)
+
+
+@functools.lru_cache(maxsize=1024)  # a trail's events come many to a second
+def _second(epoch_s: int) -> str:
+    try:
+        return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+def parse_time(text: str) -> int:
+    """An ISO 8601 date or date and time (UTC unless it says otherwise) as epoch
+    milliseconds; ``ValueError`` naming what is wrong."""
+    given = text.strip()
+    try:
+        moment = datetime.fromisoformat(given.removesuffix("Z").removesuffix("z"))
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is neither an event number nor an ISO 8601 date or time"
+            " (2026-03-01, 2026-03-01T09:30, 2026-03-01T09:30:00+02:00)"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    """One event of the trail."""
+
+    sequence: int  # its sequenceNumber: its place in the document's stream, from 0
+    at_ms: int  # its epochMs
+    type: str  # its eventType without "pact.": "proposal.approved"
+    actor: str  # its actorDisplay: a name
+    actor_kind: str  # its actorKind: "Individual", "AiAgent", "System" …
+    section: str | None  # its sectionId (None: on no section, or withheld from the reader)
+    subject: str  # what it acted on: a proposal's id, an agent's name … ("" if nothing)
+    detail: str  # what it said or set: "summary: …; status: Merged" ("" if nothing)
+    why: str  # the reason, justification or reasoning given ("" if none)
+    override: bool  # a human overriding the protocol (see ``overrides``)
+    withheld: bool = False  # its payload was withheld from the reader (view-as)
+
+    @property
+    def who(self) -> str:
+        """The actor as every log and view names it: ``agent legal``, ``human carol``."""
+        return who(self.actor, self.actor_kind)
+
+    @property
+    def time(self) -> str:
+        return iso_time(self.at_ms)
+
+    def record(self) -> dict[str, Any]:
+        """The row as JSON and CSV write it: ``FIELDS``, in order."""
+        return {
+            "sequence": self.sequence,
+            "time": self.time,
+            "epochMs": self.at_ms,
+            "actor": self.who,
+            "actorName": self.actor,
+            "actorKind": self.actor_kind,
+            "type": self.type,
+            "section": self.section,
+            "subject": self.subject,
+            "detail": self.detail,
+            "why": self.why,
+            "override": self.override,
+        }
+
+
+class AuditTrail:
+    """Makes the rows of one document's events, read oldest first: it learns the agents'
+    names from their joins, so an event that names an agent by id only (a trust change, a
+    removal) is shown by its name."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}  # agent id → name
+
+    def row(self, event: Mapping[str, Any]) -> AuditRow:
+        event_type: str = event["eventType"]
+        kind = event.get("actorKind") or ""
+        data = read_payload(event.get("payloadJson"))
+        withheld = len(data) == 1 and data.get("withheld") is True
+        if event_type == "pact.agent.joined" and isinstance(data.get("agentName"), str):
+            self.names[str(data.get("agentId"))] = data["agentName"]
+        keys = data.keys()
+        # Most events hold few of the fields named: the sets find them without a look-up each.
+        detailed, said = keys & _DETAIL, keys & _WHY
+        return AuditRow(
+            sequence=event["sequenceNumber"],
+            at_ms=event["epochMs"],
+            type=event_type.removeprefix("pact."),
+            actor=event.get("actorDisplay") or "",
+            actor_kind=kind,
+            section=event.get("sectionId"),
+            subject=self._subject(event_type, data, keys & _SUBJECT),
+            detail=_detail(data, detailed) if detailed else "",
+            why=next((_text(data[k]) for k in WHY_FIELDS if data.get(k)), "") if said else "",
+            override=not withheld and overrides(event_type, kind, data),
+            withheld=withheld,
+        )
+
+    def _subject(self, event_type: str, data: Mapping[str, Any], found: Set[str]) -> str:
+        for key in sorted(found, key=SUBJECT_FIELDS.index):
+            value = data[key]
+            if value is not None:
+                return _text(value)
+        if event_type.startswith("pact.agent."):
+            name = data.get("agentName")
+            if name is None and data.get("agentId") is not None:
+                name = self.names.get(str(data["agentId"]), data["agentId"])
+            return "" if name is None else _text(name)
+        return ""
+
+
+def read_payload(text: object) -> dict[str, Any]:
+    """An envelope's ``payloadJson`` as an object ({} if it is none). orjson reads it, as the
+    trail reads it a hundred thousand times: orjson reads an integer past 64 bits as a float,
+    and no field the trail shows is a number read from the payload."""
+    if not isinstance(text, str):
+        return {}
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            data = json.loads(text)  # what orjson refuses and json reads (a lone surrogate)
+        except (ValueError, RecursionError):
+            return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _detail(data: Mapping[str, Any], found: Set[str]) -> str:
+    parts = []
+    for key in sorted(found, key=DETAIL_FIELDS.index):
+        value = data[key]
+        if value is not None and value != "" and not isinstance(value, dict | list):
+            parts.append(f"{key}: {_text(value)}")
+    return "; ".join(parts)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    """Which events a view or an audit keeps. In words, as the events view's filter is typed:
+    ``type:proposal`` (the event type contains it), ``agent:legal`` (the actor's name is it),
+    ``section:risk`` (the section id contains it), and bare words (each in the type, the
+    actor's name or the section id); case is ignored. ``since_sequence`` and ``since_ms`` keep
+    the events from that number or that moment on (``doc audit --since``)."""
+
+    types: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    since_sequence: int = 0
+    since_ms: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> EventFilter:
+        parts: dict[str, list[str]] = {"type": [], "agent": [], "section": [], "": []}
+        for word in text.lower().split():
+            field, _, value = word.partition(":")
+            if value and field in parts:
+                parts[field].append(value)
+            else:
+                parts[""].append(word)
+        return cls(
+            tuple(parts["type"]), tuple(parts["agent"]), tuple(parts["section"]), tuple(parts[""])
+        )
+
+    @property
+    def everything(self) -> bool:
+        """Whether it keeps every event."""
+        return self == EventFilter()
+
+    def keeps_event(self, event: Mapping[str, Any]) -> bool:
+        """Whether it keeps the event ``event`` (a v0.3 envelope, as its reader sees it)."""
+        if event["sequenceNumber"] < self.since_sequence:
+            return False
+        if self.since_ms is not None and event["epochMs"] < self.since_ms:
+            return False
+        return self.keeps(
+            event["eventType"].removeprefix("pact."),
+            event.get("actorDisplay") or "",
+            event.get("sectionId") or "",
+        )
+
+    def keeps(self, event_type: str, actor: str, section: str) -> bool:
+        """Whether it keeps an event of ``event_type`` (without ``pact.``) by ``actor`` on
+        ``section`` ("" for none)."""
+        kind, actor, section = event_type.lower(), actor.lower(), section.lower()
+        if self.types and not any(t in kind for t in self.types):
+            return False
+        if self.agents and not any(a == actor for a in self.agents):
+            return False
+        if self.sections and not any(s in section for s in self.sections):
+            return False
+        return all(w in kind or w in actor or w in section for w in self.words)
