@@ -2,7 +2,8 @@
 
 ``doc`` is the custodian's view of a workspace's documents: ``create`` (from a Markdown file,
 making the workspace file if missing), ``list``, ``show`` (sections with their versions, locks,
-open proposals and marks), ``export`` (the Markdown, exactly) and ``log`` (the events).
+open proposals and marks), ``export`` (the Markdown, exactly), ``log`` (the events: when, who,
+what, why) and ``audit`` (the custodian's audit trail as Markdown, JSON or CSV: ``audit.py``).
 
 ``tap VERB WORKSPACE DOC …`` runs one protocol verb, as in the v0.3 ``tailor tap`` examples with
 the workspace inserted before the document: the acting agent is ``--agent NAME`` (or
@@ -38,6 +39,7 @@ from .cli import Handler, _emit, _int, _print
 from .files import ReadError, read_text_input
 
 if TYPE_CHECKING:
+    from engine.protocol.audit import AuditRow
     from engine.protocol.commands import Actor
     from engine.protocol.document import Document
     from engine.protocol.model import Agent
@@ -278,40 +280,125 @@ async def _doc_export(args: argparse.Namespace) -> None:
         sys.stdout.write(visible(markdown, multiline=True))
 
 
-def _event_row(event: dict[str, Any]) -> dict[str, Any]:
+def _event_row(event: dict[str, Any], row: AuditRow) -> dict[str, Any]:
     return {
         "sequence": event["sequenceNumber"],
+        "time": row.time,
         "type": event["eventType"],
         "actor": event["actorDisplay"],
         "actorKind": event["actorKind"],
         "actorId": event["actorId"],
         "section": event["sectionId"],
+        "why": row.why,
+        "override": row.override,
     }
 
 
-def _event_line(event: dict[str, Any]) -> str:
-    """One event: its number, type, actor (its kind from the event, then its name: ``agent
-    legal``, ``human alice``, ``system``) and section."""
-    from engine.protocol.model import who
+def _event_line(row: AuditRow) -> str:
+    """One event: its number, time (UTC), type, actor (its kind from the event, then its name:
+    ``agent legal``, ``human alice``, ``system``), section, and why (the reason given)."""
+    section = visible(row.section) if row.section else "-"
+    why = f"  why: {visible(row.why)}" if row.why else ""
+    mark = "  ⚑ override" if row.override else ""
+    return (
+        f"{row.sequence:>6}  {row.time}  {visible('pact.' + row.type):<36}"
+        f" {visible(row.who):<26} {section}{why}{mark}"
+    )
 
-    row = _event_row(event)
-    section = visible(row["section"]) if row["section"] else "-"
-    actor = visible(who(row["actor"], row["actorKind"]))
-    return f"{row['sequence']:>6}  {visible(row['type']):<36} {actor:<26} {section}"
+
+def _types(given: list[str] | None) -> tuple[str, ...]:
+    """The ``--type`` values, each a part of an event type (``proposal``, ``proposal.merged``,
+    ``pact.agent.joined``); one that no event type holds is refused."""
+    from engine.protocol.document import event_types
+
+    known = sorted(t.removeprefix("pact.") for t in event_types())
+    wanted = []
+    for text in given or ():
+        value = text.strip().lower().removeprefix("pact.")
+        if not value or not any(value in t for t in known):
+            families = ", ".join(sorted({t.split(".")[0] for t in known}))
+            raise _invalid(
+                f"--type {text!r}: no event type holds it (a family: {families};"
+                " or a whole type such as proposal.merged)",
+                type=text,
+            )
+        wanted.append(value)
+    return tuple(wanted)
+
+
+def _since(text: str | None) -> tuple[int, int | None]:
+    """``--since``: an event number, or an ISO 8601 date or time (UTC unless it says)."""
+    from engine.protocol.audit import parse_time
+
+    if text is None:
+        return 0, None
+    if text.strip().isdigit():
+        return int(text), None
+    try:
+        return 0, parse_time(text)
+    except ValueError as error:
+        raise _invalid(f"--since: {error}", since=text) from None
 
 
 async def _doc_log(args: argparse.Namespace) -> None:
+    from engine.protocol.audit import AuditTrail, EventFilter
+
     if args.since < 0:
         raise _invalid(f"--since {args.since}: a sequence number is 0 or more", since=args.since)
     if args.limit is not None and args.limit < 1:
         raise _invalid(f"--limit {args.limit}: at least 1 (or leave it out)", limit=args.limit)
+    wanted = EventFilter(types=_types(args.type), since_sequence=args.since)
+    data, lines = [], []
+    trail = AuditTrail()  # from the first event: the names of agents come from their joins
     async with await _open(args, read_only=True) as ws:
-        events = await ws.document_events(args.doc, args.since, args.limit)
-    _emit(
-        args,
-        [_event_row(e) for e in events],
-        "\n".join(_event_line(e) for e in events) if events else "no events",
+        await ws.load_document(args.doc)  # an event it cannot replay is refused, as ever
+        async for page in ws.document_pages(args.doc):
+            for event in page:
+                row = trail.row(event)
+                if wanted.keeps_event(event):
+                    data.append(_event_row(dict(event), row))
+                    lines.append(_event_line(row))
+                if args.limit is not None and len(data) >= args.limit:
+                    break
+            if args.limit is not None and len(data) >= args.limit:
+                break
+    _emit(args, data, "\n".join(lines) if lines else "no events")
+
+
+async def _doc_audit(args: argparse.Namespace) -> None:
+    """Who did what, when and why, as Markdown, JSON or CSV on stdout (see ``audit.py``);
+    every option is checked before a line is written."""
+    from engine.protocol.audit import EventFilter
+
+    from .audit import FORMS, audit_chunks
+
+    form = args.format or ("json" if args.json else "md")
+    if form not in FORMS:
+        raise _invalid(f"--format {form!r}: one of {', '.join(FORMS)}", format=form)
+    since, since_ms = _since(args.since)
+    types = _types(args.type)
+    agents = tuple(a.strip().lower() for a in args.agent or ())
+    described = " ".join(
+        [f"--since {args.since}"] * (args.since is not None)
+        + [f"--type {t}" for t in args.type or ()]
+        + [f"--agent {a}" for a in args.agent or ()]
     )
+    wanted = EventFilter(types=types, agents=agents, since_sequence=since, since_ms=since_ms)
+    async with await _open(args, read_only=True) as ws:
+        if agents:
+            doc = await _document(ws, args.doc)
+            known = {a.name.lower() for a in doc.agents.values()} | {h.lower() for h in doc.humans}
+            for given in args.agent:
+                if given.strip().lower() not in known:
+                    names = sorted(a.name for a in doc.agents.values()) + sorted(doc.humans)
+                    shown = ", ".join(names[:12]) + (", …" if len(names) > 12 else "")
+                    raise _invalid(
+                        f"--agent {given!r}: no agent or human of document {args.doc!r}"
+                        f" is named so (known: {shown or 'none'})",
+                        agent=given,
+                    )
+        async for chunk in audit_chunks(ws, args.doc, wanted, form, described=described):
+            sys.stdout.write(chunk)
 
 
 # -- tap: writes ------------------------------------------------------------------------------
@@ -652,9 +739,19 @@ def _register_doc(
     add("list", _doc_list, "list the workspace's documents", named=False)
     add("show", _doc_show, "the sections: versions, locks, pending proposals, marks")
     add("export", _doc_export, "the document's Markdown, exactly")
-    log = add("log", _doc_log, "the document's events")
+    log = add("log", _doc_log, "the document's events: when, who, what, on what, why")
     log.add_argument("--since", type=_int, default=0, help="from sequence number N")
     log.add_argument("--limit", type=_int)
+    log.add_argument(
+        "--type", action="append", help="only events whose type holds this (repeatable)"
+    )
+    audit = add("audit", _doc_audit, "the audit trail: who did what, when and why")
+    audit.add_argument("--since", help="from event number N, or an ISO 8601 date or time (UTC)")
+    audit.add_argument(
+        "--type", action="append", help="only events whose type holds this (repeatable)"
+    )
+    audit.add_argument("--agent", action="append", help="only this actor's events (repeatable)")
+    audit.add_argument("--format", help="md (the default), json or csv")
 
 
 def _register_tap(
