@@ -612,11 +612,10 @@ def _cursor(text: str | None) -> int:
 
 
 def _shown_line(event: dict[str, Any]) -> str:
-    line = _event_line(event)
-    data = json.loads(event["payloadJson"])
-    if data.get("withheld"):
-        return line + "  (withheld)"
-    return line
+    from engine.protocol.audit import AuditTrail
+
+    row = AuditTrail().row(event)  # as the reader sees it: a withheld payload gives no reason
+    return _event_line(row) + ("  (withheld)" if row.withheld else "")
 
 
 async def _poll(args: argparse.Namespace) -> None:
