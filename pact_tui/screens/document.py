@@ -10,6 +10,7 @@ only the screen talks to the workspace, and every action goes through
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Group, RenderableType
@@ -30,7 +31,7 @@ from engine.workspace import Change, UnreplayableEvent, Workspace
 from ..text import plain
 from ..types import DocShown
 from ..widgets.agents import AgentRoster
-from ..widgets.events import EventList
+from ..widgets.events import PAGE, EventList, EventSearch, event_detail
 from ..widgets.footer import FittedFooter
 from ..widgets.heatmap import HeatFilter, SalienceHeatmap, next_sort, standing
 from ..widgets.inbox import EscalationInbox, InboxRow, briefing_text, open_items
@@ -66,7 +67,7 @@ VIEWS = (
     "agents",
     "events",
 )  # the views, in the order of their keys
-EVENTS_KEPT = 5_000  # the events view holds the newest this many events of the document
+SEARCH_PAGE = 10_000  # events read at a time by the events view's search
 
 
 class DocumentScreen(Screen[None]):
@@ -154,8 +155,10 @@ class DocumentScreen(Screen[None]):
     shown: var[DocShown | None] = var(None, init=False)
     """What every view draws: (document_name, revision, now_ms), through the custodian's eyes
     or, viewing as an agent, through that agent's barriers."""
-    doc_events: var[tuple[dict[str, Any], ...]] = var((), init=False)
-    """The newest ``EVENTS_KEPT`` events of the document, as read from the workspace."""
+    event_search: var[EventSearch | None] = var(None, init=False)
+    """What the search of every event of the document for ``event_filter`` found so far."""
+    event_sequence: var[int | None] = var(None, init=False)
+    """The event under the events view's cursor: its detail is shown beside it."""
 
     def compose(self) -> Any:
         yield Static(id="doc-status", markup=False)
@@ -172,8 +175,8 @@ class DocumentScreen(Screen[None]):
                 yield AgentRoster(id="agents").data_bind(shown=DocumentScreen.shown)
                 yield EventList(id="events").data_bind(
                     shown=DocumentScreen.shown,
-                    events=DocumentScreen.doc_events,
                     event_filter=DocumentScreen.event_filter,
+                    event_search=DocumentScreen.event_search,
                 )
             with Vertical(id="doc-detail"):
                 yield Static(id="doc-diff", markup=False)
@@ -181,6 +184,8 @@ class DocumentScreen(Screen[None]):
                 yield Static(id="heat-detail", markup=False)
                 with VerticalScroll(id="proposal-pane"):
                     yield Static(id="proposal-detail", markup=False)
+                with VerticalScroll(id="event-pane"):
+                    yield Static(id="event-detail", markup=False)
                 yield SectionMarkdown(id="section-markdown")
         yield FittedFooter(compact=True)
 
@@ -310,6 +315,7 @@ class DocumentScreen(Screen[None]):
             )
         )
         self._follow_events(shown)
+        self._show_event()
         self._show_briefing()
         self._show_proposal()
         self._show_cell()
@@ -445,9 +451,12 @@ class DocumentScreen(Screen[None]):
         self.query_one("#inbox-briefing").display = view == "inbox"
         self.query_one("#proposal-pane").display = view == "queue"
         self.query_one("#heat-detail").display = view == "heatmap"
-        # the section's Markdown, where the briefing, the proposal or the cell is not shown
-        self.query_one("#section-markdown").display = view not in ("inbox", "queue", "heatmap")
+        self.query_one("#event-pane").display = view == "events"
+        # the section's Markdown, where the briefing, the proposal, the cell, the event is not
+        detailed = ("inbox", "queue", "heatmap", "events")
+        self.query_one("#section-markdown").display = view not in detailed
         self._show_proposal()  # drawn only while the queue is in front: now, for this reader
+        self._show_event()
         self.query_one(f"#{view}").focus()
 
     def action_next_document(self) -> None:
@@ -864,37 +873,195 @@ class DocumentScreen(Screen[None]):
                 self.run_document({"op": "remove", "agent": agent, "why": why})
 
     def _follow_events(self, shown: DocShown) -> None:
-        """Read the events the document gained (or all of a document shown now)."""
-        have = self.doc_events
+        """With a filter, search the events the search has not seen yet (all of them, for a
+        new filter, document or reader); the list reads the pages it shows by itself."""
+        if not self.event_filter.strip():
+            if self.event_search is not None:
+                self.event_search = None
+            return
+        reader = shown.reader.id if shown.reader is not None else None
+        search = self.event_search
         if (
-            self._events_of == shown.name
-            and have
-            and have[-1]["sequenceNumber"] + 1 >= shown.revision
+            search is not None
+            and (search.name, search.wanted, search.reader)
+            == (shown.name, self.event_filter, reader)
+            and search.searched == shown.revision
         ):
             return  # nothing new
-        self.read_events(shown.name, shown.revision)
+        self.search_events(shown, self.event_filter)
 
-    _events_of: str | None = None  # the document whose events ``doc_events`` holds
+    def watch_event_filter(self) -> None:
+        if self.shown is not None:
+            self._follow_events(self.shown)
 
-    @work(exclusive=True, group="events")
-    async def read_events(self, name: str, revision: int) -> None:
-        """Read the events of ``name`` the screen does not hold yet (the newest
-        ``EVENTS_KEPT`` of a document opened now), and append them."""
-        have = self.doc_events if self._events_of == name else ()
-        after = have[-1]["sequenceNumber"] + 1 if have else max(0, revision - EVENTS_KEPT)
+    @work(exclusive=True, group="event-search")
+    async def search_events(self, shown: DocShown, wanted: str) -> None:
+        """Search every event of the document up to ``shown.revision`` for the filter
+        ``wanted`` (as ``shown.reader`` sees them), a page of the store's at a time, saying
+        after each page how many it searched; a search of the same filter goes on from where
+        the last one stopped."""
+        from engine.protocol.audit import EventFilter
+        from engine.protocol.errors import ProtocolError
+        from engine.protocol.views import redact
+
+        name, reader = shown.name, shown.reader
+        reader_id = reader.id if reader is not None else None
+        keep = EventFilter.parse(wanted)
+        before = self.event_search
+        if (
+            before is not None
+            and (before.name, before.wanted, before.reader) == (name, wanted, reader_id)
+            and before.searched <= shown.revision
+        ):
+            found, searched = list(before.found), before.searched
+        else:
+            found, searched = [], 0
+            self.event_search = EventSearch(name, wanted, reader_id, (), 0, False)
         try:
-            new = await self.workspace.document_events(name, after)
-        except StoreError as error:
+            async for page in self.workspace.document_pages(
+                name, searched, SEARCH_PAGE, shown.revision
+            ):
+                for event in page:
+                    seen = event if reader is None else redact(shown.doc, reader, event)
+                    if keep.keeps_event(seen):
+                        found.append(event["sequenceNumber"])
+                searched = page[-1]["sequenceNumber"] + 1
+                done = searched >= shown.revision
+                self.event_search = EventSearch(
+                    name, wanted, reader_id, tuple(found), searched, done
+                )
+        except (ProtocolError, StoreError) as error:
             self.notify(str(error), severity="error", title="Events")
             return
-        if name != self.document_name:
-            return  # another document is shown now: its own read is on the way
-        self._events_of = name
-        self.doc_events = (*have, *new)[-EVENTS_KEPT:]
+        if searched >= shown.revision:
+            self.event_search = EventSearch(name, wanted, reader_id, tuple(found), searched, True)
+
+    @on(EventList.PagesWanted)
+    def _event_pages_wanted(self, event: EventList.PagesWanted) -> None:
+        self.read_event_pages(event.name, event.pages)
+
+    @work(group="event-pages")
+    async def read_event_pages(self, name: str, pages: tuple[int, ...]) -> None:
+        """Read the events of ``pages`` (``PAGE`` sequence numbers each) for the events view."""
+        from engine.protocol.errors import ProtocolError
+
+        events = self.query_one(EventList)
+        try:
+            for page in pages:
+                start = page * PAGE
+                async for read in self.workspace.document_pages(name, start, PAGE, start + PAGE):
+                    events.add_events(name, read)
+        except (ProtocolError, StoreError) as error:
+            self.notify(str(error), severity="error", title="Events")
+
+    @on(RowList.Highlighted, "#events")
+    def _event_highlighted(self, event: RowList.Highlighted) -> None:
+        row = event.row
+        self.event_sequence = row.sequence if row is not None and not row.loading else None
+
+    def watch_event_sequence(self) -> None:
+        self._show_event()
+        self.query_one("#event-pane", VerticalScroll).scroll_home(animate=False)
+
+    def _show_event(self) -> None:
+        shown = self.shown
+        if shown is None or self.view != "events":
+            return
+        sequence = self.event_sequence
+        event = self.query_one(EventList).event(sequence) if sequence is not None else None
+        self.query_one("#event-detail", Static).update(event_detail(shown, event))
+
+    @on(RowList.Selected, "#events")
+    def _read_event(self, event: RowList.Selected) -> None:
+        """The event under the cursor, its payload whole, however long."""
+        from .reader import ReaderScreen
+
+        shown, row = self.shown, event.row
+        found = self.query_one(EventList).event(row.sequence) if not row.loading else None
+        if shown is not None and found is not None:
+            text = event_detail(shown, found, whole=True).plain
+            self.app.push_screen(ReaderScreen(f"event #{row.sequence}", text))
 
     @on(EventList.FilterAsked)
     def _ask_event_filter(self) -> None:
         self.ask_filter("Filter events: type:…, agent:…, section:…, or words", "event_filter")
+
+    @on(EventList.ExportAsked)
+    def _ask_export(self) -> None:
+        self.export_audit()
+
+    @work(group="audit-export")
+    async def export_audit(self) -> None:
+        """Ask for a file, then write the audit trail there (as its suffix says: .md, .json or
+        .csv) with the events view's filter: the same text as ``pact-tui doc audit``. A file
+        that exists, a folder that does not or an unknown suffix: said, nothing written."""
+        from engine.protocol.audit import EventFilter
+        from engine.protocol.errors import ProtocolError
+
+        from ..audit import SUFFIXES, Tally, audit_chunks, form_of
+        from .prompt import PromptScreen
+
+        name, shown = self.document_name, self.shown
+        if name is None or shown is None:
+            return
+        wanted = self.event_filter.strip()
+        said = f" (filter: {wanted})" if wanted else ""
+        answer = await self.app.push_screen_wait(
+            PromptScreen(
+                f"Write the audit trail of {name}{said} to which file? (.md, .json or .csv)",
+                value=f"{name}-audit.md",
+            )
+        )
+        if answer is None or not answer.strip():
+            return
+        path = Path(answer.strip()).expanduser().absolute()
+        if path.suffix.lower() not in (*SUFFIXES.values(), ".markdown"):
+            self.notify(
+                f"{path.name}: the file's name must end in .md, .json or .csv; nothing written",
+                severity="error",
+                title="Export",
+            )
+            return
+        form = form_of(path.suffix, "md")
+        until = shown.revision if self.position is not None else None
+        tally = Tally()
+
+        def counted(now: Tally) -> None:
+            nonlocal tally
+            tally = now
+
+        try:
+            with path.open("x", encoding="utf-8", newline="") as out:
+                try:
+                    async for chunk in audit_chunks(
+                        self.workspace,
+                        name,
+                        EventFilter.parse(wanted),
+                        form,
+                        described=wanted,
+                        until=until,
+                        progress=counted,
+                    ):
+                        out.write(chunk)
+                except BaseException:
+                    out.close()
+                    path.unlink(missing_ok=True)  # half a trail is no trail
+                    raise
+        except FileExistsError:
+            self.notify(
+                f"{path} exists: choose another name; nothing written",
+                severity="error",
+                title="Export",
+            )
+            return
+        except (OSError, StoreError, ProtocolError) as error:
+            self.notify(f"{path}: {error}; nothing written", severity="error", title="Export")
+            return
+        self.notify(
+            f"Audit of {name}: {tally.kept:,} of {tally.searched:,} events"
+            f" ({tally.overrides:,} overrides) written to {path}",
+            title="Export",
+        )
 
     def ask_filter(
         self, question: str, field: str, parse: Callable[[str], object] | None = None

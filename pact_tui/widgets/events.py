@@ -1,31 +1,44 @@
-"""The document's v0.3 event stream, newest last, as the reader sees it (the custodian: all of
-it; an agent: through ``engine.protocol.views.redact``), filtered by type, agent and section.
+"""The document's v0.3 event stream, oldest first, as the reader sees it (the custodian: all
+of it; an agent: through ``engine.protocol.views.redact``), with when, who, what and why, read
+lazily: however long the log, only the pages of events in sight are held.
 
-The screen reads the events from the workspace and binds them (``events``); this list only
-filters and draws them. A filter is words: ``type:proposal`` (the event type contains it),
-``agent:legal`` (the actor), ``section:risk`` (the section id); a bare word matches any of
-those."""
+The screen talks to the workspace; this list says which events it lacks (``PagesWanted``: pages
+of ``PAGE`` events by sequence number) and draws those it was given (``add_events``). Unfiltered,
+its rows are the document's events ``0 … revision-1``; filtered, the screen searches every event
+of the log (``EventSearch``, a page of the store's at a time) and the rows are those it kept,
+the title saying how many it searched. A filter is words (``engine.protocol.audit.EventFilter``):
+``type:proposal`` (the event type contains it), ``agent:legal`` (the actor), ``section:risk``
+(the section id); a bare word matches any of those."""
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
+from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import var
 
+from engine.protocol.audit import AuditTrail, EventFilter, iso_time
 from engine.visible import visible
 
 from ..text import plain
 from ..types import DocShown
-from .rows import RowList
+from .rows import LazyRows, RowList
+
+__all__ = ["PAGE", "EventFilter", "EventList", "EventRow", "EventSearch", "event_detail"]
 
 Event = Mapping[str, Any]
+PAGE = 200  # events asked for at a time: a page of sequence numbers
+HELD = 50_000  # events held at most: past it, those held are let go and read again when seen
+DETAIL_CHARS = 20_000  # of a payload shown beside the list (Enter shows it whole)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,58 +51,23 @@ class EventRow:
     who: str  # its kind, from the event's actorKind, then its name: "agent legal", "system"
     section_id: str | None
     payload: str  # the payload as the reader may see it, one line
+    why: str = ""  # the reason, justification or reasoning given
+    override: bool = False  # a human overriding the protocol
+    loading: bool = False  # not read yet: a placeholder until its page comes
 
 
 @dataclass(frozen=True, slots=True)
-class EventFilter:
-    types: tuple[str, ...] = ()
-    agents: tuple[str, ...] = ()
-    sections: tuple[str, ...] = ()
-    words: tuple[str, ...] = ()
+class EventSearch:
+    """What the screen's search of the whole log found: the events of document ``name`` that
+    filter ``wanted`` keeps as ``reader`` (an agent's id; None: the custodian) sees them, of
+    the first ``searched``; ``done`` once it searched up to the revision it was asked for."""
 
-    @classmethod
-    def parse(cls, text: str) -> EventFilter:
-        parts: dict[str, list[str]] = {"type": [], "agent": [], "section": [], "": []}
-        for word in text.lower().split():
-            field, _, value = word.partition(":")
-            if value and field in parts:
-                parts[field].append(value)
-            else:
-                parts[""].append(word)
-        return cls(
-            tuple(parts["type"]), tuple(parts["agent"]), tuple(parts["section"]), tuple(parts[""])
-        )
-
-    def keeps(self, row: EventRow) -> bool:
-        kind, actor, section = row.type.lower(), row.actor.lower(), (row.section_id or "").lower()
-        if self.types and not any(t in kind for t in self.types):
-            return False
-        if self.agents and not any(a == actor for a in self.agents):
-            return False
-        if self.sections and not any(s in section for s in self.sections):
-            return False
-        return all(w in kind or w in actor or w in section for w in self.words)
-
-
-def event_rows(
-    shown: DocShown,
-    events: Sequence[Event],
-    wanted: str,
-    made: dict[int, EventRow] | None = None,
-) -> list[EventRow]:
-    """The events as rows, filtered. ``made``: the custodian's rows made before, by sequence
-    number (an event never changes, and the custodian sees it whole), filled as it goes."""
-    keep = EventFilter.parse(wanted)
-    rows = []
-    for event in events:
-        row = made.get(event["sequenceNumber"]) if made is not None else None
-        if row is None:
-            row = event_row(shown, event)
-            if made is not None:
-                made[row.sequence] = row
-        if keep.keeps(row):
-            rows.append(row)
-    return rows
+    name: str
+    wanted: str
+    reader: str | None
+    found: tuple[int, ...]  # their sequence numbers, oldest first
+    searched: int
+    done: bool
 
 
 def event_row(shown: DocShown, event: Event) -> EventRow:
@@ -98,6 +76,7 @@ def event_row(shown: DocShown, event: Event) -> EventRow:
     from engine.protocol.views import redact
 
     seen = redact(shown.doc, shown.reader, event)
+    audit = AuditTrail().row(seen)
     try:
         payload = json.loads(seen["payloadJson"])
     except (TypeError, ValueError):
@@ -113,12 +92,83 @@ def event_row(shown: DocShown, event: Event) -> EventRow:
         who=who(seen.get("actorDisplay") or "", seen.get("actorKind") or ""),
         section_id=seen.get("sectionId"),
         payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
+        why=audit.why,
+        override=audit.override,
     )
 
 
+def _waiting(sequence: int) -> EventRow:
+    return EventRow(str(sequence), sequence, 0, "", "", "", None, "", loading=True)
+
+
+def event_detail(shown: DocShown, event: Event | None, *, whole: bool = False) -> Text:
+    """One event, as the reader sees it: when (UTC), who, what, on which section and what, why,
+    whether it overrode the protocol, then its whole payload (beside the list: its first
+    ``DETAIL_CHARS`` characters unless ``whole``)."""
+    from engine.protocol.views import redact
+
+    if event is None:
+        return Text("No event under the cursor (or it is being read).", style="dim")
+    seen = redact(shown.doc, shown.reader, event)
+    row = AuditTrail().row(seen)
+    data = _payload(seen.get("payloadJson"))
+    subject = row.subject
+    agent = shown.doc.agents.get(str(data.get("agentId"))) if "agentId" in data else None
+    if agent is not None and row.type.startswith("agent."):
+        subject = agent.name  # the trail names an agent by its join: the document knows it
+    text = Text()
+    text.append(f"event #{row.sequence} · {visible(row.type)}\n", "bold")
+    if row.override:
+        text.append("⚑ override: a human overriding the protocol or its policy\n", "bold")
+    fields = [
+        ("when", f"{iso_time(row.at_ms)} (UTC)"),
+        ("who", f"{row.who} ({row.actor_kind or 'unknown kind'})"),
+        ("actor id", str(seen.get("actorId") or "")),
+        ("section", row.section or ""),
+        ("on", subject),
+        ("why", row.why),
+        ("detail", "(withheld from this reader)" if row.withheld else row.detail),
+        ("event id", str(seen.get("id") or "")),
+    ]
+    for label, value in fields:
+        if value:
+            text.append(f"{label}: ", "bold")
+            text.append(visible(value) + "\n")
+    body = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+    more = len(body) - DETAIL_CHARS
+    if not whole and more > 0:
+        body = body[:DETAIL_CHARS]
+    text.append("\npayload:\n", "bold")
+    text.append(visible(body, multiline=True))
+    if not whole and more > 0:
+        text.append(f"\n… {more:,} more characters (Enter: the whole payload)", "dim")
+    return text
+
+
+def _payload(text: object) -> dict[str, Any]:
+    from engine.protocol.audit import read_payload
+
+    return read_payload(text)
+
+
+class _Rows(LazyRows[EventRow]):
+    """The rows of the events ``sequences``, made from those the list holds."""
+
+    def __init__(self, events: EventList, sequences: Sequence[int]) -> None:
+        self.events = events
+        self.sequences = sequences
+
+    def __len__(self) -> int:
+        return len(self.sequences)
+
+    def make(self, index: int) -> EventRow:
+        return self.events.row_of(self.sequences[index])
+
+
 class EventList(RowList[DocShown, EventRow]):
-    """One line per event: its number, type, actor (its kind, from the event, then its name:
-    ``agent legal``, ``human carol``, ``system``), section, then its payload."""
+    """One line per event: its number, time (UTC), type, actor (its kind, from the event, then
+    its name: ``agent legal``, ``human carol``, ``system``), section, ⚑ if it overrode the
+    protocol, then why (or its payload)."""
 
     DEFAULT_CSS = """
     EventList { border: round $panel; border-title-color: $text-muted; }
@@ -133,20 +183,37 @@ class EventList(RowList[DocShown, EventRow]):
     BORDER_TITLE: ClassVar[str] = "events"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f", "ask_filter", "Filter", tooltip="filter by type:, agent:, section:"),
+        Binding("x", "export", "Export", tooltip="write the audit trail to a file"),
     ]
 
-    events: var[tuple[Event, ...]] = var(())
-    """The events the screen read, oldest first (bound to the screen's)."""
     event_filter: var[str] = var("")
     """What the rows are filtered by (bound to the screen's)."""
+    event_search: var[EventSearch | None] = var(None)
+    """What the screen's search for the filter found so far (bound to the screen's)."""
 
     class FilterAsked(Message):
         """The user wants to change the filter."""
 
+    class ExportAsked(Message):
+        """The user wants the audit trail written to a file."""
+
+    class PagesWanted(Message):
+        """The list lacks the events of these pages (``PAGE`` sequence numbers each, the
+        first at ``page * PAGE``) of document ``name``: the screen reads them
+        (``add_events``)."""
+
+        def __init__(self, name: str, pages: tuple[int, ...]) -> None:
+            super().__init__()
+            self.name = name
+            self.pages = pages
+
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(name=name, id=id)
-        self._made: dict[int, EventRow] = {}  # the custodian's rows, by sequence number
-        self._made_of: str | None = None  # the document they are of
+        self._held: dict[int, Event] = {}  # the events read, by sequence number
+        self._made: dict[int, EventRow] = {}  # the custodian's rows made, by sequence number
+        self._held_of: str | None = None  # the document they are of
+        self._asked: dict[int, int] = {}  # page → the revision it was asked for at
+        self._wanted: set[int] = set()  # pages to ask for once this frame is drawn
         self._drawn: tuple[Any, ...] | None = None  # what the rows were made from
 
     def watch_shown(self) -> None:
@@ -156,40 +223,136 @@ class EventList(RowList[DocShown, EventRow]):
         if drawn != self._drawn:
             self.refill()
 
-    def watch_events(self) -> None:
-        self.refill()
-
     def watch_event_filter(self) -> None:
         self.refill()
 
+    def watch_event_search(self) -> None:
+        self.refill()
+
+    # -- the events held --------------------------------------------------------------------
+    def _hold_for(self, name: str) -> None:
+        if self._held_of != name:
+            self._held, self._made, self._asked, self._held_of = {}, {}, {}, name
+
+    def add_events(self, name: str, events: Sequence[Event]) -> None:
+        """Events of document ``name`` the screen read: drawn where their rows are."""
+        self._hold_for(name)
+        if len(self._held) + len(events) > HELD:
+            self._held, self._made, self._asked = {}, {}, {}
+        for event in events:
+            self._held[event["sequenceNumber"]] = event
+        self.refresh()
+        self.announce()  # the row under the cursor may be the one that came
+
+    def event(self, sequence: int) -> Event | None:
+        """The event ``sequence`` of the document shown, if the list holds it."""
+        shown = self.shown
+        return self._held.get(sequence) if shown and self._held_of == shown.name else None
+
+    def row_of(self, sequence: int) -> EventRow:
+        """The row of event ``sequence``: a placeholder (its page asked for) until it is read."""
+        shown = self.shown
+        assert shown is not None
+        self._hold_for(shown.name)
+        if shown.reader is None:
+            made = self._made.get(sequence)
+            if made is not None:
+                return made
+        event = self._held.get(sequence)
+        if event is None:
+            page = sequence // PAGE
+            if self._asked.get(page, -1) < shown.revision:
+                if not self._wanted:
+                    self.call_after_refresh(self._ask)
+                self._wanted.add(page)
+            return _waiting(sequence)
+        row = event_row(shown, event)
+        if shown.reader is None:  # an agent's rows are redacted afresh, through its barriers
+            self._made[sequence] = row
+        return row
+
+    def _ask(self) -> None:
+        shown = self.shown
+        wanted, self._wanted = self._wanted, set()
+        if shown is None or not wanted:
+            return
+        for page in wanted:
+            self._asked[page] = shown.revision
+        self.post_message(self.PagesWanted(shown.name, tuple(sorted(wanted))))
+
+    # -- the rows ---------------------------------------------------------------------------
+    def _sequences(self, shown: DocShown) -> Sequence[int]:
+        if not self.event_filter.strip():
+            return range(shown.revision)
+        search = self.event_search
+        reader = shown.reader.id if shown.reader is not None else None
+        if search is None or (search.name, search.wanted, search.reader) != (
+            shown.name,
+            self.event_filter,
+            reader,
+        ):
+            return ()  # the search is on its way
+        return search.found
+
     def rows_of(self, shown: DocShown) -> Sequence[EventRow]:
         self._drawn = (shown.name, shown.revision, shown.reader)
-        if shown.reader is not None:  # an agent's view: redacted afresh, through its barriers
-            return event_rows(shown, self.events, self.event_filter)
-        if self._made_of != shown.name:
-            self._made, self._made_of = {}, shown.name
-        return event_rows(shown, self.events, self.event_filter, self._made)
+        return _Rows(self, self._sequences(shown))
+
+    def line_of(self, key: str) -> int | None:
+        rows = self.rows
+        if not isinstance(rows, _Rows) or not key.isdigit():
+            return None
+        sequences, sequence = rows.sequences, int(key)
+        line = bisect.bisect_left(sequences, sequence)
+        return line if line < len(sequences) and sequences[line] == sequence else None
 
     def refill(self) -> None:
         at_end = self.cursor_line >= len(self.rows) - 1
         super().refill()
         if at_end:  # following the stream: stay on the newest
             self.cursor_line = len(self.rows) - 1
-        wanted = f" · {self.event_filter}" if self.event_filter else ""
-        self.border_title = plain(f"events ({len(self.rows)}){wanted}")
+        self.border_title = plain(self.title())
+
+    def title(self) -> str:
+        """The list's title: how many events, and with a filter how many it searched."""
+        wanted = self.event_filter.strip()
+        if not wanted:
+            return f"events ({len(self.rows):,})"
+        search = self.event_search
+        if search is None or search.wanted != self.event_filter:
+            return f"events · searching… · {wanted}"
+        still = "" if search.done else ", searching…"
+        return f"events ({len(search.found):,} of {search.searched:,} searched{still}) · {wanted}"
 
     def action_ask_filter(self) -> None:
         self.post_message(self.FilterAsked())
 
+    def action_export(self) -> None:
+        self.post_message(self.ExportAsked())
+
     def render_row(self, row: EventRow, width: int) -> list[Segment]:
         dim, warn = self.style_of("rows--dim"), self.style_of("rows--warn")
+        if row.loading:
+            return [Segment(f"{row.sequence:>6} …", dim)]
         head = [
-            (f"{row.sequence:>5} ", dim),
-            (f"{row.type:<28} ", None),
+            (f"{row.sequence:>6} ", dim),
+            (f"{_clock(row.at_ms)} ", dim),
+            (f"{row.type:<26} ", None),
             (f"{visible(row.who):<16} ", warn),
         ]
         if row.section_id:
             head.append((f"{visible(row.section_id)} ", dim))
+        if row.override:
+            head.append(("⚑ ", self.style_of("rows--alert")))
         used = sum(cell_len(t) for t, _ in head)
-        body = set_cell_size(visible(row.payload), max(0, width - used))
-        return [*(Segment(t, s) for t, s in head), Segment(body, dim)]
+        said = f"why: {row.why}" if row.why else row.payload
+        body = set_cell_size(visible(said), max(0, width - used))
+        return [*(Segment(t, s) for t, s in head), Segment(body, None if row.why else dim)]
+
+
+def _clock(epoch_ms: int) -> str:
+    """When, in UTC, to the second: ``03-01 09:30:00`` (the detail says the year and ms)."""
+    try:
+        return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return f"{epoch_ms:>14}"

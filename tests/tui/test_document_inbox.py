@@ -21,7 +21,7 @@ from pact_tui.screens.document import VIEWS, DocumentScreen, resolve_command
 from pact_tui.screens.prompt import PromptScreen
 from pact_tui.screens.reader import ReaderScreen
 from pact_tui.widgets.agents import AgentRoster
-from pact_tui.widgets.events import EventFilter, EventList
+from pact_tui.widgets.events import EventFilter, EventList, _clock
 from pact_tui.widgets.heatmap import SalienceHeatmap
 from pact_tui.widgets.inbox import EscalationInbox, InboxRow, inbox_rows
 from pact_tui.widgets.outline import SectionOutline, countdown
@@ -264,25 +264,37 @@ async def test_the_events_view_lists_the_stream_and_filters_it(demo: Path) -> No
         doc = screen.shown.doc  # type: ignore[union-attr]
         await wait_until(pilot, lambda: len(events.rows) == doc.sequence, "every event")
         assert [row.sequence for row in events.rows] == list(range(doc.sequence))
-        assert events.current_row is events.rows[-1]  # following the newest
+        assert events.current_row is not None
+        assert events.current_row.sequence == doc.sequence - 1  # following the newest
+        log = await screen.workspace.document_events("memo")
         await pilot.press("f")
         await answer(pilot, "type:proposal")
-        wanted = [e for e in screen.doc_events if "proposal" in e["eventType"]]
+        wanted = [e for e in log if "proposal" in e["eventType"]]
         await wait_until(pilot, lambda: len(events.rows) == len(wanted), "the filtered rows")
+        await wait_until(pilot, lambda: not events.rows[-1].loading, "the rows read")
         assert all("proposal" in row.type for row in events.rows)
+        # The filter searched every event of the log, and says so.
+        assert f"({len(wanted)} of {len(log)} searched) · type:proposal" in str(
+            events.border_title
+        )
         await pilot.press("f")
         await answer(pilot, "agent:legal", clear=True)
-        by_legal = [e for e in screen.doc_events if e["actorDisplay"] == "legal"]
+        by_legal = [e for e in log if e["actorDisplay"] == "legal"]
         await wait_until(pilot, lambda: len(events.rows) == len(by_legal), "legal's events")
+        await wait_until(pilot, lambda: not events.rows[-1].loading, "the rows read")
         assert by_legal and all(row.actor == "legal" for row in events.rows)
         # New events are appended as the document moves.
         await pilot.press("f")
         await answer(pilot, "section:summary", clear=True)
+        await wait_until(
+            pilot, lambda: "searched)" in str(events.border_title), "the search done"
+        )
         count = len(events.rows)
         screen.run_document({"op": "comment", "sectionId": "sec:summary", "text": "noted"})
         await wait_until(pilot, lambda: len(events.rows) == count + 1, "the new comment")
+        await wait_until(pilot, lambda: not events.rows[-1].loading, "the new row read")
         assert events.rows[-1].type == "comment.added"
-        assert screen.doc_events[-1]["sequenceNumber"] == doc.sequence - 1
+        assert events.rows[-1].sequence == doc.sequence - 1
 
 
 async def test_the_events_view_names_each_actors_kind_from_the_event(demo: Path) -> None:
@@ -297,9 +309,12 @@ async def test_the_events_view_names_each_actors_kind_from_the_event(demo: Path)
         count = len(events.rows)
         screen.run_document({"op": "comment", "sectionId": "sec:summary", "text": "noted"})
         await wait_until(pilot, lambda: len(events.rows) == count + 1, "the new comment")
-        comment = screen.doc_events[-1]
+        await wait_until(pilot, lambda: not events.rows[-1].loading, "the new row read")
+        comment = events.event(events.rows[-1].sequence)
+        assert comment is not None
         assert comment["eventType"] == "pact.comment.added"
         assert (comment["actorKind"], comment["actorDisplay"]) == ("Individual", "legal")
+        await wait_until(pilot, lambda: not events.rows[0].loading, "the first rows read")
         labels = {row.who for row in events.rows}
         assert {"human ann", "agent legal", "human legal", "system"} <= labels
         by_legal = [r for r in events.rows if r.actor == "legal"]
@@ -307,7 +322,8 @@ async def test_the_events_view_names_each_actors_kind_from_the_event(demo: Path)
         # What the screen draws: the newest line (the cursor's) is the human's comment.
         await settle(pilot)
         [newest] = [line for line in lines_of(events) if " comment.added " in line][-1:]
-        assert f"{comment['sequenceNumber']:>5} comment.added" in newest
+        assert newest.lstrip().startswith(f"{comment['sequenceNumber']} ")
+        assert f" {_clock(comment['epochMs'])} comment.added " in newest  # when, in UTC
         assert " human legal " in newest
         drawn = "\n".join(lines_of(events))
         assert " agent legal " in drawn and " system " in drawn
