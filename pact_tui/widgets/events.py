@@ -23,6 +23,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import var
 
@@ -307,11 +308,23 @@ class EventList(RowList[DocShown, EventRow]):
         return line if line < len(sequences) and sequences[line] == sequence else None
 
     def refill(self) -> None:
-        at_end = self.cursor_line >= len(self.rows) - 1
-        super().refill()
-        if at_end:  # following the stream: stay on the newest
-            self.cursor_line = len(self.rows) - 1
+        """As ``RowList.refill``, but a cursor on the newest row follows the stream, moved
+        there before a row is made (no page is read for a row the cursor only passes)."""
+        if len(self.rows) and self.cursor_line < len(self.rows) - 1:
+            super().refill()
+        else:  # following the stream: stay on the newest
+            self.rows = () if self.shown is None else self.rows_of(self.shown)
+            self.fit_virtual_size()
+            self.set_reactive(EventList.cursor_line, max(0, len(self.rows) - 1))
+            self.scroll_to_region(Region(0, self.cursor_line, 1, 1), animate=False, immediate=True)
+            self.refresh()
+            self.announce()
         self.border_title = plain(self.title())
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        # Made while hidden (no size, nothing to scroll), the rows are shown at the cursor.
+        self.scroll_to_region(Region(0, self.cursor_line, 1, 1), animate=False, immediate=True)
 
     def title(self) -> str:
         """The list's title: how many events, and with a filter how many it searched."""

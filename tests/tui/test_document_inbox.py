@@ -274,9 +274,7 @@ async def test_the_events_view_lists_the_stream_and_filters_it(demo: Path) -> No
         await wait_until(pilot, lambda: not events.rows[-1].loading, "the rows read")
         assert all("proposal" in row.type for row in events.rows)
         # The filter searched every event of the log, and says so.
-        assert f"({len(wanted)} of {len(log)} searched) · type:proposal" in str(
-            events.border_title
-        )
+        assert f"({len(wanted)} of {len(log)} searched) · type:proposal" in str(events.border_title)
         await pilot.press("f")
         await answer(pilot, "agent:legal", clear=True)
         by_legal = [e for e in log if e["actorDisplay"] == "legal"]
@@ -286,9 +284,7 @@ async def test_the_events_view_lists_the_stream_and_filters_it(demo: Path) -> No
         # New events are appended as the document moves.
         await pilot.press("f")
         await answer(pilot, "section:summary", clear=True)
-        await wait_until(
-            pilot, lambda: "searched)" in str(events.border_title), "the search done"
-        )
+        await wait_until(pilot, lambda: "searched)" in str(events.border_title), "the search done")
         count = len(events.rows)
         screen.run_document({"op": "comment", "sectionId": "sec:summary", "text": "noted"})
         await wait_until(pilot, lambda: len(events.rows) == count + 1, "the new comment")

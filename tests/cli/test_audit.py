@@ -1,0 +1,147 @@
+"""``pact-tui doc audit`` and ``doc log``: who did what, when and why, in each format, read back
+with the module that reads that format; its filters and their counts; bad options refused with
+one typed line and nothing written; and the trail's overrides are the document's."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.protocol.audit import FIELDS, AuditTrail, overrides
+from engine.workspace import Workspace
+from pact_tui.demo import create_demo
+
+from .conftest import cli, ok
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("audit") / "demo.pact"
+    asyncio.run(create_demo(path))
+    return path
+
+
+@pytest.fixture
+def demo(demo_template: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "demo.pact"
+    shutil.copy(demo_template, copy)
+    return copy
+
+
+def log_of(path: Path) -> list[dict[str, Any]]:
+    async def read() -> list[dict[str, Any]]:
+        async with await Workspace.open(path, watch=False, read_only=True) as ws:
+            return await ws.document_events("memo")
+
+    return asyncio.run(read())
+
+
+def test_csv_holds_every_event_with_when_who_and_why(demo: Path) -> None:
+    log = log_of(demo)
+    rows = list(
+        csv.DictReader(io.StringIO(ok("doc", "audit", demo, "memo", "--format", "csv").out))
+    )
+    assert [int(r["sequence"]) for r in rows] == [e["sequenceNumber"] for e in log]
+    assert list(rows[0]) == list(FIELDS)
+    trust = [r for r in rows if r["type"] == "agent.trust-changed"]
+    assert trust and all(r["override"] == "true" and r["actor"] == "human ann" for r in trust)
+    assert {r["subject"] for r in trust} == {"intern", "editor"}  # by name, learned from joins
+    assert "new on the team" in {r["why"] for r in trust}
+    assert all(r["time"].endswith("Z") and r["time"][:4].isdigit() for r in rows)
+
+
+def test_json_counts_what_it_searched_and_kept(demo: Path) -> None:
+    log = log_of(demo)
+    trail = json.loads(ok("doc", "audit", demo, "memo", "--format", "json").out)
+    assert (trail["document"], trail["searched"], trail["kept"]) == ("memo", len(log), len(log))
+    assert trail["fields"] == list(FIELDS)
+    assert trail["overrides"] == sum(e["override"] for e in trail["events"]) >= 2
+    wanted = [e for e in log if "proposal" in e["eventType"] and e["actorDisplay"] == "legal"]
+    kept = json.loads(
+        ok("doc", "audit", demo, "memo", "--type", "proposal", "--agent", "legal", "--json").out
+    )
+    assert (kept["searched"], kept["kept"]) == (len(log), len(wanted))
+    assert [e["sequence"] for e in kept["events"]] == [e["sequenceNumber"] for e in wanted]
+    assert kept["filter"] == "--type proposal --agent legal"
+    since = json.loads(ok("doc", "audit", demo, "memo", "--since", "20", "--json").out)
+    assert [e["sequence"] for e in since["events"]] == list(range(20, len(log)))
+    moment = log[10]["epochMs"]
+    later = json.loads(
+        ok("doc", "audit", demo, "memo", "--since", _iso(moment), "--format", "json").out
+    )
+    assert [e["sequence"] for e in later["events"]] == [
+        e["sequenceNumber"] for e in log if e["epochMs"] >= moment - moment % 1000
+    ]
+
+
+def _iso(epoch_ms: int) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(epoch_ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def test_markdown_is_a_table_with_overrides_marked(demo: Path) -> None:
+    text = ok("doc", "audit", demo, "memo").out
+    assert text.startswith("# Audit of document memo\n")
+    table = [line for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(table) == len(log_of(demo))
+    marked = [line for line in table if line.endswith("| ⚑ override |")]
+    assert marked and all("human ann" in line for line in marked)
+    assert "events searched" in text.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        (["--type", "nope"], "--type 'nope'"),
+        (["--since", "yesterday"], "--since"),
+        (["--since", "2026-13-45"], "--since"),
+        (["--agent", "nobody"], "--agent 'nobody'"),
+        (["--format", "xml"], "--format 'xml'"),
+    ],
+)
+def test_bad_input_is_one_typed_line_and_nothing_written(
+    demo: Path, option: list[str], named: str
+) -> None:
+    ran = cli("doc", "audit", demo, "memo", *option)
+    assert (ran.code, ran.out) == (1, "")
+    [line] = ran.err.splitlines()
+    assert line.startswith(f"pact-tui: request.invalid: {named}"), line
+    missing = cli("doc", "audit", demo, "nodoc")
+    assert (missing.code, missing.out) == (1, "")
+    assert missing.err.startswith("pact-tui: document.not_found: ")
+
+
+def test_doc_log_shows_time_and_reason_and_takes_a_type(demo: Path) -> None:
+    lines = ok("doc", "log", demo, "memo", "--type", "trust-changed").out.splitlines()
+    assert len(lines) == 2
+    assert all("pact.agent.trust-changed" in line and "⚑ override" in line for line in lines)
+    assert any("why: new on the team" in line for line in lines)
+    rows = json.loads(ok("doc", "log", demo, "memo", "--type", "agent.joined", "--json").out)
+    assert [r["type"] for r in rows] == ["pact.agent.joined"] * 4
+    assert all(r["time"].endswith("Z") for r in rows)
+    refused = cli("doc", "log", demo, "memo", "--type", "nope")
+    assert refused.code == 1 and refused.err.startswith("pact-tui: request.invalid: --type")
+
+
+def test_the_trails_overrides_are_the_documents(demo: Path) -> None:
+    """``overrides`` states over an envelope the rule the fold applies: event by event, the
+    trail marks exactly those that add to ``Document.overrides``."""
+    from engine.protocol.document import Document
+
+    doc, trail = Document(), AuditTrail()
+    for event in log_of(demo):
+        before = len(doc.overrides)
+        doc.apply(event)
+        row = trail.row(event)
+        assert row.override == (len(doc.overrides) > before), event["eventType"]
+        data = json.loads(event["payloadJson"])
+        assert row.override == overrides(event["eventType"], event["actorKind"], data)
+    assert doc.overrides
