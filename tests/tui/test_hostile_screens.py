@@ -186,7 +186,7 @@ async def test_every_document_view_draws_hostile_data_as_text(
             ("P", "#queue", ("a", "r", "m", "c", "R")),
             ("i", "#inbox", ("r", "R", "x")),
             ("A", "#agents", ("T", "L", "X")),
-            ("E", "#events", ()),
+            ("E", "#events", ("x",)),  # x: the export's prompt; the detail pane beside each row
         ]
         for key, view, actions in views:
             await step(pilot, key, where=f"view {key}")
