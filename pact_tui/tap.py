@@ -2,8 +2,9 @@
 
 ``doc`` is the custodian's view of a workspace's documents: ``create`` (from a Markdown file,
 making the workspace file if missing), ``list``, ``show`` (sections with their versions, locks,
-open proposals and marks), ``export`` (the Markdown, exactly), ``log`` (the events: when, who,
-what, why) and ``audit`` (the custodian's audit trail as Markdown, JSON or CSV: ``audit.py``).
+open proposals and marks), ``export`` (the Markdown, exactly; or, with ``--as AGENT`` or
+``--clearance LEVEL``, only what that reader may read), ``log`` (the events: when, who, what,
+why) and ``audit`` (the custodian's audit trail as Markdown, JSON or CSV: ``audit.py``).
 
 ``tap VERB WORKSPACE DOC …`` runs one protocol verb, as in the v0.3 ``tailor tap`` examples with
 the workspace inserted before the document: the acting agent is ``--agent NAME`` (or
@@ -271,13 +272,43 @@ async def _doc_show(args: argparse.Namespace) -> None:
 
 
 async def _doc_export(args: argparse.Namespace) -> None:
+    """The document's Markdown; with ``--as AGENT`` or ``--clearance LEVEL``, only what that
+    reader may read (``views.content``, through the barriers): a redacted copy to share."""
+    from engine.protocol import views
+
+    agent = _name("--as", args.as_)
+    if agent is not None and args.clearance is not None:
+        raise _invalid("export as an agent or at a clearance, not both (--as or --clearance)")
     async with await _open(args, read_only=True) as ws:
         doc = await _document(ws, args.doc)
-        markdown = doc.markdown()
+        data: dict[str, Any] = {"name": doc.name, "documentId": doc.id}
+        if agent is not None:
+            reader = _agent_reader(doc, agent)
+            markdown = views.content(doc, reader)
+            data["as"] = reader.name
+        elif args.clearance is not None:
+            reader = views.cleared_reader(doc, args.clearance)
+            markdown = views.content(doc, reader)
+            data["clearance"] = reader.clearance
+        else:
+            markdown = doc.markdown()
     if args.json:
-        _emit(args, {"name": doc.name, "documentId": doc.id, "markdown": markdown}, "")
+        _emit(args, {**data, "markdown": markdown}, "")
     else:  # the Markdown exactly (made visible: a control character cannot act)
         sys.stdout.write(visible(markdown, multiline=True))
+
+
+def _agent_reader(doc: Document, name: str) -> Agent:
+    """The agent ``name`` as a reader: the joined one, else its latest registration (an agent
+    that left is read through the barriers it had); ``agent.not_found`` if none."""
+    from engine.protocol.errors import AgentNotFound
+
+    agent = doc.agent_named(name)
+    if agent is None:
+        agent = next((a for a in reversed(doc.agents.values()) if a.name == name), None)
+    if agent is None:
+        raise AgentNotFound(f"no agent {name!r} on document {doc.name!r}", agent=name)
+    return agent
 
 
 def _event_row(event: dict[str, Any], row: AuditRow) -> dict[str, Any]:
@@ -593,9 +624,20 @@ async def _briefing(args: argparse.Namespace) -> None:
         f"conflict {visible(g['conflictId'])}: {len(g['proposals'])} proposals"
         for g in data["conflicts"]
     ]
+    lines += [_comment_line(k) for k in data["comments"]]
     if data["drafter"]:
         lines.append(f"invited to draft: {visible(data['drafter'])}")
     _emit(args, data, "\n".join(lines))
+
+
+def _comment_line(row: dict[str, Any]) -> str:
+    """An open comment of a briefing: its id, author, proposal, whom it addresses, text."""
+    from engine.protocol.model import who
+
+    on = f" on {visible(row['proposalId'])}" if row["proposalId"] else ""
+    to = f" to {visible(', '.join(row['to']))}" if row["to"] else ""
+    author = visible(who(row["author"], row["authorKind"]))
+    return f"comment {visible(row['commentId'])} by {author}{on}{to}: {visible(row['text'])}"
 
 
 def _cursor(text: str | None) -> int:
@@ -737,7 +779,9 @@ def _register_doc(
     create.add_argument("--human", default="cli", help="the human custodian")
     add("list", _doc_list, "list the workspace's documents", named=False)
     add("show", _doc_show, "the sections: versions, locks, pending proposals, marks")
-    add("export", _doc_export, "the document's Markdown, exactly")
+    export = add("export", _doc_export, "the document's Markdown, exactly (or as a reader sees it)")
+    export.add_argument("--as", dest="as_", metavar="AGENT", help="only what this agent may read")
+    export.add_argument("--clearance", metavar="LEVEL", help="only what this clearance may read")
     log = add("log", _doc_log, "the document's events: when, who, what, on what, why")
     log.add_argument("--since", type=_int, default=0, help="from sequence number N")
     log.add_argument("--limit", type=_int)

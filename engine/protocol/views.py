@@ -13,6 +13,10 @@ Context modes, for an agent invited with one:
   the headings alone. Nothing said in or about a section: no content, proposals (``pending``
   and ``conflict`` count only what the reader may read), intents, constraints, comments,
   questions, escalation reasons, conflicts or invited drafter.
+
+A reader may also be a clearance alone (``cleared_reader``): what an agent of that clearance,
+of no organisation, in ``Full`` mode would see; a redacted export for sharing is the content
+through its eyes.
 """
 
 from __future__ import annotations
@@ -23,14 +27,18 @@ from typing import Any
 
 from engine.protocol.barriers import reads, sees
 from engine.protocol.document import Document
+from engine.protocol.errors import InvalidRequest
+from engine.protocol.mentions import addressees
 from engine.protocol.model import (
     DEFAULT_SALIENCE,
     HUMAN_DISCLOSURE,
     Agent,
+    Comment,
     Constraint,
     Proposal,
     Section,
 )
+from engine.protocol.names import HUMAN_PREFIX
 
 Reader = Agent | None
 
@@ -42,6 +50,41 @@ def content(doc: Document, reader: Reader) -> str:
             f"{'#' * s.level} {s.title}\n" for s in doc.sections if s.level and sees(doc, reader, s)
         )
     return "".join(s.content for s in doc.sections if reads(doc, reader, s))
+
+
+def cleared_reader(doc: Document, level: str) -> Agent:
+    """A reader with clearance ``level`` and nothing else: no organisation (so no
+    organisation's sections), ``Full`` mode, disclosure 1. Not an agent of the document; the
+    barriers treat it as they treat one. ``level`` is a level of the document's framework,
+    in any case when only one level is spelt so; else ``request.invalid`` naming the levels."""
+    if doc.framework is None:
+        raise InvalidRequest(
+            f"clearance {level!r}: document {doc.name!r} has no classification framework"
+            " (nothing is classified: every section is open to any clearance)",
+            level=level,
+        )
+    name, levels = doc.framework
+    matches = [lv for lv in levels if lv == level] or [
+        lv for lv in levels if lv.casefold() == level.casefold()
+    ]
+    if len(matches) != 1:
+        raise InvalidRequest(
+            f"clearance {level!r} is not a level of framework {name!r} ({', '.join(levels)})",
+            level=level,
+            levels=list(levels),
+        )
+    return Agent(
+        id=f"clearance:{matches[0]}",
+        name=f"clearance {matches[0]}",
+        role=None,
+        trust="Observer",
+        order=-1,
+        joined_ms=0,
+        last_seen_ms=0,
+        active=False,
+        clearance=matches[0],
+        clearance_rank=levels.index(matches[0]),
+    )
 
 
 def visible_sections(doc: Document, reader: Reader) -> list[Section]:
@@ -196,9 +239,59 @@ def intents(doc: Document, reader: Reader, section: Section | None = None) -> li
     return rows
 
 
+def comments(
+    doc: Document,
+    reader: Reader,
+    *,
+    section: Section | None = None,
+    proposal: str | None = None,
+    open_only: bool = False,
+) -> list[Comment]:
+    """The comments the reader may read, oldest first: on ``section`` (its own, a proposal's
+    on it included), on ``proposal``, or all; ``open_only``: not resolved."""
+    found = []
+    for comment in doc.comments.values():
+        if section is not None and comment.section != section.key:
+            continue
+        if proposal is not None and comment.proposal != proposal:
+            continue
+        if open_only and comment.resolved_by is not None:
+            continue
+        if reads(doc, reader, doc.by_key[comment.section]):
+            found.append(comment)
+    return found
+
+
+def comment_author(doc: Document, comment: Comment) -> tuple[str, str]:
+    """Who wrote ``comment``, as (name, actorKind): a human's comment is filed under its actor
+    id, ``human:<name>``; an agent's under its registration."""
+    if comment.author.startswith(HUMAN_PREFIX):
+        return comment.author.removeprefix(HUMAN_PREFIX), "Individual"
+    agent = doc.agents.get(comment.author)
+    return (agent.name if agent is not None else comment.author), "AiAgent"
+
+
+def comment_row(doc: Document, comment: Comment) -> dict[str, Any]:
+    """A comment as the read paths give it: who wrote it, whom it addresses
+    (``engine.protocol.mentions``), and whether it is resolved."""
+    name, kind = comment_author(doc, comment)
+    return {
+        "commentId": comment.id,
+        "sectionId": doc.by_key[comment.section].id,
+        "proposalId": comment.proposal,
+        "author": name,
+        "authorKind": kind,
+        "text": comment.text,
+        "at": comment.at_ms,
+        "to": list(addressees(comment.text)),
+        "resolvedBy": comment.resolved_by,
+    }
+
+
 def briefing(doc: Document, reader: Reader, section: Section) -> dict[str, Any]:
     """What bears on an escalated section: its intents and constraints (and its ancestors'),
-    the open questions and conflicts; constraints at level 3 for an agent, 4 for a human.
+    the open questions, conflicts and comments; constraints at level 3 for an agent, 4 for a
+    human.
     A reader that may not read the section gets its id and nothing else (``withheld``)."""
     if not reads(doc, reader, section):
         return {
@@ -209,6 +302,7 @@ def briefing(doc: Document, reader: Reader, section: Section) -> dict[str, Any]:
             "constraints": [],
             "questions": [],
             "conflicts": [],
+            "comments": [],
             "drafter": None,
         }
     chain = [section, *doc.ancestors(section)]
@@ -235,6 +329,9 @@ def briefing(doc: Document, reader: Reader, section: Section) -> dict[str, Any]:
             {"conflictId": g.id, "proposals": list(g.proposals), "overlaps": g.overlaps}
             for g in doc.conflicts.values()
             if g.section == section.key and g.resolved is None
+        ],
+        "comments": [
+            comment_row(doc, k) for k in comments(doc, reader, section=section, open_only=True)
         ],
         "drafter": (lambda a: a.name if a else None)(invited_drafter(doc, section)),
     }

@@ -137,6 +137,7 @@ def test_a_summary_only_agent_gets_nothing_said_about_a_section_it_sees() -> Non
         "constraints": [],
         "questions": [],
         "conflicts": [],
+        "comments": [],
         "drafter": None,
     }
     [row] = [r for r in views.section_rows(sim.doc, reader, sim.now) if r["sectionId"] == SECRET]
