@@ -171,7 +171,7 @@ def build(run: Runner, document_conflicts: Any) -> World:
         category=f"cat {c}",
         reasoning=f"because {c}",
     )["constraintId"]
-    refs["comment"] = run.agent("cleared", "comment", sectionId=SECRET, text=f"see {c}")[
+    refs["comment"] = run.agent("cleared", "comment", sectionId=SECRET, text=f"@human see {c}")[
         "commentId"
     ]
     refs["query"] = run.agent(

@@ -80,6 +80,9 @@ class DocumentScreen(Screen[None]):
         Binding("E", "view('events')", "Events", tooltip="the document's event stream"),
         Binding("V", "view_as_agent", "View as", tooltip="see the document as an agent sees it"),
         Binding("C", "view_as_custodian", "Custodian", show=False, tooltip="back to your view"),
+        Binding("S", "share", "Share", tooltip="write the document as the agent viewed sees it"),
+        Binding("n", "comment", "Comment", tooltip="comment on the section or proposal shown"),
+        Binding("N", "resolve_comment", "Resolve comment", show=False, tooltip="pick one"),
         Binding("D", "next_document", "Next doc", tooltip="show the workspace's next document"),
         Binding("t", "tick", "Fire due", show=False, tooltip="fire what is due now"),
         Binding("left_square_bracket", "earlier", "Earlier", tooltip="the document one event back"),
@@ -187,6 +190,7 @@ class DocumentScreen(Screen[None]):
                 with VerticalScroll(id="event-pane"):
                     yield Static(id="event-detail", markup=False)
                 yield SectionMarkdown(id="section-markdown")
+                yield Static(id="section-comments", markup=False)
         yield FittedFooter(compact=True)
 
     @property
@@ -320,6 +324,7 @@ class DocumentScreen(Screen[None]):
         self._show_proposal()
         self._show_cell()
         self._show_diff()
+        self._show_comments()
 
     def watch_section_id(self) -> None:
         self._show_section()
@@ -339,6 +344,18 @@ class DocumentScreen(Screen[None]):
         section = self._readable_section(self.section_id)
         markdown = self.query_one("#section-markdown", SectionMarkdown)
         markdown.update(section.content if section is not None else "")
+        self._show_comments()
+
+    def _show_comments(self) -> None:
+        """The comments on the section beside the outline, under its Markdown."""
+        from ..widgets.comments import comments_text
+
+        section = self._readable_section(self.section_id)
+        shown = self.shown
+        said = comments_text(shown, section=section) if shown and section else Text()
+        pane = self.query_one("#section-comments", Static)
+        pane.update(said)
+        pane.display = bool(said) and self.view not in ("inbox", "queue", "heatmap")
 
     @on(RowList.Highlighted, "#outline")
     def _section_highlighted(self, event: RowList.Highlighted) -> None:
@@ -455,6 +472,7 @@ class DocumentScreen(Screen[None]):
         # the section's Markdown, where the briefing, the proposal, the cell, the event is not
         detailed = ("inbox", "queue", "heatmap", "events")
         self.query_one("#section-markdown").display = view not in detailed
+        self._show_comments()
         self._show_proposal()  # drawn only while the queue is in front: now, for this reader
         self._show_event()
         self.query_one(f"#{view}").focus()
@@ -690,6 +708,9 @@ class DocumentScreen(Screen[None]):
         async def ask(question: str, value: str = "") -> str | None:
             return await self.app.push_screen_wait(PromptScreen(question, value=value))
 
+        if row.kind == "comment":
+            await self._act_on_comment(action, row, ask)
+            return
         if action in ("respond", "dismiss") and row.kind != "question":
             self.notify(f"Only a question can be {action}ed.", severity="warning")
             return
@@ -715,6 +736,162 @@ class DocumentScreen(Screen[None]):
             if override is None:
                 return
             self.run_document(resolve_command(row.section_id, decision, justification, override))
+
+    # -- comments and sharing -------------------------------------------------------------------
+    async def _act_on_comment(self, action: str, row: InboxRow, ask: Any) -> None:
+        """A comment in the inbox: ``r`` replies on its section (and proposal), ``R`` resolves
+        it; a comment is not dismissed (it is no question)."""
+        doc = self.shown.doc if self.shown is not None else None
+        comment = doc.comments.get(row.ref) if doc is not None else None
+        if comment is None or row.section_id is None:
+            return
+        if action == "respond":
+            text = await ask(f"Reply on {visible(row.section_id)} to: {visible(row.text)}")
+            if text is not None:
+                self.run_document(_comment_command(row.section_id, comment.proposal, text))
+        elif action == "resolve":
+            from .confirm import ConfirmScreen
+
+            question = f"Resolve the comment by {visible(row.by)} on {visible(row.section_id)}:"
+            question += f" {visible(row.text)!r}?"
+            if await self.app.push_screen_wait(ConfirmScreen(question, yes="Resolve")):
+                self.run_document({"op": "resolve-comment", "commentId": comment.id})
+        else:
+            self.notify("A comment is resolved (R), not dismissed.", severity="warning")
+
+    def _comment_target(self) -> tuple[Section, str | None] | None:
+        """What a comment typed now is about: the proposal under the queue's cursor, the
+        inbox item's section, the heatmap cell's section, else the section beside the outline;
+        None (and said) when there is none the eyes in use may read."""
+        from engine.protocol.barriers import reads
+
+        shown = self.shown
+        if shown is None:
+            return None
+        doc = shown.doc
+        section: Section | None = None
+        proposal: str | None = None
+        if self.view == "queue":
+            found = doc.proposals.get(self.proposal_id) if self.proposal_id else None
+            if found is not None:
+                section, proposal = doc.by_key[found.section], found.id
+        elif self.view == "inbox":
+            row = self.inbox_row
+            section = doc.by_id.get(row.section_id) if row and row.section_id else None
+            if row is not None and row.kind == "comment" and row.ref in doc.comments:
+                proposal = doc.comments[row.ref].proposal
+        elif self.view == "heatmap":
+            section = doc.by_key.get(self.heat_cell[1]) if self.heat_cell else None
+        else:
+            section = self._readable_section(self.section_id)
+        if section is None or not reads(doc, shown.reader, section):
+            self.notify(
+                "Put the cursor on a section (o) or a proposal (P) first.",
+                severity="warning",
+                title="Comment",
+            )
+            return None
+        return section, proposal
+
+    def action_comment(self) -> None:
+        target = self._comment_target()
+        if target is not None:
+            self.ask_comment(target[0].id, target[1])
+
+    @work(group="comment-prompts")
+    async def ask_comment(self, section_id: str, proposal: str | None) -> None:
+        """Ask for the comment's text (Escape: nothing is done), and add it as the custodian."""
+        from ..screens.prompt import PromptScreen
+
+        on = f"proposal {proposal} on {section_id}" if proposal else section_id
+        question = f"Comment on {on} as {self.custodian} (@human:NAME addresses a human)"
+        text = await self.app.push_screen_wait(PromptScreen(question))
+        if text is not None:
+            self.run_document(_comment_command(section_id, proposal, text))
+
+    def action_resolve_comment(self) -> None:
+        target = self._comment_target()
+        if target is not None:
+            self.pick_comment_to_resolve(*target)
+
+    @work(group="comment-prompts")
+    async def pick_comment_to_resolve(self, section: Section, proposal: str | None) -> None:
+        """Pick one of the open comments on the proposal (or else the section) and resolve it;
+        in the inbox on a comment, that comment is the only choice offered."""
+        from ..screens.choose import ChooseScreen
+        from ..widgets.comments import comments_of, resolve_choices
+
+        shown = self.shown
+        if shown is None:
+            return
+        found = comments_of(shown, section=None if proposal else section, proposal=proposal)
+        open_ = [k for k in found if k.resolved_by is None]
+        row = self.inbox_row if self.view == "inbox" else None
+        if row is not None and row.kind == "comment":
+            open_ = [k for k in open_ if k.id == row.ref]
+        on = f"proposal {proposal}" if proposal else section.id
+        if not open_:
+            self.notify(f"No open comment on {on}.", severity="warning", title="Comment")
+            return
+        title = f"Resolve which comment on {on}?"
+        chosen = await self.app.push_screen_wait(ChooseScreen(title, resolve_choices(open_, shown)))
+        if chosen is not None:
+            self.run_document({"op": "resolve-comment", "commentId": chosen})
+
+    def action_share(self) -> None:
+        """Ask where to write the document as the agent viewed sees it (``views.content``,
+        through its barriers), as it is shown now; then write it and say where."""
+        import re
+
+        from engine.protocol.barriers import reads, sees
+        from engine.protocol.views import content
+
+        from ..screens.prompt import PromptScreen
+
+        shown = self.shown
+        if shown is None:
+            return
+        reader = shown.reader
+        if reader is None:
+            self.notify(
+                "View the document as an agent first (V): S writes what that agent sees.",
+                severity="warning",
+                title="Share",
+            )
+            return
+        doc = shown.doc
+        text = content(doc, reader)  # what is seen now is what is written
+        seen = sum(1 for s in doc.sections if sees(doc, reader, s))
+        read = sum(1 for s in doc.sections if reads(doc, reader, s))
+        said = f"{read} of {len(doc.sections)} sections"
+        if read < seen:
+            said += f", {seen - read} more as headings only"
+        at = f"-e{shown.revision}" if self.position is not None else ""
+        offered = re.sub(r"[^\w.-]+", "_", f"{shown.name}-as-{reader.name}{at}").strip("._")
+        where = f"agent {reader.name}"
+
+        def chosen(typed: str | None) -> None:
+            if typed and typed.strip():
+                self.write_share(typed.strip(), text, where, said)
+
+        question = f"Write the document as {where} sees it ({said}) to"
+        self.app.push_screen(PromptScreen(question, value=f"{offered}.md"), chosen)
+
+    @work(group="export")
+    async def write_share(self, typed: str, text: str, where: str, said: str) -> None:
+        """Write ``text`` whole to ``typed`` and say where, or why not; nothing a path can be
+        makes this crash, and a file that cannot be written is left as it was."""
+        import asyncio
+        from pathlib import Path
+
+        from ..files import WriteError, write_atomically
+
+        try:
+            written = await asyncio.to_thread(write_atomically, Path(typed).expanduser(), text)
+        except (WriteError, OSError, RuntimeError) as error:  # a folder gone, no home…
+            self.notify(str(error), severity="error", title="Cannot share")
+            return
+        self.notify(f"Wrote {written}: the document as {where} sees it ({said})", title="Shared")
 
     # -- the proposal queue ---------------------------------------------------------------------
     @on(RowList.Highlighted, "#queue")
@@ -1144,6 +1321,11 @@ class DocumentScreen(Screen[None]):
         yield SystemCommand(
             "Step protocol time", "by the step, firing what is due", self.action_step_time
         )
+
+
+def _comment_command(section_id: str, proposal: str | None, text: str) -> dict[str, Any]:
+    command = {"op": "comment", "sectionId": section_id, "text": text}
+    return command if proposal is None else {**command, "proposalId": proposal}
 
 
 def resolve_command(

@@ -1,6 +1,7 @@
 """The escalation inbox: what waits for a human, oldest first. Open ask-human questions (with
-the countdown to their timeout), sections an agent flagged for review, and conflicts escalated
-to a human; beside the selected one, its escalation briefing (``briefing_text``).
+the countdown to their timeout), sections an agent flagged for review, conflicts escalated
+to a human, and open comments addressed to a human (``engine.protocol.mentions``: ``@human``,
+``@human:NAME``); beside the selected one, its escalation briefing (``briefing_text``).
 
 The keys act on the row under the cursor: the list says which action was asked for with
 ``EscalationInbox.Act``; the screen asks what the command needs and runs it."""
@@ -22,6 +23,7 @@ from engine.visible import visible
 
 from ..text import plain
 from ..types import DocShown
+from .comments import comment_head
 from .outline import countdown
 from .rows import RowList
 
@@ -29,15 +31,15 @@ if TYPE_CHECKING:
     from engine.protocol.document import Document
     from engine.protocol.model import Agent
 
-InboxKind = Literal["question", "flag", "conflict"]
+InboxKind = Literal["question", "flag", "conflict", "comment"]
 InboxAction = Literal["respond", "resolve", "dismiss"]
 
 
 @dataclass(frozen=True, slots=True)
 class InboxRow:
-    key: str  # "question:<id>", "flag:<section id>" or "conflict:<id>"
+    key: str  # "question:<id>", "flag:<section id>", "conflict:<id>" or "comment:<id>"
     kind: InboxKind
-    ref: str  # the query's id, the section's id, or the conflict group's id
+    ref: str  # the query's id, the section's id, the conflict group's id, or the comment's
     since_ms: int  # when it was asked, flagged or escalated: the inbox is oldest first
     section_id: str | None
     text: str  # the question, the flag's reason, or what the conflict is about
@@ -48,7 +50,9 @@ class InboxRow:
 def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
     """What waits for a human on ``doc``, as ``reader`` may see it, oldest first."""
     from engine.protocol.barriers import reads
+    from engine.protocol.mentions import addressed_to_human
     from engine.protocol.model import who
+    from engine.protocol.views import comment_author
 
     def readable(key: int | None) -> bool:
         return key is None or reads(doc, reader, doc.by_key[key])
@@ -104,6 +108,24 @@ def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
                     "system",
                 )
             )
+    for comment in doc.comments.values():
+        if (
+            comment.resolved_by is None
+            and addressed_to_human(comment.text)
+            and readable(comment.section)
+        ):
+            name, kind = comment_author(doc, comment)
+            rows.append(
+                InboxRow(
+                    f"comment:{comment.id}",
+                    "comment",
+                    comment.id,
+                    comment.at_ms,
+                    doc.by_key[comment.section].id,
+                    comment.text,
+                    who(name, kind),
+                )
+            )
     rows.sort(key=lambda row: (row.since_ms, row.key))
     return rows
 
@@ -133,7 +155,12 @@ def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
         text.append("Nothing waits for you here.", style="dim")
         return text
     now = shown.now_ms
-    label = {"question": "Question", "flag": "Flagged section", "conflict": "Conflict"}[row.kind]
+    label = {
+        "question": "Question",
+        "flag": "Flagged section",
+        "conflict": "Conflict",
+        "comment": "Comment",
+    }[row.kind]
     text.append(f"{label}", style="bold")
     text.append(f" · by {visible(row.by)}\n")
     text.append(visible(row.text, multiline=True) + "\n")
@@ -144,6 +171,9 @@ def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
             text.append(visible(query.context, multiline=True) + "\n")
         if row.due_ms is not None:
             text.append(f"times out in {countdown(row.due_ms, now)}\n", style="bold")
+    if row.kind == "comment" and row.ref in doc.comments:
+        text.append(f"{comment_head(shown, doc.comments[row.ref])}\n", style="dim")
+        text.append("r replies on its section, R resolves it\n", style="dim")
     if section is None:
         return text
     found = briefing(doc, shown.reader, section)
@@ -172,6 +202,10 @@ def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
         text.append(
             f"{len(conflict['proposals'])} proposals, {conflict['overlaps']} overlapping hunks\n"
         )
+    for comment in found["comments"]:
+        text.append("comment ", style="dim")
+        author = who(comment["author"], comment["authorKind"])
+        text.append(f"{visible(author)}: {visible(comment['text'])}\n")
     if found["drafter"]:
         text.append(f"invited to draft: {visible(found['drafter'])}\n")
     return text
@@ -192,8 +226,13 @@ class EscalationInbox(RowList[DocShown, InboxRow]):
     """
     BORDER_TITLE: ClassVar[str] = "escalation inbox"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "act('respond')", "Respond", tooltip="answer the question"),
-        Binding("R", "act('resolve')", "Resolve", tooltip="a binding decision on the section"),
+        Binding("r", "act('respond')", "Respond", tooltip="answer the question (a comment: reply)"),
+        Binding(
+            "R",
+            "act('resolve')",
+            "Resolve",
+            tooltip="a binding decision on the section (a comment: resolve it)",
+        ),
         Binding("x", "act('dismiss')", "Dismiss", tooltip="dismiss the question"),
     ]
 
@@ -229,6 +268,7 @@ class EscalationInbox(RowList[DocShown, InboxRow]):
             "question": ("? ", warn),
             "flag": ("⚑ ", alert),
             "conflict": ("⚔ ", alert),
+            "comment": ("✎ ", warn),
         }[row.kind]
         right: list[tuple[str, Style | None]] = []
         if row.due_ms is not None:

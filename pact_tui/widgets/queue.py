@@ -591,6 +591,8 @@ def proposal_detail(
     from engine.protocol.model import who
     from engine.protocol.names import HUMAN_PREFIX
 
+    from .comments import comments_text
+
     doc = shown.doc
     proposal = doc.proposals.get(proposal_id) if proposal_id is not None else None
     if proposal is None or not reads(doc, shown.reader, doc.by_key[proposal.section]):
@@ -639,6 +641,10 @@ def proposal_detail(
             head.append(f"{label} {', '.join(ids)}\n", "dim")
     head.rstrip()
     parts: list[RenderableType] = [head]
+    said = comments_text(shown, proposal=proposal.id)
+    if said:
+        said.rstrip()
+        parts.append(Text("\n").append_text(said))
     group = doc.conflicts.get(proposal.conflict) if proposal.conflict else None
     if group is None:
         counts = _counts(proposal.base_content, proposal.content)

@@ -405,7 +405,14 @@ def rows_text(rows: RowList[Any, Any]) -> list[str]:
     return ["".join(seg.text for seg in rows.render_row(row, 400)) for row in rows.rows]
 
 
-PANES = ("#section-markdown", "#inbox-briefing", "#proposal-detail", "#heat-detail", "#doc-diff")
+PANES = (
+    "#section-markdown",
+    "#section-comments",
+    "#inbox-briefing",
+    "#proposal-detail",
+    "#heat-detail",
+    "#doc-diff",
+)
 
 
 async def seen_as(pilot: Pilot[Any], screen: DocumentScreen, name: str | None) -> list[str]:
@@ -442,6 +449,7 @@ async def seen_as(pilot: Pilot[Any], screen: DocumentScreen, name: str | None) -
         if section.id.startswith(bw.SECRET):
             screen.section_id = section.id
             seen.append(drawn(screen.query_one("#section-markdown", Markdown)))
+            seen.append(drawn(screen.query_one("#section-comments", Static)))
     await pilot.pause()
     seen.append(screen_text(pilot.app))
     return seen
