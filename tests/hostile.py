@@ -194,6 +194,10 @@ async def build_hostile_document(path: Path, *, big: bool = True) -> str:
             },
         )
         await run(marked, {"op": "comment", "sectionId": risk, "text": f"comment {h}"})
+        # Comments addressed to a human (in the inbox), one on a proposal to a hostile name.
+        await run(escaped, {"op": "comment", "sectionId": risk, "text": f"@human {h}"})
+        to_proposal = {"sectionId": mitigation, "proposalId": first["proposalId"]}
+        await run(marked, {"op": "comment", **to_proposal, "text": f"@human:{h} {h}"})
         await run(escaped, {"op": "lock", "sectionId": mitigation, "ttlSeconds": 60})
         trust = {"op": "trust", "agent": plain_agent, "level": "Suggester", "why": h}
         await run(human, trust, as_human=True)

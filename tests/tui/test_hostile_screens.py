@@ -198,6 +198,18 @@ async def test_every_document_view_draws_hostile_data_as_text(
             if key in ("P", "E"):
                 drawn += await type_filter(pilot, "f", f"view {key}")
 
+        # Comments: the inbox's (the newest item: reply, resolve, dismiss), the outline's
+        # section's and the queue's proposal's; each prompt and picker cancelled.
+        for key, view in (("i", "#inbox"), ("o", "#outline"), ("P", "#queue")):
+            await step(pilot, key, where=f"view {key} for comments")
+            screen.query_one(view, RowList).focus()
+            await step(pilot, "end" if key == "i" else "home", where=f"view {key}, a row")
+            if key == "o":
+                await step(pilot, "down", where="the outline's section with comments")
+            drawn += check(app, f"view {key}, its comments")
+            for action in ("r", "R", "x", "n", "N") if key == "i" else ("n", "N"):
+                drawn += await prompt_then_cancel(pilot, action, f"view {key}, {action}")
+
         # The heatmap, cell by cell, with its lower border naming the cell's agent.
         await step(pilot, "H", where="the heatmap")
         for move in ("down", "right", "down", "right", "down", "right"):
@@ -210,7 +222,9 @@ async def test_every_document_view_draws_hostile_data_as_text(
         await step(pilot, "enter", where="viewing as an agent")
         await step(pilot, "escape", where="the palette closed")
         drawn += await step(pilot, "o", where="the outline as an agent")
+        drawn += await prompt_then_cancel(pilot, "S", "share as the agent")
         await step(pilot, "C", where="back to the custodian")
+        drawn += await prompt_then_cancel(pilot, "S", "share as the custodian: refused")
         await step(pilot, "left_square_bracket", "d", "left_curly_bracket", where="a diff")
         drawn += await step(pilot, "right_curly_bracket", where="live again")
         await step(pilot, "question_mark", where="the help page")
@@ -218,6 +232,7 @@ async def test_every_document_view_draws_hostile_data_as_text(
 
         assert SHOWN_MARKUP in drawn  # the data was drawn, as the text it is
         assert "\\u001b]2;pwned\\u001b\\\\" in drawn  # an OSC ended by ST, made visible
+        assert "@human x[/]" in drawn  # a comment to a human, as text
         assert app.is_running
 
 
