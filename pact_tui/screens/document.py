@@ -80,9 +80,9 @@ class DocumentScreen(Screen[None]):
         Binding("E", "view('events')", "Events", tooltip="the document's event stream"),
         Binding("V", "view_as_agent", "View as", tooltip="see the document as an agent sees it"),
         Binding("C", "view_as_custodian", "Custodian", show=False, tooltip="back to your view"),
-        Binding("S", "share", "Share", tooltip="write the document as the agent viewed sees it"),
-        Binding("n", "comment", "Comment", tooltip="comment on the section or proposal shown"),
-        Binding("N", "resolve_comment", "Resolve comment", show=False, tooltip="pick one"),
+        Binding("W", "share", "Share", tooltip="write the document as the agent viewed sees it"),
+        Binding("M", "comment", "Comment", tooltip="comment on the section or proposal shown"),
+        Binding("U", "resolve_comment", "Resolve comment", show=False, tooltip="pick one"),
         Binding("D", "next_document", "Next doc", tooltip="show the workspace's next document"),
         Binding("t", "tick", "Fire due", show=False, tooltip="fire what is due now"),
         Binding("left_square_bracket", "earlier", "Earlier", tooltip="the document one event back"),
@@ -854,7 +854,7 @@ class DocumentScreen(Screen[None]):
         reader = shown.reader
         if reader is None:
             self.notify(
-                "View the document as an agent first (V): S writes what that agent sees.",
+                "View the document as an agent first (V): W writes what that agent sees.",
                 severity="warning",
                 title="Share",
             )

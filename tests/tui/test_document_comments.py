@@ -1,7 +1,7 @@
 """Comments on the custodian's screen and the redacted export, on the demo's ``memo``: an
 agent's comments under their section's Markdown and in their proposal's detail, one
-addressed to a human in the inbox (replied to, resolved), the custodian commenting (``n``)
-and resolving from a picker (``N``), and ``S`` writing the document as the agent viewed sees
+addressed to a human in the inbox (replied to, resolved), the custodian commenting (``M``)
+and resolving from a picker (``U``), and ``W`` writing the document as the agent viewed sees
 it."""
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ async def test_the_custodian_comments_and_resolves_from_a_picker(demo: Path) -> 
         screen = await opened(pilot)
         doc = screen.shown.doc  # type: ignore[union-attr]
         await to_section(pilot, screen, "sec:budget")
-        await pilot.press("n")
+        await pilot.press("M")
         await answer(pilot, "@human:bob please check")
         await wait_until(pilot, lambda: len(doc.comments) == 4, "the comment")
         mine = list(doc.comments.values())[-1]
@@ -149,13 +149,13 @@ async def test_the_custodian_comments_and_resolves_from_a_picker(demo: Path) -> 
         await pilot.press("P")
         queue = screen.query_one(ProposalQueue)
         await cursor_to(pilot, queue, lambda r: r is not None and r.key == made["proposal"])
-        await pilot.press("n")
+        await pilot.press("M")
         await answer(pilot, "agreed")
         await wait_until(pilot, lambda: len(doc.comments) == 5, "the comment")
         agreed = list(doc.comments.values())[-1]
         assert (agreed.text, agreed.proposal) == ("agreed", made["proposal"])
-        # N: a picker of the proposal's open comments; its key resolves one.
-        await pilot.press("N")
+        # U: a picker of the proposal's open comments; its key resolves one.
+        await pilot.press("U")
         await wait_until(pilot, lambda: isinstance(app.screen, ChooseScreen), "the picker")
         picker = app.screen
         assert [c.value for c in picker.choices] == [made["on"], agreed.id]  # type: ignore[attr-defined]
@@ -168,7 +168,7 @@ async def test_the_custodian_comments_and_resolves_from_a_picker(demo: Path) -> 
         assert not [
             k for k in doc.comments.values() if doc.by_key[k.section].id == "sec:budget/line-items"
         ]
-        await pilot.press("N")
+        await pilot.press("U")
         await settle(pilot)
         assert not isinstance(app.screen, ChooseScreen)
         assert any("No open comment on sec:budget/line-items" in n for n in notifications(app))
@@ -180,7 +180,7 @@ async def test_share_writes_the_document_as_the_viewed_agent_sees_it(
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
-        await pilot.press("S")  # the custodian's own view: nothing to redact for
+        await pilot.press("W")  # the custodian's own view: nothing to redact for
         await settle(pilot)
         assert any("View the document as an agent first" in n for n in notifications(app))
         assert not list(tmp_path.glob("*.md"))
@@ -190,14 +190,14 @@ async def test_share_writes_the_document_as_the_viewed_agent_sees_it(
         doc, intern = screen.shown.doc, screen.shown.reader  # type: ignore[union-attr]
         expected = content(doc, intern)
         assert "## Financials" not in expected and "Financials" in doc.markdown()
-        await pilot.press("S")
+        await pilot.press("W")
         await answer(pilot, "")  # the name offered, in the test's folder
         target = tmp_path / "memo-as-intern.md"
         await wait_until(pilot, target.exists, "the file")
         assert target.read_text(encoding="utf-8") == expected
         assert any(f"Wrote {target}: the document as agent intern" in n for n in notifications(app))
         # A path that cannot be written: said, nothing written.
-        await pilot.press("S")
+        await pilot.press("W")
         await answer(pilot, str(tmp_path / "no" / "such" / "x.md"), clear=True)
         await wait_until(
             pilot, lambda: any(n.startswith("Cannot share") for n in notifications(app)), "why"

@@ -207,7 +207,7 @@ async def test_every_document_view_draws_hostile_data_as_text(
             if key == "o":
                 await step(pilot, "down", where="the outline's section with comments")
             drawn += check(app, f"view {key}, its comments")
-            for action in ("r", "R", "x", "n", "N") if key == "i" else ("n", "N"):
+            for action in ("r", "R", "x", "M", "U") if key == "i" else ("M", "U"):
                 drawn += await prompt_then_cancel(pilot, action, f"view {key}, {action}")
 
         # The heatmap, cell by cell, with its lower border naming the cell's agent.
@@ -222,9 +222,9 @@ async def test_every_document_view_draws_hostile_data_as_text(
         await step(pilot, "enter", where="viewing as an agent")
         await step(pilot, "escape", where="the palette closed")
         drawn += await step(pilot, "o", where="the outline as an agent")
-        drawn += await prompt_then_cancel(pilot, "S", "share as the agent")
+        drawn += await prompt_then_cancel(pilot, "W", "share as the agent")
         await step(pilot, "C", where="back to the custodian")
-        drawn += await prompt_then_cancel(pilot, "S", "share as the custodian: refused")
+        drawn += await prompt_then_cancel(pilot, "W", "share as the custodian: refused")
         await step(pilot, "left_square_bracket", "d", "left_curly_bracket", where="a diff")
         drawn += await step(pilot, "right_curly_bracket", where="live again")
         await step(pilot, "question_mark", where="the help page")
