@@ -355,7 +355,7 @@ class DocumentScreen(Screen[None]):
         said = comments_text(shown, section=section) if shown and section else Text()
         pane = self.query_one("#section-comments", Static)
         pane.update(said)
-        pane.display = bool(said) and self.view not in ("inbox", "queue", "heatmap")
+        pane.display = bool(said) and self.view not in ("inbox", "queue", "heatmap", "events")
 
     @on(RowList.Highlighted, "#outline")
     def _section_highlighted(self, event: RowList.Highlighted) -> None:
