@@ -178,9 +178,15 @@ class Withdraw(Command):
 
 
 class Revert(Command):
+    """Revert a merged proposal: a new proposal restoring what the section held before it,
+    which follows the policy; with ``now`` (a human's override, with its ``why``) it merges at
+    once."""
+
     op: Literal["revert"] = "revert"
     proposal_id: str
     summary: Annotated[str, Field(max_length=500)] | None = None
+    now: bool = False
+    why: str | None = None
 
 
 class Lock(Command):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from engine.canonical import canonical_json
 from engine.protocol import commands as c
@@ -52,6 +52,7 @@ from engine.protocol.model import (
     LOCK_DEFAULT_S,
     OPEN_STATUSES,
     TRUST_LEVELS,
+    ActorKind,
     Agent,
     ConflictGroup,
     Proposal,
@@ -109,6 +110,17 @@ HUMAN_ONLY = frozenset(
 
 # Parts of an answer shown once and kept nowhere: a retry answers null in their place.
 SHOWN_ONCE = frozenset({"token"})
+
+
+SettleStep = Literal["merge", "auto-merge", "schedule", "reject", "wait"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a proposal would become when made: whether it merges at once, and in words."""
+
+    at_once: bool
+    says: str
 
 
 @dataclass(slots=True)
@@ -170,6 +182,42 @@ def tick(doc: Document, now_ms: int, ids: Ids) -> Decision:
     return Decision(decider.events, {"fired": len(decider.events)})
 
 
+class NoIds:
+    """The ids of a decision that makes nothing: ``check`` and ``foretell`` emit no event."""
+
+    def uuid(self) -> str:
+        raise AssertionError("a check emits nothing")
+
+    def token(self) -> str:
+        raise AssertionError("a check emits nothing")
+
+
+def check(doc: Document, actor: c.Actor, now_ms: int, op: str, **fields: Any) -> None:
+    """Refuse, as ``decide`` would, ``op`` by ``actor`` on what ``fields`` name (the snake_case
+    fields of its command that say what it acts on: ``proposal_id``, ``agent``, ``section_id``
+    …), before anyone types the rest of it (a why, a reason, a justification): "can this actor
+    do this now", asked before a custodian is asked anything. The rules are the ones the
+    command's ``do_`` method runs (its ``may_`` method); nothing is changed and nothing due is
+    fired, so what the next write fires first may still change the answer.
+
+    Ops with a check: approve, reject, force-merge, revert, resolve, trust, clearance, remove."""
+    decider = Decider(doc, actor, now_ms, NoIds())
+    decider.admit(op)
+    may: Callable[..., object] | None = getattr(decider, "may_" + op.replace("-", "_"), None)
+    if may is None:
+        raise InvalidRequest(f"no check for {op!r}", operation=op)
+    may(**fields)
+
+
+def revert_outcome(doc: Document, actor: c.Actor, now_ms: int, proposal_id: str) -> Outcome:
+    """What a revert of ``proposal_id`` by ``actor`` would become, as the policy says (not
+    ``now``): refused as ``do_revert`` refuses it, else foretold (``Decider.foretell``)."""
+    decider = Decider(doc, actor, now_ms, NoIds())
+    decider.admit("revert")
+    _target, section, _text = decider.may_revert(proposal_id)
+    return decider.foretell(section)
+
+
 class Decider:
     """One command's decision: checks, then events, each applied to the document at once."""
 
@@ -197,8 +245,13 @@ class Decider:
         return None
 
     @property
-    def actor_kind(self) -> str:
-        return {"agent": "AiAgent", "human": "Individual", "system": "System"}[self.actor.kind]
+    def actor_kind(self) -> ActorKind:
+        kinds: dict[str, ActorKind] = {
+            "agent": "AiAgent",
+            "human": "Individual",
+            "system": "System",
+        }
+        return kinds[self.actor.kind]
 
     @contextmanager
     def as_system(self, correlation: str | None = None) -> Iterator[None]:
@@ -238,15 +291,7 @@ class Decider:
                     agent=actor.name,
                 )
             if self.agent is not None:
-                need = NEEDS[command.op]
-                if trust_rank(self.agent.trust) < trust_rank(need):
-                    raise Forbidden(
-                        f"{command.op} needs trust {need} or higher;"
-                        f" {actor.name!r} is {self.agent.trust}",
-                        operation=command.op,
-                        trustLevel=self.agent.trust,
-                        needs=need,
-                    )
+                self._gate(command.op)
         retry = self._retried(command)
         if retry is not None:
             return retry
@@ -256,6 +301,33 @@ class Decider:
         result = handler(command)
         self._file_answer(result)
         return Decision(self.events, result)
+
+    def _gate(self, op: str) -> None:
+        """The acting agent's trust reaches what ``op`` needs (``NEEDS``)."""
+        assert self.agent is not None
+        need = NEEDS[op]
+        if trust_rank(self.agent.trust) < trust_rank(need):
+            raise Forbidden(
+                f"{op} needs trust {need} or higher; {self.actor.name!r} is {self.agent.trust}",
+                operation=op,
+                trustLevel=self.agent.trust,
+                needs=need,
+            )
+
+    def admit(self, op: str) -> None:
+        """What ``run`` checks of who acts before the command itself, for ``check``: the op is
+        theirs to run, the document exists, an agent has joined and its trust reaches the op."""
+        authorise(op, self.actor)
+        if not self.doc.id:
+            raise InvalidRequest("the document does not exist yet", code="document.not_found")
+        if self.actor.kind == "agent":
+            self.agent = self.doc.agent_named(self.actor.name)
+            if self.agent is None:
+                raise NotJoined(
+                    f"agent {self.actor.name!r} has not joined document {self.doc.name!r}",
+                    agent=self.actor.name,
+                )
+            self._gate(op)
 
     def _former(self, name: str) -> Agent | None:
         """The agent last registered under ``name``, now gone."""
@@ -586,7 +658,10 @@ class Decider:
         supersedes: tuple[str, ...] = (),
         reverts: str | None = None,
         parts: list[dict[str, Any]] | None = None,
+        settle: bool = True,
     ) -> Proposal:
+        """A new proposal on ``section``; unless ``settle`` is False (a human's override merges
+        it next), the conflict strategy or the policy then decides what becomes of it."""
         doc = self.doc
         proposal_id = self.ids.uuid()
         if parts is not None:
@@ -613,6 +688,8 @@ class Decider:
         created = self.emit("pact.proposal.created", data, section, entity=proposal_id)
         self.correlation = created["id"]
         proposal = doc.proposals[proposal_id]
+        if not settle:
+            return proposal
         rivals = [p for p in doc.open_on(section.key) if p.id != proposal_id]
         if rivals or proposal.stale:
             self.conflict(proposal, rivals)
@@ -784,38 +861,111 @@ class Decider:
         """Merge, reject or schedule a pending proposal as its policy now says."""
         if proposal.status not in ("Pending", "Approved"):
             return
+        step, said = self.settle_step(proposal)
+        if step == "merge":
+            self.merge(proposal)
+        elif step == "auto-merge":
+            self.merge(proposal, event_type="pact.proposal.auto-merged")
+        elif step == "schedule":
+            merge_at = self.now + proposal.window_s * 1000
+            data = {"proposalId": proposal.id, "mergeAt": merge_at}
+            self.emit("pact.proposal.auto-merge-scheduled", data, self.doc.by_key[proposal.section])
+        elif step == "reject":
+            self.reject(proposal, said)
+
+    def settle_step(self, proposal: Proposal) -> tuple[SettleStep, str]:
+        """What its policy does with ``proposal`` now, and why, in words: ``merge`` it,
+        ``auto-merge`` it (its objection window ended), ``schedule`` its window, ``reject`` it
+        (the words are the reason recorded), or ``wait``. Decides; emits nothing (``settle``
+        does what it says, ``foretell`` says it before a proposal exists)."""
         doc = self.doc
         section = doc.by_key[proposal.section]
         author = doc.agents.get(proposal.author)
-        if proposal.policy == "auto" or (author is not None and author.trust == "Autonomous"):
-            self.merge(proposal)
-            return
+        if proposal.policy == "auto":
+            return "merge", "the policy is auto"
+        if author is not None and author.trust == "Autonomous":
+            return "merge", f"its author {author.name} is Autonomous"
         approving, against = self.doc.tally(proposal)
         need = len(proposal.quorum)
         if proposal.policy == "objection-based":
             if proposal.merge_at_ms is None:
                 if not proposal.reviewers:  # nobody cares about this section: merge at once
-                    self.merge(proposal)
-                    return
-                merge_at = self.now + proposal.window_s * 1000
-                data = {"proposalId": proposal.id, "mergeAt": merge_at}
-                self.emit("pact.proposal.auto-merge-scheduled", data, section)
-            elif self.now >= proposal.merge_at_ms and not self.doc.blocked(proposal):
-                self.merge(proposal, event_type="pact.proposal.auto-merged")
-            return
+                    return "merge", f"no agent reviews {section.id} (objection-based)"
+                return "schedule", (
+                    f"waits {proposal.window_s} s for objections from"
+                    f" {proposal.reviewers} reviewing agent(s) (objection-based)"
+                )
+            blocked = self.doc.blocked(proposal)
+            if self.now >= proposal.merge_at_ms and not blocked:
+                return "auto-merge", "its objection window ended"
+            return "wait", blocked or "its objection window is open"
         if proposal.policy == "single":
             if approving:
-                self.merge(proposal)
-        elif proposal.policy == "majority":
+                return "merge", "an eligible agent approved it (single)"
+            return "wait", "waits for one eligible agent's approval (single)"
+        if proposal.policy == "majority":
             if need and 2 * len(approving) > need:
-                self.merge(proposal)
-            elif need and 2 * len(against) >= need:
-                self.reject(proposal, "a majority can no longer be reached")
+                return "merge", f"a majority of its {need} voters approve it"
+            if need and 2 * len(against) >= need:
+                return "reject", "a majority can no longer be reached"
         elif proposal.policy == "unanimous":
             if need and len(approving) == need:
-                self.merge(proposal)
-            elif against:
-                self.reject(proposal, "unanimous: a voter rejected it")
+                return "merge", f"all {need} of its voters approve it"
+            if against:
+                return "reject", "unanimous: a voter rejected it"
+        else:
+            return "wait", "waits for a human (human-only)"
+        if not need:
+            return "wait", f"waits for a human: no agent may vote on it ({proposal.policy})"
+        return "wait", (
+            f"waits for {len(approving)}/{need // 2 + 1 if proposal.policy == 'majority' else need}"
+            f" approvals of {need} voters ({proposal.policy})"
+        )
+
+    def foretell(self, section: Section) -> Outcome:
+        """What a new proposal on ``section`` by the actor (based on its current version) would
+        become when made, by the rules ``create_proposal`` applies: another open proposal there
+        sets off the conflict strategy; else the policy's first step (``settle_step``); a merge
+        on a section escalated to a human is paused."""
+        doc = self.doc
+        rivals = doc.open_on(section.key)
+        if rivals:
+            first = rivals[0].id
+            said = {
+                "first-wins": f"is rejected at once: proposal {first} on {section.id} came first",
+                "vote": f"waits in a conflict with {len(rivals)} open proposal(s) for votes",
+                "human-escalate": f"goes to you as a conflict with {len(rivals)} open proposal(s)",
+                "merge-both": f"is merged three-way with {len(rivals)} open proposal(s); an"
+                " overlap goes to you",
+            }[doc.strategy]
+            return Outcome(False, f"{said} ({doc.strategy})")
+        quorum = [a.id for a in self.eligible(section) if a.id != self.actor_id]
+        proposal = Proposal(
+            id="",
+            author=self.actor_id or "system",
+            author_name=self.actor.name,
+            author_kind=self.actor_kind,
+            section=section.key,
+            content=section.content,
+            summary=None,
+            reasoning=None,
+            base_version=section.version,
+            base_content=section.content,
+            created_ms=self.now,
+            policy=doc.policy,
+            window_s=doc.window_s,
+            quorum=tuple(quorum) if doc.policy in ("majority", "unanimous") else (),
+            reviewers=len(quorum),
+            must_act=tuple(a for a in quorum if doc.salience_of(a, section.key) == 10),
+        )
+        step, said = self.settle_step(proposal)
+        if step in ("merge", "auto-merge"):
+            if section.escalated is not None:
+                return Outcome(False, f"waits: {section.id} is escalated to a human ({said})")
+            return Outcome(True, f"merges at once: {said}")
+        if step == "reject":
+            return Outcome(False, f"is rejected at once: {said}")
+        return Outcome(False, said)
 
     def merge(
         self, proposal: Proposal, *, event_type: str = "pact.proposal.merged", why: str = ""
@@ -884,17 +1034,13 @@ class Decider:
             )
         return self.doc.by_key[proposal.section]
 
-    def do_approve(self, command: c.Approve) -> dict[str, Any]:
-        proposal = self.proposal(command.proposal_id)
+    # -- what a command needs of the state, before its first event: its ``do_`` runs it, and
+    # so does ``check`` (a command asked about before the human has typed its why) -----------
+    def may_approve(self, proposal_id: str) -> tuple[Proposal, Section]:
+        proposal = self.proposal(proposal_id)
         section = self._open(proposal)
         if self.actor.is_human:
-            why = self.need_why(command.why, "a human's approval (it merges at once)")
-            data = {"proposalId": proposal.id, "approverId": self.actor_id, "why": why}
-            self.emit("pact.proposal.approved", data, section, correlation=proposal.correlation)
-            if proposal.conflict and proposal.status == "Conflict":
-                self._resolve_group(proposal.conflict, "human", proposal.id, section, why)
-            self.merge(proposal, why=why)
-            return proposal_response(self.doc, proposal)
+            return proposal, section
         agent = self._me()
         if proposal.author == agent.id:
             raise SelfApproval(
@@ -904,6 +1050,92 @@ class Decider:
         if proposal.policy == "human-only":
             raise Forbidden("under human-only, only a human can approve", policy="human-only")
         self._may_vote(proposal, section, agent)
+        return proposal, section
+
+    def may_reject(self, proposal_id: str) -> tuple[Proposal, Section]:
+        proposal = self.proposal(proposal_id)
+        section = self._open(proposal)
+        if self.actor.is_human:
+            return proposal, section
+        agent = self._me()
+        if proposal.author == agent.id:
+            raise SelfApproval("withdraw your own proposal instead of rejecting it")
+        if proposal.policy == "human-only":
+            raise Forbidden("under human-only, only a human can reject", policy="human-only")
+        self._may_vote(proposal, section, agent)
+        return proposal, section
+
+    def may_force_merge(self, proposal_id: str) -> tuple[Proposal, Section]:
+        proposal = self.proposal(proposal_id)
+        return proposal, self._open(proposal, "Pending", "Approved", "Conflict", "Objected")
+
+    def may_revert(self, proposal_id: str, now: bool = False) -> tuple[Proposal, Section, str]:
+        """The merged proposal, its section, and the text that reverts it (4.: what the section
+        held before the merge, with the later changes kept; overlapping ones are refused)."""
+        if now and not self.actor.is_human:
+            raise Forbidden("only a human may revert now: it overrides the policy")
+        target = self.proposal(proposal_id)
+        if target.status != "Merged" or target.merged_version is None:
+            raise InvalidStatus(f"proposal {target.id} is {target.status}, not Merged")
+        if target.reverted_by is not None:
+            other = self.doc.proposals[target.reverted_by]
+            if other.status in OPEN_STATUSES or other.status == "Merged":
+                raise InvalidStatus(f"proposal {target.id} is already reverted by {other.id}")
+        section = self.doc.by_key[target.section]
+        self.section(section.id)
+        self._may_change(section)
+        after = section.history[target.merged_version - 1]
+        before = section.history[target.merged_version - 2]
+        result = merge_three(after, section.content, before)
+        if not result.clean:
+            raise ProposalConflict(
+                f"later changes to {section.id} overlap what proposal {target.id} changed:"
+                " propose the text by hand",
+                proposalId=target.id,
+            )
+        return target, section, result.text
+
+    def may_resolve(
+        self, section_id: str, proposal_id: str | None = None, content: str | None = None
+    ) -> tuple[Section, Proposal | None]:
+        section = self.section(section_id)
+        if proposal_id and content:
+            raise InvalidRequest("choose a proposal or give the content, not both")
+        chosen = self.proposal(proposal_id) if proposal_id else None
+        if chosen is not None:
+            self._open(chosen, "Pending", "Approved", "Conflict", "Objected")
+            if chosen.section != section.key:
+                raise InvalidRequest(f"proposal {chosen.id} is not on {section.id}")
+        if content is not None:
+            parts_for(self.doc, section, content)
+        return section, chosen
+
+    def may_trust(self, agent: str, level: str | None = None) -> Agent:
+        found = self.other_agent(agent)
+        if level is not None and level not in TRUST_LEVELS:
+            raise InvalidRequest(f"no trust level {level!r}")
+        return found
+
+    def may_clearance(self, agent: str) -> Agent:
+        return self.other_agent(agent)
+
+    def may_remove(self, agent: str) -> Agent:
+        found = self.other_agent(agent)
+        if not found.active:
+            raise NotJoined(f"agent {found.name!r} is not on the document")
+        return found
+
+    def do_approve(self, command: c.Approve) -> dict[str, Any]:
+        proposal, section = self.may_approve(command.proposal_id)
+        if self.actor.is_human:
+            why = self.need_why(command.why, "a human's approval (it merges at once)")
+            data = {"proposalId": proposal.id, "approverId": self.actor_id, "why": why}
+            self.emit("pact.proposal.approved", data, section, correlation=proposal.correlation)
+            if proposal.conflict and proposal.status == "Conflict":
+                self._resolve_group(proposal.conflict, "human", proposal.id, section, why)
+            self.merge(proposal, why=why)
+            return proposal_response(self.doc, proposal)
+        agent = self._me()
         data = {"proposalId": proposal.id, "approverId": agent.id}
         self.emit("pact.proposal.approved", data, section, correlation=proposal.correlation)
         if proposal.status == "Conflict":
@@ -938,8 +1170,7 @@ class Decider:
                 self._resolve_group(group.id, "vote", proposal.id, section)
 
     def do_reject(self, command: c.Reject) -> dict[str, Any]:
-        proposal = self.proposal(command.proposal_id)
-        section = self._open(proposal)
+        proposal, section = self.may_reject(command.proposal_id)
         if self.actor.is_human:
             reason = self.need_why(command.reason, "a human's rejection", field="reason")
             data = {
@@ -952,11 +1183,6 @@ class Decider:
             self.emit("pact.proposal.rejected", data, section, correlation=proposal.correlation)
             return proposal_response(self.doc, proposal)
         agent = self._me()
-        if proposal.author == agent.id:
-            raise SelfApproval("withdraw your own proposal instead of rejecting it")
-        if proposal.policy == "human-only":
-            raise Forbidden("under human-only, only a human can reject", policy="human-only")
-        self._may_vote(proposal, section, agent)
         final = proposal.policy == "single"
         data = {
             "proposalId": proposal.id,
@@ -1015,33 +1241,22 @@ class Decider:
 
     def do_revert(self, command: c.Revert) -> dict[str, Any]:
         """4.: a new proposal restoring what the section held before the merge, with the
-        section's later changes kept (a three-way merge; overlapping ones are refused)."""
-        target = self.proposal(command.proposal_id)
-        if target.status != "Merged" or target.merged_version is None:
-            raise InvalidStatus(f"proposal {target.id} is {target.status}, not Merged")
-        if target.reverted_by is not None:
-            other = self.doc.proposals[target.reverted_by]
-            if other.status in OPEN_STATUSES or other.status == "Merged":
-                raise InvalidStatus(f"proposal {target.id} is already reverted by {other.id}")
-        section = self.doc.by_key[target.section]
-        self.section(section.id)
-        self._may_change(section)
-        after = section.history[target.merged_version - 1]
-        before = section.history[target.merged_version - 2]
-        result = merge_three(after, section.content, before)
-        if not result.clean:
-            raise ProposalConflict(
-                f"later changes to {section.id} overlap what proposal {target.id} changed:"
-                " propose the text by hand",
-                proposalId=target.id,
-            )
+        section's later changes kept (a three-way merge; overlapping ones are refused).
+        With ``now``, a human's override: the revert merges at once, past the policy, its why
+        recorded as every override's is; no conflict strategy runs (the other open proposals
+        there go stale, as under a force-merge)."""
+        target, section, text = self.may_revert(command.proposal_id, command.now)
+        why = self.need_why(command.why, "a revert now (it merges at once)") if command.now else ""
         proposal = self.create_proposal(
             section,
-            result.text,
+            text,
             section.version,
             summary=command.summary or f"revert {target.id}",
             reverts=target.id,
+            settle=not command.now,
         )
+        if command.now:
+            self.merge(proposal, why=why)
         return proposal_response(self.doc, proposal)
 
     # -- locks ---------------------------------------------------------------------------------
@@ -1136,9 +1351,7 @@ class Decider:
         text; with ``override``, every other open proposal there is rejected; auto-merge
         resumes."""
         doc = self.doc
-        section = self.section(command.section_id)
-        if command.proposal_id and command.content:
-            raise InvalidRequest("choose a proposal or give the content, not both")
+        section, chosen = self.may_resolve(command.section_id, command.proposal_id, command.content)
         resolution_id = self.ids.uuid()
         data = {
             "resolutionId": resolution_id,
@@ -1148,13 +1361,6 @@ class Decider:
             "override": command.override,
             "proposalId": command.proposal_id,
         }
-        chosen = self.proposal(command.proposal_id) if command.proposal_id else None
-        if chosen is not None:
-            self._open(chosen, "Pending", "Approved", "Conflict", "Objected")
-            if chosen.section != section.key:
-                raise InvalidRequest(f"proposal {chosen.id} is not on {section.id}")
-        if command.content is not None:
-            parts_for(doc, section, command.content)
         self.emit("pact.human.resolved", data, section, entity=resolution_id)
         why = command.justification
         if chosen is not None:
@@ -1269,7 +1475,7 @@ class Decider:
         return {"sectionId": section.id, "level": command.level}
 
     def do_clearance(self, command: c.Clearance) -> dict[str, Any]:
-        agent = self.other_agent(command.agent)
+        agent = self.may_clearance(command.agent)
         adopted = None
         if self.doc.framework is None and command.levels:
             adopted = {"framework": command.framework, "levels": list(command.levels)}
@@ -1281,9 +1487,7 @@ class Decider:
         return {"agentId": agent.id, "clearance": command.level}
 
     def do_trust(self, command: c.SetTrust) -> dict[str, Any]:
-        agent = self.other_agent(command.agent)
-        if command.level not in TRUST_LEVELS:
-            raise InvalidRequest(f"no trust level {command.level!r}")
+        agent = self.may_trust(command.agent, command.level)
         why = self.need_why(command.why, "a change of trust")
         data = {"agentId": agent.id, "trustLevel": command.level, "why": why}
         self.emit("pact.agent.trust-changed", data)
@@ -1295,16 +1499,13 @@ class Decider:
         return {"agentId": agent.id, "disclosure": command.level}
 
     def do_remove(self, command: c.RemoveAgent) -> dict[str, Any]:
-        agent = self.other_agent(command.agent)
-        if not agent.active:
-            raise NotJoined(f"agent {agent.name!r} is not on the document")
+        agent = self.may_remove(command.agent)
         data = {"agentId": agent.id, "agentName": agent.name, "why": command.why}
         self.emit("pact.agent.removed", data)
         return {"agentId": agent.id, "removed": True}
 
     def do_force_merge(self, command: c.ForceMerge) -> dict[str, Any]:
-        proposal = self.proposal(command.proposal_id)
-        section = self._open(proposal, "Pending", "Approved", "Conflict", "Objected")
+        proposal, section = self.may_force_merge(command.proposal_id)
         if proposal.conflict and self.doc.conflicts[proposal.conflict].resolved is None:
             self._resolve_group(proposal.conflict, "human", proposal.id, section, command.why)
         self.merge(proposal, why=command.why)

@@ -108,3 +108,7 @@ class IdempotencyMismatch(ProtocolError):
 
 class NotFound(ProtocolError):
     code = "entity.not_found"  # an intent, constraint, comment, query or invite
+
+
+class AmbiguousId(ProtocolError):
+    code = "request.ambiguous_id"  # a shortened id that more than one id starts or ends with
