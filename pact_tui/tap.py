@@ -450,6 +450,8 @@ def _write(op: str, build: Build, *, joining: bool = False) -> Handler:
         if getattr(args, "idempotency_key", None) is not None:
             command["idempotencyKey"] = args.idempotency_key
         async with await _open(args, read_only=False) as ws:
+            if command.get("proposalId"):  # a unique start or end of an id names it
+                command["proposalId"] = await _whole_id(ws, args.doc, command["proposalId"], actor)
             decision = await ws.run_document(args.doc, command, actor)
         text = f"{command['op']}: {_fields(decision.result)}"
         if decision.retried:
@@ -459,6 +461,18 @@ def _write(op: str, build: Build, *, joining: bool = False) -> Handler:
         _emit(args, decision.result, text)
 
     return handler
+
+
+async def _whole_id(ws: Workspace, name: str, given: str, actor: Actor) -> str:
+    """The proposal id ``given`` names, a whole id or a unique start or end of one, among the
+    proposals ``actor`` may read (``engine.protocol.short_ids``, as the app looks them up)."""
+    from engine.protocol.short_ids import proposal_id
+
+    doc = await _document(ws, name)
+    reader = doc.agent_named(actor.name) if actor.kind == "agent" else None
+    if actor.kind == "agent" and reader is None:
+        return given  # not on the document: decide says so
+    return proposal_id(doc, given, reader)
 
 
 def _join(args: argparse.Namespace) -> dict[str, Any]:
@@ -919,8 +933,17 @@ def _register_tap(
     obj.add_argument("--reason", required=True)
     withdraw = proposal_verb("withdraw", _on_proposal("withdraw", reason="reason"), "withdraw")
     withdraw.add_argument("--reason")
-    revert = proposal_verb("revert", _on_proposal("revert", summary="summary"), "revert a merge")
+    revert = proposal_verb(
+        "revert", _on_proposal("revert", summary="summary", now="now", why="why"), "revert a merge"
+    )
     revert.add_argument("--summary")
+    revert.add_argument(
+        "--now",
+        action="store_true",
+        default=None,
+        help="a human merges the revert at once, past the policy (an override: say --why)",
+    )
+    revert.add_argument("--why", help="why the revert cannot wait (with --now)")
 
     lock = write(
         "lock", _fields_of("lock", sectionId="section", ttlSeconds="ttl"), "lock a section"

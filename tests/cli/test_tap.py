@@ -1256,3 +1256,100 @@ def test_a_human_rejection_needs_a_reason(ws: Path) -> None:
     assert head(ws, "contract") == before
     rejected = data("tap", "reject", ws, "contract", proposal, "--human", "alice", "--reason", "no")
     assert rejected["status"] == "Rejected"
+
+
+def test_a_unique_start_or_end_of_a_proposal_id_names_it(ws: Path) -> None:
+    """The queue shows the end of an id and git users type its start: either names the one
+    proposal; one that several ids start with is refused, naming how many, appending nothing."""
+    ok("tap", "join", ws, "contract", "--as", "bot")
+    made: list[str] = []
+    while len({p[0] for p in made}) == len(made):  # two ids that start alike (17 at most)
+        content = ("--section", "sec:risk", "--content", f"## Risk\\n\\nNew {len(made)}.")
+        made.append(
+            data("tap", "propose", ws, "contract", "--agent", "bot", *content)["proposalId"]
+        )
+    first = made[-1]
+    alike = [p for p in made if p[0] == first[0]]
+    before = head(ws, "contract")
+    error = refused(
+        "tap",
+        "reject",
+        ws,
+        "contract",
+        first[0],
+        "--human",
+        "alice",
+        "--reason",
+        "no",
+        code="request.ambiguous_id",
+    )
+    assert error["metadata"]["count"] == len(alike)
+    assert f"names {len(alike)} proposals" in error["description"]
+    refused(
+        "tap",
+        "reject",
+        ws,
+        "contract",
+        "zzzz",
+        "--human",
+        "alice",
+        "--reason",
+        "no",
+        code="proposal.not_found",
+    )
+    assert head(ws, "contract") == before
+    pending = made[0]  # the others were rejected: first-wins
+    end = pending[-8:]
+    merged = data("tap", "force-merge", ws, "contract", end, "--human", "alice", "--why", "ok")
+    assert (merged["proposalId"], merged["status"]) == (pending, "Merged")
+
+
+def test_a_human_reverts_now_past_the_policy(tmp_path: Path) -> None:
+    source = tmp_path / "contract.md"
+    source.write_text(CONTRACT, encoding="utf-8")
+    path = tmp_path / "w.pact"
+    ok(
+        "doc",
+        "create",
+        path,
+        "contract",
+        "--from",
+        source,
+        "--human",
+        "alice",
+        "--policy",
+        "objection-based",
+    )
+    ok("tap", "join", path, "contract", "--as", "bot")
+    ok("tap", "join", path, "contract", "--as", "reviewer")
+    content = ("--section", "sec:risk", "--content", "## Risk\\n\\nNew.")
+    proposal = data("tap", "propose", path, "contract", "--agent", "bot", *content)["proposalId"]
+    ok("tap", "force-merge", path, "contract", proposal, "--human", "alice", "--why", "set up")
+    waits = data("tap", "revert", path, "contract", proposal, "--human", "alice")
+    assert waits["status"] == "Pending"  # the reviewer may object within the window
+    ok("tap", "withdraw", path, "contract", waits["proposalId"], "--human", "alice")
+    refused(
+        "tap",
+        "revert",
+        path,
+        "contract",
+        proposal,
+        "--human",
+        "alice",
+        "--now",
+        code="request.invalid",
+    )
+    now = data(
+        "tap",
+        "revert",
+        path,
+        "contract",
+        proposal,
+        "--human",
+        "alice",
+        "--now",
+        "--why",
+        "it broke the build",
+    )
+    assert now["status"] == "Merged"
+    assert "Old risk text." in ok("tap", "get", path, "contract", "--agent", "bot").out
