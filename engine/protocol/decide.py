@@ -1479,12 +1479,17 @@ class Decider:
         adopted = None
         if self.doc.framework is None and command.levels:
             adopted = {"framework": command.framework, "levels": list(command.levels)}
-        rank = self._rank(command.level, adopted)
+        levels = (
+            adopted["levels"] if adopted else self.doc.framework[1] if self.doc.framework else ()
+        )
+        # A level in any case is the framework's level: "internal" clears for "Internal".
+        level = next((x for x in levels if x.lower() == command.level.lower()), command.level)
+        rank = self._rank(level, adopted)
         if adopted is not None:
             self.emit("pact.framework.adopted", adopted)
-        data = {"agentId": agent.id, "level": command.level, "rank": rank}
+        data = {"agentId": agent.id, "level": level, "rank": rank}
         self.emit("pact.agent.clearance-set", data)
-        return {"agentId": agent.id, "clearance": command.level}
+        return {"agentId": agent.id, "clearance": level}
 
     def do_trust(self, command: c.SetTrust) -> dict[str, Any]:
         agent = self.may_trust(command.agent, command.level)

@@ -270,3 +270,10 @@ def test_a_short_proposal_id_is_looked_up_among_what_the_reader_may_read() -> No
         proposal_id(doc, "0000", reader)
     assert not set(hidden) & set(caught.value.metadata["candidates"])
     assert all(h not in caught.value.description for h in hidden)
+
+
+def test_a_clearance_level_in_any_case_is_the_frameworks_level() -> None:
+    sim = busy_document()  # framework F: Public, Internal
+    assert sim.human("clearance", agent="a", level="iNTERNAL")["clearance"] == "Internal"
+    assert sim.a("a").clearance == "Internal" and sim.a("a").clearance_rank == 1
+    sim.refused(sim.human_actor(), "clearance", "request.invalid", agent="a", level="Secret")
