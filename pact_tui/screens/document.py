@@ -45,11 +45,11 @@ from ..widgets.queue import (
     QueueRow,
     check_choice,
     choose_command,
-    conflict_choices,
     proposal_detail,
 )
 from ..widgets.rows import RowList
 from ..widgets.section_markdown import SectionMarkdown
+from .pick import Pick
 
 if TYPE_CHECKING:
     from engine.protocol.decide import Decision
@@ -726,16 +726,77 @@ class DocumentScreen(Screen[None]):
             if row.section_id is None:
                 self.notify("This question is on no section: respond to it.", severity="warning")
                 return
-            decision = await ask(f"Your decision on {visible(row.section_id)}")
-            if decision is None:
+            await self._resolve(row.section_id)
+
+    async def _resolve(self, section_id: str) -> None:
+        """A binding decision on an escalated section, as ``tap resolve`` makes it: pick one of
+        its open proposals to merge, your own text for it, or the decision alone; then the
+        decision, its justification and (others being open) whether to reject them; then say
+        what it did to the section."""
+        from ..asking import describe_proposal
+
+        doc = self._live_doc()
+        if doc is None or self._refused(doc, "resolve", section_id=section_id):
+            return
+        section = doc.by_id[section_id]
+        named = f"“{section.title}” ({section.id}, v{section.version})"
+        open_ids = [p.id for p in doc.open_on(section.key)]
+        picks = [Pick(f"merge {describe_proposal(doc, pid)}", pid, pid) for pid in open_ids]
+        picks.append(Pick("write the section's text yourself (an editor)", WRITE))
+        picks.append(Pick("record the decision only: the section stays as it is", DECIDE))
+        how = await self._pick(f"Resolve {named}: what goes in the section?", picks)
+        if how is None:
+            return
+        content = None
+        if how == WRITE:
+            content = await self._edit_section(section.id, section.content)
+            if content is None:
                 return
-            justification = await ask("Justification (kept with the decision)")
-            if justification is None:
+        chosen = how if how not in (WRITE, DECIDE) else None
+        fields = {"section_id": section.id, "proposal_id": chosen, "content": content}
+        if self._refused(doc, "resolve", **fields):
+            return
+        decision = await self._ask(f"Your decision on {named}")
+        if decision is None:
+            return
+        justification = await self._ask("Justification (kept with the decision)")
+        if justification is None:
+            return
+        others = [pid for pid in open_ids if pid != chosen]
+        override: str | bool = False
+        if others:
+            asked = await self._ask(
+                f"Override: reject the {len(others)} other open proposal(s) there? (y/n)", "n"
+            )
+            if asked is None:
                 return
-            override = await ask("Override: reject every other open proposal there? (y/n)", "n")
-            if override is None:
-                return
-            self.run_document(resolve_command(row.section_id, decision, justification, override))
+            override = asked
+        command = resolve_command(section.id, decision, justification, override)
+        if chosen is not None:
+            command["proposalId"] = chosen
+        if content is not None:
+            command["content"] = content
+        version = section.version
+        worker = self.run_document(command)
+        await worker.wait()
+        if worker.result is not None:
+            self.notify(resolved_words(doc, section.id, version, chosen, content), title="Resolved")
+
+    async def _edit_section(self, section_id: str, content: str) -> str | None:
+        """The section's text as the custodian writes it (None: cancelled)."""
+        from .edit import EditScreen
+
+        if visible(content, multiline=True) != content:  # an editor would show them raw
+            self.notify(
+                "The section holds control characters: pick a proposal, or edit it with"
+                " `pact-tui tap edit`.",
+                severity="error",
+                title="Resolve",
+            )
+            return None
+        title = f"The text of {section_id}: write it, then ctrl+s"
+        edited: str | None = await self.app.push_screen_wait(EditScreen(title, content))
+        return edited
 
     # -- comments and sharing -------------------------------------------------------------------
     async def _act_on_comment(self, action: str, row: InboxRow, ask: Any) -> None:
@@ -922,53 +983,144 @@ class DocumentScreen(Screen[None]):
 
     @on(ProposalQueue.Act)
     def _proposal_act(self, event: ProposalQueue.Act) -> None:
-        self.act_on_proposal(event.action, event.row)
+        self.act_on_proposal(event.action, event.row, event.held)
 
-    @work(group="queue-prompts")
-    async def act_on_proposal(self, action: QueueAction, row: QueueRow) -> None:
-        """Ask for the justification the record keeps (Escape: nothing is done), then run the
-        command as the custodian; the engine's refusal (a merged proposal approved, a pending
-        one reverted) is shown as a notification."""
+    def _live_doc(self) -> Document | None:
+        """The live document, if commands can run on it now (else it is said why not)."""
+        name = self.document_name
+        if name is None:
+            return None
+        if self.position is not None:
+            self.notify(
+                f"You are looking at event {self.position}: press l (or }}) to go back to live"
+                " before acting.",
+                severity="warning",
+                title="The past is read-only",
+            )
+            return None
+        if self.workspace.read_only:
+            self.notify(
+                "The workspace is open read-only: commands cannot run.",
+                severity="warning",
+                title="Read-only",
+            )
+            return None
+        return self.workspace.document(name)
+
+    def _refused(self, doc: Document, op: str, **fields: Any) -> bool:
+        """Whether the engine refuses ``op`` on what ``fields`` name now (said as the command's
+        refusal would be): asked before the custodian is asked anything (``decide.check``)."""
+        from engine.protocol.commands import Actor
+        from engine.protocol.decide import check
+        from engine.protocol.errors import ProtocolError
+
+        try:
+            check(doc, Actor.human(self.custodian), self.now_ms, op, **fields)
+        except ProtocolError as error:
+            self.notify(str(error), severity="error", title="Refused")
+            return True
+        return False
+
+    async def _ask(self, question: str, value: str = "") -> str | None:
         from ..screens.prompt import PromptScreen
 
-        async def ask(question: str, value: str = "") -> str | None:
-            return await self.app.push_screen_wait(PromptScreen(question, value=value))
+        return await self.app.push_screen_wait(PromptScreen(question, value=value))
 
-        pid = row.key
+    async def _pick(self, title: str, picks: list[Pick]) -> str | None:
+        from ..screens.pick import PickScreen
+
+        return await self.app.push_screen_wait(PickScreen(title, picks))
+
+    @work(group="queue-prompts")
+    async def act_on_proposal(
+        self, action: QueueAction, row: QueueRow, held: QueueRow | None = None
+    ) -> None:
+        """Check that the engine would take the command (a refusal is said before anything is
+        asked), ask for the justification the record keeps, naming the proposal (Escape:
+        nothing is done), then run the command as the custodian. It acts on the proposal
+        highlighted (``held``), and says so if the row under the cursor is another one now."""
+        from ..asking import describe_proposal, held_note
+
+        doc = self._live_doc()
+        if doc is None:
+            return
+        pid, note = held_note(doc, held, row)
+        if action == "choose":
+            await self._choose_side(doc, pid, note)
+            return
+        if self._refused(doc, action, proposal_id=pid):
+            return
+        what = describe_proposal(doc, pid) + (f"\n{note}" if note else "")
         if action == "approve":
-            why = await ask(f"Approve {pid} (it merges at once): why?")
+            why = await self._ask(f"Approve {what}\nIt merges at once: why?")
             if why is not None:
                 self.run_document({"op": "approve", "proposalId": pid, "why": why})
         elif action == "reject":
-            reason = await ask(f"Reject {pid}: the reason")
+            reason = await self._ask(f"Reject {what}\nThe reason:")
             if reason is not None:
                 self.run_document({"op": "reject", "proposalId": pid, "reason": reason})
         elif action == "force-merge":
-            why = await ask(f"Force-merge {pid} past its policy: why?")
+            why = await self._ask(f"Force-merge {what}\nIt merges past its policy: why?")
             if why is not None:
                 self.run_document({"op": "force-merge", "proposalId": pid, "why": why})
         elif action == "revert":
-            why = await ask(f"Revert merged {pid}: why?")
-            if why is not None:
-                self.run_document({"op": "revert", "proposalId": pid, "summary": why})
-        elif action == "choose":
-            await self._choose_side(row, ask)
+            await self._revert(doc, pid, what)
 
-    async def _choose_side(self, row: QueueRow, ask: Any) -> None:
-        """Settle the conflict of ``row``'s proposal: one side, or the three-way result."""
-        doc = self.shown.doc if self.shown is not None else None
-        proposal = doc.proposals.get(row.key) if doc is not None else None
-        group = (
-            doc.conflicts.get(proposal.conflict) if doc and proposal and proposal.conflict else None
-        )
-        if doc is None or group is None:
-            self.notify(f"{row.key} is in no conflict.", severity="warning", title="Choose")
+    async def _revert(self, doc: Document, pid: str, what: str) -> None:
+        """Say what the revert becomes (merged at once, or waiting as the policy says), offer
+        "revert now" (an override, merged at once) when it would wait, then ask why."""
+        from engine.protocol.commands import Actor
+        from engine.protocol.decide import revert_outcome
+        from engine.protocol.errors import ProtocolError
+
+        from ..screens.choose import Choice, ChooseScreen
+
+        try:
+            outcome = revert_outcome(doc, Actor.human(self.custodian), self.now_ms, pid)
+        except ProtocolError as error:
+            self.notify(str(error), severity="error", title="Refused")
             return
-        choices = conflict_choices(group)
-        choice = await ask(f"Choose for the conflict: {', '.join(choices)}", row.key)
+        now = False
+        if not outcome.at_once:
+            choices = [
+                Choice("p", f"revert as the policy says: it {outcome.says}", "policy"),
+                Choice("n", "revert now: it merges at once, past the policy (an override)", "now"),
+            ]
+            title = f"Revert {what}\nA revert {outcome.says}."
+            how = await self.app.push_screen_wait(ChooseScreen(title, choices))
+            if how is None:
+                return
+            now = how == "now"
+        if now:
+            why = await self._ask(f"Revert {what} now (an override, recorded): why?")
+            if why is not None:
+                command = {"op": "revert", "proposalId": pid, "now": True, "why": why}
+                self.run_document(command)
+            return
+        said = outcome.says if outcome.at_once else f"it {outcome.says}"
+        why = await self._ask(f"Revert {what}\nThe revert {said}. Why?")
+        if why is not None:
+            self.run_document({"op": "revert", "proposalId": pid, "summary": why})
+
+    async def _choose_side(self, doc: Document, pid: str, note: str) -> None:
+        """Settle the conflict of proposal ``pid``: pick one side, or the three-way result."""
+        from ..asking import describe_proposal, side_picks
+
+        proposal = doc.proposals.get(pid)
+        group = doc.conflicts.get(proposal.conflict) if proposal and proposal.conflict else None
+        if proposal is None or group is None:
+            self.notify(f"{pid} is in no conflict.", severity="warning", title="Choose")
+            return
+        section = doc.by_key[proposal.section]
+        if self._refused(doc, "resolve", section_id=section.id):
+            return
+        title = f"Choose for the conflict on “{section.title}” ({section.id}) of " + (
+            describe_proposal(doc, pid) + (f"\n{note}" if note else "")
+        )
+        choice = await self._pick(title, side_picks(doc, group, MERGED))
         if choice is None:
             return
-        choice, content = choice.strip(), None
+        content = None
         if choice == MERGED and group.merged is not None:
             content = await self._edit_merged(group.id, group.merged)
             if content is None:
@@ -978,10 +1130,11 @@ class DocumentScreen(Screen[None]):
         except ValueError as error:
             self.notify(str(error), severity="error", title="Choose")
             return
-        why = await ask("Justification (kept with the decision)")
+        chosen = "the three-way result" if choice == MERGED else describe_proposal(doc, choice)
+        why = await self._ask(f"Choose {chosen}\nJustification (kept with the decision):")
         if why is None:
             return
-        self.run_document(choose_command(row.section_id, group, choice, why, content))
+        self.run_document(choose_command(section.id, group, choice, why, content))
 
     async def _edit_merged(self, conflict_id: str, merged: str) -> str | None:
         """The three-way result as the custodian settles its overlaps (None: cancelled)."""
@@ -1026,26 +1179,44 @@ class DocumentScreen(Screen[None]):
 
     @work(group="agent-prompts")
     async def act_on_agent(self, action: str, agent: str, trust: str) -> None:
+        """Check first (an agent gone, a level that is none: refused before anything is asked),
+        then pick the level and ask why, naming the agent."""
         from engine.protocol.model import TRUST_LEVELS
 
-        from ..screens.prompt import PromptScreen
+        from ..asking import describe_agent, level_picks
 
-        async def ask(question: str, value: str = "") -> str | None:
-            return await self.app.push_screen_wait(PromptScreen(question, value=value))
-
+        doc = self._live_doc()
+        if doc is None or self._refused(doc, action, agent=agent):
+            return
+        found = doc.agent_named(agent) or next(
+            (a for a in doc.agents.values() if a.name == agent), None
+        )
+        if found is None:
+            return
+        what = describe_agent(doc, found)
         if action == "trust":
-            level = await ask(f"Trust for {visible(agent)} ({', '.join(TRUST_LEVELS)})", trust)
-            why = await ask("Why?") if level is not None else None
-            if level is not None and why is not None:
+            level = await self._pick(f"Trust for {what}", level_picks(TRUST_LEVELS, trust))
+            if level is None or self._refused(doc, "trust", agent=agent, level=level):
+                return
+            why = await self._ask(f"Trust {level} for {what}: why?")
+            if why is not None:
                 self.run_document({"op": "trust", "agent": agent, "level": level, "why": why})
         elif action == "clearance":
-            doc = self.shown.doc if self.shown is not None else None
-            levels = ", ".join(doc.framework[1]) if doc is not None and doc.framework else ""
-            level = await ask(f"Clearance for {visible(agent)} ({visible(levels)})")
+            if doc.framework is None:
+                self.notify(
+                    "The document has no classification framework yet: classify a section first.",
+                    severity="error",
+                    title="Refused",
+                )
+                return
+            name, levels = doc.framework
+            level = await self._pick(
+                f"Clearance for {what} (framework {name})", level_picks(levels, found.clearance)
+            )
             if level is not None:
                 self.run_document({"op": "clearance", "agent": agent, "level": level})
         elif action == "remove":
-            why = await ask(f"Remove {visible(agent)} from the document: why?")
+            why = await self._ask(f"Remove {what} from the document: why?")
             if why is not None:
                 self.run_document({"op": "remove", "agent": agent, "why": why})
 
@@ -1264,19 +1435,19 @@ class DocumentScreen(Screen[None]):
         )
 
     def action_view_as_agent(self) -> None:
-        from ..screens.prompt import PromptScreen
+        from ..screens.pick import PickScreen
 
         shown = self.shown
         if shown is None or not shown.doc.agents:
             self.notify("No agent on this document.", severity="warning")
             return
-        names = ", ".join(a.name for a in shown.doc.agents.values())
+        from ..asking import agent_picks
 
         def chosen(name: str | None) -> None:
             if name is not None:
-                self.view_as(name.strip())
+                self.view_as(name)
 
-        self.app.push_screen(PromptScreen(f"View as which agent? ({visible(names)})"), chosen)
+        self.app.push_screen(PickScreen("View as which agent?", agent_picks(shown.doc)), chosen)
 
     def view_as(self, name: str | None) -> None:
         """Every view through ``name``'s barriers (None: the custodian's own view)."""
@@ -1326,6 +1497,30 @@ class DocumentScreen(Screen[None]):
 def _comment_command(section_id: str, proposal: str | None, text: str) -> dict[str, Any]:
     command = {"op": "comment", "sectionId": section_id, "text": text}
     return command if proposal is None else {**command, "proposalId": proposal}
+
+
+WRITE, DECIDE = "\x00write", "\x00decide"  # the resolve picker's two choices beside proposals
+
+
+def resolved_words(
+    doc: Document, section_id: str, version: int, chosen: str | None, content: str | None
+) -> str:
+    """What a resolution did to the section: the proposal merged, the text put in, or the
+    decision recorded with the section as it was; and how many open proposals it rejected."""
+    section = doc.by_id[section_id]
+    if chosen is not None:
+        did = f"merged proposal …{chosen[-8:]} ({doc.proposals[chosen].status.lower()})"
+    elif content is not None:
+        did = "put your text in the section"
+    else:
+        did = "recorded your decision"
+    moved = (
+        f"{section_id} is now v{section.version}"
+        if section.version != version
+        else f"{section_id} is unchanged (v{version})"
+    )
+    open_now = len(doc.open_on(section.key))
+    return f"{did}: {moved}; {open_now} open proposal(s) left there."
 
 
 def resolve_command(

@@ -344,11 +344,18 @@ class ProposalQueue(RowList[DocShown, QueueRow]):
     class Act(Message):
         """The user asked for ``action`` on the proposal ``row``."""
 
-        def __init__(self, queue: ProposalQueue, action: QueueAction, row: QueueRow) -> None:
+        def __init__(
+            self,
+            queue: ProposalQueue,
+            action: QueueAction,
+            row: QueueRow,
+            held: QueueRow | None = None,
+        ) -> None:
             super().__init__()
             self.queue = queue
             self.action = action
-            self.row = row
+            self.row = row  # under the cursor now
+            self.held = held  # the row highlighted, as it was then (``RowList.held``)
 
         @property
         def control(self) -> ProposalQueue:
@@ -369,6 +376,7 @@ class ProposalQueue(RowList[DocShown, QueueRow]):
         return rows.line_of(key) if isinstance(rows, QueueRows) else super().line_of(key)
 
     def watch_queue_filter(self) -> None:
+        self.held = None  # the user filtered: the row under the cursor now is the one seen
         self.refill()
 
     def refill(self) -> None:
@@ -379,7 +387,7 @@ class ProposalQueue(RowList[DocShown, QueueRow]):
     def action_act(self, action: Any) -> None:
         row = self.current_row
         if row is not None:
-            self.post_message(self.Act(self, action, row))
+            self.post_message(self.Act(self, action, row, self.held))
 
     def action_ask_filter(self) -> None:
         self.post_message(self.FilterAsked())

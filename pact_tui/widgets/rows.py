@@ -105,6 +105,11 @@ class RowList(CursorPane, Generic[ShownT, RowT]):
         self.rows: Sequence[RowT] = ()
         self._announced: RowT | None = None
         self._base_style: Style | None = None
+        self.held: RowT | None = None
+        """The row the user put the cursor on, as it was then: the rows re-sort and change
+        under a still cursor (a proposal arrives, one merges), so an action on "the row
+        highlighted" acts on this one, and can say what changed since."""
+        self._held_of: str | None = None  # the name of what ``held`` is of (a document's)
 
     def notify_style_update(self) -> None:
         self._base_style = None
@@ -120,6 +125,10 @@ class RowList(CursorPane, Generic[ShownT, RowT]):
     def watch_shown(self) -> None:
         self.refill()
 
+    def watch_cursor_line(self, old: int, new: int) -> None:
+        super().watch_cursor_line(old, new)
+        self.held = self.current_row  # the user moved the cursor: this one is highlighted
+
     def refill(self) -> None:
         """Make the rows again (the document, or what the list filters by, changed), keeping
         the cursor on the row it was on."""
@@ -131,6 +140,9 @@ class RowList(CursorPane, Generic[ShownT, RowT]):
             found = self.line_of(keep)
             line = found if found is not None else line
         self.set_reactive(RowList.cursor_line, self.validate_cursor_line(line))
+        of = getattr(self.shown, "name", None)
+        if self.held is None or of != self._held_of:  # first filled, or another document's
+            self.held, self._held_of = self.current_row, of
         self.refresh()
         self.announce()
 

@@ -18,6 +18,7 @@ from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
 
 from pact_tui.screens.document import VIEWS, DocumentScreen, resolve_command
+from pact_tui.screens.pick import PickScreen
 from pact_tui.screens.prompt import PromptScreen
 from pact_tui.screens.reader import ReaderScreen
 from pact_tui.widgets.agents import AgentRoster
@@ -56,9 +57,12 @@ async def opened(pilot: Pilot[Any], view: str | None = None) -> DocumentScreen:
 
 
 async def answer(pilot: Pilot[Any], text: str, *, clear: bool = False) -> None:
-    """Type ``text`` into the prompt that is open, and confirm it."""
+    """Type ``text`` into the prompt (or the picker: it narrows to the first option left) that
+    is open, and confirm it."""
     app = pilot.app
-    await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "a prompt")
+    await wait_until(
+        pilot, lambda: isinstance(app.screen, (PromptScreen, PickScreen)), "a prompt or a picker"
+    )
     prompt = app.screen
     if clear:
         await pilot.press("ctrl+u")
@@ -156,6 +160,7 @@ async def test_escape_at_a_prompt_does_nothing(demo: Path) -> None:
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
         before = screen.shown.doc.sequence  # type: ignore[union-attr]
         await pilot.press("R")
+        await answer(pilot, "decision only")  # what goes in the section: nothing new
         await answer(pilot, "hedge")  # the decision...
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "justification")
         await pilot.press("escape")  # ...but no justification
@@ -174,6 +179,7 @@ async def test_resolve_decides_the_escalated_conflict(demo: Path) -> None:
         row: InboxRow = inbox.current_row  # type: ignore[assignment]
         doc = screen.shown.doc  # type: ignore[union-attr]
         await pilot.press("R")
+        await answer(pilot, "decision only")
         await answer(pilot, "hedge")
         await answer(pilot, "board")
         await answer(pilot, "y", clear=True)  # override: every other open proposal rejected
@@ -227,12 +233,14 @@ async def test_the_roster_shows_trust_and_clearance_and_a_trust_change_works(dem
         assert " Suggester · " in lines_of(roster)[roster.cursor_line]
         # A level that does not exist is refused, shown, and changes nothing.
         before = doc.sequence
+        # A level is picked, never typed: one that does not exist cannot be picked.
         await pilot.press("T")
-        await answer(pilot, "Boss", clear=True)
-        await answer(pilot, "why")
-        await wait_until(
-            pilot, lambda: any(n.startswith("Refused:") for n in notifications(app)), "refusal"
-        )
+        await wait_until(pilot, lambda: isinstance(app.screen, PickScreen), "the levels")
+        await pilot.press(*"Boss", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, PickScreen) and app.screen.left == []
+        await pilot.press("escape")
+        await settle(pilot)
         assert doc.sequence == before and doc.agents[intern.id].trust == "Suggester"
 
 
@@ -363,7 +371,14 @@ async def test_view_as_an_unknown_agent_is_refused(demo: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
         await pilot.press("V")
-        await answer(pilot, "nobody")
+        await wait_until(pilot, lambda: isinstance(app.screen, PickScreen), "the agents")
+        await pilot.press(*"nobody", "enter")  # no agent is picked: the picker stays
+        await pilot.pause()
+        assert isinstance(app.screen, PickScreen) and app.screen.left == []
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen.viewing_as is None
+        screen.view_as("nobody")  # by name, from elsewhere: refused, said
         await wait_until(
             pilot, lambda: any("no agent named 'nobody'" in n for n in notifications(app)), "why"
         )

@@ -17,8 +17,10 @@ from textual.widgets import Static, TextArea
 from engine.protocol.merge import merge_three
 from engine.protocol.model import ConflictGroup
 from pact_tui.diffs import DiffLine, changed, hunks, side_by_side, unified, word_spans
+from pact_tui.screens.choose import ChooseScreen
 from pact_tui.screens.document import DocumentScreen
 from pact_tui.screens.edit import EditScreen
+from pact_tui.screens.pick import PickScreen
 from pact_tui.widgets.outline import countdown
 from pact_tui.widgets.queue import (
     Palette,
@@ -467,8 +469,8 @@ async def test_reject_force_merge_and_a_refused_approval(demo: Path) -> None:
         await cursor_to(pilot, queue, lambda row: row.key == merged.id)
         before = doc.sequence
         await pilot.press("a")
-        await answer(pilot, "again")
         await settle(pilot)
+        assert app.screen is screen  # refused before anything is asked
         refused = [n for n in notifications(app) if n.startswith("Refused:")]
         assert refused and "Merged" in refused[0]
         assert doc.sequence == before
@@ -503,12 +505,17 @@ async def test_choose_a_side_of_the_conflict(demo: Path) -> None:
         group = next(iter(doc.conflicts.values()))
         chosen, other = group.proposals[1], group.proposals[0]
         await pilot.press("home", "c")
-        await answer(pilot, "nobody", clear=True)  # not a side: refused, nothing done
+        await wait_until(pilot, lambda: isinstance(app.screen, PickScreen), "the sides")
+        picker = app.screen
+        assert [p.value for p in picker.left] == list(group.proposals)
+        await pilot.press(*"nobody", "enter")  # not a side: nothing left to pick
+        await pilot.pause()
+        assert app.screen is picker and picker.left == []
+        await pilot.press("escape")
         await settle(pilot)
-        assert any("'nobody' is not one of" in n for n in notifications(app))
         assert group.resolved is None
         await pilot.press("home", "c")
-        await answer(pilot, chosen, clear=True)
+        await answer(pilot, chosen[-6:], clear=True)  # the end of its id, as the row shows it
         await answer(pilot, "the cap is the board's")
         await settle(pilot)
         settled = doc.conflicts[group.id]
@@ -531,19 +538,55 @@ async def test_choose_on_a_proposal_in_no_conflict_is_refused(demo: Path) -> Non
 
 
 async def test_revert_a_merged_proposal(demo: Path) -> None:
+    """Before it is confirmed, the revert says what it becomes: merged at once, or waiting as
+    the policy says (and then "revert now" is offered)."""
+    from engine.protocol.commands import Actor
+    from engine.protocol.decide import revert_outcome
+
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
         screen, queue = await queue_of(pilot)
         doc = screen.shown.doc  # type: ignore[union-attr]
         merged = by_status(screen, "Merged")
+        outcome = revert_outcome(doc, Actor.human("ann"), screen.now_ms, merged.id)
         await cursor_to(pilot, queue, lambda row: row.key == merged.id)
         await pilot.press("R")
+        await wait_until(pilot, lambda: app.screen is not screen, "the question")
+        if not outcome.at_once:
+            assert isinstance(app.screen, ChooseScreen)
+            assert outcome.says in app.screen.title_text
+            assert [c.value for c in app.screen.choices] == ["policy", "now"]
+            await pilot.press("p")
+        question = app.screen.question  # type: ignore[attr-defined]
+        assert outcome.says in question and f"…{merged.id[-8:]}" in question
         await answer(pilot, "too strong a claim")
         await settle(pilot)
         revert = next(p for p in doc.proposals.values() if p.reverts == merged.id)
         assert revert.summary == "too strong a claim"
         assert doc.proposals[merged.id].reverted_by == revert.id
+        assert (revert.status == "Merged") == outcome.at_once
+        assert revert.override is None
         assert len(queue.rows) == 5
+
+
+async def test_revert_now_is_an_override_that_merges_at_once(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen, queue = await queue_of(pilot)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        screen.run_document({"op": "policy", "policy": "human-only", "why": "hold every change"})
+        await settle(pilot)
+        merged = by_status(screen, "Merged")
+        await cursor_to(pilot, queue, lambda row: row.key == merged.id)
+        await pilot.press("R")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChooseScreen), "the choice")
+        assert "A revert waits for a human (human-only)." in app.screen.title_text
+        await pilot.press("n")
+        await answer(pilot, "it broke the build")
+        await settle(pilot)
+        revert = next(p for p in doc.proposals.values() if p.reverts == merged.id)
+        assert revert.status == "Merged"
+        assert revert.override is not None and revert.override.why == "it broke the build"
 
 
 async def test_an_agent_sees_only_the_proposals_it_may_read(demo: Path) -> None:
@@ -598,8 +641,8 @@ async def test_reverting_a_pending_proposal_is_refused(demo: Path) -> None:
         before = doc.sequence
         await cursor_to(pilot, queue, lambda row: row.key == pending.id)
         await pilot.press("R")
-        await answer(pilot, "undo it")
         await settle(pilot)
+        assert app.screen is screen  # refused before anything is asked
         refused = [n for n in notifications(app) if n.startswith("Refused:")]
         assert refused and f"{pending.id} is Pending, not Merged" in refused[0]
         assert doc.sequence == before and pending.status == "Pending"
