@@ -21,8 +21,10 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from pact_tui.app import PactApp
+from pact_tui.screens.choose import ChooseScreen
 from pact_tui.screens.document import DocumentScreen
 from pact_tui.screens.masterlog import MasterLogScreen
+from pact_tui.screens.pick import PickScreen
 from pact_tui.screens.prompt import PromptScreen
 from pact_tui.screens.reader import ReaderScreen
 from pact_tui.widgets.context_tree import ContextTree
@@ -131,7 +133,24 @@ async def prompt_then_cancel(pilot: Pilot[Any], key: str, where: str) -> str:
     )
     await pilot.pause()
     drawn = check(app, where)  # type: ignore[arg-type]
-    if app.screen is not before:
+    # A picker or a choice first: take its first option, and check each question after it
+    # (a side, a level, what a resolution puts in the section, how a revert goes).
+    for depth in range(4):
+        top = app.screen
+        if isinstance(top, PickScreen) and top.left:
+            await pilot.press("enter")
+        elif isinstance(top, ChooseScreen):
+            await pilot.press(top.choices[0].key)
+        else:
+            break
+        await wait_until(
+            pilot,
+            lambda top=top: app.screen is not top or not any(w.is_running for w in app.workers),
+            f"{where}: after the picker",
+        )
+        await pilot.pause()
+        drawn += check(app, f"{where}, step {depth + 1}")  # type: ignore[arg-type]
+    while app.screen is not before:
         await pilot.press("escape")
         await settle(pilot)
         check(app, f"{where}, cancelled")  # type: ignore[arg-type]
@@ -225,6 +244,9 @@ async def test_every_document_view_draws_hostile_data_as_text(
         drawn += await prompt_then_cancel(pilot, "W", "share as the agent")
         await step(pilot, "C", where="back to the custodian")
         drawn += await prompt_then_cancel(pilot, "W", "share as the custodian: refused")
+        # The view-as picker: every agent, named as text; the first picked, then back.
+        drawn += await prompt_then_cancel(pilot, "V", "the view-as picker")
+        await step(pilot, "C", where="back to the custodian again")
         await step(pilot, "left_square_bracket", "d", "left_curly_bracket", where="a diff")
         drawn += await step(pilot, "right_curly_bracket", where="live again")
         await step(pilot, "question_mark", where="the help page")
