@@ -1479,9 +1479,9 @@ class Decider:
         adopted = None
         if self.doc.framework is None and command.levels:
             adopted = {"framework": command.framework, "levels": list(command.levels)}
-        levels = (
-            adopted["levels"] if adopted else self.doc.framework[1] if self.doc.framework else ()
-        )
+        levels: tuple[str, ...] = tuple(command.levels) if adopted is not None else ()
+        if adopted is None and self.doc.framework is not None:
+            levels = self.doc.framework[1]
         # A level in any case is the framework's level: "internal" clears for "Internal".
         level = next((x for x in levels if x.lower() == command.level.lower()), command.level)
         rank = self._rank(level, adopted)
