@@ -20,7 +20,7 @@ from engine.documents import DOC_CHECKPOINT, DOC_PREFIX, DocumentProjection
 from engine.protocol.commands import Actor
 from engine.protocol.document import Document
 from engine.protocol.errors import ProtocolError
-from engine.protocol.persist import dump_document
+from engine.protocol.persist import FORMAT, dump_document
 from engine.store import SqliteEventStore
 from engine.workspace import Workspace, encode_checkpoint
 from pact_tui.demo import create_memo
@@ -178,7 +178,7 @@ BROKEN = [
     ("a column missing", "missing ['proposals']"),
     ("a wrong column", "sections"),
     ("a closed proposal's vote broken", "proposals.approvals{}.at_ms: expected int"),
-    ("format 3, without the names humans acted under", "format: expected 4, found 3"),
+    ("format 3, without the names humans acted under", f"format: expected {FORMAT}, found 3"),
 ]
 
 
