@@ -48,6 +48,7 @@ EXIT_READER_GONE = 128 + 13  # stdout's reader went away: what a shell reports a
 # `ctx advance --steps`: an episode is an event (and a snapshot); a script that needs more
 # runs the command again. 100,000,000 appended 216,703 events before it was killed (issue 23).
 MAX_STEPS = 1_000
+DEFAULT_WEB_HOST, DEFAULT_WEB_PORT = "127.0.0.1", 8000  # pact-tui web: loopback only
 
 Handler = Callable[[argparse.Namespace], Awaitable[int | None]]  # an exit status, None for 0
 
@@ -636,6 +637,68 @@ def _demo(args: argparse.Namespace) -> int:
     return code
 
 
+def _web(args: argparse.Namespace) -> int:
+    """``pact-tui web``: the app served to browsers (``pact_tui/web.py``) until Ctrl+C."""
+    from .app import login_name
+    from .themes import configured_human
+    from .web import WILDCARD_HOSTS, AppOptions, CannotListen, is_loopback, serve
+
+    if args.host in WILDCARD_HOSTS:
+        problem = (
+            f"--host {args.host!r} listens on every address, and the page must name the one its"
+            " browser uses: give that address (loopback, the default, unless you mean otherwise)"
+        )
+        _fail(args, f"USAGE: {problem}", {"code": "USAGE", "message": problem})
+        return EXIT_FAILED
+    path = Path(args.workspace)
+    if not path.is_dir():  # a folder is a gptme conversation: the app shows its master log
+        try:
+            asyncio.run(_check_workspace(path))
+        except (ContextError, StoreError) as error:
+            _fail(args, str(error), error.to_dict())
+            return EXIT_FAILED
+    human = args.human or configured_human() or login_name()
+    options = AppOptions(
+        workspace=path,
+        human=human,
+        context=args.context,
+        document=args.document,
+        theme=args.theme,
+        read_only=args.read_only,
+    )
+    where = visible(str(path))
+
+    def ready(url: str) -> None:
+        _print(f"Serving {where} at {url} as {visible(human)}; Ctrl+C stops")
+        if not is_loopback(args.host):
+            _note(
+                args,
+                "NOT_LOOPBACK",
+                f"{args.host} is not a loopback address: anyone who can reach {url} acts as"
+                f" {human} on {args.workspace}, with no login and no encryption",
+            )
+
+    try:
+        serve(options, host=args.host, port=args.port, ready=ready, say=_print)
+    except CannotListen as error:
+        _fail(args, str(error), error.to_dict())
+        return EXIT_FAILED
+    except KeyboardInterrupt:  # before the server listened (after, Ctrl+C stops it)
+        _fail(args, "interrupted", {"code": "INTERRUPTED"})
+        return EXIT_FAILED
+    _print("Stopped: every app it started has quit")
+    return 0
+
+
+async def _check_workspace(path: Path) -> None:
+    """Raise what opening ``path`` would (no file, not a workspace, too new…), writing nothing:
+    said once here, not in every browser."""
+    from engine.workspace import Workspace
+
+    workspace = await Workspace.open(path, watch=False, lazy=True, read_only=True)
+    await workspace.close()
+
+
 def _print_demo(args: argparse.Namespace) -> int:
     """The scripted conversation without the app: the explorer's printouts."""
     from engine.context import Context, ContextExplorer, SequentialIds, SteppingClock
@@ -661,6 +724,13 @@ def _int(text: str) -> int:
         return whole_number(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _port(text: str) -> int:
+    port = _int(text)
+    if port > 65_535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535)")
+    return port
 
 
 class _Parser(argparse.ArgumentParser):
@@ -709,6 +779,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--verbose", "-v", action="store_true", help="with --print: the tree after every step"
     )
     demo.set_defaults(sync=_demo)
+
+    serving = commands.add_parser(
+        "web",
+        help="serve the app to browsers (textual-serve), on loopback unless --host says",
+        description="Serve the app on WORKSPACE to browsers: each browser that opens the page"
+        " gets its own app, acting as the custodian (--human). Anyone who can reach the port"
+        " acts as that custodian: there is no login and no encryption (docs/web.md).",
+    )
+    serving.add_argument("workspace", help="the workspace file")
+    serving.add_argument(
+        "--host", default=DEFAULT_WEB_HOST, help=f"the address to listen on ({DEFAULT_WEB_HOST})"
+    )
+    serving.add_argument(
+        "--port",
+        type=_port,
+        default=DEFAULT_WEB_PORT,
+        help=f"the port ({DEFAULT_WEB_PORT}; 0: any free port)",
+    )
+    serving.add_argument("--context", help="the context to show first")
+    serving.add_argument("--document", help="the document to show first (press 2)")
+    serving.add_argument(
+        "--human", help="who acts on documents (default: the config file's, or the login name)"
+    )
+    serving.add_argument("--theme", help="a theme name (see themes/)")
+    serving.add_argument(
+        "--read-only", action="store_true", help="look only: open the file read-only"
+    )
+    serving.set_defaults(sync=_web)
 
     common = _Parser(add_help=False)
     common.add_argument("--json", action="store_true", help="print JSON for scripts")
@@ -840,7 +938,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = ("open", "demo", "ctx", "verify", "backup", "doc", "tap", "log")
+COMMANDS = ("open", "demo", "web", "ctx", "verify", "backup", "doc", "tap", "log")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
