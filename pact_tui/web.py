@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from aiohttp import web
+from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from engine.errors import CodedError
@@ -48,7 +49,7 @@ from engine.visible import visible
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
-STOP_WAIT = 10.0  # seconds the apps may take to quit when the server stops
+STOP_WAIT = 10.0  # seconds an app may take to quit, then to end on SIGTERM, when the server stops
 
 
 class CannotListen(CodedError):
@@ -119,12 +120,17 @@ class WebServer(Server):
         port: int,
         title: str,
         say: Callable[[str], None],
+        stop_wait: float = STOP_WAIT,
     ) -> None:
         super().__init__(command, host=host, port=port, title=title)
+        self.stop_wait = stop_wait
+        """Seconds an app may take to quit when the server stops, then to end on SIGTERM."""
         self.say = say
         """Where the server's own lines go (connections coming and going)."""
         self.connections: set[asyncio.Task[Any]] = set()
         """The websocket handlers running: one app each."""
+        self.apps: dict[asyncio.Task[Any], AppService] = {}
+        """Each handler's app, once started."""
         self.origins: frozenset[str] = frozenset()
         """The origins a websocket is accepted from, once the port is known."""
 
@@ -145,6 +151,7 @@ class WebServer(Server):
             return await super().handle_websocket(request)
         finally:
             self.connections.discard(task)
+            self.apps.pop(task, None)
             self.say(f"a browser left ({len(self.connections)} open)")
 
     async def run(self, ready: Callable[[str], None]) -> None:
@@ -195,14 +202,48 @@ class WebServer(Server):
         reason = os.strerror(number) if number and number > 0 else (error.strerror or str(error))
         return CannotListen(f"cannot listen on {where}: {reason}", address=where)
 
+    async def _process_messages(
+        self, websocket: web.WebSocketResponse, app_service: AppService
+    ) -> None:
+        """textual-serve's, with the handler's app noted: the server stops it when it stops."""
+        task = asyncio.current_task()
+        assert task is not None
+        self.apps[task] = app_service
+        await super()._process_messages(websocket, app_service)
+
     async def _stop_apps(self) -> None:
-        """Each connection's handler, cancelled, tells its app to quit (textual-serve's
-        ``AppService.stop``) and waits for its output to end: the app has exited."""
-        running = list(self.connections)
-        for task in running:
+        """Every app told to quit (what textual-serve does when its browser leaves), given
+        ``stop_wait`` seconds, then SIGTERM (a Textual app quits on it), then SIGKILL: none
+        outlives the server (an app whose input ends keeps running). Then each connection's
+        handler is cancelled: its browser sees the session end."""
+        processes = [p for service in self.apps.values() if (p := _process(service)) is not None]
+        for service in self.apps.values():
+            await service.send_meta({"type": "quit"})
+        for signal_name in ("SIGTERM", "SIGKILL"):
+            running = [p for p in processes if p.returncode is None]
+            if running:
+                await asyncio.wait(
+                    [asyncio.ensure_future(p.wait()) for p in running], timeout=self.stop_wait
+                )
+            left = [p for p in running if p.returncode is None]
+            if not left:
+                break
+            self.say(f"{len(left)} app(s) did not end in {self.stop_wait:g} s: {signal_name}")
+            for process in left:
+                with contextlib.suppress(ProcessLookupError):
+                    process.send_signal(getattr(signal, signal_name))
+        else:
+            await asyncio.wait([asyncio.ensure_future(p.wait()) for p in processes])
+        running_handlers = list(self.connections)
+        for task in running_handlers:
             task.cancel()
-        if running:
-            await asyncio.wait(running, timeout=STOP_WAIT)
+        if running_handlers:
+            await asyncio.wait(running_handlers, timeout=self.stop_wait)
+
+
+def _process(service: AppService) -> asyncio.subprocess.Process | None:
+    """The app's process (textual-serve keeps it private; pinned below 1.2)."""
+    return service._process
 
 
 class _VisibleStream(io.TextIOBase):

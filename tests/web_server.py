@@ -51,11 +51,20 @@ def read_line(process: subprocess.Popen[bytes], deadline: float, pending: bytear
 
 @contextlib.contextmanager
 def web_server(workspace: Path, *options: str) -> Iterator[Served]:
-    """``pact-tui web WORKSPACE --port 0 OPTIONS…`` until its first line says where it serves;
-    SIGTERM at the end, which must stop it cleanly (exit status 0, every app quit)."""
+    """``pact-tui web WORKSPACE --port 0 OPTIONS…`` (see :func:`serving`)."""
+    argv = [sys.executable, "-m", "pact_tui", "web", str(workspace), "--port", "0", *options]
+    with serving(argv) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serving(argv: list[str]) -> Iterator[Served]:
+    """``argv`` until its first line says where it serves; SIGTERM at the end, which must stop
+    it cleanly (exit status 0, its last line saying every app quit)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "pact_tui", "web", str(workspace), "--port", "0", *options],
+        argv,
         cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

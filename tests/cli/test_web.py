@@ -5,14 +5,17 @@ away, and its clean stop on SIGTERM. The app in a browser: tests/tui/test_web.py
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 
-from tests.web_server import web_server
+from tests.web_server import serving, web_server
 
 from .conftest import cli, failed, ok
 
@@ -101,3 +104,34 @@ async def open_websocket(url: str, *, origin: str | None) -> int:
                 return 101
         except aiohttp.WSServerHandshakeError as error:
             return error.status
+
+
+def test_an_app_that_will_not_quit_does_not_outlive_the_server(tmp_path: Path) -> None:
+    """An app's input ending does not end it (Textual's web driver): the server's stop tells
+    each app to quit, then sends SIGTERM, then SIGKILL, and waits for it."""
+    pidfile = tmp_path / "app.pid"
+    stub = [sys.executable, str(Path(__file__).with_name("stubborn_web.py")), str(pidfile)]
+    pid = None
+    try:
+        with serving(stub) as served:
+            pid = asyncio.run(start_app(served.url, pidfile))
+        assert not Path(f"/proc/{pid}").exists(), "the app outlived the server"
+        assert "1 app(s) did not end in 0.5 s: SIGTERM" in served.said
+        assert "1 app(s) did not end in 0.5 s: SIGKILL" in served.said
+    finally:
+        if pid is not None and Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)  # the app this test started, by its id
+
+
+async def start_app(url: str, pidfile: Path) -> int:
+    """Connect as the page would, until the app has started; its process id."""
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(f"{url}/ws", headers={"Origin": url}),
+    ):
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while not pidfile.exists() or not pidfile.read_text():
+            assert loop.time() < deadline, "the app never started"
+            await asyncio.sleep(0.05)
+        return int(pidfile.read_text())
