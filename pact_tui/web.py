@@ -16,7 +16,8 @@ What :class:`WebServer` adds to textual-serve's Server:
   attacker's that resolves to 127.0.0.1 (DNS rebinding);
 - the port is bound before anything is said: a port in use, or a host that is not this
   machine's, is refused in one line, and ``--port 0`` takes any free port and says which;
-- ``Ctrl+C`` or SIGTERM stops it cleanly: each app it started is told to quit and waited for;
+- ``Ctrl+C`` or SIGTERM stops it cleanly: each app it started is told to quit and waited for
+  (then sent SIGTERM, then SIGKILL: none outlives the server);
 - what the apps write on stderr, which textual-serve copies to its standard output, is made
   visible (:func:`engine.visible.visible`) on the way: it can quote the workspace.
 
