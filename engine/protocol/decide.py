@@ -175,10 +175,11 @@ def tick(doc: Document, now_ms: int, ids: Ids) -> Decision:
     decider = Decider(doc, c.SYSTEM, now_ms, ids)
     popped = decider.fire_due()
     if not decider.events:
-        # Nothing fired, so nothing reaches the log: neither may the state change (the timers
-        # are the fold's, see ``Document.apply``).
-        for timer in popped:
-            heapq.heappush(doc.timers, timer)
+        # Nothing fired, so nothing reaches the log. The timers taken stay the fold's (a replay
+        # holds them until the next event drops them, see ``Document.apply``), but they fire
+        # nothing until an event changes the state, so they are set aside: the next tick does
+        # not take them again, and ``next_due_ms`` does not show them as due.
+        doc.quiet_timers.extend(popped)
     return Decision(decider.events, {"fired": len(decider.events)})
 
 

@@ -112,6 +112,12 @@ class Document:
         self.idempotency: dict[tuple[str, str], tuple[str, str | None, str | None]] = {}
         # What may fall due: (when, kind, what), checked against the state when it comes up.
         self.timers: list[tuple[int, str, str]] = []
+        # Due timers a tick took and found nothing to fire for (a settled conflict's escalation,
+        # a merge an objection blocks). What they would fire depends on the state alone, which
+        # only an event changes, and the next event drops them (``apply``): so they are not
+        # looked at again, and nothing shows as due for them. Still the fold's, though: a
+        # replay holds them among ``timers`` until that event, so a dump counts them there.
+        self.quiet_timers: list[tuple[int, str, str]] = []
         # Not state: the parts a proposal's content was checked to make, and what that check
         # depended on (decide.splice_key), so a merge of an unchanged section need not parse
         # again. Absent after a replay or a restore: the merge then checks afresh.
@@ -119,6 +125,14 @@ class Document:
 
     def remind(self, due_ms: int, kind: str, ref: str) -> None:
         heapq.heappush(self.timers, (due_ms, kind, ref))
+
+    def next_due_ms(self) -> int | None:
+        """When the next timer that may fire something falls due (None: none is waiting)."""
+        return self.timers[0][0] if self.timers else None
+
+    def all_timers(self) -> list[tuple[int, str, str]]:
+        """Every timer the fold holds, sorted: those waiting and the quiet ones."""
+        return sorted([*self.timers, *self.quiet_timers])
 
     # -- the fold ------------------------------------------------------------------------------
     def apply(self, event: Mapping[str, Any]) -> None:
@@ -137,6 +151,12 @@ class Document:
         at = event["epochMs"]
         while self.timers and self.timers[0][0] <= at:
             heapq.heappop(self.timers)
+        if self.quiet_timers:
+            # Dropped like the others; one due after this event (a clock set back) waits again.
+            for timer in self.quiet_timers:
+                if timer[0] > at:
+                    heapq.heappush(self.timers, timer)
+            self.quiet_timers = []
         data = payload(event)
         fold(self, dict(event), data)
         self.file_retry(event, data)

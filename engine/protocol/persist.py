@@ -41,7 +41,8 @@ parts) starts empty, as a cache may. ``by_status`` and ``open_by_section`` are k
 checked against the proposals: their order is the order of status changes, which nothing else
 holds. The timers are kept sorted: a sorted list is a heap, and what ``heappop`` gives does not
 depend on the layout, so documents with the same due work dump the same timers however their
-heaps grew.
+heaps grew. The timers a tick set aside (``Document.quiet_timers``) are dumped among them, as a
+replay of the log holds them, and restored as waiting: the next tick sets them aside again.
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ DERIVED = frozenset(
     {
         *("by_key", "by_id", "positions", "barred", "active", "by_author", "parts_cache"),
         *("intents_on", "constraints_on", "salience_by_section"),
+        "quiet_timers",  # dumped among the timers, as a replay holds them; restored waiting
     }
 )
 # The tables that are dicts, and the field of their records they are keyed by.
@@ -709,7 +711,7 @@ def dump_document(doc: Document) -> dict[str, Any]:
     state["open_by_section"] = [(key, list(ids)) for key, ids in doc.open_by_section.items()]
     state["by_status"] = {status: list(ids) for status, ids in doc.by_status.items()}
     state["idempotency"] = list(map(add, doc.idempotency.keys(), doc.idempotency.values()))
-    state["timers"] = sorted(doc.timers)
+    state["timers"] = doc.all_timers()
     data: dict[str, Any] = {"format": FORMAT, "layout": {k: list(v) for k, v in _LAYOUT.items()}}
     with _collector_paused():
         for name, codec in _CODECS.items():

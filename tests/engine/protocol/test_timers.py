@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine.protocol.persist import dump_document
+
 from .conftest import Sim, body
 
 RISKS = "sec:plan/risks"
@@ -194,3 +196,69 @@ def test_a_newer_intent_of_the_same_author_on_the_same_section_supersedes() -> N
     sim.advance(10)
     sim.tick()
     assert intents[second].status == "Accepted"
+
+
+# -- timers that fire nothing (issue 24) --------------------------------------------------------
+def due_now(sim: Sim) -> list[tuple[int, str, str]]:
+    """The timers the document says are due: what the next tick would take and look at."""
+    return [timer for timer in sim.doc.timers if timer[0] <= sim.now]
+
+
+def test_a_settled_conflicts_escalation_fires_nothing_and_is_not_due_again() -> None:
+    """A first-wins conflict is settled at once, but its escalation timer (600 s on) stays.
+    Due, it fired nothing, and the tick put it back: every later tick took it again, and the
+    custodian's screen, seeing something due, ran a tick every second for ever (on 100k
+    proposals, ~99k such timers). Set aside, it is still the fold's: the dump, and so a
+    checkpoint, is what a replay of the log holds."""
+    sim = Sim()
+    sim.join("a", "b")
+    sim.propose("a", RISKS, body("Risks", "a's"))
+    sim.propose("b", RISKS, body("Risks", "b's"))  # first-wins: rejected at once
+    (group,) = sim.doc.conflicts.values()
+    assert group.resolved == "first-wins"
+    opened = group.opened_ms
+    assert fired(sim, opened + 300_000) == ["pact.agent.evicted"] * 2  # nobody left to evict
+    assert fired(sim, opened + 600_000) == []  # the escalation is due, and has nothing to do
+    assert due_now(sim) == []
+    next_due = sim.doc.next_due_ms()
+    assert next_due is None or next_due > sim.now
+    assert dump_document(sim.doc) == dump_document(sim.replayed())
+    assert fired(sim, opened + 900_000) == []
+    # The next event drops it, live as in a replay.
+    sim.join("c")
+    assert sim.doc.quiet_timers == []
+    assert dump_document(sim.doc) == dump_document(sim.replayed())
+
+
+def test_a_blocked_merge_is_looked_at_again_after_the_next_event_only() -> None:
+    """An objection window that ends while a salience-10 reviewer has not acted fires nothing;
+    it is not taken again by every tick, and the reviewer's approval (an event) merges it."""
+    sim = Sim(policy="objection-based", window_s=60)
+    sim.join("a", "b")
+    sim.agent("b", "salience", sectionId=RISKS, score=10)
+    proposal = sim.propose("a", RISKS, body("Risks", "a's"))
+    assert sim.doc.blocked(sim.doc.proposals[proposal])
+    sim.advance(61)
+    assert sim.tick() == []
+    assert due_now(sim) == [] and sim.status(proposal) == "Pending"
+    assert dump_document(sim.doc) == dump_document(sim.replayed())
+    sim.agent("b", "approve", proposalId=proposal)
+    assert sim.status(proposal) == "Merged"
+    assert dump_document(sim.doc) == dump_document(sim.replayed())
+
+
+def test_a_quiet_timer_due_after_an_earlier_dated_event_waits_again() -> None:
+    """A clock set back: an event dated before a timer set aside does not drop it, as a
+    replay's fold would not; it waits again, and fires when due."""
+    sim = Sim(window_s=60)
+    sim.join("a", "b")
+    intent = sim.agent("a", "intent", sectionId=RISKS, goal="list risks")["intentId"]
+    sim.agent("b", "object", intentId=intent, reason="not yet")
+    declared = sim.now
+    sim.at(declared + 60_000)
+    assert sim.tick() == []  # objected: its acceptance fires nothing
+    assert sim.doc.quiet_timers
+    sim.now = declared + 1_000  # the clock set back
+    sim.agent("b", "heartbeat")
+    assert sim.doc.quiet_timers == [] and sim.doc.timers
+    assert dump_document(sim.doc) == dump_document(sim.replayed())
