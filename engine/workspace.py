@@ -644,6 +644,10 @@ class Workspace:
         self._deciding = False  # whether the running command's decide() has been called
         # Contexts a cancelled command may have left ahead of the log: reloaded before the next.
         self._needs_reload: set[str] = set()
+        # Documents a command that failed or was cancelled after deciding may have left ahead of
+        # the log: still shown, never saved, fed nothing, and read again (``load_document``).
+        self._documents_behind: set[str] = set()
+        self._rereads: dict[str, asyncio.Task[None]] = {}  # those being read again meanwhile
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -760,6 +764,9 @@ class Workspace:
     async def close(self) -> None:
         if self._closed:
             return
+        for reread in list(self._rereads.values()):
+            reread.cancel()
+        await asyncio.gather(*self._rereads.values(), return_exceptions=True)
         if self.store.read_only:
             self._closed = True
             await self.store.close()
@@ -1320,6 +1327,8 @@ class Workspace:
         if pending is not None:
             pending.append(event)
             return
+        if name in self._documents_behind:
+            return  # in the log, which it is read again from
         projection = self._documents.get(name)
         if projection is not None and event.seq > projection.seq:
             replay_document_event(projection, event)
@@ -1334,13 +1343,14 @@ class Workspace:
         return [(await self.load_document(name)).info(name) for name in await self.document_names()]
 
     async def load_document(self, name: str) -> DocumentProjection:
-        """Load a document (if not loaded yet) from its stream; ``DocumentNotFound`` if none."""
+        """Load a document (if not loaded yet, or if a command may have left it ahead of the
+        log) from its stream; ``DocumentNotFound`` if none."""
         projection = self._documents.get(name)
-        if projection is not None:
+        if projection is not None and name not in self._documents_behind:
             return projection
         async with self._load_lock:
             projection = self._documents.get(name)
-            if projection is not None:
+            if projection is not None and name not in self._documents_behind:
                 return projection
             self._doc_pending[name] = []
             try:
@@ -1351,7 +1361,30 @@ class Workspace:
             finally:
                 del self._doc_pending[name]
             self._documents[name] = projection
+            self._documents_behind.discard(name)
             return projection
+
+    def _read_again_later(self, name: str) -> None:
+        """Document ``name`` may be ahead of the log (a command deciding on it was cancelled
+        before it knew whether its transaction committed): read it again from the log in the
+        background, the last state decided shown meanwhile. Cancelled by ``close``; a read
+        that fails leaves it for the next ``load_document``, which says why."""
+        self._documents_behind.add(name)
+        if name in self._rereads:
+            return
+
+        async def read_again() -> None:
+            from engine.protocol.errors import ProtocolError
+
+            try:
+                await self.load_document(name)
+            except (ProtocolError, WorkspaceError, StoreError):
+                pass  # still behind: the next load_document reads it again, and raises this
+            finally:
+                self._rereads.pop(name, None)
+
+        loop = asyncio.get_running_loop()
+        self._rereads[name] = loop.create_task(read_again(), name=f"read-again-{name}")
 
     async def _read_document(self, name: str) -> DocumentProjection:
         """Document ``name`` from its checkpoint and the events of its stream after it, or, if
@@ -1492,6 +1525,8 @@ class Workspace:
         """Save the document's checkpoint; with ``archive``, the same state is also kept as
         ``archive:doc:<name>:<n>`` (n: its events), where ``document_at`` starts a fold of
         the past from (the checkpoint itself is replaced as the document moves on)."""
+        if name in self._documents_behind:
+            return  # it may hold a command the log does not
         stream_seq = projection.stream_seq  # what the dump below reflects
         with _collector_paused():
             data = encode_checkpoint(projection.dump(name))
@@ -1602,17 +1637,32 @@ class Workspace:
     async def _decide_document(
         self, name: str, decide_with: Callable[[Document, int, Ids], Decision]
     ) -> Decision:
+        while True:
+            decided = await self._decide_document_once(name, decide_with)
+            if decided is not None:
+                return decided
+
+    async def _decide_document_once(
+        self, name: str, decide_with: Callable[[Document, int, Ids], Decision]
+    ) -> Decision | None:
+        """One try; None if the document was read again meanwhile (another command on it
+        failed or was cancelled while this one waited for the write lock): try again."""
         from engine.protocol.errors import ProtocolError
 
         projection = await self.load_document(name)
         stream = DOC_PREFIX + name
         ids = self._new_ids()
         outcome: list[Decision | ProtocolError] = []
+        began = False  # whether decide() has begun to change the projection
 
         def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            nonlocal began
             self._deciding = True
-            for other in others:
+            for other in others:  # committed whatever this command becomes: the store says so
                 self._apply(other)
+            if self._documents.get(name) is not projection or name in self._documents_behind:
+                raise _DocumentReadAgain(name)
+            began = True
             now_ns = self.now_ns()  # after the others: a step they hold is due now
             try:
                 decision = decide_with(projection.doc, now_ns // 1_000_000, ids)
@@ -1629,9 +1679,26 @@ class Workspace:
             stored = await self.store.execute(decide)
         except ProtocolError:
             raise  # refused before anything was applied
+        except _DocumentReadAgain:
+            return None
+        except asyncio.CancelledError:
+            # Whether it committed is not known here, and a shutdown may be under way: the
+            # document is read again from the log in the background, never dropped (a screen
+            # showing it reads it every second).
+            if began:
+                self._read_again_later(name)
+            raise
+        except Exception:
+            # What decide() applied is not in the log: read the document again from it now,
+            # so that what is shown is the log's when the error is said.
+            if began:
+                self._documents_behind.add(name)
+                with contextlib.suppress(ProtocolError, WorkspaceError, StoreError):
+                    await self.load_document(name)
+            raise
         except BaseException:
-            # What decide() applied may not be in the log: read the document again when next used.
-            self._documents.pop(name, None)
+            if began:
+                self._documents_behind.add(name)
             raise
         if stored:
             projection.seq, projection.stream_seq = stored[-1].seq, stored[-1].stream_seq
@@ -2259,6 +2326,11 @@ class _Followed:
 
 class _CheckpointMismatch(Exception):
     """A context's checkpoint says it ends at an event its stream does not have there."""
+
+
+class _DocumentReadAgain(Exception):
+    """The document a command was to decide on was read again from the log while it waited
+    (``Workspace._decide_document``): it decides again, on the document as read."""
 
 
 def check_stream_start(event: StoredEvent) -> None:

@@ -393,8 +393,8 @@ class DocumentScreen(Screen[None]):
         name = self.document_name
         if name is None or self.workspace.read_only or self._stepping:
             return
-        timers = self.workspace.document(name).timers  # the live one's, whatever is shown
-        if timers and timers[0][0] <= self.now_ms:  # something is due: fire it here
+        due = self.workspace.document(name).next_due_ms()  # the live one's, whatever is shown
+        if due is not None and due <= self.now_ms:  # something is due: fire it here
             self.fire_due()
 
     def action_tick(self) -> None:

@@ -3,13 +3,18 @@ that is in the log is never reported as refused."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engine.store import StorageFailure, StoredEvent, WorkspaceLocked
+from engine.documents import DOC_PREFIX
+from engine.protocol.commands import Actor
+from engine.protocol.document import Document
+from engine.protocol.persist import dump_document
+from engine.store import SqliteEventStore, StorageFailure, StoredEvent, WorkspaceLocked
 from engine.workspace import Workspace
 
 from .conftest import ManualClock, replay_from_scratch, small_checkpoints
@@ -83,3 +88,81 @@ async def test_a_checkpoint_that_cannot_be_saved_does_not_refuse_the_command(
         events = await reopened.store.read(0)
         assert reopened.context("agent").current_episode == 1
     assert events[-1].seq == head
+
+
+# -- documents (issue 24, bug 2: ContextNotLoaded on the screen after a cancelled tick) ----------
+async def document_world(tmp_path: Path, clock: ManualClock) -> Workspace:
+    """A document whose only agent is silent past its eviction: a tick has work to do."""
+    ws = await Workspace.open(tmp_path / "w.pact", create=True, clock=clock, watch=False)
+    await ws.create_document("plan", "# Plan\n\nText.\n", human="ann")
+    await ws.run_document("plan", {"op": "join", "agentName": "bot"}, Actor.agent("bot"))
+    clock.now += 10 * 60 * 1_000_000_000  # ten quiet minutes: the agent is due for eviction
+    return ws
+
+
+async def the_log(path: Path, name: str) -> dict[str, Any]:
+    """The document folded from its whole stream in the file, checkpoints ignored, dumped."""
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        events = await store.read_stream(DOC_PREFIX + name, 0)
+    doc = Document()
+    for event in events:
+        doc.apply(event.payload)
+    return dump_document(doc)
+
+
+class CancellingClock(ManualClock):
+    """Cancels ``task`` when read while it is set: a tick cancelled from inside its decision,
+    after it began to change the document (as a newer tick of an exclusive worker cancels it)."""
+
+    task: asyncio.Task[Any] | None = None
+
+    def __call__(self) -> int:
+        if self.task is not None:
+            self.task.cancel()
+            self.task = None
+        return self.now
+
+
+async def test_a_tick_cancelled_while_deciding_never_drops_the_loaded_document(
+    tmp_path: Path,
+) -> None:
+    """The custodian's screen reads the document every second; a tick cancelled mid-decision
+    dropped it, and the screen's next read raised ContextNotLoaded and ended the app."""
+    clock = CancellingClock()
+    ws = await document_world(tmp_path, clock)
+    shown = ws.document("plan")
+    tick = asyncio.ensure_future(ws.tick_document("plan"))
+    clock.task = tick
+    with pytest.raises(asyncio.CancelledError):
+        await tick
+    assert ws.document("plan") is shown  # still loaded, what was decided shown meanwhile
+    # It is read again from the log (committed or not, what the log holds is what is shown).
+    projection = await ws.load_document("plan")
+    assert dump_document(projection.doc) == await the_log(ws.path, "plan")
+    decision = await ws.tick_document("plan")  # and it goes on
+    assert dump_document(ws.document("plan")) == await the_log(ws.path, "plan")
+    assert len(decision.events) in (0, 1)  # the eviction, unless the cancelled tick committed it
+    await ws.close()
+
+
+async def test_a_store_failure_after_deciding_a_document_keeps_it_loaded_as_the_log_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = await document_world(tmp_path, ManualClock())
+    real_execute = ws.store.execute
+
+    async def decide_then_fail(decide: Any) -> list[StoredEvent]:
+        decide([])  # the projection changes, as in a real command: the agent is evicted
+        raise StorageFailure("the disk is full", path=str(ws.path))
+
+    monkeypatch.setattr(ws.store, "execute", decide_then_fail)
+    with pytest.raises(StorageFailure):
+        await ws.tick_document("plan")
+    monkeypatch.setattr(ws.store, "execute", real_execute)
+    doc = ws.document("plan")  # never ContextNotLoaded
+    assert dump_document(doc) == await the_log(ws.path, "plan")  # read again: nobody evicted
+    assert [a.active for a in doc.agents.values()] == [True]
+    decision = await ws.tick_document("plan")
+    assert [e["eventType"] for e in decision.events] == ["pact.agent.evicted"]
+    assert dump_document(ws.document("plan")) == await the_log(ws.path, "plan")
+    await ws.close()
