@@ -14,6 +14,7 @@ from rich.style import Style
 
 from engine.visible import visible
 
+from ..doc_time import duration
 from ..types import DocShown
 from .rows import RowList
 
@@ -60,9 +61,9 @@ def outline_rows(shown: DocShown) -> list[OutlineRow]:
 
 
 def countdown(until_ms: int, now_ms: int) -> str:
-    """Seconds left, as ``42s`` or ``3m05s`` (never negative)."""
-    left = max(0, (until_ms - now_ms + 999) // 1000)
-    return f"{left // 60}m{left % 60:02d}s" if left >= 60 else f"{left}s"
+    """The time left until ``until_ms`` (a part of a second counts as one; never negative), as
+    every duration is shown (``doc_time.duration``): ``42s``, ``3m05s``, ``23h52m``."""
+    return duration((until_ms - now_ms + 999) // 1000)
 
 
 class SectionOutline(RowList[DocShown, OutlineRow]):

@@ -109,6 +109,16 @@ def test_countdowns_read_minutes_and_seconds() -> None:
     assert countdown(1_500, 1_000) == "1s"  # a part of a second left counts as one
 
 
+def test_every_duration_is_said_in_its_two_largest_units() -> None:
+    """Issue 24: a merge a day away read "merges in 1432m09s"."""
+    from pact_tui.doc_time import duration
+
+    assert countdown(1_432 * 60_000 + 9_000, 0) == "23h52m"
+    assert [duration(s) for s in (0, 59, 60, 90, 3_600, 3_660, 86_400, 183_600)] == [
+        *("0s", "59s", "1m", "1m30s", "1h", "1h01m", "1d", "2d 3h"),
+    ]
+
+
 async def test_every_view_on_a_document_built_by_tap_commands(tmp_path: Path) -> None:
     """A workspace made only with ``pact-tui doc`` and ``pact-tui tap`` (as agents would make
     it, process by process): the outline, queue, heatmap, inbox and agents all show it."""
