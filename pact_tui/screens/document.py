@@ -208,6 +208,7 @@ class DocumentScreen(Screen[None]):
         app: PactApp = self.app  # type: ignore[assignment]
         app.workspace_changed.subscribe(self, self._on_workspace_changed)
         self.now_ms = app.clock() // 1_000_000
+        self._looked_at, self._opening = set(), set()
         self.set_interval(TICK_S, self._on_clock)
         self.watch_view(self.view)  # which detail the first view has beside it
         self.query_one("#doc-diff").display = False
@@ -394,8 +395,15 @@ class DocumentScreen(Screen[None]):
         if name is None or self.workspace.read_only or self._stepping:
             return
         due = self.workspace.document(name).next_due_ms()  # the live one's, whatever is shown
+        if name not in self._looked_at:  # its first look: what it fires is said (fire_due)
+            self._looked_at.add(name)
+            if due is not None and due <= self.now_ms:
+                self._opening.add(name)
         if due is not None and due <= self.now_ms:  # something is due: fire it here
             self.fire_due()
+
+    _looked_at: set[str]  # documents the clock has looked at since this screen opened
+    _opening: set[str]  # those whose first firing is yet to be said ("fired on opening: …")
 
     def action_tick(self) -> None:
         self.fire_due()
@@ -416,6 +424,13 @@ class DocumentScreen(Screen[None]):
             self.notify(str(error), severity="error", title="Due work")
             return
         self._applied(name, decision)
+        if name in self._opening:  # opening fired this, before anything was touched: say so
+            from ..doc_time import fired_summary
+
+            self._opening.discard(name)
+            if decision.events:
+                said = f"fired on opening: {fired_summary(decision.events)}"
+                self.notify(said, title="Due work", timeout=10)
 
     # -- acting as the custodian ----------------------------------------------------------------
     @work(group="document-commands")
@@ -619,7 +634,7 @@ class DocumentScreen(Screen[None]):
 
         ahead = self.workspace.time_ahead_ms // 1000
         report = f" · last step: {self.step_report}" if self.step_report else ""
-        return f" · protocol time +{duration(ahead)} ahead of the clock{report}" if ahead else ""
+        return f" · time +{duration(ahead)} ahead{report}" if ahead else ""
 
     def watch_step_report(self) -> None:
         self.watch_shown(self.shown)
@@ -650,7 +665,7 @@ class DocumentScreen(Screen[None]):
         cancelling the first between its two transactions would lose what the first fired."""
         from engine.protocol.errors import ProtocolError
 
-        from ..doc_time import duration, fired_words
+        from ..doc_time import duration, fired_summary, fired_words
 
         name = self.document_name
         self._stepping += 1
@@ -666,11 +681,13 @@ class DocumentScreen(Screen[None]):
             return
         finally:
             self._stepping -= 1
-        said = fired_words(decision.events if decision is not None else ())
+        events = decision.events if decision is not None else []
         if name is not None and decision is not None:
             self._applied(name, decision)
-        self.step_report = f"+{duration(seconds)}: {said}"
-        self.notify(self.step_report, title="Step")
+        # The status line says it in one short line (a header of at most two lines at 80
+        # columns); the notification says each event.
+        self.step_report = f"+{duration(seconds)}: {fired_summary(events)}"
+        self.notify(f"+{duration(seconds)}: {fired_words(events)}", title="Step")
 
     # -- escalation inbox, agents, events, view as agent ----------------------------------------
     def _inbox_status(self, shown: DocShown) -> str:
