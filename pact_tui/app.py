@@ -380,7 +380,8 @@ class PactApp(App[int]):
         not_used = self.workspace.checkpoint_problem  # a cache: the log was read instead
         if not_used is not None:
             self.notify(not_used, title="Checkpoint", severity="warning", timeout=10)
-        await self.switch_mode("context")
+        # Asked for a document (--document), the app opens on it; else on the contexts.
+        await self.switch_mode("document" if self.initial_document is not None else "context")
         if self.live_updates:
             self.follow_workspace()
             self.watch_themes()

@@ -751,7 +751,7 @@ def build_parser() -> argparse.ArgumentParser:
     opening = commands.add_parser("open", help="open a workspace in the inspector (the default)")
     opening.add_argument("workspace", help="the workspace file")
     opening.add_argument("--context", help="the context to show first")
-    opening.add_argument("--document", help="the document to show first (press 2)")
+    opening.add_argument("--document", help="open on the document screen, showing this document")
     opening.add_argument(
         "--human", help="who acts on documents (default: the config file's, or the login name)"
     )

@@ -74,3 +74,14 @@ def test_a_read_only_workspace_fires_nothing_on_opening(tmp_path: Path) -> None:
 
     asyncio.run(run())
     assert asyncio.run(head_of(path)) == before  # nothing appended to the store
+
+
+async def test_asked_for_a_document_the_app_opens_on_it(demo: Path) -> None:
+    """Issue 24: ``pact-tui WS --document NAME`` opened on the context screen."""
+    app = inspector(demo, human="ann", document="memo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, DocumentScreen), "its screen")
+        screen = app.screen
+        assert isinstance(screen, DocumentScreen)
+        await wait_until(pilot, lambda: screen.shown is not None, "the document")
+        assert screen.document_name == "memo"
