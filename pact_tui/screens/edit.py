@@ -14,7 +14,8 @@ from ..text import plain
 
 
 class EditScreen(ModalScreen[str | None]):
-    """Dismisses with the text as edited (ctrl+s) or None (Escape).
+    """Dismisses with the text as edited (ctrl+s) or None (Escape; asked first if the text
+    was edited: the edits would be thrown away).
 
     The text must be free of the characters ``engine.visible`` escapes (the caller checks:
     an editor shows the text as it is, so a control character in it would reach the terminal).
@@ -33,7 +34,7 @@ class EditScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save", tooltip="use the text as it is now"),
-        Binding("escape", "cancel", "Cancel", tooltip="leave it: nothing is done"),
+        Binding("escape", "cancel", "Cancel", tooltip="leave it (asked first if edited)"),
     ]
 
     def __init__(self, title: str, text: str) -> None:
@@ -56,4 +57,15 @@ class EditScreen(ModalScreen[str | None]):
         self.dismiss(self.query_one(TextArea).text)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        from .confirm import ConfirmScreen
+
+        if self.query_one(TextArea).text == self.text:
+            self.dismiss(None)
+            return
+
+        def answered(throw_away: bool | None) -> None:
+            if throw_away:
+                self.dismiss(None)
+
+        question = "Throw away your edits? Nothing is done with this text."
+        self.app.push_screen(ConfirmScreen(question, yes="Throw away", no="Keep editing"), answered)

@@ -19,6 +19,7 @@ from engine.protocol.model import ConflictGroup
 from pact_tui.diffs import DiffLine, changed, hunks, side_by_side, unified, word_spans
 from pact_tui.screens.choose import ChooseScreen
 from pact_tui.screens.document import DocumentScreen
+from pact_tui.screens.confirm import ConfirmScreen
 from pact_tui.screens.edit import EditScreen
 from pact_tui.screens.pick import PickScreen
 from pact_tui.widgets.outline import countdown
@@ -731,6 +732,23 @@ async def test_a_merge_both_conflict_shows_its_sides_and_marked_three_way_result
         await answer(pilot, "merged", clear=True)
         await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), "the editor")
         await pilot.press("escape")
+        await settle(pilot)
+        assert doc.sequence == before and app.screen is screen
+        # Edited, Escape asks before it throws the edits away (issue 24): n keeps them.
+        await pilot.press("c")
+        await answer(pilot, "merged", clear=True)
+        await wait_until(pilot, lambda: isinstance(app.screen, EditScreen), "the editor")
+        editor = app.screen
+        editor.query_one(TextArea).text = "# Summary\n\nHalf settled.\n"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        assert "Throw away your edits?" in str(app.screen.query_one("#confirm-question").render())
+        await pilot.press("n")  # no settle: the command waits for the editor, still open
+        await wait_until(pilot, lambda: app.screen is editor, "back to the editor")
+        assert editor.query_one(TextArea).text == "# Summary\n\nHalf settled.\n"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await pilot.press("y")
         await settle(pilot)
         assert doc.sequence == before and app.screen is screen
         # Settled by hand, then justified: the section takes it and the conflict closes.
