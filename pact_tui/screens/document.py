@@ -302,7 +302,7 @@ class DocumentScreen(Screen[None]):
         if shown is None:
             return
         doc = shown.doc
-        pending = sum(len(v) for v in doc.open_by_section.values())
+        sections, pending = self._counted(shown)
         live = self.workspace.document(shown.name).sequence
         past = (
             f"PAST: event {shown.revision} of {live} (] later, l live) · "
@@ -313,7 +313,7 @@ class DocumentScreen(Screen[None]):
         status.update(
             plain(
                 f" {past}{shown.name} · v{doc.version} · {shown.revision} events ·"
-                f" {len(doc.sections)} sections ·"
+                f" {sections} sections ·"
                 f" {len(doc.active)} agents · {pending} open proposals · as {shown.custodian}"
                 f"{' · read-only' if self.workspace.read_only else ''}"
                 f"{self._inbox_status(shown)}{ahead}"
@@ -326,6 +326,23 @@ class DocumentScreen(Screen[None]):
         self._show_cell()
         self._show_diff()
         self._show_comments()
+
+    @staticmethod
+    def _counted(shown: DocShown) -> tuple[int, int]:
+        """The sections and the open proposals the status line counts: viewing as an agent,
+        only those it may know of (the sections it sees, the proposals on those it reads)."""
+        from engine.protocol.barriers import reads, sees
+
+        doc, reader = shown.doc, shown.reader
+        if reader is None:
+            return len(doc.sections), sum(len(v) for v in doc.open_by_section.values())
+        sections = sum(1 for section in doc.sections if sees(doc, reader, section))
+        pending = sum(
+            len(ids)
+            for key, ids in doc.open_by_section.items()
+            if key in doc.by_key and reads(doc, reader, doc.by_key[key])
+        )
+        return sections, pending
 
     def watch_section_id(self) -> None:
         self._show_section()

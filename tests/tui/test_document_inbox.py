@@ -352,7 +352,10 @@ async def test_view_as_an_uncleared_agent_hides_the_classified_section(demo: Pat
         assert screen.shown.reader.name == "intern"  # type: ignore[union-attr]
         keys = [row.key for row in outline.rows]
         assert "sec:financials" not in keys and "sec:summary" in keys
-        assert "VIEWING AS intern" in str(screen.query_one("#doc-status", Static).render())
+        status = str(screen.query_one("#doc-status", Static).render())
+        assert "VIEWING AS intern" in status
+        # The status line counts what the agent may know of (issue 24): not the hidden section.
+        assert f" {len(keys)} sections " in status and len(keys) < len(doc.sections)
         # The events too: a classified section's event keeps its envelope, not its payload.
         await pilot.press("E")
         events = screen.query_one(EventList)
@@ -363,7 +366,8 @@ async def test_view_as_an_uncleared_agent_hides_the_classified_section(demo: Pat
         await settle(pilot)
         assert screen.shown.reader is None  # type: ignore[union-attr]
         assert "sec:financials" in [row.key for row in outline.rows]
-        assert "VIEWING AS" not in str(screen.query_one("#doc-status", Static).render())
+        status = str(screen.query_one("#doc-status", Static).render())
+        assert "VIEWING AS" not in status and f" {len(doc.sections)} sections " in status
 
 
 async def test_view_as_an_unknown_agent_is_refused(demo: Path) -> None:
