@@ -18,8 +18,8 @@ from engine.protocol.merge import merge_three
 from engine.protocol.model import ConflictGroup
 from pact_tui.diffs import DiffLine, changed, hunks, side_by_side, unified, word_spans
 from pact_tui.screens.choose import ChooseScreen
-from pact_tui.screens.document import DocumentScreen
 from pact_tui.screens.confirm import ConfirmScreen
+from pact_tui.screens.document import DocumentScreen
 from pact_tui.screens.edit import EditScreen
 from pact_tui.screens.pick import PickScreen
 from pact_tui.widgets.outline import countdown
