@@ -23,6 +23,8 @@ from functools import lru_cache
 from itertools import zip_longest
 from typing import Literal
 
+from engine.protocol.merge import LineMatcher
+
 CONTEXT = 3  # unchanged lines kept around a change, as diff -u does
 WORD = re.compile(r"\w+|\s+|[^\w\s]")
 LineTag = Literal["same", "removed", "added"]
@@ -84,36 +86,6 @@ def word_spans(old: str, new: str) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
 
 
 Block = tuple[list[DiffLine], list[DiffLine]]
-Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
-
-
-class LineMatcher(difflib.SequenceMatcher[str]):
-    """A ``SequenceMatcher`` of lines that sets the texts' common first and last lines aside
-    before matching the rest, as ``git diff`` does: one line changed in a long section is
-    found at once, however many times its neighbours repeat (blank lines, list markers that
-    ``autojunk`` would otherwise treat as noise and so miss)."""
-
-    def __init__(self, a: list[str], b: list[str]) -> None:
-        shorter = min(len(a), len(b))
-        head = 0
-        while head < shorter and a[head] == b[head]:
-            head += 1
-        tail = 0
-        while tail < shorter - head and a[-1 - tail] == b[-1 - tail]:
-            tail += 1
-        self.head, self.tail, self.sizes = head, tail, (len(a), len(b))
-        super().__init__(None, a[head : len(a) - tail], b[head : len(b) - tail])
-
-    def get_opcodes(self) -> list[Opcode]:
-        head, tail, (size_a, size_b) = self.head, self.tail, self.sizes
-        codes: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
-        codes.extend(
-            (op, i1 + head, i2 + head, j1 + head, j2 + head)
-            for op, i1, i2, j1, j2 in super().get_opcodes()
-        )
-        if tail:
-            codes.append(("equal", size_a - tail, size_a, size_b - tail, size_b))
-        return codes
 
 
 def _blocks(base: str, proposed: str) -> list[Block]:

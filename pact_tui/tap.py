@@ -1088,13 +1088,23 @@ def _register_tap(
     policy = write(
         "policy",
         _fields_of(
-            "policy", policy="policy", windowSeconds="window", strategy="strategy", why="why"
+            "policy",
+            policy="policy",
+            windowSeconds="window",
+            strategy="strategy",
+            removalGuard="removal_guard",
+            why="why",
         ),
-        "change the approval policy",
+        "change the approval policy, strategy or removal guard",
     )
     policy.add_argument("--policy", choices=POLICIES)
     policy.add_argument("--window", type=_int)
     policy.add_argument("--strategy", choices=STRATEGIES)
+    policy.add_argument(
+        "--removal-guard",
+        type=_int,
+        help="%% of a section's lines a proposal may remove and still merge without a human",
+    )
     policy.add_argument("--why", required=True)
     write(
         "lock-document", _fields_of("lock-document", why="why"), "lock the document"

@@ -331,6 +331,8 @@ class SetPolicy(Command):
     policy: Policy | None = None
     window_seconds: Annotated[int, Field(ge=1, le=86_400, strict=True)] | None = None
     strategy: Strategy | None = None
+    # The share of its section's lines (%) a proposal may remove and still merge on silence.
+    removal_guard: Annotated[int, Field(ge=0, le=100, strict=True)] | None = None
     why: Text
 
 

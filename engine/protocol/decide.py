@@ -44,7 +44,7 @@ from engine.protocol.errors import (
     SelfApproval,
     Unauthorized,
 )
-from engine.protocol.merge import merge_three
+from engine.protocol.merge import merge_three, removed_lines
 from engine.protocol.model import (
     DEFAULT_SALIENCE,
     EVICT_AFTER_S,
@@ -669,7 +669,7 @@ class Decider:
             doc.parts_cache[proposal_id] = (splice_key(doc, section), parts)
         quorum = [a.id for a in self.eligible(section) if a.id != self.actor_id]
         must_act = [a for a in quorum if doc.salience_of(a, section.key) == 10]
-        data = {
+        data: dict[str, Any] = {
             "proposalId": proposal_id,
             "agentId": self.actor_id or "system",
             "sectionId": section.id,
@@ -686,6 +686,12 @@ class Decider:
             "supersedes": list(supersedes),
             "reverts": reverts,
         }
+        base = section.history[base_version - 1]
+        removed, lines = removed_lines(base, content)
+        if removed * 100 > doc.removal_guard * lines:
+            # It removes most of its section: it waits for a human (``settle_step``), whatever
+            # the guard becomes later, as its policy and window stay those it was made under.
+            data["removesMost"] = {"removed": removed, "lines": lines, "guard": doc.removal_guard}
         created = self.emit("pact.proposal.created", data, section, entity=proposal_id)
         self.correlation = created["id"]
         proposal = doc.proposals[proposal_id]
@@ -878,7 +884,20 @@ class Decider:
         """What its policy does with ``proposal`` now, and why, in words: ``merge`` it,
         ``auto-merge`` it (its objection window ended), ``schedule`` its window, ``reject`` it
         (the words are the reason recorded), or ``wait``. Decides; emits nothing (``settle``
-        does what it says, ``foretell`` says it before a proposal exists)."""
+        does what it says, ``foretell`` says it before a proposal exists). One that removes
+        most of its section (``removes_most``, the removal guard) is never merged nor given a
+        window here: only a human's approval, force-merge or resolution merges it; its policy
+        may still reject it."""
+        step, said = self._policy_step(proposal)
+        if proposal.removes_most is not None and step in ("merge", "auto-merge", "schedule"):
+            removed, lines, guard = proposal.removes_most
+            return "wait", (
+                f"waits for a human: it removes {removed} of its section's {lines} lines"
+                f" (more than the removal guard's {guard} %)"
+            )
+        return step, said
+
+    def _policy_step(self, proposal: Proposal) -> tuple[SettleStep, str]:
         doc = self.doc
         section = doc.by_key[proposal.section]
         author = doc.agents.get(proposal.author)
@@ -1535,21 +1554,31 @@ class Decider:
 
     def do_policy(self, command: c.SetPolicy) -> dict[str, Any]:
         doc = self.doc
-        now = {"policy": doc.policy, "windowSeconds": doc.window_s, "strategy": doc.strategy}
+        now = {
+            "policy": doc.policy,
+            "windowSeconds": doc.window_s,
+            "strategy": doc.strategy,
+            "removalGuard": doc.removal_guard,
+        }
         given = {
             "policy": command.policy,
             "windowSeconds": command.window_seconds,
             "strategy": command.strategy,
+            "removalGuard": command.removal_guard,
         }
         # A policy as it already is (or no field given) changes nothing: nothing is appended,
         # and the answer says so.
         changed = any(value is not None and value != now[key] for key, value in given.items())
         if changed:
-            self.emit("pact.document.policy-changed", {**given, "why": command.why})
+            data = {**given, "why": command.why}
+            if command.removal_guard is None:  # as a policy change was written before the guard
+                del data["removalGuard"]
+            self.emit("pact.document.policy-changed", data)
         return {
             "policy": doc.policy,
             "windowSeconds": doc.window_s,
             "strategy": doc.strategy,
+            "removalGuard": doc.removal_guard,
             "changed": changed,
         }
 

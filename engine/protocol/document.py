@@ -18,6 +18,7 @@ from engine.canonical import canonical_json
 from engine.protocol.envelope import payload
 from engine.protocol.model import (
     ALIAS_FOR_S,
+    DEFAULT_REMOVAL_GUARD,
     DEFAULT_SALIENCE,
     DEFAULT_WINDOW_S,
     ESCALATE_CONFLICT_AFTER_S,
@@ -73,6 +74,8 @@ class Document:
         self.window_s = DEFAULT_WINDOW_S
         self.strategy: Strategy = "first-wins"
         self.default_trust: Trust = "Collaborator"
+        # A proposal removing more than this share (%) of its section's lines waits for a human.
+        self.removal_guard = DEFAULT_REMOVAL_GUARD
         self.framework: tuple[str, tuple[str, ...]] | None = None  # name, levels low → high
         self.version = 0  # merges so far (the document's version)
         self.sections: list[Section] = []  # document order, the root first
@@ -382,6 +385,8 @@ def _policy(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
     doc.policy = data.get("policy") or doc.policy
     doc.window_s = data.get("windowSeconds") or doc.window_s
     doc.strategy = data.get("strategy") or doc.strategy
+    if data.get("removalGuard") is not None:  # 0 is a guard too
+        doc.removal_guard = data["removalGuard"]
     doc.overrides.append(("policy", _override(data, event)))
 
 
@@ -497,6 +502,7 @@ def _proposal_created(doc: Document, event: dict[str, Any], data: dict[str, Any]
         supersedes=tuple(data.get("supersedes", ())),
         reverts=data.get("reverts"),
         correlation=event["correlationId"] or event["id"],
+        removes_most=_removes_most(data.get("removesMost")),
     )
     doc.proposals[proposal.id] = proposal
     doc.by_author[proposal.author].append(proposal.id)
@@ -504,6 +510,12 @@ def _proposal_created(doc: Document, event: dict[str, Any], data: dict[str, Any]
     doc.open_by_section[section.key][proposal.id] = None
     if proposal.reverts is not None:
         doc.proposals[proposal.reverts].reverted_by = proposal.id
+
+
+def _removes_most(data: dict[str, Any] | None) -> tuple[int, int, int] | None:
+    if data is None:
+        return None
+    return data["removed"], data["lines"], data["guard"]
 
 
 @folds("pact.proposal.auto-merge-scheduled")

@@ -16,14 +16,22 @@ three::
 
 A hunk whose last line has no ``"\\n"`` (the end of a text) gets one inside the markers, so each
 marker stays on a line of its own. The diff is :func:`difflib.unified_diff`.
+
+Two texts' lines are matched by :class:`LineMatcher` (``difflib.SequenceMatcher`` with the
+common first and last lines set aside, as ``git diff`` does): the custodian's diffs
+(``pact_tui.diffs``) and :func:`removed_lines`, which says how much of a section a proposal
+removes (the guard on destructive merges, ``docs/protocol.md``), match alike.
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Literal
 
 import merge3
+
+Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +108,50 @@ def unified_diff(old: str, new: str, *, old_name: str = "before", new_name: str 
     for line in difflib.unified_diff(_lines(old), _lines(new), fromfile=old_name, tofile=new_name):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+class LineMatcher(difflib.SequenceMatcher[str]):
+    """A ``SequenceMatcher`` of lines that sets the texts' common first and last lines aside
+    before matching the rest, as ``git diff`` does: one line changed in a long section is
+    found at once, however many times its neighbours repeat (blank lines, list markers that
+    ``autojunk`` would otherwise treat as noise and so miss)."""
+
+    def __init__(self, a: list[str], b: list[str]) -> None:
+        shorter = min(len(a), len(b))
+        head = 0
+        while head < shorter and a[head] == b[head]:
+            head += 1
+        tail = 0
+        while tail < shorter - head and a[-1 - tail] == b[-1 - tail]:
+            tail += 1
+        self.head, self.tail, self.sizes = head, tail, (len(a), len(b))
+        super().__init__(None, a[head : len(a) - tail], b[head : len(b) - tail])
+
+    def get_opcodes(self) -> list[Opcode]:
+        head, tail, (size_a, size_b) = self.head, self.tail, self.sizes
+        codes: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
+        codes.extend(
+            (op, i1 + head, i2 + head, j1 + head, j2 + head)
+            for op, i1, i2, j1, j2 in super().get_opcodes()
+        )
+        if tail:
+            codes.append(("equal", size_a - tail, size_a, size_b - tail, size_b))
+        return codes
+
+
+def removed_lines(base: str, proposed: str) -> tuple[int, int]:
+    """How many of ``base``'s lines ``proposed`` removes, and how many it has: its non-blank
+    lines (blank lines only space Markdown out), matched with ``proposed``'s by
+    :class:`LineMatcher`. In each block that changed, the base lines beyond the number of
+    proposed lines there are removed: a line replaced by another is changed, not removed."""
+    a = [line for line in base.split("\n") if line.strip()]
+    b = [line for line in proposed.split("\n") if line.strip()]
+    removed = sum(
+        max(0, (i2 - i1) - (j2 - j1))
+        for op, i1, i2, j1, j2 in LineMatcher(a, b).get_opcodes()
+        if op != "equal"
+    )
+    return removed, len(a)
 
 
 def _lines(text: str) -> list[str]:

@@ -59,6 +59,9 @@ ESCALATE_CONFLICT_AFTER_S = 600  # an unresolved conflict goes to the custodian
 ASK_MIN_S, ASK_MAX_S, ASK_DEFAULT_S = 10, 3600, 60
 INVITE_DEFAULT_S = 7 * 24 * 3600
 DEFAULT_SALIENCE = 5  # an agent that set none on a section reviews it within the window
+# A proposal removing more than this share (in %) of its section's lines waits for a human
+# instead of merging on silence (the document's ``removalGuard``; 100: never).
+DEFAULT_REMOVAL_GUARD = 50
 HUMAN_DISCLOSURE = 4
 
 
@@ -175,6 +178,9 @@ class Proposal:
     reason: str | None = None  # why it was rejected, objected or withdrawn
     override: Override | None = None
     correlation: str = ""
+    # (lines removed, of the section's lines, the guard then in %) when it removes more of its
+    # section than the document's guard allowed when it was made: only a human merges it.
+    removes_most: tuple[int, int, int] | None = None
 
 
 @dataclass(slots=True)

@@ -100,9 +100,9 @@ from engine.protocol.model import (
 # 2: idempotency records keep the first answer; 3: section ids cut to fit 256; 4: the names
 # humans acted under (``humans``), and the actor's kind on votes, locks, overrides, proposals;
 # 5: a section keeps its id across merges (an older one may hold ids the fold now gives
-# otherwise). A checkpoint of another format is refused, and its document replayed from its
-# events.
-FORMAT = 5
+# otherwise); 6: the removal guard (``removal_guard``, a proposal's ``removes_most``).
+# A checkpoint of another format is refused, and its document replayed from its events.
+FORMAT = 6
 
 
 class CheckpointError(ValueError):
@@ -121,6 +121,7 @@ class _Checkpoint(TypedDict):
     window_s: int
     strategy: Strategy
     default_trust: Trust
+    removal_guard: int
     framework: tuple[str | None, tuple[str, ...]] | None
     version: int
     sections: list[Section]

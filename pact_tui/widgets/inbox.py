@@ -1,7 +1,9 @@
 """The escalation inbox: what waits for a human, oldest first. Open ask-human questions (with
 the countdown to their timeout), sections an agent flagged for review, conflicts escalated
-to a human, and open comments addressed to a human (``engine.protocol.mentions``: ``@human``,
-``@human:NAME``); beside the selected one, its escalation briefing (``briefing_text``).
+to a human, open comments addressed to a human (``engine.protocol.mentions``: ``@human``,
+``@human:NAME``), and proposals only a human may settle (objected ones, and those that remove
+most of their section: the document's removal guard); beside the selected one, its escalation
+briefing (``briefing_text``).
 
 The keys act on the row under the cursor: the list says which action was asked for with
 ``EscalationInbox.Act``; the screen asks what the command needs and runs it."""
@@ -29,17 +31,17 @@ from .rows import RowList
 
 if TYPE_CHECKING:
     from engine.protocol.document import Document
-    from engine.protocol.model import Agent
+    from engine.protocol.model import Agent, Proposal
 
-InboxKind = Literal["question", "flag", "conflict", "comment"]
+InboxKind = Literal["question", "flag", "conflict", "comment", "proposal"]
 InboxAction = Literal["respond", "resolve", "dismiss"]
 
 
 @dataclass(frozen=True, slots=True)
 class InboxRow:
-    key: str  # "question:<id>", "flag:<section id>", "conflict:<id>" or "comment:<id>"
+    key: str  # "<kind>:<ref>": "question:<id>", "flag:<section id>", "proposal:<id>", …
     kind: InboxKind
-    ref: str  # the query's id, the section's id, the conflict group's id, or the comment's
+    ref: str  # the query's, conflict group's, comment's or proposal's id, or the section's
     since_ms: int  # when it was asked, flagged or escalated: the inbox is oldest first
     section_id: str | None
     text: str  # the question, the flag's reason, or what the conflict is about
@@ -126,8 +128,46 @@ def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
                     who(name, kind),
                 )
             )
+    for proposal in guarded(doc):
+        if readable(proposal.section):
+            rows.append(
+                InboxRow(
+                    f"proposal:{proposal.id}",
+                    "proposal",
+                    proposal.id,
+                    proposal.closed_ms or proposal.created_ms,
+                    doc.by_key[proposal.section].id,
+                    _why_guarded(proposal),
+                    who(proposal.author_name, proposal.author_kind),
+                )
+            )
     rows.sort(key=lambda row: (row.since_ms, row.key))
     return rows
+
+
+def guarded(doc: Document) -> list[Proposal]:
+    """The proposals only a human may settle that no other item of the inbox stands for:
+    the objected ones, and the open ones that remove most of their section (the removal guard),
+    but for those in a conflict (the conflict's item) or on a flagged section (the flag's)."""
+    found = [doc.proposals[pid] for pid in doc.by_status.get("Objected", {})]
+    for status in ("Pending", "Approved"):
+        for pid in doc.by_status.get(status, {}):
+            proposal = doc.proposals[pid]
+            if (
+                proposal.removes_most is not None
+                and proposal.conflict is None
+                and doc.by_key[proposal.section].escalated is None
+            ):
+                found.append(proposal)
+    return found
+
+
+def _why_guarded(proposal: Proposal) -> str:
+    summary = f": {proposal.summary}" if proposal.summary else ""
+    if proposal.status == "Objected":
+        return f"objected{summary} ({proposal.reason or 'no reason given'})"
+    removed, lines, _ = proposal.removes_most or (0, 0, 0)
+    return f"removes {removed} of {lines} lines{summary}"
 
 
 def open_items(doc: Document, reader: Agent | None = None) -> int:
@@ -160,6 +200,7 @@ def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
         "flag": "Flagged section",
         "conflict": "Conflict",
         "comment": "Comment",
+        "proposal": "Proposal (P: the queue; a, r, m there)",
     }[row.kind]
     text.append(f"{label}", style="bold")
     text.append(f" · by {visible(row.by)}\n")
@@ -269,6 +310,7 @@ class EscalationInbox(RowList[DocShown, InboxRow]):
             "flag": ("⚑ ", alert),
             "conflict": ("⚔ ", alert),
             "comment": ("✎ ", warn),
+            "proposal": ("± ", warn),
         }[row.kind]
         right: list[tuple[str, Style | None]] = []
         if row.due_ms is not None:

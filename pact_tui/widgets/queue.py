@@ -100,15 +100,19 @@ class QueueFilter:
 
 
 def needs_human(doc: Document, proposal: Proposal) -> bool:
-    """Whether an open proposal waits for a human: under ``human-only``, in a conflict escalated
+    """Whether a proposal waits for a human: an objected one (only a human's force-merge or
+    rejection settles it, short of its author withdrawing it), or an open one that removes most
+    of its section (the document's removal guard), under ``human-only``, in a conflict escalated
     to a human and not resolved, or on a section flagged for human review (its auto-merge is
     paused). One blocked by a salience-10 reviewer waits for that agent, not for a human, and
     one in its window or short of its quorum waits for the agents' votes."""
     from engine.protocol.model import OPEN_STATUSES
 
+    if proposal.status == "Objected":
+        return True
     if proposal.status not in OPEN_STATUSES:
         return False
-    if proposal.policy == "human-only":
+    if proposal.policy == "human-only" or proposal.removes_most is not None:
         return True
     group = doc.conflicts.get(proposal.conflict) if proposal.conflict else None
     if group is not None and group.escalated_ms is not None and group.resolved is None:
@@ -124,6 +128,8 @@ def progress(doc: Document, proposal: Proposal, now_ms: int) -> tuple[str, str]:
     status = proposal.status
     if status == "Merged":
         return f"merged v{proposal.merged_version}", "good"
+    if status == "Objected":
+        return "objected: waits for a human", "warn"
     if status not in OPEN_STATUSES:
         return status.lower(), "dim"
     group = doc.conflicts.get(proposal.conflict) if proposal.conflict else None
@@ -135,6 +141,9 @@ def progress(doc: Document, proposal: Proposal, now_ms: int) -> tuple[str, str]:
         # Its policy was met, but the section is flagged: it merges when a human resolves it.
         return f"approved, paused: {section.id} is escalated to a human", "alert"
     policy = proposal.policy
+    if proposal.removes_most is not None:
+        removed, lines, _ = proposal.removes_most
+        return f"removes {removed} of {lines} lines: waits for a human", "warn"
     if policy == "human-only":
         return "waits for a human", "warn"
     if policy == "auto":
@@ -274,7 +283,7 @@ def queue_ids(doc: Document, reader: Any, wanted: QueueFilter) -> list[str]:
 
     statuses = wanted.statuses or (*OPEN_ORDER, *CLOSED_ORDER)
     if wanted.needs_me:
-        statuses = tuple(s for s in statuses if s in OPEN_ORDER)
+        statuses = tuple(s for s in statuses if s in OPEN_ORDER or s == "Objected")
     ids: list[str] = []
     for status in (*OPEN_ORDER, *CLOSED_ORDER):
         if status in statuses:

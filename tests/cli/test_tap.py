@@ -659,6 +659,19 @@ def test_a_policy_that_changes_nothing_appends_nothing_and_says_so(ws: Path) -> 
     assert types(ws, "contract")[before:] == ["pact.document.policy-changed"]
 
 
+def test_the_removal_guard_is_set_like_the_policy_and_a_bad_one_appends_nothing(
+    ws: Path,
+) -> None:
+    before = head(ws, "contract")
+    refused("tap", "policy", ws, "contract", "--human", "alice", "--removal-guard", "101",
+            "--why", "x", code="request.invalid")  # fmt: skip
+    assert head(ws, "contract") == before
+    changed = data("tap", "policy", ws, "contract", "--human", "alice", "--removal-guard", "80",
+                   "--why", "only near-total removals wait")  # fmt: skip
+    assert (changed["removalGuard"], changed["changed"]) == (80, True)
+    assert types(ws, "contract")[before:] == ["pact.document.policy-changed"]
+
+
 def test_idempotency_key(ws: Path) -> None:
     ok("tap", "join", ws, "contract", "--as", "bot")
     args = (

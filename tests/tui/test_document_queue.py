@@ -330,6 +330,39 @@ def test_progress_says_what_each_proposal_waits_for() -> None:
     assert needs_human(doc, proposal)
 
 
+def test_a_guarded_or_objected_proposal_is_under_needs_me_and_the_flag() -> None:
+    """A proposal that removes most of its section waits for a human: ``needs:me`` lists it,
+    the inbox holds it and the header's ⚑ counts it; so does an objected one."""
+    from pact_tui.widgets.inbox import inbox_rows, open_items
+
+    joins = [(name, {"op": "join", "agentName": name}) for name in ("a", "b")]
+    gut = {"op": "propose", "sectionId": "sec:plan", "newContent": "# Plan\n", "summary": "cut"}
+    keep = {"op": "propose", "sectionId": "sec:risk", "newContent": "# Risk\n\nSome.\n"}
+    guard = {"op": "policy", "removalGuard": 0, "why": "any removal waits"}
+    doc = decided("objection-based", *joins, ("ann", guard), ("a", gut), ("a", keep))
+    cut, kept = doc.proposals.values()
+    assert cut.removes_most == (1, 2, 0) and kept.removes_most is None
+    assert progress(doc, cut, 1_000) == ("removes 1 of 2 lines: waits for a human", "warn")
+    assert needs_human(doc, cut) and not needs_human(doc, kept)
+    assert queue_ids(doc, None, QueueFilter.parse("needs:me")) == [cut.id]
+    [row] = inbox_rows(doc, None)
+    assert (row.kind, row.ref, row.section_id, row.text) == (
+        "proposal",
+        cut.id,
+        "sec:plan",
+        "removes 1 of 2 lines: cut",
+    )
+    assert open_items(doc) == 1
+    objection = {"op": "object", "proposalId": "@last", "reason": "no"}
+    doc = decided("objection-based", *joins, ("a", keep), ("b", objection))
+    (objected,) = doc.proposals.values()
+    assert objected.status == "Objected"
+    assert progress(doc, objected, 1_000) == ("objected: waits for a human", "warn")
+    assert queue_ids(doc, None, QueueFilter.parse("needs:me")) == [objected.id]
+    assert [r.text for r in inbox_rows(doc, None)] == ["objected (no)"]
+    assert open_items(doc) == 1
+
+
 # -- the view --------------------------------------------------------------------------------------
 async def test_the_queue_puts_open_proposals_first_with_what_each_waits_for(demo: Path) -> None:
     app = inspector(demo, human="ann")
