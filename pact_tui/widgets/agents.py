@@ -118,36 +118,86 @@ class AgentRoster(RowList[DocShown, AgentRow]):
         if row is not None:
             self.post_message(self.Act(self, action, row))
 
+    def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
+        super().__init__(name=name, id=id)
+        self.widths: dict[str, int] = {}  # each column's: the widest text it holds (refill)
+
+    def refill(self) -> None:
+        now = self.shown.now_ms if self.shown is not None else 0
+        super().refill()
+        # Each column as wide as the widest text it holds, over every row (not only those in
+        # sight: the columns stay put as the list scrolls).
+        widths: dict[str, int] = {}
+        for row in self.rows:
+            for column, (text, _) in agent_cells(row, now).items():
+                widths[column] = max(widths.get(column, 0), cell_len(text))
+        self.widths = widths
+
     def render_row(self, row: AgentRow, width: int) -> list[Segment]:
         now = self.shown.now_ms if self.shown is not None else 0
-        dim, warn, alert, good = (
-            self.style_of(f"rows--{c}") for c in ("dim", "warn", "alert", "good")
-        )
-        role = f" ({visible(row.role)})" if row.role else ""
-        marks: list[tuple[str, Style | None]] = [(f" {row.trust}", None)]
-        clearance = visible(row.clearance) if row.clearance else "uncleared"
-        marks.append((f" · {clearance}", warn if row.clearance else dim))
-        if row.organisation:
-            marks.append((f" · {visible(row.organisation)}", dim))
-        if row.salience_max is None:
-            marks.append((" · S-", dim))
-        else:
-            marks.append((f" · S{row.salience_max}/{row.salience_sections}§", dim))
-        if row.gone is not None:
-            marks.append((f" · {row.gone}", alert))
-        else:
-            marks.append((f" · seen {countdown(now, row.last_seen_ms)} ago", dim))
-            if row.evict_at_ms is not None:
-                left = row.evict_at_ms - now
-                marks.append(
-                    (f" · evict {countdown(row.evict_at_ms, now)}", warn if left < 60_000 else dim)
-                )
-        if row.done is not None:
-            marks.append((f" · done: {row.done}", good))
-        right = sum(cell_len(text) for text, _ in marks)
-        left_text = set_cell_size(f"{visible(row.name)}{role}", max(1, width - right - 1)).rstrip()
-        return [
-            Segment(left_text, dim if row.gone else None),
-            Segment(" " * max(1, width - cell_len(left_text) - right)),
-            *(Segment(text, style) for text, style in marks),
-        ]
+        tones: dict[str, Style | None] = {
+            c: self.style_of(f"rows--{c}") for c in ("dim", "warn", "alert", "good")
+        }
+        tones[""] = None
+        cells = agent_cells(row, now)
+        kept = fitted(self.widths, width)
+        segments: list[Segment] = []
+        for column in COLUMNS:
+            if column not in kept:
+                continue
+            text, tone = cells.get(column, ("", ""))
+            size = kept[column]
+            shown = set_cell_size(text, size)
+            if column == "name":
+                segments.append(Segment(shown, tones["dim"] if row.gone else None))
+            else:
+                segments.append(Segment(GAP + shown, tones[tone]))
+        return segments
+
+
+# The roster's columns, left to right, and the order they give way in when the pane is narrow:
+# the name first and whole, then trust and clearance, then whether it is still there and when it
+# is evicted; the rest as room allows.
+COLUMNS = ("name", "trust", "clearance", "organisation", "salience", "seen", "evict", "done")
+PRIORITY = ("name", "trust", "clearance", "seen", "evict", "salience", "organisation", "done")
+GAP = "  "
+
+
+def fitted(widths: dict[str, int], width: int) -> dict[str, int]:
+    """The columns that fit in ``width``, each at its width: the name whole (or cut to the pane
+    if it alone is wider), then the others in ``PRIORITY`` while they fit whole."""
+    kept = {"name": min(widths.get("name", 0), max(1, width))}
+    used = kept["name"]
+    for column in PRIORITY[1:]:
+        size = widths.get(column, 0)
+        if size and used + len(GAP) + size <= width:
+            kept[column] = size
+            used += len(GAP) + size
+    return kept
+
+
+def agent_cells(row: AgentRow, now: int) -> dict[str, tuple[str, str]]:
+    """A row's text in each column, and how it reads (a tone of the list, "": plain)."""
+    role = f" ({visible(row.role)})" if row.role else ""
+    cells = {
+        "name": (f"{visible(row.name)}{role}", ""),
+        "trust": (row.trust, ""),
+        "clearance": ((visible(row.clearance), "warn") if row.clearance else ("uncleared", "dim")),
+        "organisation": (visible(row.organisation or ""), "dim"),
+        "salience": (
+            ("S-", "dim")
+            if row.salience_max is None
+            else (f"S{row.salience_max}/{row.salience_sections}§", "dim")
+        ),
+    }
+    if row.gone is not None:
+        cells["seen"] = (row.gone, "alert")
+    else:
+        cells["seen"] = (f"seen {countdown(now, row.last_seen_ms)} ago", "dim")
+        if row.evict_at_ms is not None:
+            left = row.evict_at_ms - now
+            tone = "warn" if left < 60_000 else "dim"
+            cells["evict"] = (f"evict {countdown(row.evict_at_ms, now)}", tone)
+    if row.done is not None:
+        cells["done"] = (f"done: {row.done}", "good")
+    return cells
