@@ -24,12 +24,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
+from engine.protocol.filters import any_section_matches
 from engine.protocol.model import who
 
 # What an event acted on: the first of these its payload holds.
@@ -279,9 +280,12 @@ def _text(value: object) -> str:
 class EventFilter:
     """Which events a view or an audit keeps. In words, as the events view's filter is typed:
     ``type:proposal`` (the event type contains it), ``agent:legal`` (the actor's name is it),
-    ``section:risk`` (the section id contains it), and bare words (each in the type, the
-    actor's name or the section id); case is ignored. ``since_sequence`` and ``since_ms`` keep
-    the events from that number or that moment on (``doc audit --since``)."""
+    ``section:risk`` (the section's id, a section it is under, or a word of its title in
+    ``titles``: ``engine.protocol.filters``, as in every view), and bare words (each in the
+    type, the actor's name or the section id); case is ignored. ``since_sequence`` and
+    ``since_ms`` keep the events from that number or that moment on (``doc audit --since``).
+    ``titles``: each section's title by id, where the reader may read it (``section_titles``;
+    None: ``section:`` matches ids only)."""
 
     types: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
@@ -289,6 +293,7 @@ class EventFilter:
     words: tuple[str, ...] = ()
     since_sequence: int = 0
     since_ms: int | None = None
+    titles: Mapping[str, str] | None = field(default=None, compare=False, hash=False)
 
     @classmethod
     def parse(cls, text: str) -> EventFilter:
@@ -323,11 +328,13 @@ class EventFilter:
     def keeps(self, event_type: str, actor: str, section: str) -> bool:
         """Whether it keeps an event of ``event_type`` (without ``pact.``) by ``actor`` on
         ``section`` ("" for none)."""
+        if self.sections:
+            title = self.titles.get(section) if self.titles is not None else None
+            if not section or not any_section_matches(self.sections, section, title):
+                return False
         kind, actor, section = event_type.lower(), actor.lower(), section.lower()
         if self.types and not any(t in kind for t in self.types):
             return False
         if self.agents and not any(a == actor for a in self.agents):
-            return False
-        if self.sections and not any(s in section for s in self.sections):
             return False
         return all(w in kind or w in actor or w in section for w in self.words)

@@ -1282,13 +1282,18 @@ class DocumentScreen(Screen[None]):
         ``wanted`` (as ``shown.reader`` sees them), a page of the store's at a time, saying
         after each page how many it searched; a search of the same filter goes on from where
         the last one stopped."""
+        from dataclasses import replace
+
         from engine.protocol.audit import EventFilter
         from engine.protocol.errors import ProtocolError
+        from engine.protocol.filters import section_titles
         from engine.protocol.views import redact
 
         name, reader = shown.name, shown.reader
         reader_id = reader.id if reader is not None else None
         keep = EventFilter.parse(wanted)
+        if keep.sections:  # section: matches a title word the reader may read, as elsewhere
+            keep = replace(keep, titles=section_titles(shown.doc, reader))
         before = self.event_search
         if (
             before is not None
@@ -1377,8 +1382,11 @@ class DocumentScreen(Screen[None]):
         """Ask for a file, then write the audit trail there (as its suffix says: .md, .json or
         .csv) with the events view's filter: the same text as ``pact-tui doc audit``. A file
         that exists, a folder that does not or an unknown suffix: said, nothing written."""
+        from dataclasses import replace
+
         from engine.protocol.audit import EventFilter
         from engine.protocol.errors import ProtocolError
+        from engine.protocol.filters import section_titles
 
         from ..audit import SUFFIXES, Tally, audit_chunks, form_of
         from .prompt import PromptScreen
@@ -1418,7 +1426,10 @@ class DocumentScreen(Screen[None]):
                     async for chunk in audit_chunks(
                         self.workspace,
                         name,
-                        EventFilter.parse(wanted),
+                        replace(
+                            EventFilter.parse(wanted),
+                            titles=section_titles(shown.doc, None),
+                        ),
                         form,
                         described=wanted,
                         until=until,

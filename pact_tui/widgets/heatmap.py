@@ -19,7 +19,8 @@ the screen shows that agent's intents and constraints on that section.
 
 The rows and columns are filtered and sorted by ``heat_filter`` (bound to the screen's):
 ``min:7`` (cells below are blank, rows and columns with none are hidden), ``agent:leg``,
-``section:risk`` (words of a name or id), ``sort:name`` or ``sort:total`` (agents by name, or
+``section:risk`` (a section id or a word of its title, as in every view:
+``engine.protocol.filters``), ``sort:name`` or ``sort:total`` (agents by name, or
 by their summed salience, highest first; else as they joined), ``sort:max`` (sections by their
 top salience; else in document order); ``s`` cycles the agents' order, ``S`` the sections'.
 """
@@ -39,6 +40,7 @@ from textual.message import Message
 from textual.reactive import reactive, var
 from textual.strip import Strip
 
+from engine.protocol.filters import any_section_matches
 from engine.visible import visible
 
 from ..text import plain
@@ -215,11 +217,7 @@ def grid_of(doc: Document, reader: Agent | None, wanted: HeatFilter) -> Grid:
 
     sections = [s for s in doc.sections if reads(doc, reader, s)]
     if wanted.sections:
-        sections = [
-            s
-            for s in sections
-            if any(w in s.id.lower() or w in s.title.lower() for w in wanted.sections)
-        ]
+        sections = [s for s in sections if any_section_matches(wanted.sections, s.id, s.title)]
     everyone = doc.active_agents()
     agents = everyone
     if wanted.agents:

@@ -7,7 +7,8 @@ the closed ones, newest first. The rows come straight from the document's indexe
 a queue of 100,000 proposals opens and filters in milliseconds.
 
 A filter is words: ``status:pending`` (one of the statuses; several words: any of them),
-``section:sec:risk`` (the section id, or its start), ``author:legal`` (the author's name),
+``section:sec:risk`` (a section id, or a word of its title: ``engine.protocol.filters``, as in
+every view), ``author:legal`` (the author's name),
 ``needs:me`` (what waits for a human: see ``needs_human``); a bare word matches a proposal's id,
 author or section.
 
@@ -36,6 +37,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import var
 
+from engine.protocol.filters import any_section_matches
 from engine.visible import visible
 
 from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks
@@ -300,7 +302,7 @@ def queue_ids(doc: Document, reader: Any, wanted: QueueFilter) -> list[str]:
         }
         ids = [pid for pid in ids if pid in theirs]
     if wanted.sections:
-        keys = {s.key for s in doc.sections if any(s.id.startswith(w) for w in wanted.sections)}
+        keys = {s.key for s in doc.sections if any_section_matches(wanted.sections, s.id, s.title)}
         ids = [pid for pid in ids if proposals[pid].section in keys]
     if wanted.needs_me:
         ids = [pid for pid in ids if needs_human(doc, proposals[pid])]

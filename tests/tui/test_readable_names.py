@@ -40,3 +40,71 @@ async def test_the_agents_view_shows_whole_names_in_a_crowd(crowd: Path, width: 
         assert len(roster.rows) == 1_000
         for number, line in enumerate(drawn(roster, 20)):
             assert line.startswith(agent_name(number) + " "), line
+
+
+# -- one meaning of a filter word in every view ---------------------------------------------------
+def three_sections() -> tuple[Any, list[dict[str, Any]]]:
+    """A document of ``sec:risk``, ``sec:riskier-bets`` and ``sec:riskier-bets/mitigation``, a
+    proposal on each, and its events."""
+    from engine.documents import creation_event
+    from engine.protocol.commands import Actor
+    from engine.protocol.decide import decide
+    from engine.protocol.document import Document
+    from engine.protocol.envelope import CountingIds
+
+    ids, doc = CountingIds(), Document()
+    markdown = "# Risk\n\nA.\n\n# Riskier bets\n\nB.\n\n## Mitigation\n\nC.\n"
+    first = creation_event(
+        name="plan", markdown=markdown, document_id=ids.uuid(), event_id=ids.uuid(),
+        epoch_ms=0, human="ann", policy="single", window_s=60, strategy="first-wins",
+        default_trust="Collaborator",
+    )  # fmt: skip
+    doc.apply(first)
+    events = [first]
+    me = Actor.agent("a")
+    events += decide(doc, {"op": "join", "agentName": "a"}, me, 1_000, ids).events
+    for section, text in (
+        ("sec:risk", "# Risk\n\nA2.\n"),
+        ("sec:riskier-bets", "# Riskier bets\n\nB2.\n"),
+        ("sec:riskier-bets/mitigation", "## Mitigation\n\nC2.\n"),
+    ):
+        command = {"op": "propose", "sectionId": section, "newContent": text}
+        events += decide(doc, command, me, 1_000, ids).events
+        salience = {"op": "salience", "sectionId": section, "score": 7}
+        events += decide(doc, salience, me, 1_000, ids).events
+    return doc, events
+
+
+def test_section_means_an_id_or_a_title_word_in_every_view() -> None:
+    """``section:sec:risk`` kept ``sec:riskier-bets`` in the queue (a bare prefix of its id),
+    and the heatmap and the events matched any part of an id or a title: one function
+    (``engine.protocol.filters``) now says what a section word means, for every view."""
+    from dataclasses import replace
+
+    from engine.protocol.audit import EventFilter
+    from engine.protocol.filters import section_matches, section_titles
+    from pact_tui.widgets.heatmap import HeatFilter, grid_of
+    from pact_tui.widgets.queue import QueueFilter, queue_ids
+
+    doc, events = three_sections()
+    expected = {
+        "sec:risk": ["sec:risk"],
+        "SEC:RISK": ["sec:risk"],
+        "risk": ["sec:risk"],  # the id without sec:, and the title's word "Risk"
+        "riskier-bets": ["sec:riskier-bets", "sec:riskier-bets/mitigation"],  # and under it
+        "bets": ["sec:riskier-bets"],
+        "mitigation": ["sec:riskier-bets/mitigation"],
+        "sec:riskier-bets/mitigation": ["sec:riskier-bets/mitigation"],
+        "ris": [],
+        "sec:": [],
+        "mitigation/": [],
+    }
+    for word, ids in expected.items():
+        queue = {doc.by_key[doc.proposals[p].section].id for p in
+                 queue_ids(doc, None, QueueFilter.parse(f"section:{word}"))}  # fmt: skip
+        heat = {s.id for s in grid_of(doc, None, HeatFilter.parse(f"section:{word}")).sections}
+        wanted = replace(EventFilter.parse(f"section:{word}"), titles=section_titles(doc, None))
+        seen = {e["sectionId"] for e in events if wanted.keeps_event(e)}
+        assert queue == heat == seen == set(ids), word
+    assert section_matches("Bets", "sec:riskier-bets", "Riskier bets")
+    assert not section_matches("bets", "sec:riskier-bets", None)  # a title it may not read
