@@ -55,6 +55,8 @@ QueueAction = Literal["approve", "reject", "force-merge", "choose", "revert"]
 OPEN_ORDER = ("Conflict", "Pending", "Approved")
 CLOSED_ORDER = ("Objected", "Merged", "Rejected", "Withdrawn")
 SHORT_ID = 6  # characters of a proposal's id in its row
+TITLE_WIDTH = 24  # cells of a section's title in a row, at most (the whole one is in the detail)
+PROGRESS_WIDTH = 14  # cells what a proposal waits for keeps in its row, at least
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +229,7 @@ class QueueRow:
     key: str  # the proposal's id
     status: str
     section_id: str
+    section_title: str
     author: str  # its kind and name: "agent legal", "human carol"
     summary: str
     progress: str
@@ -240,10 +243,12 @@ def queue_row(doc: Document, proposal: Proposal, now_ms: int) -> QueueRow:
     from engine.protocol.model import who
 
     text, tone = progress(doc, proposal, now_ms)
+    section = doc.by_key[proposal.section]
     return QueueRow(
         key=proposal.id,
         status=proposal.status,
-        section_id=doc.by_key[proposal.section].id,
+        section_id=section.id,
+        section_title=section.title or section.id,
         author=who(proposal.author_name, proposal.author_kind),
         summary=proposal.summary or "",
         progress=text,
@@ -326,8 +331,8 @@ def short_id(proposal_id: str) -> str:
 
 
 class ProposalQueue(RowList[DocShown, QueueRow]):
-    """One line per proposal: status, the end of its id, section, author, summary; what it
-    waits for on the right, with ``stale`` and ``⚔`` (in a conflict) marks."""
+    """One line per proposal: status, the end of its id, its section's title, author, summary;
+    what it waits for on the right, with ``stale`` and ``⚔`` (in a conflict) marks."""
 
     DEFAULT_CSS = """
     ProposalQueue { border: round $panel; border-title-color: $text-muted; }
@@ -411,14 +416,16 @@ class ProposalQueue(RowList[DocShown, QueueRow]):
         if row.conflict:
             right.append((" ⚔", tones["alert"]))
         head = f"{row.status[:8]:<9}{short_id(row.key)} "
-        body = f"{visible(row.section_id)} · {visible(row.author)} · {visible(row.summary)}"
-        # What it waits for gives way before who wrote it: the body keeps half the room.
+        title = visible(row.section_title)
+        if cell_len(title) > TITLE_WIDTH:
+            title = set_cell_size(title, TITLE_WIDTH - 1) + "…"
+        body = f"{title} · {visible(row.author)} · {visible(row.summary)}"
+        # What it waits for gives way before the section, author and summary: it keeps at least
+        # PROGRESS_WIDTH cells, and more only where the body leaves room.
         room = max(1, width - cell_len(head) - 1)
         marks = sum(cell_len(t) for t, _ in right)
-        said, most = (
-            f" {visible(row.progress)}",
-            max(2, room - marks - min(cell_len(body), room // 2)),
-        )
+        said = f" {visible(row.progress)}"
+        most = max(PROGRESS_WIDTH, room - marks - cell_len(body))
         if cell_len(said) > most:
             said = set_cell_size(said, most - 1) + "…"
         right.append((said, tones.get(row.tone)))
@@ -621,7 +628,8 @@ def proposal_detail(
     head = Text()
     head.append(f"{proposal.id}\n", "bold")
     head.append(
-        f"{proposal.status} · {visible(section.id)} (base v{proposal.base_version},"
+        f"{proposal.status} · {visible(section.title)} ({visible(section.id)},"
+        f" base v{proposal.base_version},"
         f" now v{section.version}) · by {visible(who(proposal.author_name, proposal.author_kind))}"
         f" · {visible(waits)}\n"
     )

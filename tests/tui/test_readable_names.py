@@ -108,3 +108,24 @@ def test_section_means_an_id_or_a_title_word_in_every_view() -> None:
         assert queue == heat == seen == set(ids), word
     assert section_matches("Bets", "sec:riskier-bets", "Riskier bets")
     assert not section_matches("bets", "sec:riskier-bets", None)  # a title it may not read
+
+
+# -- the queue's rows -------------------------------------------------------------------------
+async def test_queue_rows_show_the_section_title_and_keep_author_and_summary(demo: Path) -> None:
+    """The rows named a section by its id (``sec:budget/line-…``), and a conflict's row lost its
+    author and summary to what it waits for at 120 columns."""
+    from pact_tui.widgets.queue import ProposalQueue
+
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(pilot, "P")
+        queue = screen.query_one(ProposalQueue)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        lines = drawn(queue, len(queue.rows))
+        for row, line in zip(queue.rows, lines, strict=True):
+            proposal = doc.proposals[row.key]
+            section = doc.by_key[proposal.section]
+            assert f" {section.title} · {row.author} · " in line, line
+            assert "sec:" not in line, line
+            if row.conflict:
+                assert (proposal.summary or "")[:12] in line, line
