@@ -7,8 +7,9 @@ A cell reads ``" 7i"``: the score (``·`` where none is set: the agent reviews a
 then a mark: ``i`` an intent, ``c`` a constraint, ``b`` both. A cell is underlined when the agent
 shares the section's top salience with another active agent (a tie, broken by registration
 order; the section's header ends in ``=``), and its mark is ``▲`` when the agent is invited to
-draft it (``views.invited_drafter``). The agents' names and the sections' ids stay in place
-while the grid scrolls.
+draft it (``views.invited_drafter``). The agents' names and the sections' titles (abbreviated
+word by word to the cell: ``abbreviate``; the whole title in the header's tooltip and the
+cursor's subtitle) stay in place while the grid scrolls.
 
 Only what is in sight is drawn (the Line API), and only what is in sight is read: a cell's
 score comes straight from the engine's index (``Document.salience``), a column's top score and
@@ -30,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -188,6 +190,32 @@ class Grid:
             tied = many > 1 and score == top
         digits = "·" if score is None else str(score)
         return f"{digits:>2}{mark} ", score, tied
+
+
+def abbreviate(title: str, width: int) -> str:
+    """A section's title in ``width`` cells, word by word: one word is cut (``Budget``:
+    ``Bud``), several give their first letters, a number whole (``Part 12 of the plan``:
+    ``P12``, ``Risk mitigation``: ``Rm``)."""
+    words = title.split()
+    if len(words) == 1:
+        short = words[0]
+    else:
+        short = "".join(word if word.isdigit() else word[0] for word in words)
+    return set_cell_size(short, width).rstrip() if cell_len(short) > width else short
+
+
+def column_name(section: Section, width: int) -> str:
+    """A column's header: its section's title abbreviated (``abbreviate``), or, for a section
+    without one (the text before the first heading), its id."""
+    if section.title.strip():
+        return abbreviate(visible(section.title), width)
+    return set_cell_size(visible(section.id.removeprefix("sec:")), width).rstrip()
+
+
+def section_name(section: Section) -> str:
+    """A section as the header's tooltip and the cursor's subtitle name it: its whole title,
+    then its id."""
+    return f"{section.title} ({section.id})" if section.title else section.id
 
 
 def standing(doc: Document, agent_id: str, key: int) -> list[str]:
@@ -402,13 +430,11 @@ class SalienceHeatmap(CursorPane):
     def announce(self) -> None:
         cell = self.current_cell
         grid = self.grid
-        self.border_subtitle = (
-            None
-            if cell is None
-            else plain(
-                f"{grid.agents[self.cursor_line].name} · {grid.sections[self.cursor_column].id}"
-            )
-        )
+        if cell is None:
+            self.border_subtitle = None
+        else:
+            agent, section = grid.agents[self.cursor_line], grid.sections[self.cursor_column]
+            self.border_subtitle = plain(f"{agent.name} · {section_name(section)}")
         if cell != self._announced or cell is None:
             self._announced = cell
             self.post_message(self.CellHighlighted(self, cell))
@@ -463,6 +489,16 @@ class SalienceHeatmap(CursorPane):
 
     def action_cycle_sort(self, axis: Literal["agents", "sections"]) -> None:
         self.post_message(self.SortAsked(axis))
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """Over the header, the tooltip is the whole title (and id) of the column's section."""
+        at = event.get_content_offset(self)
+        section = None
+        if at is not None and at.y == 0 and at.x >= LABEL:
+            column = (at.x - LABEL) // CELL + int(self.scroll_offset.x) // CELL
+            if 0 <= column < len(self.grid.sections):
+                section = self.grid.sections[column]
+        self.tooltip = plain(section_name(section)) if section is not None else None
 
     async def _on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)
@@ -520,12 +556,12 @@ class SalienceHeatmap(CursorPane):
         first = int(self.scroll_offset.x) // CELL
         room = max(0, (width - LABEL) // CELL)
         columns = grid.sections[first : first + room]
-        if y == 0:  # the header: the sections' ids, cut to the cell
+        if y == 0:  # the header: the sections' titles, abbreviated to the cell
             segments = [Segment(" " * LABEL, label_style)]
             underlined = label_style + Style(underline=True)
             for at, section in enumerate(columns, start=first):
                 _, many = grid.top(section.key)
-                name = visible(section.id.removeprefix("sec:"))[: CELL - 1]
+                name = column_name(section, CELL - 1)
                 text = f"{name:<{CELL - 1}}{'=' if many > 1 else ' '}"
                 segments.append(
                     Segment(text, underlined if at == self.cursor_column else label_style)

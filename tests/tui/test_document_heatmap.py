@@ -114,7 +114,7 @@ async def test_the_cursor_shows_the_cells_intents_and_constraints(demo: Path) ->
         assert "Add currency risk language [compliance]" in detail
         assert "Must reference hedging policy (unknown)" in detail
         assert "reasoning: Regulator letter of March" in detail  # level 4: everything
-        assert heatmap.border_subtitle == "legal · sec:risk"
+        assert heatmap.border_subtitle == "legal · Risk (sec:risk)"
         await pilot.press("down")
         await settle(pilot)
         detail = str(screen.query_one("#heat-detail", Static).content)
@@ -194,7 +194,7 @@ async def test_the_cursor_scrolls_a_wide_grid_and_keeps_names_in_place(demo: Pat
         assert first > 0 and first <= heatmap.cursor_column < first + room
         assert row_text(heatmap, "bob").startswith("bob")  # the names stay in place
         assert cell_at(heatmap, "bob", "sec:part-59") == " 8  "
-        assert heatmap.border_subtitle == "bob · sec:part-59"
+        assert heatmap.border_subtitle == "bob · Part 59 (sec:part-59)"
 
 
 def test_the_sort_keys_cycle_one_axis_and_keep_the_other_words() -> None:
@@ -266,7 +266,7 @@ async def test_the_grid_keys_move_the_cell_cursor_in_two_dimensions(demo: Path) 
             return heatmap.cursor_line, heatmap.cursor_column
 
         assert await keys("end") == (0, last)
-        assert heatmap.border_subtitle == "ada · sec:part-59"
+        assert heatmap.border_subtitle == "ada · Part 59 (sec:part-59)"
         assert await keys("home") == (0, 0)
         assert await keys("shift+right") == (0, room)
         assert await keys("ctrl+pagedown") == (0, 2 * room)

@@ -13,7 +13,7 @@ import pytest
 from pact_tui.widgets.agents import AgentRoster
 
 from .crowd import agent_name, build_crowd
-from .inspector import inspector
+from .inspector import inspector, settle
 from .test_document_inbox import opened
 
 
@@ -129,3 +129,45 @@ async def test_queue_rows_show_the_section_title_and_keep_author_and_summary(dem
             assert "sec:" not in line, line
             if row.conflict:
                 assert (proposal.summary or "")[:12] in line, line
+
+
+# -- the heatmap's headers ------------------------------------------------------------------------
+def test_a_title_is_abbreviated_word_by_word() -> None:
+    from pact_tui.widgets.heatmap import abbreviate
+
+    assert abbreviate("Budget", 3) == "Bud"
+    assert abbreviate("Part 12 of the plan", 3) == "P12"
+    assert abbreviate("Risk mitigation", 3) == "Rm"
+    assert abbreviate("Open questions for legal", 3) == "Oqf"
+    assert abbreviate("", 3) == ""
+
+
+async def test_heatmap_headers_show_titles_and_the_whole_title_on_hover(demo: Path) -> None:
+    """The header showed each column's id cut to three characters (``bud``, ``bud``, ``ris``:
+    a section and its subsection alike); now the title, word by word, and the whole title
+    in a tooltip over the header and in the cursor's subtitle."""
+    from textual.content import Content
+
+    from pact_tui.widgets.heatmap import CELL, LABEL, SalienceHeatmap, abbreviate, column_name
+
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(pilot, "H")
+        heatmap = screen.query_one(SalienceHeatmap)
+        sections = heatmap.grid.sections
+        header = heatmap.render_line(0).text
+        for column, section in enumerate(sections[: (heatmap.size.width - LABEL) // CELL]):
+            cell = header[LABEL + column * CELL : LABEL + column * CELL + CELL - 1]
+            assert cell.rstrip() == column_name(section, CELL - 1), (cell, section.title)
+            if section.title:
+                assert cell.rstrip() == abbreviate(section.title, CELL - 1)
+        line_items = next(n for n, s in enumerate(sections) if s.id == "sec:budget/line-items")
+        assert header[LABEL + line_items * CELL :].startswith("LI")
+        x = heatmap.content_region.x + LABEL + line_items * CELL + 1
+        await pilot.hover(offset=(x, heatmap.content_region.y))
+        await settle(pilot)
+        tip = heatmap.tooltip
+        assert isinstance(tip, Content) and tip.plain == "Line Items (sec:budget/line-items)"
+        await pilot.hover(offset=(x, heatmap.content_region.y + 1))  # a cell: no tooltip
+        await settle(pilot)
+        assert heatmap.tooltip is None
