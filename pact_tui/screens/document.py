@@ -30,7 +30,7 @@ from engine.workspace import Change, UnreplayableEvent, Workspace
 
 from ..text import plain
 from ..types import DocShown
-from ..widgets.agents import AgentRoster
+from ..widgets.agents import AgentRoster, AgentRow, agent_detail
 from ..widgets.events import PAGE, EventList, EventSearch, event_detail
 from ..widgets.footer import FittedFooter
 from ..widgets.heatmap import HeatFilter, SalienceHeatmap, next_sort, standing
@@ -131,6 +131,8 @@ class DocumentScreen(Screen[None]):
     heat_filter: var[str] = var("", init=False)
     """What the heatmap is filtered and sorted by (``min:``, ``agent:``, ``section:``,
     ``sort:``)."""
+    agent_id: var[str | None] = var(None, init=False)
+    """The agent under the roster's cursor: its sections, proposals, locks and keys beside it."""
     heat_cell: var[tuple[str, int] | None] = var(None, init=False)
     """The heatmap's cell under its cursor (agent id, section key): its intents and
     constraints are shown beside it."""
@@ -185,6 +187,8 @@ class DocumentScreen(Screen[None]):
                 yield Static(id="doc-diff", markup=False)
                 yield Static(id="inbox-briefing", markup=False)
                 yield Static(id="heat-detail", markup=False)
+                with VerticalScroll(id="agent-pane"):
+                    yield Static(id="agent-detail", markup=False)
                 with VerticalScroll(id="proposal-pane"):
                     yield Static(id="proposal-detail", markup=False)
                 with VerticalScroll(id="event-pane"):
@@ -324,6 +328,7 @@ class DocumentScreen(Screen[None]):
         self._show_briefing()
         self._show_proposal()
         self._show_cell()
+        self._show_agent()
         self._show_diff()
         self._show_comments()
 
@@ -373,7 +378,13 @@ class DocumentScreen(Screen[None]):
         said = comments_text(shown, section=section) if shown and section else Text()
         pane = self.query_one("#section-comments", Static)
         pane.update(said)
-        pane.display = bool(said) and self.view not in ("inbox", "queue", "heatmap", "events")
+        pane.display = bool(said) and self.view not in (
+            "inbox",
+            "queue",
+            "heatmap",
+            "events",
+            "agents",
+        )
 
     @on(RowList.Highlighted, "#outline")
     def _section_highlighted(self, event: RowList.Highlighted) -> None:
@@ -501,12 +512,15 @@ class DocumentScreen(Screen[None]):
         self.query_one("#proposal-pane").display = view == "queue"
         self.query_one("#heat-detail").display = view == "heatmap"
         self.query_one("#event-pane").display = view == "events"
-        # the section's Markdown, where the briefing, the proposal, the cell, the event is not
-        detailed = ("inbox", "queue", "heatmap", "events")
+        self.query_one("#agent-pane").display = view == "agents"
+        # the section's Markdown, where the briefing, the proposal, the cell, the event or the
+        # agent is not
+        detailed = ("inbox", "queue", "heatmap", "events", "agents")
         self.query_one("#section-markdown").display = view not in detailed
         self._show_comments()
         self._show_proposal()  # drawn only while the queue is in front: now, for this reader
         self._show_event()
+        self._show_agent()  # and the agent's only while the roster is
         self.query_one(f"#{view}").focus()
 
     def action_next_document(self) -> None:
@@ -1206,6 +1220,20 @@ class DocumentScreen(Screen[None]):
     @on(SalienceHeatmap.SortAsked)
     def _next_sort(self, event: SalienceHeatmap.SortAsked) -> None:
         self.heat_filter = next_sort(self.heat_filter, event.axis)
+
+    @on(RowList.Highlighted, "#agents")
+    def _agent_highlighted(self, event: RowList.Highlighted) -> None:
+        row: AgentRow | None = event.row
+        self.agent_id = row.key if row is not None else None
+
+    def watch_agent_id(self) -> None:
+        self._show_agent()
+
+    def _show_agent(self) -> None:
+        if self.shown is None or self.view != "agents":
+            return
+        detail = agent_detail(self.shown, self.agent_id)
+        self.query_one("#agent-detail", Static).update(detail)
 
     @on(AgentRoster.Act)
     def _agent_act(self, event: AgentRoster.Act) -> None:

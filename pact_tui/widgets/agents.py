@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
@@ -201,3 +202,75 @@ def agent_cells(row: AgentRow, now: int) -> dict[str, tuple[str, str]]:
     if row.done is not None:
         cells["done"] = (f"done: {row.done}", "good")
     return cells
+
+
+DETAIL_LISTED = 20  # proposals and keys listed in the detail; the rest are counted
+
+
+def agent_detail(shown: DocShown, agent_id: str | None) -> Text:
+    """What the custodian reads about one agent, beside the roster: who it is, the sections it
+    set a salience on, its proposals (newest first), the locks it holds and its idempotency
+    keys; only what the reader may read (viewing as an agent: through its barriers)."""
+    from engine.protocol.barriers import reads
+    from engine.protocol.model import who
+
+    doc = shown.doc
+    agent = doc.agents.get(agent_id) if agent_id is not None else None
+    text = Text()
+    if agent is None:
+        text.append("No agent selected.", style="dim")
+        return text
+    readable = {s.key for s in doc.sections if reads(doc, shown.reader, s)}
+    role = f" ({visible(agent.role)})" if agent.role else ""
+    text.append(f"{visible(who(agent.name, 'AiAgent'))}{role}\n", "bold")
+    clearance = visible(agent.clearance) if agent.clearance else "uncleared"
+    org = f" · {visible(agent.organisation)}" if agent.organisation else ""
+    state = agent.gone or "on the document"
+    text.append(f"{agent.trust} · {clearance}{org} · {agent.mode} · {state}\n")
+    if agent.completion is not None:
+        status, note = agent.completion
+        text.append(f"done: {status}{f' ({visible(note)})' if note else ''}\n", "dim")
+    sections = [
+        (doc.by_key[key], score)
+        for (owner, key), score in doc.salience.items()
+        if owner == agent.id and key in readable and key in doc.by_key
+    ]
+    sections.sort(key=lambda pair: doc.positions.get(pair[0].key, 0))
+    text.append(f"\nSections ({len(sections)}):\n", "bold")
+    for section, score in sections:
+        text.append(f"  S{score} {visible(section.title or section.id)} ({visible(section.id)})\n")
+    theirs = [
+        doc.proposals[pid]
+        for pid in reversed(doc.by_author.get(agent.id, []))
+        if doc.proposals[pid].section in readable
+    ]
+    text.append(f"\nProposals ({len(theirs)}):\n", "bold")
+    for proposal in theirs[:DETAIL_LISTED]:
+        section = doc.by_key[proposal.section]
+        summary = f": {visible(proposal.summary)}" if proposal.summary else ""
+        title = visible(section.title or section.id)
+        text.append(f"  {proposal.status:<9} {proposal.id[-6:]} {title}{summary}\n")
+    if len(theirs) > DETAIL_LISTED:
+        text.append(f"  … {len(theirs) - DETAIL_LISTED:,} more\n", "dim")
+    locks = [
+        s
+        for s in doc.sections
+        if s.lock is not None and s.lock.holder == agent.id and s.key in readable
+    ]
+    text.append(f"\nLocks ({len(locks)}):\n", "bold")
+    for section in locks:
+        lock = section.lock
+        until = (
+            f" for {countdown(lock.until_ms, shown.now_ms)}"
+            if lock is not None and lock.until_ms is not None
+            else ""
+        )
+        text.append(f"  {visible(section.title or section.id)} ({visible(section.id)}){until}\n")
+    keys = [key for owner, key in doc.idempotency if owner == agent.id]
+    text.append(f"\nIdempotency keys ({len(keys)}):\n", "bold")
+    for key in keys[-DETAIL_LISTED:]:
+        text.append(f"  {visible(key)}\n", "dim")
+    if len(keys) > DETAIL_LISTED:
+        text.append(f"  … {len(keys) - DETAIL_LISTED:,} older\n", "dim")
+    text.rstrip()
+    return text

@@ -211,6 +211,8 @@ async def test_every_document_view_draws_hostile_data_as_text(
             await step(pilot, key, where=f"view {key}")
             rows = screen.query_one(view, RowList)
             drawn += await walk_rows(pilot, rows, f"view {key}")
+            if key == "A":  # the agent detail pane was drawn beside each agent of the walk
+                assert screen.query_one("#agent-pane").display
             for action in actions:
                 await pilot.press("home")
                 drawn += await prompt_then_cancel(pilot, action, f"view {key}, {action}")

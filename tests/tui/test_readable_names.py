@@ -171,3 +171,37 @@ async def test_heatmap_headers_show_titles_and_the_whole_title_on_hover(demo: Pa
         await pilot.hover(offset=(x, heatmap.content_region.y + 1))  # a cell: no tooltip
         await settle(pilot)
         assert heatmap.tooltip is None
+
+
+# -- the agent detail pane ------------------------------------------------------------------------
+async def test_the_agent_detail_shows_its_sections_proposals_locks_and_keys(demo: Path) -> None:
+    from textual.widgets import Static
+
+    from .test_document_inbox import cursor_to
+    from .test_document_queue import text_of
+
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await opened(pilot, "A")
+        roster = screen.query_one(AgentRoster)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        assert screen.query_one("#agent-pane").display
+        assert not screen.query_one("#section-markdown").display
+        await cursor_to(pilot, roster, lambda r: r is not None and r.name == "finance")
+        await settle(pilot)
+        finance = doc.agent_named("finance")
+        assert finance is not None and screen.agent_id == finance.id
+        shown = text_of(screen.query_one("#agent-detail", Static).content, 120)
+        mine = doc.by_author[finance.id]
+        assert f"Proposals ({len(mine)}):" in shown
+        for pid in mine:
+            assert pid[-6:] in shown
+        salience = [k for (a, k) in doc.salience if a == finance.id]
+        assert f"Sections ({len(salience)}):" in shown
+        assert "S10 Budget (sec:budget)" in shown
+        held = [s for s in doc.sections if s.lock is not None and s.lock.holder == finance.id]
+        assert f"Locks ({len(held)}):" in shown
+        assert "Idempotency keys (" in shown
+        await pilot.press("o")  # another view: the section's Markdown again
+        await settle(pilot)
+        assert not screen.query_one("#agent-pane").display
