@@ -205,8 +205,8 @@ def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
     text.append(f"{label}", style="bold")
     text.append(f" · by {visible(row.by)}\n")
     text.append(visible(row.text, multiline=True) + "\n")
-    if row.kind == "question":
-        query = doc.queries[row.ref]
+    query = doc.queries.get(row.ref) if row.kind == "question" else None
+    if query is not None:  # (a question kept from another time may not be asked yet)
         if query.context:
             text.append("context: ", style="dim")
             text.append(visible(query.context, multiline=True) + "\n")
