@@ -605,6 +605,23 @@ async def _sections(args: argparse.Namespace) -> None:
     _emit(args, rows, "\n".join(_section_lines(rows)) or "no sections you may see")
 
 
+async def _invites(args: argparse.Namespace) -> None:
+    from engine.protocol import views
+
+    if _actor(args).kind != "human":
+        raise _invalid("invites are a custodian's: give --human NAME")
+    doc, _reader_, ws = await _read(args)
+    async with ws:
+        rows = views.invite_rows(doc, _now_ms())
+    lines = [
+        f"{row['invite']}  {row['state']:<12} {row['trustLevel']:<12} {row['mode']}"
+        + (f"  used by {visible(row['usedBy'])}" if row["usedBy"] else "")
+        + (f"  revoked by {visible(row['revokedBy'])}" if row["revokedBy"] else "")
+        for row in rows
+    ]
+    _emit(args, rows, "\n".join(lines) or "no invites")
+
+
 async def _briefing(args: argparse.Namespace) -> None:
     from engine.protocol import views
     from engine.protocol.barriers import named_section
@@ -1079,6 +1096,14 @@ def _register_tap(
     invite.add_argument("--mode", choices=CONTEXT_MODES, default="Full")
     invite.add_argument("--section", action="append", default=[], help="repeatable, or a,b")
     invite.add_argument("--ttl", type=_int, help="seconds (default 7 days)")
+    revoke = write(
+        "revoke-invite",
+        _fields_of("revoke-invite", invite="invite", why="why"),
+        "revoke an invite no one has used (INVITE: its id, as `invites` lists it)",
+    )
+    revoke.add_argument("invite", metavar="INVITE")
+    revoke.add_argument("--why", required=True)
+    add("invites", _invites, "the document's invites: open, used, expired, revoked", write=False)
     force = proposal_verb("force-merge", _on_proposal("force-merge", why="why"), "merge now")
     force.add_argument("--why", required=True)
     edit = write("edit", _edit, "a human edits a section directly")

@@ -274,6 +274,15 @@ class Invite(Command):
     ttl_seconds: Annotated[int, Field(ge=60, le=90 * 86_400, strict=True)] | None = None
 
 
+class RevokeInvite(Command):
+    """A human revokes an invite not used yet: its token no longer joins anyone. ``invite`` is
+    the token's hash (what the log keeps), or a unique prefix of it."""
+
+    op: Literal["revoke-invite"] = "revoke-invite"
+    invite: Annotated[str, Field(min_length=6, max_length=64, pattern=r"^[0-9a-f]+$")]
+    why: Text
+
+
 class Classify(Command):
     op: Literal["classify"] = "classify"
     section_id: SectionId
@@ -364,6 +373,7 @@ AnyCommand = Annotated[
     | AddComment
     | ResolveComment
     | Invite
+    | RevokeInvite
     | Classify
     | Clearance
     | SetTrust

@@ -58,6 +58,8 @@ from engine.protocol.model import (
     Proposal,
     Section,
     Trust,
+    invite_open,
+    invite_state,
     trust_rank,
 )
 from engine.protocol.names import reserved
@@ -93,6 +95,7 @@ HUMAN_ONLY = frozenset(
         "dismiss",
         "resolve",
         "invite",
+        "revoke-invite",
         "classify",
         "clearance",
         "trust",
@@ -482,14 +485,8 @@ class Decider:
         if command.token is not None:
             hashed = token_hash(command.token)
             invite = doc.invites.get(hashed)
-            if invite is None or invite.used_by is not None or invite.expires_ms <= self.now:
-                why = (
-                    "unknown"
-                    if invite is None
-                    else "already used"
-                    if invite.used_by is not None
-                    else "expired"
-                )
+            if invite is None or not invite_open(invite, self.now):
+                why = "unknown" if invite is None else invite_state(invite, self.now)
                 raise Unauthorized(f"the invite token is {why}", reason=why)
             data.update(
                 trustLevel=invite.trust,
@@ -1451,7 +1448,32 @@ class Decider:
             self._rank(command.clearance)
         self.emit("pact.invite.created", data)
         # The token is shown once, here; the log keeps only its hash.
-        return {"token": token, "expiresAt": iso(expires), "mode": command.mode}
+        return {
+            "token": token,
+            "tokenHash": data["tokenHash"],
+            "expiresAt": iso(expires),
+            "mode": command.mode,
+        }
+
+    def do_revoke_invite(self, command: c.RevokeInvite) -> dict[str, Any]:
+        found = [i for h, i in self.doc.invites.items() if h.startswith(command.invite)]
+        if not found:
+            raise NotFound(f"no invite {command.invite!r}", field="invite")
+        if len(found) > 1:
+            raise InvalidRequest(
+                f"invite {command.invite!r} is the start of {len(found)} invites: give more of it",
+                field="invite",
+                matches=len(found),
+            )
+        invite = found[0]
+        if not invite_open(invite, self.now):
+            raise InvalidRequest(
+                f"invite {invite.token_hash[:12]} is {invite_state(invite, self.now)}: only an"
+                " open invite can be revoked",
+                field="invite",
+            )
+        self.emit("pact.invite.revoked", {"tokenHash": invite.token_hash, "why": command.why})
+        return {"tokenHash": invite.token_hash, "revoked": True}
 
     def _rank(self, level: str | None, adopting: dict[str, Any] | None = None) -> int:
         """``level``'s place in the document's framework, or in the one a command is about to

@@ -815,3 +815,8 @@ def _invite(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
         scope=tuple(data.get("scope", ())),
         created_by=event["actorDisplay"],
     )
+
+
+@folds("pact.invite.revoked")
+def _invite_revoked(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
+    doc.invites[data["tokenHash"]].revoked_by = event["actorDisplay"]

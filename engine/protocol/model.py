@@ -273,3 +273,19 @@ class Invite:
     scope: tuple[int, ...]
     created_by: str
     used_by: str | None = None
+    revoked_by: str | None = None  # the human who revoked it, before anyone used it
+
+
+def invite_state(invite: Invite, now_ms: int) -> str:
+    """``open``, ``already used``, ``revoked`` or ``expired``: what its token can do now."""
+    if invite.used_by is not None:
+        return "already used"
+    if invite.revoked_by is not None:
+        return "revoked"
+    if invite.expires_ms <= now_ms:
+        return "expired"
+    return "open"
+
+
+def invite_open(invite: Invite, now_ms: int) -> bool:
+    return invite_state(invite, now_ms) == "open"

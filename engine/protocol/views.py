@@ -37,6 +37,7 @@ from engine.protocol.model import (
     Constraint,
     Proposal,
     Section,
+    invite_state,
 )
 from engine.protocol.names import HUMAN_PREFIX
 
@@ -89,6 +90,32 @@ def cleared_reader(doc: Document, level: str) -> Agent:
 
 def visible_sections(doc: Document, reader: Reader) -> list[Section]:
     return [s for s in doc.sections if sees(doc, reader, s)]
+
+
+def invite_rows(doc: Document, now_ms: int) -> list[dict[str, Any]]:
+    """The document's invites in the order they were made, as a custodian lists them: never the token (the
+    document does not have it), its hash's first 12 digits as the invite's id."""
+    rows = []
+    for invite in doc.invites.values():
+        rows.append(
+            {
+                "invite": invite.token_hash[:12],
+                "tokenHash": invite.token_hash,
+                "state": invite_state(invite, now_ms),
+                "trustLevel": invite.trust,
+                "clearance": invite.clearance,
+                "organisation": invite.organisation,
+                "mode": invite.mode,
+                "scope": [doc.by_key[k].id for k in invite.scope if k in doc.by_key],
+                "expiresAt": invite.expires_ms,
+                "createdBy": invite.created_by,
+                "usedBy": doc.agents[invite.used_by].name
+                if invite.used_by in doc.agents
+                else invite.used_by,
+                "revokedBy": invite.revoked_by,
+            }
+        )
+    return rows
 
 
 def section_rows(doc: Document, reader: Reader, now_ms: int) -> list[dict[str, Any]]:
@@ -355,7 +382,7 @@ def redact(doc: Document, reader: Reader, event: Mapping[str, Any]) -> dict[str,
     if event["eventType"] == "pact.document.snapshot":
         rows = [row for key, row in enumerate(data["sections"]) if _readable(doc, reader, key)]
         data = {**data, "sections": rows}
-    elif event["eventType"] == "pact.invite.created":
+    elif event["eventType"] in ("pact.invite.created", "pact.invite.revoked"):
         keys.append(-1)  # never shown to agents
     hidden = any(not _readable(doc, reader, key) for key in keys)
     if hidden:

@@ -1082,6 +1082,64 @@ def test_invite_token_provisions_clearance(barriered: Path) -> None:
     )
 
 
+def test_a_revoked_invite_lists_as_revoked_and_joins_nobody(barriered: Path) -> None:
+    invite = data("tap", "invite", barriered, "b", "--human", "alice", "--trust", "Collaborator")
+    listed = data("tap", "invites", barriered, "b", "--human", "alice")
+    assert [(row["invite"], row["state"]) for row in listed] == [(invite["tokenHash"][:12], "open")]
+    assert invite["token"] not in json.dumps(listed)
+    before = head(barriered, "b")
+    refused(
+        "tap",
+        "revoke-invite",
+        barriered,
+        "b",
+        "zz",
+        "--human",
+        "alice",
+        "--why",
+        "x",
+        code="request.invalid",
+    )
+    refused(
+        "tap",
+        "revoke-invite",
+        barriered,
+        "b",
+        invite["tokenHash"][:8],
+        "--agent",
+        "bot",
+        "--why",
+        "x",
+        code="auth.forbidden",
+    )
+    assert head(barriered, "b") == before
+    ok(
+        "tap",
+        "revoke-invite",
+        barriered,
+        "b",
+        invite["tokenHash"][:8],
+        "--human",
+        "alice",
+        "--why",
+        "sent to the wrong list",
+    )
+    text = ok("tap", "invites", barriered, "b", "--human", "alice").out
+    assert "revoked by alice" in text
+    refused(
+        "tap",
+        "join",
+        barriered,
+        "b",
+        "--as",
+        "late",
+        "--token",
+        invite["token"],
+        code="auth.unauthorized",
+    )
+    refused("tap", "invites", barriered, "b", "--agent", "bot", code="request.invalid")
+
+
 def test_an_agent_running_a_human_only_verb_is_forbidden_first(ws: Path, tmp_path: Path) -> None:
     """``tap classify`` by an agent, with no framework anywhere, said the framework was
     missing (classification.unknown_level) instead of auth.forbidden."""

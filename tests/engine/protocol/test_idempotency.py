@@ -95,6 +95,8 @@ def test_a_retry_of_any_write_answers_what_the_first_call_answered() -> None:
     note = r.agent("a", "comment", sectionId=RISKS, text="see the appendix")
     r.agent("b", "resolve-comment", commentId=note["commentId"])
     r.human("invite", trust="Suggester")
+    spare = r.human("invite", trust="Observer")
+    r.human("revoke-invite", invite=spare["tokenHash"], why="not needed")
     r.human("classify", sectionId=RISKS, level="Public", levels=["Public", "Internal"])
     r.human("clearance", agent="a", level="Internal")
     r.human("trust", agent="b", level="Collaborator", why="as before")

@@ -35,6 +35,7 @@ def world(trust: str) -> tuple[Sim, dict[str, str]]:
             "x", "constrain", sectionId="sec:plan/risks", boundary="no more than 5 risks"
         )["constraintId"],
         "query": "",
+        "invite": sim.human("invite", ttlSeconds=600)["tokenHash"],
     }
     sim.human("approve", proposalId=refs["merged"], why="fine")
     assert sim.status(refs["merged"]) == "Merged"
@@ -72,6 +73,7 @@ def fields(op: str, refs: dict[str, str]) -> dict[str, Any]:
         "dismiss": {"queryId": refs["query"]},
         "resolve": {"sectionId": "sec:plan/budget", "decision": "d", "justification": "j"},
         "invite": {},
+        "revoke-invite": {"invite": refs["invite"], "why": "w"},
         "classify": {"sectionId": "sec:plan/budget", "level": "Public", "levels": ["Public"]},
         "clearance": {"agent": "other", "level": "Public", "levels": ["Public"]},
         "trust": {"agent": "other", "level": "Autonomous", "why": "test"},
