@@ -610,7 +610,7 @@ async def _invites(args: argparse.Namespace) -> None:
 
     if _actor(args).kind != "human":
         raise _invalid("invites are a custodian's: give --human NAME")
-    doc, _reader_, ws = await _read(args)
+    doc, _, ws = await _read(args)
     async with ws:
         rows = views.invite_rows(doc, _now_ms())
     lines = [

@@ -93,8 +93,8 @@ def visible_sections(doc: Document, reader: Reader) -> list[Section]:
 
 
 def invite_rows(doc: Document, now_ms: int) -> list[dict[str, Any]]:
-    """The document's invites in the order they were made, as a custodian lists them: never the token (the
-    document does not have it), its hash's first 12 digits as the invite's id."""
+    """The document's invites in the order they were made, as a custodian lists them: never
+    the token (the document does not have it), its hash's first 12 digits as the invite's id."""
     rows = []
     for invite in doc.invites.values():
         rows.append(

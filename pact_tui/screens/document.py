@@ -20,7 +20,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import var
-from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static
 
 from engine.documents import DOC_PREFIX
@@ -49,6 +48,7 @@ from ..widgets.queue import (
 )
 from ..widgets.rows import RowList
 from ..widgets.section_markdown import SectionMarkdown
+from .custodian import CustodianActions
 from .pick import Pick
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ VIEWS = (
 SEARCH_PAGE = 10_000  # events read at a time by the events view's search
 
 
-class DocumentScreen(Screen[None]):
+class DocumentScreen(CustodianActions):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "view('outline')", "Outline", tooltip="the section tree and its marks"),
         Binding("P", "view('queue')", "Proposals", tooltip="every proposal, what it waits for"),
@@ -83,6 +83,7 @@ class DocumentScreen(Screen[None]):
         Binding("W", "share", "Share", tooltip="write the document as the agent viewed sees it"),
         Binding("M", "comment", "Comment", tooltip="comment on the section or proposal shown"),
         Binding("U", "resolve_comment", "Resolve comment", show=False, tooltip="pick one"),
+        Binding("exclamation_mark", "custodian_menu", "Actions", tooltip="the custodian's powers"),
         Binding("D", "next_document", "Next doc", tooltip="show the workspace's next document"),
         Binding("t", "tick", "Fire due", show=False, tooltip="fire what is due now"),
         Binding("left_square_bracket", "earlier", "Earlier", tooltip="the document one event back"),
@@ -464,6 +465,11 @@ class DocumentScreen(Screen[None]):
     @work(group="document-commands")
     async def run_document(self, command: dict[str, Any]) -> dict[str, Any] | None:
         """Run one protocol command as the human custodian; a refusal is a notification."""
+        return await self.command(command)
+
+    async def command(self, command: dict[str, Any]) -> dict[str, Any] | None:
+        """``run_document``'s work, awaited by a worker that wants the answer (None: refused,
+        and said so)."""
         from engine.protocol.commands import Actor
         from engine.protocol.errors import ProtocolError
 
@@ -1237,6 +1243,11 @@ class DocumentScreen(Screen[None]):
 
     @on(AgentRoster.Act)
     def _agent_act(self, event: AgentRoster.Act) -> None:
+        if event.action == "disclosure":
+            agent = self.shown.doc.agents.get(event.row.key) if self.shown is not None else None
+            if agent is not None:
+                self.run_worker(self.set_disclosure(agent.name, agent.disclosure))
+            return
         self.act_on_agent(event.action, event.row.name, event.row.trust)
 
     @work(group="agent-prompts")
@@ -1559,6 +1570,16 @@ class DocumentScreen(Screen[None]):
         yield SystemCommand(
             "View as the custodian", "see everything again", self.action_view_as_custodian
         )
+        from .custodian import menu
+
+        if shown is not None:
+            section = shown.doc.section(self.section_id) if self.section_id else None
+            for item in menu(shown.doc, section):
+                yield SystemCommand(
+                    f"Custodian: {item.label}",
+                    "the custodian's powers (also under !)",
+                    partial(self.custodian_action, item.action),
+                )
         yield SystemCommand(
             "Set the time step", "how far '.' steps protocol time", self.action_set_step
         )

@@ -23,7 +23,7 @@ from ..types import DocShown
 from .outline import countdown
 from .rows import RowList
 
-AgentAction = Literal["trust", "clearance", "remove"]
+AgentAction = Literal["trust", "clearance", "disclosure", "remove"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +95,7 @@ class AgentRoster(RowList[DocShown, AgentRow]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("T", "act('trust')", "Trust", tooltip="change the agent's trust level"),
         Binding("L", "act('clearance')", "Clearance", tooltip="set the agent's clearance"),
+        Binding("I", "act('disclosure')", "Disclosure", tooltip="what it sees of constraints"),
         Binding("X", "act('remove')", "Remove", tooltip="remove the agent from the document"),
     ]
 

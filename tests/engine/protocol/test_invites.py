@@ -21,7 +21,11 @@ def test_a_revoked_invite_joins_nobody_and_says_so() -> None:
     error = sim.refused("eve", "join", "auth.unauthorized", agentName="eve", token=token)
     assert error.metadata["reason"] == "revoked"
     [row] = views.invite_rows(sim.doc, sim.now)
-    assert (row["invite"], row["state"], row["revokedBy"]) == (hashed[:12], "revoked", sim.human_name)
+    assert (row["invite"], row["state"], row["revokedBy"]) == (
+        hashed[:12],
+        "revoked",
+        sim.human_name,
+    )
     assert token not in json.dumps(sim.log)  # revoking keeps the token as unknown as before
 
 
