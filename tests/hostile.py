@@ -194,6 +194,8 @@ async def build_hostile_document(path: Path, *, big: bool = True) -> str:
             },
         )
         await run(marked, {"op": "comment", "sectionId": risk, "text": f"comment {h}"})
+        # An invite with a hostile organisation, made by the hostile human: the invites list.
+        await run(human, {"op": "invite", "organisation": f"org {h}"[:200]}, as_human=True)
         # Comments addressed to a human (in the inbox), one on a proposal to a hostile name.
         await run(escaped, {"op": "comment", "sectionId": risk, "text": f"@human {h}"})
         to_proposal = {"sectionId": mitigation, "proposalId": first["proposalId"]}

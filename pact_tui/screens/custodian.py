@@ -224,7 +224,7 @@ class CustodianActions(Screen[None]):
         section = doc.section(self.section_id, shown.now_ms) if self.section_id else None
         if action is None:
             items = menu(doc, section)
-            action = await self._pick(
+            action = await self._choose(
                 "The custodian's actions", [Choice(i.key, i.label, i.action) for i in items]
             )
             if action is None:
@@ -238,11 +238,11 @@ class CustodianActions(Screen[None]):
         await act(doc, section)
 
     # -- asking --------------------------------------------------------------------------------
-    async def _pick(self, title: str, choices: list[Choice]) -> str | None:
+    async def _choose(self, title: str, choices: list[Choice]) -> str | None:
         picked: str | None = await self.app.push_screen_wait(ChooseScreen(title, choices))
         return picked
 
-    async def _ask(self, question: str, value: str = "", check: Any = None) -> str | None:
+    async def _question(self, question: str, value: str = "", check: Any = None) -> str | None:
         from .prompt import PromptScreen
 
         answer: str | None = await self.app.push_screen_wait(
@@ -275,7 +275,7 @@ class CustodianActions(Screen[None]):
         if content == section.content:
             self.notify(f"{section.id} is unchanged: nothing done.", title="Edit")
             return
-        why = await self._ask(f"Edit {section.id} past the agents: why?")
+        why = await self._question(f"Edit {section.id} past the agents: why?")
         if why is not None:
             command = {"op": "edit", "sectionId": section.id, "content": content, "why": why}
             await self._run(command, f"{section.id} edited")
@@ -296,7 +296,7 @@ class CustodianActions(Screen[None]):
             names = sorted(frameworks)
             framework = names[0]
             if len(names) > 1:
-                framework = await self._pick(
+                framework = await self._choose(
                     "The document adopts which framework?",
                     keyed([(f"{n}: {' < '.join(frameworks[n])}", n) for n in names]),
                 )
@@ -304,7 +304,7 @@ class CustodianActions(Screen[None]):
                     return
             levels = frameworks[framework]
         now = f" (now {section.classification})" if section.classification else ""
-        level = await self._pick(f"Classify {section.id}{now}", keyed([(lv, lv) for lv in levels]))
+        level = await self._choose(f"Classify {section.id}{now}", keyed([(lv, lv) for lv in levels]))
         if level is None:
             return
         command: dict[str, Any] = {"op": "classify", "sectionId": section.id, "level": level}
@@ -320,7 +320,7 @@ class CustodianActions(Screen[None]):
             self.notify(f"{section.id} is not locked.", severity="warning", title="Unlock")
             return
         holder = who(lock.holder_name, lock.holder_kind)
-        why = await self._ask(f"Force-unlock {section.id}, held by {holder}: why?")
+        why = await self._question(f"Force-unlock {section.id}, held by {holder}: why?")
         if why is not None:
             command = {"op": "unlock", "sectionId": section.id, "why": why}
             await self._run(command, f"{section.id} unlocked")
@@ -340,14 +340,14 @@ class CustodianActions(Screen[None]):
             )
             for k in constraints
         ]
-        constraint_id = await self._pick(f"Mark which constraint on {section.id}?", keyed(labels))
+        constraint_id = await self._choose(f"Mark which constraint on {section.id}?", keyed(labels))
         if constraint_id is None:
             return
         marks = [Choice(c[0], c, c) for c in COMPATIBILITIES]
-        compatibility = await self._pick("It is…", marks)
+        compatibility = await self._choose("It is…", marks)
         if compatibility is None:
             return
-        why = await self._ask("Why? (kept with the mark)")
+        why = await self._question("Why? (kept with the mark)")
         if why is None:
             return
         command = {
@@ -364,7 +364,7 @@ class CustodianActions(Screen[None]):
             Choice("1", "1: the boundary only" + (" (now)" if level == 1 else ""), "1"),
             Choice("2", "2: the boundary and its category" + (" (now)" if level == 2 else ""), "2"),
         ]
-        picked = await self._pick(f"What {visible(agent)} sees of others' constraints", choices)
+        picked = await self._choose(f"What {visible(agent)} sees of others' constraints", choices)
         if picked is not None:
             command = {"op": "disclosure", "agent": agent, "level": int(picked)}
             await self._run(command, f"{agent} sees disclosure level {picked}")
@@ -374,18 +374,18 @@ class CustodianActions(Screen[None]):
         from engine.protocol.model import POLICIES
 
         choices = keyed([(p + (" (now)" if p == doc.policy else ""), p) for p in POLICIES])
-        policy = await self._pick("The approval policy", choices)
+        policy = await self._choose("The approval policy", choices)
         if policy is None:
             return
         command: dict[str, Any] = {"op": "policy", "policy": policy}
         if policy == "objection-based":
-            window = await self._ask(
+            window = await self._question(
                 "Objection window in seconds (1 to 86400)", str(doc.window_s), check=window_problem
             )
             if window is None:
                 return
             command["windowSeconds"] = int(window)
-        why = await self._ask(f"Policy {policy}: why?")
+        why = await self._question(f"Policy {policy}: why?")
         if why is not None:
             await self._run({**command, "why": why}, f"policy is {policy}")
 
@@ -393,16 +393,16 @@ class CustodianActions(Screen[None]):
         from engine.protocol.model import STRATEGIES
 
         choices = keyed([(s + (" (now)" if s == doc.strategy else ""), s) for s in STRATEGIES])
-        strategy = await self._pick("The conflict strategy", choices)
+        strategy = await self._choose("The conflict strategy", choices)
         if strategy is None:
             return
-        why = await self._ask(f"Strategy {strategy}: why?")
+        why = await self._question(f"Strategy {strategy}: why?")
         if why is not None:
             command = {"op": "policy", "strategy": strategy, "why": why}
             await self._run(command, f"strategy is {strategy}")
 
     async def _do_lock_document(self, doc: Document, section: Section | None) -> None:
-        why = await self._ask("Lock the document (agents' proposals are refused): why?")
+        why = await self._question("Lock the document (agents' proposals are refused): why?")
         if why is not None:
             await self._run({"op": "lock-document", "why": why}, "the document is locked")
 
@@ -415,15 +415,15 @@ class CustodianActions(Screen[None]):
     async def _do_invite(self, doc: Document, section: Section | None) -> None:
         from engine.protocol.model import CONTEXT_MODES, TRUST_LEVELS
 
-        trust = await self._pick("The invited agent's trust", keyed([(t, t) for t in TRUST_LEVELS]))
+        trust = await self._choose("The invited agent's trust", keyed([(t, t) for t in TRUST_LEVELS]))
         if trust is None:
             return
-        mode = await self._pick("What it may read", keyed([(m, m) for m in CONTEXT_MODES]))
+        mode = await self._choose("What it may read", keyed([(m, m) for m in CONTEXT_MODES]))
         if mode is None:
             return
         command: dict[str, Any] = {"op": "invite", "trust": trust, "mode": mode}
         if mode in ("SectionScoped", "Neighbourhood"):
-            ids = await self._ask(
+            ids = await self._question(
                 "The sections it opens (ids, comma-separated)",
                 self.section_id or "",
                 check=lambda text: sections_problem(doc, text),
@@ -433,12 +433,12 @@ class CustodianActions(Screen[None]):
             command["sections"] = [s.strip() for s in ids.split(",") if s.strip()]
         if doc.framework is not None:
             levels = [("none", "")] + [(lv, lv) for lv in doc.framework[1]]
-            clearance = await self._pick("Its clearance", keyed(levels))
+            clearance = await self._choose("Its clearance", keyed(levels))
             if clearance is None:
                 return
             if clearance:
                 command["clearance"] = clearance
-        ttl = await self._pick(
+        ttl = await self._choose(
             "It can be used for", keyed([(label, str(s)) for label, s in INVITE_TTLS])
         )
         if ttl is None:
@@ -473,7 +473,7 @@ class CustodianActions(Screen[None]):
                     title="Revoke",
                 )
                 continue
-            why = await self._ask(f"Revoke invite {row['invite']}: why?")
+            why = await self._question(f"Revoke invite {row['invite']}: why?")
             if why is not None:
                 command = {"op": "revoke-invite", "invite": hashed, "why": why}
                 await self._run(command, f"invite {row['invite']} revoked")
@@ -488,7 +488,7 @@ class CustodianActions(Screen[None]):
         def name_problem(text: str) -> str | None:
             return f"a framework {text.strip()!r} exists already" if text.strip() in known else None
 
-        name = await self._ask("The new framework's name", check=name_problem)
+        name = await self._question("The new framework's name", check=name_problem)
         if name is None:
             return
 
@@ -499,7 +499,7 @@ class CustodianActions(Screen[None]):
                 return str(error)
             return None
 
-        text = await self._ask(
+        text = await self._question(
             "Its levels, lowest first, comma-separated", "Public, Internal", check=levels_problem
         )
         if text is None:

@@ -84,13 +84,19 @@ def notifications(app: PactApp) -> list[str]:
 # -- waiting ----------------------------------------------------------------------------------
 async def settle(pilot: Pilot[Any]) -> None:
     """Let every worker finish and the screen catch up with it. An exclusive worker that a
-    newer request superseded is cancelled: that is its end, not a failure."""
+    newer request superseded is cancelled: that is its end, not a failure. A worker still
+    running after ``WAIT`` seconds (one waiting on a modal screen the test left open) fails the
+    test, naming it, instead of hanging it."""
     while True:
         running = [worker for worker in pilot.app.workers if not worker.is_finished]
         if not running:
             break
-        with contextlib.suppress(WorkerCancelled):
-            await pilot.app.workers.wait_for_complete(running)
+        with contextlib.suppress(WorkerCancelled, TimeoutError):
+            async with asyncio.timeout(WAIT):
+                await pilot.app.workers.wait_for_complete(running)
+        still = [worker.name for worker in running if not worker.is_finished]
+        if still:
+            raise AssertionError(f"workers still running after {WAIT:g} s: {still}")
         await pilot.pause()
     await pilot.pause()
 

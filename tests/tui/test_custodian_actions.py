@@ -104,9 +104,10 @@ async def test_policy_checks_the_window_as_it_is_typed(demo: Path) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the window")
         prompt = app.screen
         await pilot.press("ctrl+u", "0", "enter")
-        await settle(pilot)
+        problem_label = prompt.query_one("#prompt-problem", Label)
+        await wait_until(pilot, lambda: problem_label.display, "the problem said")
         assert prompt is app.screen  # refused where it was typed, before the why
-        problem = str(prompt.query_one("#prompt-problem", Label).render())
+        problem = str(problem_label.render())
         assert "from 1 to 86400" in problem
         await answer(pilot, "45", clear=True)
         await answer(pilot, "slower agents")
@@ -190,7 +191,9 @@ async def test_an_invite_token_is_shown_once_copied_and_revocable(demo: Path) ->
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the sections")
         prompt = app.screen
         await pilot.press("ctrl+u", *"sec:nowhere", "enter")
-        await settle(pilot)
+        problem_label = prompt.query_one("#prompt-problem", Label)
+        await wait_until(pilot, lambda: problem_label.display, "the problem said")
+        assert "sec:nowhere" in str(problem_label.render())
         assert app.screen is prompt  # an unknown section is refused where it was typed
         await answer(pilot, "sec:risk", clear=True)
         await pick(pilot, "1")  # no clearance
@@ -207,8 +210,7 @@ async def test_an_invite_token_is_shown_once_copied_and_revocable(demo: Path) ->
         shown = str(token_screen.query_one("#token", Label).render())
         assert shown == token
         await pilot.press("c")
-        await settle(pilot)
-        assert app.clipboard == token
+        await wait_until(pilot, lambda: app.clipboard == token, "the token copied")
         await pilot.press("escape")
         await settle(pilot)
         # The list shows it open, never its token; x revokes it, with a reason.
@@ -232,11 +234,17 @@ async def test_create_a_framework_refusing_a_name_taken(demo: Path) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the name")
         prompt = app.screen
         await pilot.press(*"Sensitivity", "enter")
-        await settle(pilot)
+        problem_label = prompt.query_one("#prompt-problem", Label)
+        await wait_until(pilot, lambda: problem_label.display, "the problem said")
+        assert "exists already" in str(problem_label.render())
         assert app.screen is prompt
         await answer(pilot, "Ops", clear=True)
-        await answer(pilot, "Low, Low", clear=True)  # not distinct: refused where typed
-        assert isinstance(app.screen, PromptScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the levels")
+        levels = app.screen
+        await pilot.press("ctrl+u", *"Low, Low", "enter")  # not distinct: refused where typed
+        problem_label = levels.query_one("#prompt-problem", Label)
+        await wait_until(pilot, lambda: problem_label.display, "the problem said")
+        assert app.screen is levels
         await answer(pilot, "Low, High", clear=True)
         await wait_until(pilot, lambda: "framework Ops" in " ".join(notifications(app)), "it")
         assert (await screen.workspace.frameworks())["Ops"] == ["Low", "High"]

@@ -22,6 +22,7 @@ from textual.widgets import Input
 
 from pact_tui.app import PactApp
 from pact_tui.screens.choose import ChooseScreen
+from pact_tui.screens.custodian import InvitesScreen, TokenScreen
 from pact_tui.screens.document import DocumentScreen
 from pact_tui.screens.masterlog import MasterLogScreen
 from pact_tui.screens.pick import PickScreen
@@ -118,6 +119,36 @@ async def walk_rows(pilot: Pilot[Any], rows: RowList[Any, Any], where: str, most
     for line in range(1, min(most, len(rows.rows))):
         seen += await step(pilot, "down", where=f"{where}, row {line}")
     return seen
+
+
+async def through(pilot: Pilot[Any], *keys: str, where: str) -> str:
+    """Press each key, waiting for the screen it opens (or for the work it starts to end),
+    and check what is drawn after each; no settling: a worker may wait on the screen."""
+    app = pilot.app
+    drawn = ""
+    for key in keys:
+        before = app.screen
+        await pilot.press(key)
+        await wait_until(
+            pilot,
+            lambda before=before: (
+                app.screen is not before or not any(w.is_running for w in app.workers)
+            ),
+            f"{where}: after {key}",
+        )
+        await pilot.pause()
+        drawn += check(app, f"{where}: after {key}")  # type: ignore[arg-type]
+    return drawn
+
+
+async def close_to(pilot: Pilot[Any], screen: Any) -> None:
+    """Escape the modal screens above ``screen``, and let the work they held end."""
+    app = pilot.app
+    while app.screen is not screen:
+        top = app.screen
+        await pilot.press("escape")
+        await wait_until(pilot, lambda top=top: app.screen is not top, "a modal screen closed")
+    await settle(pilot)
 
 
 async def prompt_then_cancel(pilot: Pilot[Any], key: str, where: str) -> str:
@@ -230,6 +261,24 @@ async def test_every_document_view_draws_hostile_data_as_text(
             drawn += check(app, f"view {key}, its comments")
             for action in ("r", "R", "x", "M", "U") if key == "i" else ("M", "U"):
                 drawn += await prompt_then_cancel(pilot, action, f"view {key}, {action}")
+
+        # The custodian's menu over a hostile section; the invites list (a hostile
+        # organisation and human); a new invite's token screen; each power's first question.
+        await step(pilot, "o", where="the outline for the custodian's menu")
+        await step(pilot, "home", "down", where="a hostile section")
+        drawn += await through(pilot, "exclamation_mark", "v", where="the invites list")
+        assert isinstance(app.screen, InvitesScreen)
+        await close_to(pilot, screen)
+        drawn += await through(pilot, "exclamation_mark", "n", where="a new invite")
+        for _ in range(4):  # trust, mode, clearance, how long: the first of each
+            if isinstance(app.screen, ChooseScreen):
+                key = app.screen.choices[0].key
+                drawn += await through(pilot, key, where="an invite's choice")
+        assert isinstance(app.screen, TokenScreen)
+        await close_to(pilot, screen)
+        for key in ("p", "s", "k", "l", "f"):
+            drawn += await through(pilot, "exclamation_mark", key, where=f"the menu's {key}")
+            await close_to(pilot, screen)
 
         # The heatmap, cell by cell, with its lower border naming the cell's agent.
         await step(pilot, "H", where="the heatmap")
