@@ -72,6 +72,9 @@ def menu(doc: Document, section: Section | None) -> list[MenuItem]:
             items.append(MenuItem("m", "mark-constraint", f"Mark a constraint on {name}"))
     items.append(MenuItem("p", "policy", f"Approval policy (now {doc.policy})"))
     items.append(MenuItem("s", "strategy", f"Conflict strategy (now {doc.strategy})"))
+    items.append(
+        MenuItem("g", "removal-guard", f"Removal guard (now {doc.removal_guard}% of a section)")
+    )
     if doc.locked is None:
         items.append(MenuItem("l", "lock-document", "Lock the document"))
     else:
@@ -304,7 +307,9 @@ class CustodianActions(Screen[None]):
                     return
             levels = frameworks[framework]
         now = f" (now {section.classification})" if section.classification else ""
-        level = await self._choose(f"Classify {section.id}{now}", keyed([(lv, lv) for lv in levels]))
+        level = await self._choose(
+            f"Classify {section.id}{now}", keyed([(lv, lv) for lv in levels])
+        )
         if level is None:
             return
         command: dict[str, Any] = {"op": "classify", "sectionId": section.id, "level": level}
@@ -401,6 +406,20 @@ class CustodianActions(Screen[None]):
             command = {"op": "policy", "strategy": strategy, "why": why}
             await self._run(command, f"strategy is {strategy}")
 
+    async def _do_removal_guard(self, doc: Document, section: Section | None) -> None:
+        percent = await self._question(
+            "A proposal removing more than this % of its section's lines waits for a human"
+            " (0 to 100)",
+            str(doc.removal_guard),
+            check=percent_problem,
+        )
+        if percent is None:
+            return
+        why = await self._question(f"Removal guard {percent}%: why?")
+        if why is not None:
+            command = {"op": "policy", "removalGuard": int(percent), "why": why}
+            await self._run(command, f"removal guard is {percent}%")
+
     async def _do_lock_document(self, doc: Document, section: Section | None) -> None:
         why = await self._question("Lock the document (agents' proposals are refused): why?")
         if why is not None:
@@ -415,7 +434,9 @@ class CustodianActions(Screen[None]):
     async def _do_invite(self, doc: Document, section: Section | None) -> None:
         from engine.protocol.model import CONTEXT_MODES, TRUST_LEVELS
 
-        trust = await self._choose("The invited agent's trust", keyed([(t, t) for t in TRUST_LEVELS]))
+        trust = await self._choose(
+            "The invited agent's trust", keyed([(t, t) for t in TRUST_LEVELS])
+        )
         if trust is None:
             return
         mode = await self._choose("What it may read", keyed([(m, m) for m in CONTEXT_MODES]))
@@ -521,6 +542,13 @@ def window_problem(text: str) -> str | None:
     value = text.strip()
     if not value.isdigit() or not 1 <= int(value) <= 86_400:
         return f"{value!r}: a whole number of seconds from 1 to 86400"
+    return None
+
+
+def percent_problem(text: str) -> str | None:
+    value = text.strip()
+    if not value.isdigit() or not 0 <= int(value) <= 100:
+        return f"{value!r}: a whole number from 0 to 100"
     return None
 
 

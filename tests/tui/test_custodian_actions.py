@@ -119,6 +119,15 @@ async def test_policy_checks_the_window_as_it_is_typed(demo: Path) -> None:
         await pick(pilot, choice_keys(app)["vote"])
         await answer(pilot, "let them vote")
         await wait_until(pilot, lambda: doc.strategy == "vote", "the strategy")
+        await menu(pilot, "g")
+        await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "the guard")
+        guard = app.screen
+        await pilot.press("ctrl+u", *"101", "enter")
+        problem_label = guard.query_one("#prompt-problem", Label)
+        await wait_until(pilot, lambda: problem_label.display, "the problem said")
+        await answer(pilot, "30", clear=True)
+        await answer(pilot, "tighter")
+        await wait_until(pilot, lambda: doc.removal_guard == 30, "the guard")
 
 
 async def test_edit_classify_and_force_unlock_a_section(demo: Path) -> None:
