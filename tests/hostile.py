@@ -194,6 +194,11 @@ async def build_hostile_document(path: Path, *, big: bool = True) -> str:
             },
         )
         await run(marked, {"op": "comment", "sectionId": risk, "text": f"comment {h}"})
+        # A question answered with hostile text: the inbox's history, greyed, with the answer.
+        asked = await run(marked, {"op": "ask-human", "question": f"settled {h}"})
+        await run(
+            human, {"op": "respond", "queryId": asked["queryId"], "response": h}, as_human=True
+        )
         # An invite with a hostile organisation, made by the hostile human: the invites list.
         await run(human, {"op": "invite", "organisation": f"org {h}"[:200]}, as_human=True)
         # Comments addressed to a human (in the inbox), one on a proposal to a hostile name.

@@ -762,6 +762,9 @@ class DocumentScreen(CustodianActions):
         async def ask(question: str, value: str = "") -> str | None:
             return await self.app.push_screen_wait(PromptScreen(question, value=value))
 
+        if row.closed is not None:
+            self.notify(f"Settled already: {row.closed}", severity="warning", title="Inbox")
+            return
         if row.kind == "comment":
             await self._act_on_comment(action, row, ask)
             return

@@ -47,6 +47,7 @@ class InboxRow:
     text: str  # the question, the flag's reason, or what the conflict is about
     by: str  # who asked or flagged, with its kind: "agent legal", "human carol", "system"
     due_ms: int | None = None  # a question's timeout
+    closed: str | None = None  # history: how it was settled ("answered by human ann: yes", …)
 
 
 def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
@@ -143,6 +144,85 @@ def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
             )
     rows.sort(key=lambda row: (row.since_ms, row.key))
     return rows
+
+
+HISTORY_KEPT = 200  # the newest settled items the inbox keeps below the open ones
+
+
+def history_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
+    """What waited for a human and was settled, as ``reader`` may see it, oldest first (the
+    newest ``HISTORY_KEPT``): questions answered, dismissed or timed out, escalated conflicts
+    resolved, comments to a human resolved; each with how it was settled."""
+    from engine.protocol.barriers import reads
+    from engine.protocol.mentions import addressed_to_human
+    from engine.protocol.model import who
+    from engine.protocol.views import comment_author
+
+    def readable(key: int | None) -> bool:
+        return key is None or reads(doc, reader, doc.by_key[key])
+
+    rows: list[InboxRow] = []
+    for query in doc.queries.values():
+        if query.status != "open" and readable(query.section):
+            on = doc.by_key[query.section].id if query.section is not None else None
+            author = doc.agents.get(query.author)
+            if query.status == "answered":
+                how = f"answered by human {query.responder}: {query.response}"
+            elif query.status == "dismissed":
+                how = "dismissed by a human"
+            else:
+                how = "timed out unanswered"
+            asker = who(author.name, "AiAgent") if author is not None else query.author
+            rows.append(
+                InboxRow(
+                    f"question:{query.id}",
+                    "question",
+                    query.id,
+                    query.asked_ms,
+                    on,
+                    query.question,
+                    asker,
+                    closed=how,
+                )
+            )
+    for group in doc.conflicts.values():
+        if group.escalated_ms is not None and group.resolved is not None:
+            if not readable(group.section):
+                continue
+            kept = f", kept …{group.winner[-8:]}" if group.winner else ""
+            rows.append(
+                InboxRow(
+                    f"conflict:{group.id}",
+                    "conflict",
+                    group.id,
+                    group.escalated_ms,
+                    doc.by_key[group.section].id,
+                    f"{len(group.proposals)} proposals conflicted ({group.strategy})",
+                    "system",
+                    closed=f"resolved ({group.resolved}{kept})",
+                )
+            )
+    for comment in doc.comments.values():
+        if (
+            comment.resolved_by is not None
+            and addressed_to_human(comment.text)
+            and readable(comment.section)
+        ):
+            name, kind = comment_author(doc, comment)
+            rows.append(
+                InboxRow(
+                    f"comment:{comment.id}",
+                    "comment",
+                    comment.id,
+                    comment.at_ms,
+                    doc.by_key[comment.section].id,
+                    comment.text,
+                    who(name, kind),
+                    closed=f"resolved by {comment.resolved_by}",
+                )
+            )
+    rows.sort(key=lambda row: (row.since_ms, row.key))
+    return rows[-HISTORY_KEPT:]
 
 
 def guarded(doc: Document) -> list[Proposal]:
@@ -291,11 +371,14 @@ class EscalationInbox(RowList[DocShown, InboxRow]):
             return self.inbox
 
     def rows_of(self, shown: DocShown) -> Sequence[InboxRow]:
-        return inbox_rows(shown.doc, shown.reader)
+        """What waits, oldest first; below it, greyed, what was settled, with how."""
+        return [*inbox_rows(shown.doc, shown.reader), *history_rows(shown.doc, shown.reader)]
 
     def watch_shown(self) -> None:
         super().watch_shown()
-        self.border_title = plain(f"escalation inbox ({len(self.rows)})")
+        settled = sum(row.closed is not None for row in self.rows)
+        waiting = len(self.rows) - settled
+        self.border_title = plain(f"escalation inbox ({waiting}) · {settled} settled")
 
     def action_act(self, action: Any) -> None:
         row = self.current_row
@@ -318,6 +401,12 @@ class EscalationInbox(RowList[DocShown, InboxRow]):
         else:
             right.append((f" {countdown(now, row.since_ms)} ago", dim))
         where = f"{visible(row.section_id)} " if row.section_id else ""
+        if row.closed is not None:  # settled: greyed, how first (the pane beside has the rest)
+            body = set_cell_size(
+                f"{where}{visible(row.closed)} · {visible(row.text)}",
+                max(1, width - cell_len(mark) - 1),
+            ).rstrip()
+            return [Segment("✓ ", dim), Segment(body, dim)]
         right_width = sum(cell_len(t) for t, _ in right)
         body_width = max(1, width - right_width - cell_len(mark) - 1)
         body = set_cell_size(f"{where}{visible(row.text)}", body_width).rstrip()

@@ -133,8 +133,21 @@ async def test_respond_answers_the_question_and_it_leaves_the_inbox(demo: Path) 
         query = screen.shown.doc.queries[row.ref]  # type: ignore[union-attr]
         await wait_until(pilot, lambda: query.status == "answered", "the answer")
         assert (query.response, query.responder) == ("yes", "ann")
-        assert [r.kind for r in inbox.rows] == ["conflict"]
+        # It waits no more; it stays below what waits, greyed, with the answer (its history).
+        assert [(r.kind, r.closed) for r in inbox.rows] == [
+            ("conflict", None),
+            ("question", "answered by human ann: yes"),
+        ]
+        assert lines_of(inbox)[1].startswith("✓ sec:risk answered by human ann: yes · Include")
         assert "⚑ 1 waiting" in str(screen.query_one("#doc-status", Static).render())
+        assert inbox.border_title is not None and "(1) · 1 settled" in str(inbox.border_title)
+        # Acting on a settled item does nothing, and says so.
+        await cursor_to(pilot, inbox, lambda r: r is not None and r.closed is not None)
+        before = screen.shown.doc.sequence  # type: ignore[union-attr]
+        await pilot.press("r")
+        await settle(pilot)
+        assert "Settled already: answered by human ann: yes" in notifications(app)[-1]
+        assert screen.shown.doc.sequence == before  # type: ignore[union-attr]
 
 
 async def test_dismiss_closes_the_question(demo: Path) -> None:
@@ -150,6 +163,8 @@ async def test_dismiss_closes_the_question(demo: Path) -> None:
         query = screen.shown.doc.queries[row.ref]  # type: ignore[union-attr]
         await wait_until(pilot, lambda: query.status == "dismissed", "the dismissal")
         assert row not in inbox.rows
+        [settled] = [r for r in inbox.rows if r.key == row.key]
+        assert settled.closed == "dismissed by a human"
 
 
 async def test_escape_at_a_prompt_does_nothing(demo: Path) -> None:
@@ -194,6 +209,8 @@ async def test_resolve_decides_the_escalated_conflict(demo: Path) -> None:
         assert resolution.by == "ann"
         assert not doc.open_on(doc.by_id["sec:risk"].key)
         assert row not in inbox.rows
+        [settled] = [r for r in inbox.rows if r.key == row.key]
+        assert settled.closed == "resolved (human)"
 
 
 async def test_a_refused_resolve_is_shown_and_changes_nothing(demo: Path) -> None:

@@ -254,8 +254,14 @@ async def test_every_document_view_draws_hostile_data_as_text(
         # section's and the queue's proposal's; each prompt and picker cancelled.
         for key, view in (("i", "#inbox"), ("o", "#outline"), ("P", "#queue")):
             await step(pilot, key, where=f"view {key} for comments")
-            screen.query_one(view, RowList).focus()
-            await step(pilot, "end" if key == "i" else "home", where=f"view {key}, a row")
+            rows = screen.query_one(view, RowList)
+            rows.focus()
+            await step(pilot, "home", where=f"view {key}, a row")
+            if key == "i":  # the newest comment that waits (settled items are below)
+                waiting = [r.kind == "comment" and r.closed is None for r in rows.rows]
+                last = len(waiting) - 1 - waiting[::-1].index(True)
+                for _ in range(last):
+                    await step(pilot, "down", where="the inbox's newest comment")
             if key == "o":
                 await step(pilot, "down", where="the outline's section with comments")
             drawn += check(app, f"view {key}, its comments")
@@ -306,6 +312,7 @@ async def test_every_document_view_draws_hostile_data_as_text(
         assert SHOWN_MARKUP in drawn  # the data was drawn, as the text it is
         assert "\\u001b]2;pwned\\u001b\\\\" in drawn  # an OSC ended by ST, made visible
         assert "@human x[/]" in drawn  # a comment to a human, as text
+        assert "✓ answered by human ann x[/]" in drawn  # the inbox's history, as text
         assert app.is_running
 
 
