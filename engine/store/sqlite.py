@@ -23,6 +23,7 @@ import json
 import operator
 import os
 import random
+import re
 import secrets
 import sqlite3
 import time
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import aiosqlite
+import orjson
 
 from engine.store.backup import BackupResult, backup_file
 from engine.store.base import (
@@ -752,17 +754,34 @@ async def _broken_tail(connection: aiosqlite.Connection, where: str) -> BrokenTa
     )
 
 
+LONG_NUMBER = re.compile(r"[0-9]{19}")
+
+
 def _event_from_row(row: Any) -> StoredEvent:
     seq, stream, stream_seq, type_, time_ns, actor, payload, prev_hash, hash_ = row
     try:
-        decoded = json.loads(payload)
+        # orjson reads a payload in a third of json's time (the store reads every event a
+        # replay, an audit or a page of the events view sees). json reads what orjson refuses
+        # (lone surrogates) and any payload holding 19 digits in a row: orjson reads an
+        # integer just past 64 bits as a float, and the payload must read back as stored.
+        if LONG_NUMBER.search(payload) is None:
+            decoded = orjson.loads(payload)
+        else:
+            decoded = _json_of(seq, payload)
+    except (orjson.JSONDecodeError, TypeError):
+        decoded = _json_of(seq, payload)
+    return StoredEvent(seq, stream, stream_seq, type_, time_ns, actor, decoded, prev_hash, hash_)
+
+
+def _json_of(seq: int, payload: Any) -> Any:
+    try:
+        return json.loads(payload)
     except (TypeError, ValueError):
         raise CorruptEvent(
             f"event {seq}: its stored payload is not JSON; the log was changed outside the "
             "store (verify names the first broken event)",
             seq=seq,
         ) from None
-    return StoredEvent(seq, stream, stream_seq, type_, time_ns, actor, decoded, prev_hash, hash_)
 
 
 # The writer: everything below runs in the writer's thread (WriterThread.run).

@@ -110,7 +110,7 @@ class InvitesScreen(ModalScreen[str | None]):
 
     def compose(self) -> Any:
         with Vertical():
-            yield Label(f"Invites ({len(self.rows)})", markup=False)
+            yield Label(plain(f"Invites ({len(self.rows)})"), markup=False)
             yield OptionList(
                 *[Option(plain(invite_line(row)), id=row["tokenHash"]) for row in self.rows],
                 id="invites",

@@ -12,7 +12,7 @@ from textual.widgets import Input, Label
 
 from engine.visible import WITHOUT_ANY
 
-from ..text import plain
+from ..text import plain, plain_block
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -25,6 +25,7 @@ class PromptScreen(ModalScreen[str | None]):
         border: round $accent; background: $surface; padding: 1 2;
     }
     PromptScreen Label { margin-bottom: 1; }
+    PromptScreen #prompt-question { width: 100%; }
     PromptScreen #prompt-hint { color: $text-muted; margin: 1 0 0 0; }
     PromptScreen #prompt-problem { color: $error; margin: 1 0 0 0; display: none; }
     """
@@ -49,7 +50,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> Any:
         with Vertical():
-            yield Label(plain(self.question), markup=False)
+            yield Label(plain_block(self.question), id="prompt-question", markup=False)
             yield Input(
                 value=self.value,
                 placeholder=self.placeholder,

@@ -82,21 +82,25 @@ def notifications(app: PactApp) -> list[str]:
 
 
 # -- waiting ----------------------------------------------------------------------------------
+SETTLE_LIMIT = 120.0  # long work (play, a story) may take a while on a loaded machine
+
+
 async def settle(pilot: Pilot[Any]) -> None:
     """Let every worker finish and the screen catch up with it. An exclusive worker that a
     newer request superseded is cancelled: that is its end, not a failure. A worker still
-    running after ``WAIT`` seconds (one waiting on a modal screen the test left open) fails the
-    test, naming it, instead of hanging it."""
+    running after ``SETTLE_LIMIT`` seconds (one waiting on a modal screen the test left open)
+    fails the test, naming it, instead of hanging it."""
+    deadline = asyncio.get_running_loop().time() + SETTLE_LIMIT
     while True:
         running = [worker for worker in pilot.app.workers if not worker.is_finished]
         if not running:
             break
+        if asyncio.get_running_loop().time() > deadline:
+            still = [worker.name for worker in running]
+            raise AssertionError(f"workers still running after {SETTLE_LIMIT:g} s: {still}")
         with contextlib.suppress(WorkerCancelled, TimeoutError):
-            async with asyncio.timeout(WAIT):
+            async with asyncio.timeout(max(0.0, deadline - asyncio.get_running_loop().time())):
                 await pilot.app.workers.wait_for_complete(running)
-        still = [worker.name for worker in running if not worker.is_finished]
-        if still:
-            raise AssertionError(f"workers still running after {WAIT:g} s: {still}")
         await pilot.pause()
     await pilot.pause()
 

@@ -249,19 +249,19 @@ def test_a_custodian_approves_and_answers_in_a_real_terminal(
 
     # The conflict's sides wait for a human (no window ends under them): approve legal's.
     terminal.wait_for(
-        lambda s: "proposals (4)" in s and row("Conflict", "sec:risk · agent legal")(s),
+        lambda s: "proposals (4)" in s and row("Conflict", "Risk · agent legal")(s),
         "the queue",
     )
     terminal.wait_for(lambda s: "Summary: Added currency risk allocation" in s, "its detail")
     terminal.keys("a")
-    terminal.wait_for(lambda s: "merges at once): why?" in s, "the approval's question")
+    terminal.wait_for(lambda s: "It merges at once: why?" in s, "the approval's question")
     terminal.keys("-l", "numbers checked")
     terminal.keys("Enter")
-    terminal.wait_for(row("Merged", "sec:risk · agent legal"), "the proposal merged")
+    terminal.wait_for(row("Merged", "Risk · agent legal"), "the proposal merged")
 
     terminal.keys("i")
     terminal.wait_for(lambda s: "Include force majeure in the risk clause?" in s, "the inbox")
-    terminal.keys("End", "r")
+    terminal.keys("Home", "r")  # what waits is above what was settled (the conflict)
     terminal.wait_for(lambda s: "Answer: Include force majeure" in s, "the answer's prompt")
     terminal.keys("-l", "Yes, add it")
     terminal.keys("Enter")

@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -243,3 +244,24 @@ def test_fields_that_cannot_be_hashed_and_stored_as_given_are_refused(event: New
     with pytest.raises(InvalidEvent) as invalid:
         encode_events([NewEvent("s", "t"), event])
     assert invalid.value.details["index"] == 1
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values)
+def test_a_stored_payload_reads_back_as_itself(value: object) -> None:
+    """The store reads payloads with orjson, and with json what orjson refuses (integers past
+    64 bits, lone surrogates): either way, what was stored."""
+    from engine.store.sqlite import _event_from_row
+
+    row = (1, "s", 1, "t", 0, "a", canonical_json(value), "h0", "h1")
+    assert _event_from_row(row).payload == value
+
+
+async def test_big_integers_and_lone_surrogates_survive_a_real_store(tmp_path: Path) -> None:
+    from engine.store import SqliteEventStore
+
+    payload = {"big": 2**70, "neg": -(2**65), "lone": "\ud800x", "pair": "\U0001f600"}
+    async with await SqliteEventStore.open(tmp_path / "w.pact", create=True, watch=False) as store:
+        await store.append([NewEvent("s", "t", payload)])
+        [event] = await store.read_stream("s")
+    assert event.payload == payload
