@@ -953,7 +953,7 @@ class ContextScreen(Screen[None]):
     async def _on_selector_closed(self, event: SelectorBar.Closed) -> None:
         if self._select_timer is not None:
             self._select_timer.stop()
-        self.active_pane.focus()
+        self.set_focus(self.active_pane)
         if event.keep:
             text = self.query_one(SelectorBar).input.value.strip()
             if text != self.selector or (_time_qualified(text) and text != self.read_time):
@@ -998,7 +998,7 @@ class ContextScreen(Screen[None]):
         switcher.current = "provider" if switcher.current == "tree" else "tree"
         pane = self.active_pane
         pane.catch_up()
-        pane.focus()
+        self.set_focus(pane)  # now: a key typed next is this pane's (see CursorPane)
         self.highlighted = pane.current_row
         self._compare_provider()
 
@@ -1036,7 +1036,7 @@ class ContextScreen(Screen[None]):
 
     def action_focus_contexts(self) -> None:
         self.show_contexts, self.zoomed = True, False  # it cannot be focused hidden
-        self.query_one(ContextList).focus()
+        self.set_focus(self.query_one(ContextList))
 
     @on(OptionList.OptionSelected, "#contexts")
     def _on_context_picked(self, event: OptionList.OptionSelected) -> None:
@@ -1061,7 +1061,7 @@ class ContextScreen(Screen[None]):
         for attribute, value in fresh.items():
             self.set_reactive(getattr(ContextScreen, attribute), value)
         self.context_name = name
-        self.context_tree.focus()
+        self.set_focus(self.context_tree)
 
     # -- the provider view: what changed since the episode before ------------------------------
     def _compare_provider(self) -> None:
@@ -1369,7 +1369,7 @@ class ContextScreen(Screen[None]):
         contexts.display = self.show_contexts and not self.zoomed
         self.query_one(NodeDetail).display = self.show_detail and not self.zoomed
         if not contexts.display and contexts.has_focus:
-            self.active_pane.focus()
+            self.set_focus(self.active_pane)
 
     # -- filter, follow, jump --------------------------------------------------------------------
     def watch_filtering(self) -> None:
@@ -1559,7 +1559,7 @@ class ContextScreen(Screen[None]):
     def watch_show_changelog(self, show: bool) -> None:
         pane = self.query_one(ChangelogList)
         pane.display = show
-        (pane if show else self.active_pane).focus()
+        self.set_focus(pane if show else self.active_pane)
 
     @on(ChangelogList.Selected, "#changelog")
     def _on_change_chosen(self, event: ChangelogList.Selected) -> None:

@@ -510,6 +510,7 @@ class DocumentScreen(CustodianActions):
     def action_view(self, view: str) -> None:
         if view in VIEWS:
             self.view = view
+            self._focus_view()  # the view's key takes the focus back from a detail pane too
 
     def watch_view(self, view: str) -> None:
         switcher = self.query_one("#doc-views", ContentSwitcher)
@@ -527,7 +528,13 @@ class DocumentScreen(CustodianActions):
         self._show_proposal()  # drawn only while the queue is in front: now, for this reader
         self._show_event()
         self._show_agent()  # and the agent's only while the roster is
-        self.query_one(f"#{view}").focus()
+        self._focus_view()
+
+    def _focus_view(self) -> None:
+        """Focus the view in front now, in the handler that put it there: a key typed right
+        after a view's key is that view's. (``Widget.focus`` would move the focus only when a
+        later message is handled, and a key between would reach the view just hidden.)"""
+        self.set_focus(self.query_one(f"#{self.view}"))
 
     def action_next_document(self) -> None:
         names = self.documents

@@ -271,7 +271,7 @@ class MasterLogScreen(Screen[None]):
         self.set_reactive(MasterLogScreen.choice, choice)
         self.set_reactive(MasterLogScreen.line, line)
         self._show_subject()
-        messages.focus()
+        self.set_focus(messages)
 
     # -- problems ---------------------------------------------------------------------------------
     def action_next_problem(self) -> None:
@@ -343,13 +343,13 @@ class MasterLogScreen(Screen[None]):
     def action_search(self) -> None:
         bar = self.query_one("#log-search", Input)
         bar.display = True
-        bar.focus()
+        self.set_focus(bar)
 
     def action_close_search(self) -> None:
         bar = self.query_one("#log-search", Input)
         bar.display = False
         self.query_one("#log-switch", ContentSwitcher).current = "messages"
-        self.query_one("#messages").focus()
+        self.set_focus(self.query_one("#messages"))
 
     @on(Input.Submitted, "#log-search")
     def _search_submitted(self, event: Input.Submitted) -> None:
@@ -372,7 +372,7 @@ class MasterLogScreen(Screen[None]):
         self.query_one("#log-search", Input).display = False
         hits_list = self.query_one("#hits", HitList)
         hits_list.border_title = plain(f"search: {query}")
-        hits_list.focus()
+        self.set_focus(hits_list)
 
     # -- following --------------------------------------------------------------------------------
     def action_toggle_follow(self) -> None:

@@ -1,6 +1,10 @@
 """What every scrolling list of the app shares: a line cursor, its keys, a click to move or
 choose, and a scrollable extent of one line per row. Drawn with the Line API by the subclass
 (``render_line``): the context panes (``LinePane``) and the document views (``RowList``).
+
+A pane that is not displayed takes no key (``check_action``), even while it still holds the
+focus: a screen that hides a pane moves the focus in the same handler (``Screen.set_focus``),
+and this makes sure that a key typed ahead never acts on what the user no longer sees.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
+from textual.widget import Widget
 
 
 class CursorPane(ScrollView, can_focus=True):
@@ -38,6 +43,13 @@ class CursorPane(ScrollView, can_focus=True):
 
     def select_cursor(self) -> None:
         """What Enter, or a click on the cursor's line, does (the pane's own Selected)."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Every key of a pane that is not displayed is inactive (its binding passes the key on,
+        and the footer leaves it out). Textual blurs a hidden widget only when its ``Hide``
+        event comes, after the next refresh: a key typed ahead of that would otherwise reach
+        the pane that was just hidden."""
+        return displayed(self)
 
     # -- the cursor -------------------------------------------------------------------------
     def validate_cursor_line(self, line: int) -> int:
@@ -90,3 +102,9 @@ class CursorPane(ScrollView, can_focus=True):
             # The scrollbars now, not at the next layout, so that scrolling to a line the
             # change added works at once (as OptionList does).
             self._scroll_update(size)
+
+
+def displayed(widget: Widget) -> bool:
+    """Whether ``widget`` and every container around it are displayed (``display`` is not
+    ``none``): what a hidden view of a ``ContentSwitcher``, or a pane toggled off, is not."""
+    return all(node.display for node in widget.ancestors_with_self if isinstance(node, Widget))

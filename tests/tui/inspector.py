@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual import events
+from textual.keys import key_to_character
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
@@ -79,6 +81,15 @@ def detail_text(app: PactApp) -> str:
 def notifications(app: PactApp) -> list[str]:
     """The messages of the notifications raised so far (titles included)."""
     return [f"{n.title}: {n.message}" if n.title else n.message for n in app._notifications]
+
+
+# -- typing ---------------------------------------------------------------------------------------
+def type_ahead(app: PactApp, *keys: str) -> None:
+    """Send ``keys`` (Textual key names) to the app at once, as a terminal's driver does with
+    keys typed ahead (one read, several keys): nothing runs between them, whereas
+    ``pilot.press`` lets the app go idle after each key."""
+    for key in keys:
+        app.post_message(events.Key(key, key_to_character(key)))
 
 
 # -- waiting ----------------------------------------------------------------------------------
