@@ -65,6 +65,15 @@ class SideRow:
     right: DiffLine | None
 
 
+def without_separator(content: str) -> str:
+    """A section's content without the blank lines it ends with: the blank line that keeps a
+    section apart from the next one is the document's, not the section's text. A section read
+    from Markdown keeps it; a proposal's content need not hold it, and merging puts it back
+    (``engine.protocol.decide.parts_for``). A proposal is diffed against its base without it,
+    or every diff would remove a blank line that the merge keeps."""
+    return content.rstrip("\n")
+
+
 def _lines(text: str) -> list[str]:
     return text.splitlines()
 

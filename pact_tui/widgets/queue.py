@@ -40,7 +40,7 @@ from textual.reactive import var
 from engine.protocol.filters import any_section_matches
 from engine.visible import visible
 
-from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks
+from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks, without_separator
 from ..text import plain
 from ..types import DocShown
 from .outline import countdown
@@ -603,6 +603,9 @@ def merged_text(merged: str, palette: Palette, limit: int = MAX_DIFF_LINES) -> T
 
 
 def _counts(base: str, proposed: str) -> str:
+    """The lines a proposal removes and adds (its content and its base's, as sections: see
+    ``without_separator``)."""
+    base, proposed = without_separator(base), without_separator(proposed)
     removed, added = changed([line for hunk in hunks(base, proposed) for line in hunk.lines])
     return f"-{removed} +{added} lines"
 
@@ -678,7 +681,11 @@ def proposal_detail(
         parts.append(Text(f"\nDiff against its base ({counts}):", "bold"))
         parts.append(
             diff_renderable(
-                proposal.base_content, proposal.content, side, ("base", "proposed"), palette
+                without_separator(proposal.base_content),
+                without_separator(proposal.content),
+                side,
+                ("base", "proposed"),
+                palette,
             )
         )
         return Group(*parts)
@@ -703,7 +710,8 @@ def proposal_detail(
                 "bold" if pid == proposal.id else "",
             )
         )
-        parts.append(diff_renderable(group.base, side_of.content, side, ("base", pid), palette))
+        base, content = without_separator(group.base), without_separator(side_of.content)
+        parts.append(diff_renderable(base, content, side, ("base", pid), palette))
     if group.merged is not None:
         overlaps = f"{group.overlaps} overlapping hunk(s)" if group.overlaps else "clean"
         settle = " (c, then merged: settle it by hand)" if group.resolved is None else ""

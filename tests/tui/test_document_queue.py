@@ -698,7 +698,8 @@ async def test_rows_show_the_end_of_each_id_and_votes_say_who_when_and_why(
         later = replace(screen.shown, now_ms=vote.at_ms + 125_000)
         detail = text_of(proposal_detail(later, merged.id, False))
         assert "approved by agent legal 2m05s ago" in detail
-        assert "Diff against its base (-2 +1 lines):\n@@ -1,4 +1,3 @@\n" in detail
+        # one line changed (the blank line the section ends with is the document's: bug 7)
+        assert "Diff against its base (-1 +1 lines):\n@@ -1,3 +1,3 @@\n" in detail
 
 
 async def merge_both_conflict(
