@@ -502,11 +502,13 @@ class PactApp(App[int]):
         elif isinstance(self.screen, DocumentScreen):
             from .widgets.agents import AgentRoster
             from .widgets.events import EventList
+            from .widgets.heatmap import SalienceHeatmap
             from .widgets.inbox import EscalationInbox
             from .widgets.queue import ProposalQueue
 
             groups = [("Document", list(DocumentScreen.BINDINGS))]
             groups.append(("Proposal queue (P)", list(ProposalQueue.BINDINGS)))
+            groups.append(("Heatmap (H)", list(SalienceHeatmap.BINDINGS)))
             groups.append(("Inbox (i)", list(EscalationInbox.BINDINGS)))
             groups.append(("Agents (A)", list(AgentRoster.BINDINGS)))
             groups.append(("Events (E)", list(EventList.BINDINGS)))

@@ -89,9 +89,9 @@ class DocumentScreen(CustodianActions):
         Binding("left_square_bracket", "earlier", "Earlier", tooltip="the document one event back"),
         Binding("right_square_bracket", "later", "Later", tooltip="one event forward (to live)"),
         Binding("left_curly_bracket", "first_event", "First", show=False, tooltip="its creation"),
+        # Live is } only: l is the heatmap's vim right, one meaning on this screen.
         Binding("right_curly_bracket", "live", "Live", tooltip="back to the live document"),
-        Binding("l", "live", "Live", show=False, tooltip="back to the live document"),
-        Binding("colon", "go_to_event", "Go to", show=False, tooltip="the document at event N"),
+        Binding("colon", "go_to_event", "Go to", show=False, tooltip="the document after event #N"),
         Binding("d", "mark_diff", "Diff", tooltip="mark this point: diff it with what is shown"),
         Binding("full_stop", "step_time", "Step", tooltip="step protocol time ahead (demo)"),
         Binding("plus", "next_step", "Step size", show=False, tooltip="the step: 1 s to 1 h"),
@@ -310,7 +310,7 @@ class DocumentScreen(CustodianActions):
         sections, pending = self._counted(shown)
         live = self.workspace.document(shown.name).sequence
         past = (
-            f"PAST: event {shown.revision} of {live} (] later, l live) · "
+            f"PAST: after event #{shown.revision - 1} of #{live - 1} (] later, }} live) · "
             if self.position is not None
             else ""
         )
@@ -478,8 +478,8 @@ class DocumentScreen(CustodianActions):
             return None
         if self.position is not None:
             self.notify(
-                f"You are looking at event {self.position}: press l (or }}) to go back to live"
-                " before acting.",
+                f"You are looking at the document after event #{self.position - 1}: press }}"
+                " to go back to live before acting.",
                 severity="warning",
                 title="The past is read-only",
             )
@@ -574,24 +574,27 @@ class DocumentScreen(CustodianActions):
         self.position = None
 
     def action_go_to_event(self) -> None:
+        """``:N``: the document after event #N, numbered as the events view numbers them (#0 is
+        its creation): its first N + 1 events."""
         from ..screens.prompt import PromptScreen
 
-        live = self._live_count()
+        last = self._live_count() - 1
 
         def chosen(text: str | None) -> None:
             if text is None:
                 return
             text = text.strip()
-            if not text.isdigit() or not 1 <= int(text) <= live:
+            if not text.isdigit() or not 0 <= int(text) <= last:
                 self.notify(
-                    f"{text!r}: give an event number from 1 to {live}",
+                    f"{text!r}: give an event number from 0 to {last}",
                     severity="error",
                     title="Go to",
                 )
                 return
-            self.position = int(text)
+            self.position = int(text) + 1
 
-        self.app.push_screen(PromptScreen(f"Show the document at event (1-{live})"), chosen)
+        question = f"Show the document after event # (0-{last}, as the events view numbers them)"
+        self.app.push_screen(PromptScreen(question), chosen)
 
     def watch_position(self, position: int | None) -> None:
         if position is None:
@@ -641,7 +644,9 @@ class DocumentScreen(CustodianActions):
         if self.diff_base is None or shown is None:
             return
         if base is None or base[:2] != (shown.name, self.diff_base):
-            panel.update(Text(f"Reading the document at event {self.diff_base}…", style="dim"))
+            panel.update(
+                Text(f"Reading the document after event #{self.diff_base - 1}…", style="dim")
+            )
             return
         palette = Palette.of(self.app.theme_variables)
         panel.update(
@@ -693,7 +698,7 @@ class DocumentScreen(CustodianActions):
             )
             return
         if self.position is not None:
-            self.notify("Go back to live (l) before stepping time.", severity="warning")
+            self.notify("Go back to live (}) before stepping time.", severity="warning")
             return
         if self.workspace.read_only:
             self.notify("The workspace is open read-only.", severity="warning", title="Step")
@@ -1685,7 +1690,8 @@ def document_diff(
     palette: Palette,
     reader: Agent | None = None,
 ) -> RenderableType:
-    """What changed in the document from event ``base_at`` to event ``at``: the sections added,
+    """What changed in the document from its first ``base_at`` events to its first ``at``
+    (named as the events view numbers events: after event #``base_at - 1``): the sections added,
     removed and changed (with their versions), then the content's diff; as ``reader`` (None:
     the custodian) may see them."""
     from engine.protocol.barriers import sees
@@ -1694,7 +1700,7 @@ def document_diff(
     from ..widgets.queue import diff_renderable
 
     head = Text()
-    head.append(f"Diff: event {base_at} → event {at}\n", "bold")
+    head.append(f"Diff: after event #{base_at - 1} → after event #{at - 1}\n", "bold")
     before = {s.id: s for s in base.sections if sees(base, reader, s)}
     after = {s.id: s for s in doc.sections if sees(doc, reader, s)}
     added = [f"{i} v{after[i].version}" for i in after if i not in before]

@@ -6,14 +6,15 @@ decision the cursor goes on to the next open proposal."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import Static
 
 from pact_tui.diffs import without_separator
 from pact_tui.widgets.queue import Palette, diff_renderable, proposal_detail
 
-from .inspector import SIZE, inspector, settle
-from .test_document_inbox import cursor_to
+from .inspector import SIZE, inspector, notifications, settle, wait_until
+from .test_document_inbox import answer, cursor_to, opened
 from .test_document_queue import by_status, queue_of, text_of
 
 
@@ -51,3 +52,86 @@ def test_a_blank_line_a_proposal_does_remove_is_shown() -> None:
     base, proposed = without_separator("a\n\nb\n\n"), without_separator("a\nb\n")
     shown = text_of(diff_renderable(base, proposed, False, ("", ""), Palette()))
     assert removed_blank_lines(shown) == 1
+
+
+async def test_l_means_right_on_the_document_screen_and_live_is_its_own_key(demo: Path) -> None:
+    """``l`` is the heatmap's vim right and nothing else on this screen (it meant "live" in
+    the other views): in the past, ``l`` neither goes live from the heatmap nor from any
+    other view; ``}`` does, and the status line, the refusals and the help say ``}``."""
+    from pact_tui.screens.help import HelpScreen
+
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "H")
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, lambda: screen.past is not None, "one event back")
+        status = str(screen.query_one("#doc-status", Static).content)
+        assert "} live" in status and "l live" not in status
+        cell = screen.heat_cell
+        await pilot.press("l")
+        await settle(pilot)
+        assert screen.position is not None  # still in the past
+        assert screen.heat_cell is not None and cell is not None
+        assert screen.heat_cell[1] != cell[1]  # the next section
+        for view in ("o", "P", "i", "A", "E"):
+            await pilot.press(view, "l")
+            await settle(pilot)
+            assert screen.position is not None, f"l after {view}"
+        screen.run_document({"op": "escalate", "sectionId": "sec:budget", "reason": "x"})
+        await settle(pilot)
+        assert any("press } to go back to live" in n for n in notifications(app))
+        await pilot.press("right_curly_bracket")
+        await settle(pilot)
+        assert screen.position is None
+        # The help lists l once on this screen: the heatmap's "the next section".
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        help_screen: Any = app.screen
+        keys = [
+            (binding.key, binding.tooltip)
+            for _, bindings in help_screen.groups
+            for binding in bindings
+            if "l" in binding.key.split(",")
+        ]
+        assert keys == [("right,l", "the next section")]
+
+
+async def test_colon_n_shows_the_document_after_event_n_as_the_events_view_numbers_it(
+    demo: Path,
+) -> None:
+    """The events view numbers events from #0 (the creation); ``:20`` shows the document
+    after event #20 (its first 21 events), and every place that names a point says so."""
+    from engine.protocol.persist import dump_document
+    from pact_tui.widgets.events import EventList
+
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot, "E")
+        events = screen.query_one(EventList)
+        await wait_until(pilot, lambda: len(events.rows) > 21, "the events")
+        twentieth = next(row for row in events.rows if row.sequence == 20)
+        await pilot.press("colon")
+        await answer(pilot, "20")
+        await wait_until(pilot, lambda: screen.past is not None, "the past")
+        assert screen.shown is not None
+        after = await screen.workspace.document_at("memo", 21)
+        assert dump_document(screen.shown.doc) == dump_document(after)
+        assert screen.shown.doc.sequence == twentieth.sequence + 1  # #20 is applied, no more
+        status = str(screen.query_one("#doc-status", Static).content)
+        live = screen.workspace.document("memo").sequence
+        assert f"PAST: after event #20 of #{live - 1}" in status
+        # The diff names its points the same way.
+        await pilot.press("d", "right_square_bracket")
+        await wait_until(pilot, lambda: screen.base_doc is not None, "the base")
+        await settle(pilot)
+        diff = text_of(screen.query_one("#doc-diff", Static).content, 120)
+        assert "Diff: after event #20 → after event #21" in diff
+        # #0 (the creation) is the first point; a number past the last is refused.
+        await pilot.press("colon")
+        await answer(pilot, "0")
+        await wait_until(pilot, lambda: screen.position == 1, "the creation")
+        await pilot.press("colon")
+        await answer(pilot, str(live))
+        await settle(pilot)
+        assert any(f"give an event number from 0 to {live - 1}" in n for n in notifications(app))
+        assert screen.position == 1

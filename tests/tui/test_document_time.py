@@ -30,7 +30,7 @@ async def test_scrubbing_shows_the_document_as_it_was_and_the_past_is_read_only(
         assert dump_document(screen.shown.doc) == dump_document(past)  # type: ignore[union-attr]
         assert screen.shown.doc is not live  # type: ignore[union-attr]
         status = str(screen.query_one("#doc-status", Static).content)
-        assert f"PAST: event {total - 1} of {total}" in status
+        assert f"PAST: after event #{total - 2} of #{total - 1}" in status
         # acting in the past is refused, and changes nothing
         screen.run_document({"op": "escalate", "sectionId": "sec:budget", "reason": "x"})
         await settle(pilot)
@@ -41,10 +41,10 @@ async def test_scrubbing_shows_the_document_as_it_was_and_the_past_is_read_only(
         await wait_until(pilot, lambda: screen.shown.revision == 1, "the creation")  # type: ignore[union-attr]
         assert screen.shown.doc.agents == {}  # type: ignore[union-attr]
         await pilot.press("colon")
-        await answer(pilot, "12")
-        await wait_until(pilot, lambda: screen.shown.revision == 12, "event 12")  # type: ignore[union-attr]
+        await answer(pilot, "12")  # after event #12: its first 13 events
+        await wait_until(pilot, lambda: screen.shown.revision == 13, "after event #12")  # type: ignore[union-attr]
         await pilot.press("right_square_bracket")
-        await wait_until(pilot, lambda: screen.shown.revision == 13, "event 13")  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: screen.shown.revision == 14, "after event #13")  # type: ignore[union-attr]
         await pilot.press("right_curly_bracket")
         await settle(pilot)
         assert screen.position is None and screen.shown.doc is live  # type: ignore[union-attr]
@@ -54,11 +54,11 @@ async def test_a_jump_to_no_such_event_says_so_and_changes_nothing(demo: Path) -
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
-        for bad in ("0", "x", "100000", "-3", "1.5"):
+        for bad in ("x", "100000", "-3", "1.5", str(screen.shown.doc.sequence)):  # type: ignore[union-attr]
             await pilot.press("colon")
             await answer(pilot, bad)
             await settle(pilot)
-            assert any(f"{bad!r}: give an event number from 1 to" in n for n in notifications(app))
+            assert any(f"{bad!r}: give an event number from 0 to" in n for n in notifications(app))
             assert screen.position is None
 
 
@@ -73,15 +73,15 @@ async def test_live_changes_while_in_the_past_are_counted(demo: Path) -> None:
         screen = await opened(pilot)
         total = screen.shown.doc.sequence  # type: ignore[union-attr]
         await pilot.press("colon")
-        await answer(pilot, "5")
-        await wait_until(pilot, lambda: screen.shown.revision == 5, "event 5")  # type: ignore[union-attr]
+        await answer(pilot, "4")  # after event #4: its first 5 events
+        await wait_until(pilot, lambda: screen.shown.revision == 5, "after event #4")  # type: ignore[union-attr]
         join = ["tap", "join", str(demo), "memo", "--agent", "zed"]
         subprocess.run([sys.executable, "-m", "pact_tui", *join], check=True, timeout=60)
         status = screen.query_one("#doc-status", Static)
 
         def newer() -> int:
-            found = re.search(r"PAST: event 5 of (\d+)", str(status.content))
-            return int(found.group(1)) if found else 0
+            found = re.search(r"PAST: after event #4 of #(\d+)", str(status.content))
+            return int(found.group(1)) + 1 if found else 0
 
         await wait_until(pilot, lambda: newer() > total, "the newer events counted")
         assert screen.shown.revision == 5  # type: ignore[union-attr]
@@ -98,7 +98,7 @@ async def test_the_diff_between_two_points_lists_the_changed_sections(demo: Path
         await wait_until(pilot, lambda: screen.base_doc is not None, "the base")
         await settle(pilot)
         shown = text_of(screen.query_one("#doc-diff", Static).content, 120)
-        assert f"Diff: event 1 → event {doc.sequence}" in shown
+        assert f"Diff: after event #0 → after event #{doc.sequence - 1}" in shown
         assert "\nadded: -\nremoved: -\nchanged: sec:summary v1→v2\n" in shown  # exactly
         assert "+ The project is on budget, on time, and hedged." in shown
         assert merged.section == doc.by_id["sec:summary"].key
@@ -171,7 +171,9 @@ async def test_stepping_is_refused_where_time_follows_the_clock(demo: Path) -> N
         assert screen.shown.doc.sequence == before  # type: ignore[union-attr]
 
 
-async def test_stepping_is_refused_in_the_past_and_l_goes_back_to_live(demo: Path) -> None:
+async def test_stepping_is_refused_in_the_past_and_curly_bracket_goes_back_to_live(
+    demo: Path,
+) -> None:
     app = inspector(demo, human="ann", step_time=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
@@ -180,9 +182,9 @@ async def test_stepping_is_refused_in_the_past_and_l_goes_back_to_live(demo: Pat
         await wait_until(pilot, lambda: screen.shown.doc is not live, "one event back")  # type: ignore[union-attr]
         await pilot.press("full_stop")
         await settle(pilot)
-        assert any("Go back to live (l) before stepping time" in n for n in notifications(app))
+        assert any("Go back to live (}) before stepping time" in n for n in notifications(app))
         assert screen.workspace.time_ahead_ms == 0
-        await pilot.press("l")
+        await pilot.press("right_curly_bracket")
         await settle(pilot)
         assert screen.position is None and screen.shown.doc is live  # type: ignore[union-attr]
 
@@ -214,6 +216,6 @@ async def test_the_diff_lists_exactly_the_sections_added_and_changed(tmp_path: P
         start = await ws.document_at("plan", 1)
         shown = text_of(document_diff(start, 1, live, live.sequence, Palette()), 100)
     lines = shown.splitlines()
-    assert lines[0] == f"Diff: event 1 → event {live.sequence}"
+    assert lines[0] == f"Diff: after event #0 → after event #{live.sequence - 1}"
     assert lines[1:4] == ["added: sec:aims/risks v1", "removed: -", "changed: sec:aims v1→v2"]
     assert "- Ship it." in shown and "+ Ship it soon." in shown and "+ ## Risks" in shown
