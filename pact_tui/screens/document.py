@@ -1038,12 +1038,17 @@ class DocumentScreen(CustodianActions):
     def action_toggle_diff_layout(self) -> None:
         self.diff_side = not self.diff_side
 
+    _proposal_drawn: str | None = None  # the proposal the detail pane shows
+
     def _show_proposal(self) -> None:
         if self.shown is None or self.view != "queue":
             return
         palette = Palette.of(self.app.theme_variables)
         detail = proposal_detail(self.shown, self.proposal_id, self.diff_side, palette)
         self.query_one("#proposal-detail", Static).update(detail)
+        if self.proposal_id != self._proposal_drawn:  # another proposal: read from its top
+            self._proposal_drawn = self.proposal_id
+            self.query_one("#proposal-pane", VerticalScroll).scroll_home(animate=False)
 
     @on(ProposalQueue.FilterAsked)
     def _ask_queue_filter(self) -> None:

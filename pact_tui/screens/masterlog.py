@@ -162,6 +162,8 @@ class MasterLogScreen(Screen[None]):
     def watch_choice(self) -> None:
         self._show_subject()
 
+    _described: tuple[str, int] | None = None  # the line the detail pane described last
+
     def _show_subject(self) -> None:
         line, shown = self.line, self.shown
         if line is None or shown is None or line >= shown.lines.get(self.log_name, 0):
@@ -185,6 +187,9 @@ class MasterLogScreen(Screen[None]):
         self.subject = LogSubject(
             self.log_name, line, message, verdicts, choice, recovery, str(session.directory)
         )
+        if (self.log_name, line) != self._described:  # another line: read from its top
+            self._described = (self.log_name, line)
+            self.query_one("#log-detail", VerticalScroll).scroll_home(animate=False)
         self.span = self._span(verdicts[choice] if verdicts else None)
 
     def _span(self, verdict: Verdict | None) -> tuple[int, int] | None:

@@ -410,7 +410,12 @@ class NodeDetail(VerticalScroll):
             Text("Select a node to see its fields.", style="dim"), id="detail-body", markup=False
         )
 
+    _described: str | None = None  # the node described last
+
     def watch_subject(self, subject: Subject | None) -> None:
         if subject is not None:
             palette = Palette.of(self.app.theme_variables)
             self.query_one("#detail-body", Static).update(describe_subject(subject, palette))
+            if subject.row.node_id != self._described:  # another node: read from its top
+                self._described = subject.row.node_id
+                self.scroll_home(animate=False)

@@ -11,9 +11,10 @@ from typing import Any
 from textual.widgets import Static
 
 from pact_tui.diffs import without_separator
+from pact_tui.widgets.detail import NodeDetail
 from pact_tui.widgets.queue import Palette, diff_renderable, proposal_detail
 
-from .inspector import SIZE, inspector, notifications, settle, wait_until
+from .inspector import SIZE, inspector, notifications, screen_of, settle, wait_until
 from .test_document_inbox import answer, cursor_to, opened
 from .test_document_queue import by_status, queue_of, text_of
 
@@ -135,3 +136,72 @@ async def test_colon_n_shows_the_document_after_event_n_as_the_events_view_numbe
         await settle(pilot)
         assert any(f"give an event number from 0 to {live - 1}" in n for n in notifications(app))
         assert screen.position == 1
+
+
+async def test_the_proposal_detail_starts_at_its_top_for_each_new_selection(demo: Path) -> None:
+    """Scrolled down one proposal's detail, the next proposal's is shown from its top (the
+    same proposal redrawn, as the clock ticks, keeps where the reader was)."""
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=(100, 20)) as pilot:
+        screen, queue = await queue_of(pilot)
+        pane = screen.query_one("#proposal-pane")
+        await wait_until(pilot, lambda: pane.max_scroll_y > 2, "a detail taller than its pane")
+        pane.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert pane.scroll_y > 0
+        screen.now_ms += 1_000  # a tick redraws the same proposal: the reader stays there
+        await settle(pilot)
+        assert pane.scroll_y > 0
+        await pilot.press("j")
+        await settle(pilot)
+        assert queue.cursor_line == 1
+        assert pane.scroll_y == 0
+
+
+async def test_the_context_detail_starts_at_its_top_for_each_new_node(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        await wait_until(pilot, lambda: screen.shown is not None, "the context")
+        await settle(pilot)
+        detail = screen.query_one(NodeDetail)
+        await to_two_tall_details(pilot, detail, screen.context_tree.line_count)
+        detail.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert detail.scroll_y > 0
+        await pilot.press("k")  # the node before, whose detail is taller than its pane too
+        await settle(pilot)
+        assert detail.scroll_y == 0
+
+
+async def to_two_tall_details(pilot: Any, pane: Any, lines: int) -> None:
+    """Move down to the first row whose detail, and the one before's, are taller than
+    ``pane`` (a detail that fits could not show where it was scrolled)."""
+    before = 0.0
+    for _ in range(lines):
+        if pane.max_scroll_y > 2 and before > 2:
+            return
+        before = pane.max_scroll_y
+        await pilot.press("j")
+        await settle(pilot)
+    raise AssertionError("no two rows in a row with details taller than the pane")
+
+
+async def test_the_master_log_detail_starts_at_its_top_for_each_new_line(tmp_path: Path) -> None:
+    from pact_tui.widgets.loglines import LogLines
+
+    from .test_masterlog import copy, opened
+    from .test_masterlog import inspector as log_inspector
+
+    directory = copy(tmp_path, "conv-basic")
+    async with log_inspector(directory).run_test(size=(80, 24)) as pilot:
+        shown = await opened(pilot)
+        pane = shown.query_one("#log-detail")
+        lines = shown.query_one("#messages", LogLines)
+        await to_two_tall_details(pilot, pane, lines.line_count)
+        pane.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert pane.scroll_y > 0
+        await pilot.press("k")
+        await settle(pilot)
+        assert pane.scroll_y == 0
