@@ -1119,8 +1119,9 @@ class DocumentScreen(CustodianActions):
         if doc is None:
             return
         pid, note = held_note(doc, held, row)
+        order = self.query_one(ProposalQueue).order()  # the rows as the custodian saw them
         if action == "choose":
-            await self._choose_side(doc, pid, note)
+            await self._choose_side(doc, pid, note, order)
             return
         if self._refused(doc, action, proposal_id=pid):
             return
@@ -1128,17 +1129,26 @@ class DocumentScreen(CustodianActions):
         if action == "approve":
             why = await self._ask(f"Approve {what}\nIt merges at once: why?")
             if why is not None:
-                self.run_document({"op": "approve", "proposalId": pid, "why": why})
+                await self._decide(pid, order, {"op": "approve", "proposalId": pid, "why": why})
         elif action == "reject":
             reason = await self._ask(f"Reject {what}\nThe reason:")
             if reason is not None:
-                self.run_document({"op": "reject", "proposalId": pid, "reason": reason})
+                command = {"op": "reject", "proposalId": pid, "reason": reason}
+                await self._decide(pid, order, command)
         elif action == "force-merge":
             why = await self._ask(f"Force-merge {what}\nIt merges past its policy: why?")
             if why is not None:
-                self.run_document({"op": "force-merge", "proposalId": pid, "why": why})
+                command = {"op": "force-merge", "proposalId": pid, "why": why}
+                await self._decide(pid, order, command)
         elif action == "revert":
             await self._revert(doc, pid, what)
+
+    async def _decide(self, pid: str, order: list[str], command: dict[str, Any]) -> None:
+        """Run ``command``, a decision on proposal ``pid``; once it is applied, the queue's
+        cursor goes on to the next open proposal (``order``: the queue's rows when the
+        decision was asked for), not with ``pid`` down among the closed ones."""
+        if await self.run_document(command).wait() is not None:
+            self.query_one(ProposalQueue).go_on_from(pid, order)
 
     async def _revert(self, doc: Document, pid: str, what: str) -> None:
         """Say what the revert becomes (merged at once, or waiting as the policy says), offer
@@ -1176,7 +1186,7 @@ class DocumentScreen(CustodianActions):
         if why is not None:
             self.run_document({"op": "revert", "proposalId": pid, "summary": why})
 
-    async def _choose_side(self, doc: Document, pid: str, note: str) -> None:
+    async def _choose_side(self, doc: Document, pid: str, note: str, order: list[str]) -> None:
         """Settle the conflict of proposal ``pid``: pick one side, or the three-way result."""
         from ..asking import describe_proposal, side_picks
 
@@ -1208,7 +1218,7 @@ class DocumentScreen(CustodianActions):
         why = await self._ask(f"Choose {chosen}\nJustification (kept with the decision):")
         if why is None:
             return
-        self.run_document(choose_command(section.id, group, choice, why, content))
+        await self._decide(pid, order, choose_command(section.id, group, choice, why, content))
 
     async def _edit_merged(self, conflict_id: str, merged: str) -> str | None:
         """The three-way result as the custodian settles its overlaps (None: cancelled)."""

@@ -400,6 +400,29 @@ class ProposalQueue(RowList[DocShown, QueueRow]):
         wanted = f" · {self.queue_filter}" if self.queue_filter else ""
         self.border_title = plain(f"proposals ({len(self.rows):,}){wanted}")
 
+    def order(self) -> list[str]:
+        """The proposals' ids, in the order of the rows."""
+        rows = self.rows
+        return list(rows.ids) if isinstance(rows, QueueRows) else [row.key for row in rows]
+
+    def go_on_from(self, decided: str, order: Sequence[str]) -> None:
+        """After a decision on ``decided``: the cursor goes to the open proposal that came after
+        it in ``order`` (the rows when the decision was asked for), else to the one before it;
+        it stays where it is if no other is open."""
+        shown = self.shown
+        if shown is None:
+            return
+        proposals = shown.doc.proposals
+        at = order.index(decided) if decided in order else len(order)
+        for key in (*order[at + 1 :], *reversed(order[:at])):
+            proposal = proposals.get(key)
+            if proposal is None or proposal.status not in OPEN_ORDER:
+                continue
+            line = self.line_of(key)
+            if line is not None:
+                self.cursor_line = line
+                return
+
     def action_act(self, action: Any) -> None:
         row = self.current_row
         if row is not None:

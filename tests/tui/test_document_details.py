@@ -205,3 +205,48 @@ async def test_the_master_log_detail_starts_at_its_top_for_each_new_line(tmp_pat
         await pilot.press("k")
         await settle(pilot)
         assert pane.scroll_y == 0
+
+
+async def test_after_a_decision_the_cursor_goes_on_to_the_next_open_proposal(
+    demo: Path,
+) -> None:
+    """Approve, then reject: each time the cursor goes to the open proposal after the one
+    decided (the one before it when none is after), not with the decided one as it sorts
+    down among the closed ones."""
+    from pact_tui.widgets.queue import OPEN_ORDER
+
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen, queue = await queue_of(pilot)
+        doc = screen.workspace.document("memo")
+
+        def open_ids() -> list[str]:
+            return [
+                row.key
+                for row in (queue.rows[i] for i in range(len(queue.rows)))
+                if row.status in OPEN_ORDER
+            ]
+
+        for key, why in (("a", "numbers checked"), ("r", "not this one")):
+            before = open_ids()
+            decided = (
+                before[0]
+                if key == "r"
+                else next(pid for pid in before if doc.proposals[pid].status == "Pending")
+            )
+            await cursor_to(pilot, queue, lambda row, d=decided: row.key == d)  # type: ignore[misc]
+            await pilot.press(key)
+            await answer(pilot, why)
+            await wait_until(
+                pilot,
+                lambda d=decided: doc.proposals[d].status not in OPEN_ORDER,
+                "decided",  # type: ignore[misc]
+            )
+            await settle(pilot)
+            at = before.index(decided)
+            still_open = [p for p in before if doc.proposals[p].status in OPEN_ORDER]
+            after = [p for p in before[at + 1 :] if p in still_open]
+            wanted = after[0] if after else [p for p in before[:at] if p in still_open][-1]
+            assert queue.current_row is not None
+            assert queue.current_row.key == wanted, (key, decided, before)
+            assert screen.proposal_id == wanted

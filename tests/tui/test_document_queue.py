@@ -475,8 +475,9 @@ async def test_approve_asks_why_and_merges(demo: Path) -> None:
         doc = screen.shown.doc  # type: ignore[union-attr]
         assert doc.proposals[pending.id].status == "Merged"
         assert ("numbers checked") in [o.why for _, o in doc.overrides]
-        assert queue.current_row is not None and queue.current_row.key == pending.id  # sticky
-        assert queue.current_row.status == "Merged"
+        # the cursor went on to an open proposal (test_document_details.py says which)
+        assert queue.current_row is not None and queue.current_row.key != pending.id
+        assert queue.current_row.status in ("Conflict", "Pending", "Approved")
 
 
 async def test_escape_at_the_question_does_nothing(demo: Path) -> None:
