@@ -120,3 +120,29 @@ async def test_a_key_typed_right_after_v_moves_the_pane_v_shows(demo: Path) -> N
             await settle(pilot)
             assert app.focused is shown
             assert (shown.cursor_line, hidden.cursor_line) == (before[0] + 1, before[1])
+
+
+async def test_a_key_typed_right_after_escape_from_the_hits_moves_the_log(
+    tmp_path: Path,
+) -> None:
+    """The master-log screen's search hits and the log's lines share one place: ``escape``
+    then ``j`` in one go moves the log's cursor, never the hits' it hid."""
+    from pact_tui.widgets.loglines import HitList, LogLines
+
+    from .test_masterlog import copy
+    from .test_masterlog import opened as log_opened
+
+    directory = copy(tmp_path, "conv-branches")
+    async with inspector(directory).run_test(size=SIZE) as pilot:
+        shown = await log_opened(pilot)
+        app = pilot.app
+        await pilot.press("slash", *"rounding", "enter")
+        hits = shown.query_one("#hits", HitList)
+        messages = shown.query_one("#messages", LogLines)
+        await wait_until(pilot, lambda: hits.has_focus and len(hits.hits) > 1, "the hits")
+        before = (hits.cursor_line, messages.cursor_line)
+        type_ahead(app, "escape", "j")
+        await wait_until(pilot, lambda: messages.cursor_line != before[1], "the log's cursor")
+        assert app.focused is messages
+        assert hits.cursor_line == before[0]
+        assert messages.cursor_line == before[1] + 1
