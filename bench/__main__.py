@@ -4,6 +4,11 @@ Each group runs in a fresh interpreter: one group's heap, threads and warm cache
 weigh on the next one's figures (the store's batch figure lost a quarter when it ran in the
 process that had just held the app's 100,000-item workspace). Exits non-zero if any figure
 misses its target.
+
+A group is a module ``bench/bench_<name>.py`` with a ``main()``, found by its name: ``app``,
+``store``, ``workspace``, ``context``, ``changes``, ``protocol``, ``queue``, ``heatmap``,
+``inbox``, ``doclive``, ``doctime``, ``masterlog`` and ``custodian`` (what a custodian can
+trust: a key after a view switch reaches the view shown).
 """
 
 from __future__ import annotations

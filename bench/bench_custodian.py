@@ -10,6 +10,9 @@ checkpoint saved as on closing.
 - The events view opening on it (``E`` pressed on the document screen until its newest row is
   drawn from the events read) ≤ 200 ms; anchor: the outline view opening (``o``) on the same
   document in the same app.
+- A key typed after a view switch is delivered to the view shown: 1,000 of 1,000 times at
+  0-200 ms spacing, on the demo's memo (``key_after_a_view_switch``, below, says how);
+  anchor: 200 trials with the focus moved as before issue 24, counted the same way.
 
 ``python -m bench custodian`` runs it.
 """
@@ -19,9 +22,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import itertools
+import random
 import statistics
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -30,7 +35,7 @@ import orjson
 
 import engine.workspace as workspace_module
 from bench.bench_protocol import _append, _work
-from bench.common import fmt, report_limit, report_ratio
+from bench.common import RESULTS, fmt, report_limit, report_ratio
 from engine.protocol.audit import EventFilter
 from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
@@ -164,6 +169,133 @@ def bench_events_view(path: Path) -> None:
     )
 
 
+# -- 3. a key after a view switch ------------------------------------------------------------------
+VIEW_KEYS = {"outline": "o", "queue": "P", "heatmap": "H", "inbox": "i", "agents": "A"}
+VIEW_KEYS["events"] = "E"
+SPACINGS_MS = (0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200)
+TRIALS = 1_000
+ANCHOR_TRIALS = 200  # 20 at each spacing: enough to show the count sees a key go astray
+SEED = 24
+SIZE = (120, 40)  # the tests' terminal
+
+
+async def key_after_switch(
+    path: Path, trials: int, *, as_before: bool
+) -> tuple[int, dict[float, int]]:
+    """How many of ``trials`` view switches followed by ``j`` moved only the shown view's
+    cursor, and the misses by spacing (``as_before``: the focus moved as before the fix)."""
+    from textual import events
+
+    from pact_tui.app import PactApp
+    from pact_tui.screens.document import DocumentScreen
+    from pact_tui.widgets.cursor import CursorPane
+
+    with ExitStack() as stack:
+        if as_before:
+
+            def deferred(screen: DocumentScreen) -> None:
+                screen.query_one(f"#{screen.view}").focus()
+
+            stack.enter_context(mock.patch.object(DocumentScreen, "_focus_view", deferred))
+            stack.enter_context(mock.patch.object(CursorPane, "check_action", lambda *_: True))
+        # Read-only: nothing is fired while the trials run (a merge falling due would re-sort
+        # the queue under its cursor, and the count would take that for a key gone astray).
+        app = PactApp(path, watch=False, document="memo", human="ann", read_only=True)
+        rng = random.Random(SEED)
+        delivered, missed = 0, dict.fromkeys(SPACINGS_MS, 0)
+        said: list[str] = []  # the first misses, cursors before and after
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await app.switch_mode("document")
+            screen = app.screen
+            assert isinstance(screen, DocumentScreen)
+            while screen.shown is None:
+                await pilot.pause(0.05)
+            panes = {view: screen.query_one(f"#{view}", CursorPane) for view in VIEW_KEYS}
+            while any(p.line_count < 2 for p in panes.values()):
+                await pilot.pause(0.05)
+
+            def send(key: str) -> None:
+                app.post_message(events.Key(key, key))
+
+            for trial in range(trials):
+                spacing = SPACINGS_MS[trial % len(SPACINGS_MS)]
+                shown = rng.choice([v for v in VIEW_KEYS if v != screen.view])
+                for pane in panes.values():  # room below every cursor for the j
+                    if pane.cursor_line >= pane.line_count - 1:
+                        pane.cursor_line = 0
+                        await pilot.pause()
+                before = {v: p.cursor_line for v, p in panes.items()}
+                send(VIEW_KEYS[shown])
+                if spacing:
+                    await asyncio.sleep(spacing / 1000)
+                send("j")
+                deadline = time.monotonic() + 30  # a failure guard: a loaded machine lags
+                while time.monotonic() < deadline and all(
+                    p.cursor_line == before[v] for v, p in panes.items()
+                ):
+                    await asyncio.sleep(0.001)
+                moved = {v for v, p in panes.items() if p.cursor_line != before[v]}
+                ok = (
+                    screen.view == shown
+                    and app.focused is panes[shown]
+                    and moved == {shown}
+                    and panes[shown].cursor_line == before[shown] + 1
+                )
+                delivered += ok
+                if not ok and len(said) < 3:
+                    cursors = {v: p.cursor_line for v, p in panes.items()}
+                    said.append(f"trial {trial} ({spacing:g} ms, to {shown}): {before} → {cursors}")
+                missed[spacing] += not ok
+    for line in said:
+        print(f"  {'anchor' if as_before else 'figure'} missed: {line}", flush=True)
+    return delivered, missed
+
+
+def report_delivered(delivered: int, anchor: int, anchor_missed: dict[float, int]) -> bool:
+    """Print the figure (every one of ``TRIALS`` delivered) next to its anchor."""
+    ok = delivered == TRIALS
+    astray = ", ".join(f"{n} at {s:g} ms" for s, n in anchor_missed.items() if n) or "none"
+    name = "a key after a view switch is delivered to the shown view"
+    print(
+        f"  {name} {delivered:,} of {TRIALS:,} times at 0-200 ms spacing"
+        f"  (target {TRIALS:,} of {TRIALS:,})"
+        f"  [anchor, the focus moved as before issue 24: {anchor:,} of {ANCHOR_TRIALS:,};"
+        f" astray: {astray}]  {'PASS' if ok else 'FAIL'}"
+    )
+    RESULTS.append((name, ok))
+    return ok
+
+
+def key_after_a_view_switch() -> None:
+    """Figure 3.
+
+    A key typed after a view switch is delivered to the view shown: 1,000 of 1,000 times at
+    0-200 ms spacing. The demo's memo, headless and read-only (nothing falls due and re-sorts
+    a list meanwhile). Each trial switches from the view in front to another (its key: ``o``
+    ``P`` ``H`` ``i`` ``A`` ``E``, in a seeded random order), waits the spacing (0 ms: both
+    keys in one go, as one terminal read holding both delivers them; then 0.5, 1, 2, 5, 10,
+    20, 50, 100 and 200 ms, 100 trials each), sends ``j``, and counts it delivered when the
+    view shown has the focus, its cursor moved one line and no hidden view's cursor moved.
+    The anchor: 200 trials at the same spacings (20 each) with the focus moved as before
+    issue 24 (``Widget.focus``, which moves it when a later message is handled, and hidden
+    panes taking keys), counted the same way: it shows that the count sees a key go astray.
+    """
+    from pact_tui.demo import create_demo
+    from pact_tui.screenshot import fixed_clock
+
+    print(f"3. a key after a view switch, {TRIALS:,} trials")
+    with tempfile.TemporaryDirectory(prefix="bench-custodian-") as scratch:
+        path = Path(scratch) / "demo.pact"
+        asyncio.run(create_demo(path, clock=fixed_clock()))
+        start = time.perf_counter()
+        delivered, _ = asyncio.run(key_after_switch(path, TRIALS, as_before=False))
+        took = time.perf_counter() - start
+        anchor, anchor_missed = asyncio.run(key_after_switch(path, ANCHOR_TRIALS, as_before=True))
+    print(f"  ({TRIALS:,} trials in {fmt(took)})")
+    report_delivered(delivered, anchor, anchor_missed)
+
+
 def main() -> None:
     gc.freeze()
     with tempfile.TemporaryDirectory() as folder:
@@ -173,6 +305,7 @@ def main() -> None:
         print(f"  (a document of {EVENTS:,} events built in {fmt(time.perf_counter() - start)})")
         bench_audit(path)
         bench_events_view(path)
+    key_after_a_view_switch()
 
 
 if __name__ == "__main__":
