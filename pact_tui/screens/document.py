@@ -1264,6 +1264,7 @@ class DocumentScreen(CustodianActions):
 
     def watch_agent_id(self) -> None:
         self._show_agent()
+        self.query_one("#agent-pane", VerticalScroll).scroll_home(animate=False)  # its top
 
     def _show_agent(self) -> None:
         if self.shown is None or self.view != "agents":

@@ -11,6 +11,7 @@ from typing import Any
 from textual.widgets import Static
 
 from pact_tui.diffs import without_separator
+from pact_tui.widgets.cursor import CursorPane
 from pact_tui.widgets.detail import NodeDetail
 from pact_tui.widgets.queue import Palette, diff_renderable, proposal_detail
 
@@ -250,3 +251,19 @@ async def test_after_a_decision_the_cursor_goes_on_to_the_next_open_proposal(
             assert queue.current_row is not None
             assert queue.current_row.key == wanted, (key, decided, before)
             assert screen.proposal_id == wanted
+
+
+async def test_the_agent_detail_starts_at_its_top_for_each_new_agent(demo: Path) -> None:
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await opened(pilot, "A")
+        pane = screen.query_one("#agent-pane")
+        pane.styles.height = 3  # the demo's agents are short: a pane shorter than each
+        roster = screen.query_one("#agents", CursorPane)
+        await to_two_tall_details(pilot, pane, roster.line_count)
+        pane.scroll_end(animate=False, immediate=True)
+        await settle(pilot)
+        assert pane.scroll_y > 0
+        await pilot.press("k")
+        await settle(pilot)
+        assert pane.scroll_y == 0
