@@ -7,8 +7,8 @@ misses its target.
 
 A group is a module ``bench/bench_<name>.py`` with a ``main()``, found by its name: ``app``,
 ``store``, ``workspace``, ``context``, ``changes``, ``protocol``, ``queue``, ``heatmap``,
-``inbox``, ``doclive``, ``doctime``, ``masterlog`` and ``custodian`` (what a custodian can
-trust: a key after a view switch reaches the view shown).
+``inbox``, ``doclive``, ``doctime``, ``masterlog`` and ``custodian`` (the audit trail, the
+events view, a key after a view switch reaching the view shown).
 """
 
 from __future__ import annotations
