@@ -22,6 +22,7 @@ what an agent wrote is read as it was written, never as formatting or a link.
 
 from __future__ import annotations
 
+import abc
 import csv
 import io
 import json
@@ -132,7 +133,7 @@ async def _chained(
 
 
 # -- the formats --------------------------------------------------------------------------------
-class Writer:
+class Writer(abc.ABC):
     """Writes rows in one format; made for one audit (a document, a filter)."""
 
     def __init__(self, name: str, described: str) -> None:
@@ -142,8 +143,9 @@ class Writer:
     def head(self) -> str:
         return ""
 
+    @abc.abstractmethod
     def rows(self, rows: Iterable[AuditRow]) -> str:
-        raise NotImplementedError
+        """The text of ``rows`` in this format."""
 
     def tail(self, tally: Tally) -> str:
         return ""

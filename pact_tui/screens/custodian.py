@@ -200,7 +200,6 @@ class CustodianActions(Screen[None]):
     if TYPE_CHECKING:
         shown: DocShown | None
         section_id: str | None
-        position: int | None
 
         @property
         def workspace(self) -> Workspace: ...
@@ -209,6 +208,8 @@ class CustodianActions(Screen[None]):
         def custodian(self) -> str: ...
 
         async def command(self, command: dict[str, Any]) -> dict[str, Any] | None: ...
+
+        def _live_doc(self) -> Document | None: ...
 
     def action_custodian_menu(self) -> None:
         self.custodian_action(None)
@@ -219,9 +220,7 @@ class CustodianActions(Screen[None]):
         shown = self.shown
         if shown is None:
             return
-        if self.workspace.read_only or self.position is not None:
-            where = "open read-only" if self.workspace.read_only else "shown in the past (l: live)"
-            self.notify(f"The document is {where}: nothing can be changed.", severity="warning")
+        if self._live_doc() is None:  # the past, or read-only: said why
             return
         doc = shown.doc
         section = doc.section(self.section_id, shown.now_ms) if self.section_id else None

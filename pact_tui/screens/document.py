@@ -474,22 +474,7 @@ class DocumentScreen(CustodianActions):
         from engine.protocol.errors import ProtocolError
 
         name = self.document_name
-        if name is None:
-            return None
-        if self.position is not None:
-            self.notify(
-                f"You are looking at the document after event #{self.position - 1}: press }}"
-                " to go back to live before acting.",
-                severity="warning",
-                title="The past is read-only",
-            )
-            return None
-        if self.workspace.read_only:
-            self.notify(
-                "The workspace is open read-only: commands cannot run.",
-                severity="warning",
-                title="Read-only",
-            )
+        if name is None or self._live_doc() is None:
             return None
         try:
             decision = await self.workspace.run_document(name, command, Actor.human(self.custodian))
@@ -1066,8 +1051,8 @@ class DocumentScreen(CustodianActions):
             return None
         if self.position is not None:
             self.notify(
-                f"You are looking at event {self.position}: press l (or }}) to go back to live"
-                " before acting.",
+                f"You are looking at the document after event #{self.position - 1}: press }}"
+                " to go back to live before acting.",
                 severity="warning",
                 title="The past is read-only",
             )

@@ -52,13 +52,12 @@ class InboxRow:
 
 def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
     """What waits for a human on ``doc``, as ``reader`` may see it, oldest first."""
-    from engine.protocol.barriers import reads
     from engine.protocol.mentions import addressed_to_human
     from engine.protocol.model import who
     from engine.protocol.views import comment_author
 
     def readable(key: int | None) -> bool:
-        return key is None or reads(doc, reader, doc.by_key[key])
+        return _readable(doc, reader, key)
 
     def name_of(agent_id: str) -> str:
         """Who asked: only a joined agent may (``ask-human``), registered by its join."""
@@ -146,6 +145,13 @@ def inbox_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
     return rows
 
 
+def _readable(doc: Document, reader: Agent | None, key: int | None) -> bool:
+    """Whether ``reader`` may read section ``key`` (None: an item on no section)."""
+    from engine.protocol.barriers import reads
+
+    return key is None or reads(doc, reader, doc.by_key[key])
+
+
 HISTORY_KEPT = 200  # the newest settled items the inbox keeps below the open ones
 
 
@@ -153,13 +159,12 @@ def history_rows(doc: Document, reader: Agent | None) -> list[InboxRow]:
     """What waited for a human and was settled, as ``reader`` may see it, oldest first (the
     newest ``HISTORY_KEPT``): questions answered, dismissed or timed out, escalated conflicts
     resolved, comments to a human resolved; each with how it was settled."""
-    from engine.protocol.barriers import reads
     from engine.protocol.mentions import addressed_to_human
     from engine.protocol.model import who
     from engine.protocol.views import comment_author
 
     def readable(key: int | None) -> bool:
-        return key is None or reads(doc, reader, doc.by_key[key])
+        return _readable(doc, reader, key)
 
     rows: list[InboxRow] = []
     for query in doc.queries.values():
