@@ -257,6 +257,35 @@ def test_a_stored_payload_reads_back_as_itself(value: object) -> None:
     assert _event_from_row(row).payload == value
 
 
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values, st.sampled_from([None, 0, 2]))
+def test_any_json_text_of_a_payload_reads_back_as_its_value(
+    value: object, indent: int | None
+) -> None:
+    """Not only the store's compact text: JSON's whitespace before a long number, or a payload
+    that is one bare number, still reads the integer back whole (not as a float)."""
+    from engine.store.sqlite import _event_from_row
+
+    text = json.dumps(value, indent=indent, separators=None if indent else (", ", ": "))
+    row = (1, "s", 1, "t", 0, "a", text, "h0", "h1")
+    assert _event_from_row(row).payload == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "12345678901234567890",
+        '{"a": [1,\n  -98765432109876543210]}',
+        "[ 2e3, 99999999999999999999]",
+    ],
+)
+def test_a_long_integer_after_whitespace_or_alone_is_read_exactly(text: str) -> None:
+    from engine.store.sqlite import _event_from_row
+
+    row = (1, "s", 1, "t", 0, "a", text, "h0", "h1")
+    assert _event_from_row(row).payload == json.loads(text)
+
+
 async def test_big_integers_and_lone_surrogates_survive_a_real_store(tmp_path: Path) -> None:
     from engine.store import SqliteEventStore
 
