@@ -33,14 +33,13 @@ from unittest import mock
 
 import orjson
 
-import engine.workspace as workspace_module
 from bench.bench_protocol import _append, _work
 from bench.common import RESULTS, fmt, report_limit, report_ratio
 from engine.protocol.audit import EventFilter
 from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
 from engine.store import SqliteEventStore
-from engine.workspace import Workspace
+from engine.workspace import Workspace, cadence
 
 EVENTS = 209_000
 NEVER = 10**12
@@ -54,7 +53,7 @@ async def build(path: Path, total: int) -> None:
     async with await SqliteEventStore.open(path, create=True, watch=False) as store:
         while (head := await store.head()) < total:
             await _append(store, list(itertools.islice(events, min(20_000, total - head))))
-    with mock.patch.multiple(workspace_module, CHECKPOINT_ON_CLOSE=NEVER):
+    with mock.patch.multiple(cadence, CHECKPOINT_ON_CLOSE=NEVER):
         async with await Workspace.open(path, watch=False, lazy=True) as ws:
             await ws.load_document("plan")
             await ws.checkpoint()

@@ -28,7 +28,7 @@ from unittest import mock
 
 import orjson
 
-import engine.workspace as workspace_module
+import engine.workspace.documents as documents_role
 from bench.bench_protocol import _append, _work
 from bench.common import fmt, in_a_fresh_process, report_ratio
 from engine.documents import DOC_CHECKPOINT
@@ -36,7 +36,7 @@ from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
 from engine.protocol.persist import dump_document
 from engine.store import SqliteEventStore
-from engine.workspace import Workspace
+from engine.workspace import Workspace, cadence
 
 EVENTS = 200_000
 POINTS = (110_001, 137_777, 163_333, 199_999)  # in the newer half, between archives
@@ -53,11 +53,11 @@ async def build(path: str, total: str) -> None:
     archived, archives = 0, []
     async with await SqliteEventStore.open(path, create=True, watch=False) as store:
         while (head := await store.head()) < total_n:
-            spacing = max(workspace_module.CHECKPOINT_EVERY, len(doc.proposals) + len(doc.agents))
+            spacing = max(cadence.CHECKPOINT_EVERY, len(doc.proposals) + len(doc.agents))
             batch = min(spacing - (head - archived), total_n - head)
             await _append(store, list(itertools.islice(events, batch)))
             if await store.head() - archived >= spacing:
-                with mock.patch.multiple(workspace_module, CHECKPOINT_ON_CLOSE=NEVER):
+                with mock.patch.multiple(cadence, CHECKPOINT_ON_CLOSE=NEVER):
                     async with await Workspace.open(path, watch=False, lazy=True) as ws:
                         projection = await ws.load_document("plan")
                         await ws._save_document("plan", projection, archive=True)
@@ -72,10 +72,10 @@ async def timed_past(path: str, at: str, mode: str) -> None:
     none = "bench:none:" if mode == "replay" else None  # the caches' names, or as they are
     patches: dict[str, Any] = {
         "DOC_CHECKPOINT": none or DOC_CHECKPOINT,
-        "DOC_ARCHIVE_PREFIX": none or workspace_module.DOC_ARCHIVE_PREFIX,
+        "DOC_ARCHIVE_PREFIX": none or documents_role.DOC_ARCHIVE_PREFIX,
     }
     gc.freeze()
-    with mock.patch.multiple(workspace_module, **patches):
+    with mock.patch.multiple(documents_role, **patches):
         async with await Workspace.open(path, watch=False, lazy=True, read_only=True) as ws:
             start = time.perf_counter()
             doc = await ws.document_at("plan", int(at))

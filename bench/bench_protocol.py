@@ -35,7 +35,7 @@ from unittest import mock
 
 import orjson
 
-import engine.workspace as workspace_module
+import engine.workspace.documents as documents_role
 from bench.common import (
     fmt,
     in_a_fresh_process,
@@ -53,7 +53,7 @@ from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
 from engine.protocol.persist import dump_document
 from engine.store import NewEvent, SqliteEventStore
-from engine.workspace import Workspace
+from engine.workspace import Workspace, cadence
 
 AGENTS, SECTIONS = 1_000, 500
 PROPOSALS, PROPOSERS = 100_000, 100
@@ -340,7 +340,7 @@ async def build_reopen(path: str, total: str, tail: str) -> None:
             while (head := await store.head()) < until:
                 await _append(store, list(itertools.islice(events, min(20_000, until - head))))
             if until < total_n:
-                with mock.patch.multiple(workspace_module, CHECKPOINT_ON_CLOSE=NEVER):
+                with mock.patch.multiple(cadence, CHECKPOINT_ON_CLOSE=NEVER):
                     async with await Workspace.open(path, watch=False, lazy=True) as ws:
                         await ws.load_document("plan")
                         await ws.checkpoint()
@@ -351,9 +351,9 @@ async def timed_reopen(path: str, mode: str) -> None:
     """How long opening the workspace and loading ``plan`` takes (``mode``: "checkpoint", or
     "replay" with the checkpoint's name changed so none is found), and what it arrives at."""
     # "replay": the checkpoint's name changed, so none is found.
-    name = "bench:loading-disabled:" if mode == "replay" else workspace_module.DOC_CHECKPOINT
+    name = "bench:loading-disabled:" if mode == "replay" else documents_role.DOC_CHECKPOINT
     gc.freeze()
-    with mock.patch.object(workspace_module, "DOC_CHECKPOINT", name):
+    with mock.patch.object(documents_role, "DOC_CHECKPOINT", name):
         start = time.perf_counter()
         ws = await Workspace.open(path, watch=False, lazy=True, read_only=True)
         projection = await ws.load_document("plan")

@@ -41,12 +41,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import engine.workspace as workspace_module
+import engine.workspace.checkpoints as checkpoints_module
+import engine.workspace.index as index_role
+import engine.workspace.loading as loading_role
+import engine.workspace.projection as projection_module
 from bench.common import (
     WARM_UP,
     fmt,
@@ -62,7 +65,7 @@ from bench.common import (
 )
 from engine.canonical import canonical_json
 from engine.store import NewEvent, SqliteEventStore
-from engine.workspace import Workspace
+from engine.workspace import CONTEXT_CHECKPOINT, ContextProjection, Workspace, cadence
 
 NEVER = 10**12
 ROLE_MODULE = "bench.bench_workspace"  # its roles run as processes of their own
@@ -75,8 +78,14 @@ TOTAL_EVENTS, TAIL = 1_000_000, 2_500
 
 @contextmanager
 def checkpoints(**settings: Any) -> Iterator[None]:
-    """Override the workspace's checkpoint settings (CHECKPOINT, CHECKPOINT_EVERY, ...)."""
-    with mock.patch.multiple(workspace_module, **settings):
+    """Override the workspace's checkpoint settings (CHECKPOINT_EVERY, INDEX_CHECKPOINT, ...),
+    each where the workspace reads it: the cadence in ``cadence``, a checkpoint's name in the
+    role that loads and saves it."""
+    where = {"INDEX_CHECKPOINT": index_role, "CONTEXT_CHECKPOINT": loading_role}
+    with ExitStack() as stack:
+        for setting, value in settings.items():
+            module = where.get(setting, cadence)
+            stack.enter_context(mock.patch.object(module, setting, value))
         yield
 
 
@@ -156,8 +165,7 @@ async def timed_open(path: str, mode: str) -> dict[str, Any]:
             infos = ws.contexts()
             exports = [ws.context(info.name).model_dump_json() for info in infos]
             saved = [
-                await ws.store.load_checkpoint(workspace_module.CONTEXT_CHECKPOINT + info.name)
-                for info in infos
+                await ws.store.load_checkpoint(CONTEXT_CHECKPOINT + info.name) for info in infos
             ]
             sizes = [len(c.data) for c in saved if c is not None]
             seqs = [c.seq for c in saved if c is not None]
@@ -429,7 +437,7 @@ def bench_one_command(directory: Path) -> None:
     print("      where its time goes: " + ", ".join(f"{n} {fmt(t)}" for n, t in parts))
     saving = in_a_fresh_process(ROLE_MODULE, "breakdown", big, "researcher", "save")
     print(
-        f"      one command in {workspace_module.CHECKPOINT_ON_CLOSE} also saves the context's"
+        f"      one command in {cadence.CHECKPOINT_ON_CLOSE} also saves the context's"
         f" checkpoint on closing: close {fmt(saving['close (index, checkpoint)'])} then"
         " (not in the median above)"
     )
@@ -487,12 +495,18 @@ async def breakdown(path: str, name: str, save: bool = False) -> dict[str, float
 
         return wrapper
 
+    decode = timed("decode (orjson)", checkpoints_module.decode_checkpoint)
     with (
-        mock.patch.multiple(
-            workspace_module,
-            CHECKPOINT_ON_CLOSE=1 if save else workspace_module.CHECKPOINT_ON_CLOSE,
-            decode_checkpoint=timed("decode (orjson)", workspace_module.decode_checkpoint),
-            load_compact=timed("load (compact form)", workspace_module.load_compact),
+        mock.patch.object(
+            cadence, "CHECKPOINT_ON_CLOSE", 1 if save else cadence.CHECKPOINT_ON_CLOSE
+        ),
+        # Decoded where the index and a context's checkpoint are read.
+        mock.patch.object(index_role, "decode_checkpoint", decode),
+        mock.patch.object(checkpoints_module, "decode_checkpoint", decode),
+        mock.patch.object(
+            projection_module,
+            "load_compact",
+            timed("load (compact form)", projection_module.load_compact),
         ),
         mock.patch.object(Context, "_ensure_indexed", timed("index", Context._ensure_indexed)),
     ):
@@ -530,7 +544,7 @@ async def story(path: str, name: str) -> dict[str, float]:
         oldest = min(items, key=lambda node: node.creation_index or 0).id
         newest = max(items, key=lambda node: node.creation_index or 0).id
         start = time.perf_counter()
-        projection = workspace_module.ContextProjection.fresh(0)
+        projection = ContextProjection.fresh(0)
         await ws._replay_up_to(name, projection, ws.applied(name))
         replay = time.perf_counter() - start
         del projection

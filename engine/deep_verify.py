@@ -53,9 +53,9 @@ from engine.workspace import (
     INDEX_CHECKPOINT,
     LEGACY_CHECKPOINT,
     LEGACY_VERSION,
-    READ_BATCH,
     ContextProjection,
     DeepVerification,
+    cadence,
     check_stream_start,
     context_checkpoint_projection,
     decode_checkpoint,
@@ -362,13 +362,13 @@ def _numbers_check(context: str, summary: list[int]) -> Check[ContextProjection]
 
 
 async def _stream(store: EventStore, stream: str) -> AsyncIterator[StoredEvent]:
-    """Every event of ``stream`` from its first, read ``READ_BATCH`` at a time."""
+    """Every event of ``stream`` from its first, read ``cadence.READ_BATCH`` at a time."""
     after = 0
     while True:
-        events = await store.read_stream(stream, after, limit=READ_BATCH)
+        events = await store.read_stream(stream, after, limit=cadence.READ_BATCH)
         for event in events:
             yield event
-        if len(events) < READ_BATCH:
+        if len(events) < cadence.READ_BATCH:
             return
         after = events[-1].stream_seq
 

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import engine.workspace as workspace_module
-from engine.workspace import Workspace
+from engine.workspace import Workspace, cadence
 from tests import processes
 from tests.engine.workspace.bad_files import state
 from tests.processes import (
@@ -55,9 +54,9 @@ async def workspace_with_a_long_tail(path: Path, monkeypatch: pytest.MonkeyPatch
     """A context whose log runs 300 events past any checkpoint: a process that closes it
     read-write saves one (more than CHECKPOINT_ON_CLOSE), so looking must not."""
     with monkeypatch.context() as patch:
-        patch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 10**9)
-        patch.setattr(workspace_module, "CHECKPOINT_EVERY", 10**9)
-        patch.setattr(workspace_module, "INDEX_EVERY", 10**9)
+        patch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 10**9)
+        patch.setattr(cadence, "CHECKPOINT_EVERY", 10**9)
+        patch.setattr(cadence, "INDEX_EVERY", 10**9)
         async with await Workspace.open(path, create=True, watch=False) as ws:
             await ws.create_context("agent")
             await ws.run("agent", {"op": "message", "role": "user", "text": "hi"})

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-import engine.workspace as workspace_module
-from engine.workspace import Workspace
+from engine.workspace import Workspace, cadence
 from pact_tui.screens.prompt import PromptScreen
 
 from .inspector import (
@@ -201,7 +200,7 @@ async def test_after_reopening_a_checkpointed_workspace_the_detail_tells_the_rea
 ) -> None:
     """First use found "born at (33331,1,0)" for an item inserted at (0,1,0): the history came
     from the snapshots held in memory, and a checkpoint had hidden the older ones."""
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 1)
+    monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 1)
     path = tmp_path / "deep.pact"
     async with await Workspace.open(path, create=True, watch=False) as workspace:
         await workspace.create_context("deep")

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-import engine.workspace as workspace_module
 from engine.store import SqliteEventStore
-from engine.workspace import CONTEXT_PREFIX, ContextProjection, Workspace
+from engine.workspace import CONTEXT_PREFIX, ContextProjection, Workspace, cadence
 from tests.processes import start_script
 
 HELPERS = Path(__file__).resolve().parent
@@ -37,9 +36,9 @@ def small_checkpoints(
     monkeypatch: pytest.MonkeyPatch, *, every: int, archive_every: int, on_close: int
 ) -> None:
     """Make the workspace checkpoint and archive after a few events instead of thousands."""
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_EVERY", every)
-    monkeypatch.setattr(workspace_module, "ARCHIVE_EVERY", archive_every)
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", on_close)
+    monkeypatch.setattr(cadence, "CHECKPOINT_EVERY", every)
+    monkeypatch.setattr(cadence, "ARCHIVE_EVERY", archive_every)
+    monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", on_close)
 
 
 def text(content: str, **fields: Any) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 import engine.context.commands as commands_module
-import engine.workspace as workspace_module
 from engine.store import SqliteEventStore
 from engine.workspace import (
     CONTEXT_CHECKPOINT,
@@ -18,6 +17,7 @@ from engine.workspace import (
     LEGACY_CHECKPOINT,
     ContextProjection,
     Workspace,
+    cadence,
 )
 
 from .conftest import EVERY_OPERATION, ManualClock, replay_from_scratch, small_checkpoints
@@ -129,7 +129,7 @@ async def test_a_damaged_context_checkpoint_is_replayed_for_that_context_only(
             assert damage != checkpoint.data
         # A digest that matches: the store hands it over, the workspace must judge it.
         await ws.store.save_checkpoint(CONTEXT_CHECKPOINT + "helper", checkpoint.seq, damage)
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 10**9)  # leave it damaged
+    monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 10**9)  # leave it damaged
     restores = count_restores(monkeypatch)
     async with await Workspace.open(path, watch=False) as reopened:
         problem = reopened.checkpoint_problem
@@ -183,7 +183,7 @@ async def test_a_version_2_checkpoint_written_by_the_previous_release_is_read_on
     shutil.copy(FIXTURES / "v2-checkpoint.pact", path)
     replayed = await replay_from_scratch(path)
     expected = {name: p.context.model_dump_json() for name, p in replayed.items()}
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 10)
+    monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 10)
     restores = count_restores(monkeypatch)
     async with await Workspace.open(path, watch=False, lazy=True) as ws:
         assert ws.checkpoint_problem is None

@@ -81,7 +81,7 @@ async def test_each_kind_of_checkpoint_set_past_the_log_is_ignored_and_said(
     }[kind]
     for name in damaged:
         sql(path, "UPDATE checkpoints SET seq = 9999 WHERE name = ?", name)
-    monkeypatch.setattr("engine.workspace.CHECKPOINT_ON_CLOSE", 10**9)  # leave it damaged
+    monkeypatch.setattr("engine.workspace.cadence.CHECKPOINT_ON_CLOSE", 10**9)  # leave it damaged
     expected = await expected_contexts(path)
     from_scratch = await replay_from_scratch(path)
     past = from_scratch["agent"]

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-import engine.workspace as workspace_module
 from engine.deep_verify import verify_deep
 from engine.documents import DOC_PREFIX
 from engine.protocol.document import Document
@@ -17,7 +16,7 @@ from engine.protocol.errors import InvalidRequest
 from engine.protocol.persist import dump_document
 from engine.protocol_time import CLOCK_STREAM, ClockNotStepped
 from engine.store import SqliteEventStore
-from engine.workspace import DOC_ARCHIVE_PREFIX, Workspace
+from engine.workspace import DOC_ARCHIVE_PREFIX, Workspace, cadence
 from pact_tui.demo import create_memo
 
 from .conftest import ManualClock
@@ -36,7 +35,7 @@ async def folds(path: Path, name: str) -> list[dict[str, Any]]:
 
 async def archived_memo(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The demo memo, its state archived every few events; returns where the archives are."""
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_EVERY", 7)
+    monkeypatch.setattr(cadence, "CHECKPOINT_EVERY", 7)
     async with await Workspace.open(path, create=True, watch=False, clock=ManualClock()) as ws:
         await create_memo(ws)
     async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:

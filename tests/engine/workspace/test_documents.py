@@ -22,7 +22,7 @@ from engine.protocol.document import Document
 from engine.protocol.errors import ProtocolError
 from engine.protocol.persist import FORMAT, dump_document
 from engine.store import SqliteEventStore
-from engine.workspace import Workspace, encode_checkpoint
+from engine.workspace import Workspace, cadence, encode_checkpoint
 from pact_tui.demo import create_memo
 
 from .conftest import ManualClock, start_helper
@@ -78,7 +78,7 @@ async def test_a_restored_document_catches_up_with_events_after_its_checkpoint(
 ) -> None:
     path = tmp_path / "ws.pact"
     clock = await memo_workspace(path)
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 10_000)  # none saved on close
+    monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 10_000)  # none saved on close
     async with await Workspace.open(path, watch=False, clock=clock) as ws:
         for n in range(3):
             clock.tick()
@@ -102,8 +102,8 @@ async def test_a_restored_document_catches_up_with_events_after_its_checkpoint(
 async def test_a_running_workspace_checkpoints_a_document_every_so_many_events(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_EVERY", 5)
-    monkeypatch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", 10_000)
+    monkeypatch.setattr(cadence, "CHECKPOINT_EVERY", 5)
+    monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 10_000)
     path = tmp_path / "ws.pact"
     async with await Workspace.open(path, create=True, watch=False) as ws:
         await ws.create_document("plan", "# Plan\n\nText.\n", human="ann")
@@ -404,7 +404,7 @@ async def test_a_workspace_of_documents_keeps_its_index_up_to_date(tmp_path: Pat
     path = tmp_path / "ws.pact"
     async with await Workspace.open(path, create=True, watch=False) as ws:
         await ws.create_document("plan", "# Plan\n\nText.\n", human="ann")
-        for n in range(workspace_module.INDEX_EVERY):
+        for n in range(cadence.INDEX_EVERY):
             await ws.run_document(
                 "plan", {"op": "join", "agentName": f"a{n}"}, Actor.agent(f"a{n}")
             )

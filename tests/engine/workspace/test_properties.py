@@ -25,11 +25,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import engine.workspace as workspace_module
 from engine.context import Context, ContextError, SequentialIds
 from engine.context.clock import FixedClock
 from engine.context.commands import apply_command, parse_command
-from engine.workspace import Workspace
+from engine.workspace import Workspace, cadence
 
 from .conftest import ManualClock
 
@@ -225,7 +224,7 @@ def test_a_workspace_replays_to_the_in_memory_contexts(
         pytest.MonkeyPatch.context() as patch,
         tempfile.TemporaryDirectory(prefix="pact-ws-") as directory,
     ):
-        patch.setattr(workspace_module, "CHECKPOINT_EVERY", every)
-        patch.setattr(workspace_module, "ARCHIVE_EVERY", archive_every)
-        patch.setattr(workspace_module, "CHECKPOINT_ON_CLOSE", on_close)
+        patch.setattr(cadence, "CHECKPOINT_EVERY", every)
+        patch.setattr(cadence, "ARCHIVE_EVERY", archive_every)
+        patch.setattr(cadence, "CHECKPOINT_ON_CLOSE", on_close)
         asyncio.run(run_scenario(Path(directory), interval, script))

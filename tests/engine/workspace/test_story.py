@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-import engine.workspace as workspace_module
 from engine.context import NotFound
 from engine.context.timeline import StoryEvent
 from engine.store import SqliteEventStore
-from engine.workspace import ContextProjection, Workspace
+from engine.workspace import ContextProjection, Workspace, cadence
 
 from .conftest import ManualClock, small_checkpoints
 
@@ -141,7 +140,7 @@ async def test_two_rebuilds_of_old_snapshots_at_once_both_come_out_right(
     # No archives: every rebuild starts from the context's creation, so a rebuild in flight is
     # reusable by one for an earlier snapshot; small reads, so that they interleave.
     small_checkpoints(monkeypatch, every=10, archive_every=10**6, on_close=1)
-    monkeypatch.setattr(workspace_module, "READ_BATCH", 2)
+    monkeypatch.setattr(cadence, "READ_BATCH", 2)
     path, clock = tmp_path / "w.pact", ManualClock()
     await build(path, clock, messages=60)
     expected = {

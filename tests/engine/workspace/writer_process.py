@@ -68,12 +68,11 @@ async def run(
     lazy: bool = False,
     halfway: bool = False,
 ) -> int:
-    import engine.workspace as workspace_module
     from engine.context import ContextError
-    from engine.workspace import Workspace
+    from engine.workspace import Workspace, cadence
 
     if intervals is not None:
-        workspace_module.CHECKPOINT_EVERY, workspace_module.ARCHIVE_EVERY = intervals
+        cadence.CHECKPOINT_EVERY, cadence.ARCHIVE_EVERY = intervals
     async with await Workspace.open(path, watch=False, lazy=lazy) as ws:
         if wait_for_go:
             print("ready", flush=True)

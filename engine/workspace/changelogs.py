@@ -1,0 +1,141 @@
+"""What each step of a context did, read from its events' recorded results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.context.changelog import OPS as CONTEXT_OPS
+from engine.context.changelog import Changelog
+from engine.store import StoredEvent
+from engine.workspace import cadence
+from engine.workspace.errors import BadRange, ReplayDiverged
+from engine.workspace.keys import CONTEXT_PREFIX
+from engine.workspace.past import PastStates
+from engine.workspace.types import EventChanges, SnapshotEntry, StepChanges, StepKind
+
+
+class Changelogs(PastStates):
+    """The changelogs of steps."""
+
+    # -- what each step did ----------------------------------------------------------------------
+    async def changelogs(
+        self,
+        name: str,
+        *,
+        episode: int | None = None,
+        snapshot: str | None = None,
+        between: tuple[str, str] | None = None,
+    ) -> StepChanges:
+        """The changelogs of the events that made one step of a context, read from the
+        events' stored results (the context is not rebuilt for them):
+
+        - ``episode=N`` or ``snapshot=ID``: the events after the snapshot before it, up to and
+          including the one that recorded it (episode N is ``snapshot_of_episode``'s);
+        - ``between=(A, B)``: the events after snapshot A up to and including snapshot B;
+        - none of them: the live step, the events since the newest snapshot (since the
+          context's creation if it has none), or the newest snapshot's step when nothing has
+          happened since.
+
+        An event stored before results carried a changelog has it recomputed, by replaying the
+        stream from the latest cache before it. Raises ``UnknownSnapshot`` for an unknown
+        episode or snapshot, ``BadRange`` for two ways at once or A after B.
+        """
+        asked = [x for x in (episode, snapshot, between) if x is not None]
+        if len(asked) > 1:
+            raise BadRange("name the step one way: an episode, a snapshot, or a range")
+        await self.load(name)
+        projection = self._projection(name)
+        entries = projection.snapshots
+        kind: StepKind = "snapshot"
+        since: SnapshotEntry | None
+        until: SnapshotEntry | None
+        if between is not None:
+            older, newer = (self.snapshot(name, ref) for ref in between)
+            if older.stream_seq > newer.stream_seq:
+                raise BadRange(
+                    f"snapshot {older.id} (episode {older.episode}) comes after snapshot"
+                    f" {newer.id} (episode {newer.episode}): give the older one first",
+                    since=older.id,
+                    until=newer.id,
+                )
+            since, until = older, newer
+            kind = "between"
+        elif episode is not None or snapshot is not None:
+            if episode is not None:
+                made = self.snapshot_of_episode(name, episode)
+            else:
+                assert snapshot is not None
+                made = self.snapshot(name, snapshot)
+            until, since = made, (entries[made.index - 1] if made.index > 0 else None)
+        else:
+            newest = entries[-1] if entries else None
+            if newest is not None and newest.stream_seq == projection.stream_seq:
+                until, since = newest, (entries[-2] if len(entries) > 1 else None)
+            else:
+                until, since, kind = None, newest, "live"
+        first = since.stream_seq if since is not None else 0
+        last = until.stream_seq if until is not None else projection.stream_seq
+        events = await self._step_events(name, first, last)
+        return StepChanges(name, kind, since, until, tuple(events))
+
+    async def _step_events(self, name: str, after: int, last: int) -> list[EventChanges]:
+        """The changelogs of events ``after + 1`` .. ``last`` of a context's stream."""
+        stream = CONTEXT_PREFIX + name
+        events: list[StoredEvent] = []
+        while after < last:
+            batch = await self.store.read_stream(
+                stream, after, limit=min(last - after, cadence.READ_BATCH)
+            )
+            if not batch:
+                break
+            events.extend(batch)
+            after = batch[-1].stream_seq
+        out: list[EventChanges] = []
+        unrecorded = [e for e in events if e.type in OPERATION_EVENTS and _recorded(e) is None]
+        replayed = await self._replayed_changes(name, events, unrecorded[0]) if unrecorded else {}
+        for event in events:
+            if event.type not in OPERATION_EVENTS:
+                continue  # the context's creation
+            recorded = _recorded(event)
+            if recorded is not None:
+                log = Changelog.from_json(recorded)
+                out.append(EventChanges(event.seq, event.stream_seq, event.type, log))
+            else:
+                log = replayed[event.stream_seq]
+                out.append(EventChanges(event.seq, event.stream_seq, event.type, log, False))
+        return out
+
+    async def _replayed_changes(
+        self, name: str, events: list[StoredEvent], first: StoredEvent
+    ) -> dict[int, Changelog]:
+        """The changelogs of ``events`` from ``first`` on, by replaying the stream onto the
+        latest cache before ``first`` (from its start if a cache does not replay)."""
+        projection = await self._state_before(name, first.stream_seq - 1)
+        try:
+            await self._replay_up_to(name, projection, first.stream_seq - 1)
+        except ReplayDiverged as error:
+            if projection.cached_from is None:
+                raise
+            self._cache_not_replayed(name, projection.cached_from, error)
+            projection = await self._fresh(name)
+            await self._replay_up_to(name, projection, first.stream_seq - 1)
+        out: dict[int, Changelog] = {}
+        for event in events:
+            if event.stream_seq < first.stream_seq:
+                continue
+            projection.replay(event)
+            changes = projection.context.last_changes
+            if event.type in OPERATION_EVENTS and changes is not None:
+                out[event.stream_seq] = changes
+        return out
+
+
+OPERATION_EVENTS = frozenset(f"context.{op}" for op in CONTEXT_OPS)
+
+
+def _recorded(event: StoredEvent) -> Any:
+    """The changelog an event's result carries (JSON), or None (stored before they did)."""
+    payload = event.payload
+    result = payload.get("result") if isinstance(payload, Mapping) else None
+    return result.get("changes") if isinstance(result, Mapping) else None

@@ -1,0 +1,523 @@
+"""Documents (``engine/documents.py``, ``engine.protocol``) and classification frameworks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from engine.canonical import check_fit
+from engine.documents import (
+    DOC_CHECKPOINT,
+    DOC_PREFIX,
+    FRAMEWORKS,
+    DocumentInfo,
+    DocumentProjection,
+)
+from engine.store import NewEvent, StoredEvent, StoreError
+from engine.workspace import cadence
+from engine.workspace.checkpoints import decode_checkpoint, encode_checkpoint
+from engine.workspace.checks import check_actor, check_text
+from engine.workspace.clock import ProtocolClock
+from engine.workspace.errors import (
+    CACHE_ERRORS,
+    CheckpointMismatch,
+    ContextNotLoaded,
+    DocumentReadAgain,
+    UnreplayableEvent,
+    WorkspaceError,
+)
+from engine.workspace.heap import collector_paused
+from engine.workspace.keys import DOC_ARCHIVE_PREFIX
+from engine.workspace.projection import replay_document_event
+
+if TYPE_CHECKING:
+    from engine.protocol.commands import Actor, Command
+    from engine.protocol.decide import Decision
+    from engine.protocol.document import Document
+    from engine.protocol.envelope import Ids
+
+
+class DocumentsAndFrameworks(ProtocolClock):
+    """Loading documents, their commands, their past and their logs; frameworks."""
+
+    # The protocol's modules (pydantic, markdown-it) load with the first document, not on open.
+    async def document_names(self) -> list[str]:
+        """Every document in the workspace, by name."""
+        streams = await self.store.stream_names(DOC_PREFIX)
+        return [stream[len(DOC_PREFIX) :] for stream in streams]
+
+    async def list_documents(self) -> list[DocumentInfo]:
+        """Every document's numbers (loading each)."""
+        return [(await self.load_document(name)).info(name) for name in await self.document_names()]
+
+    async def load_document(self, name: str) -> DocumentProjection:
+        """Load a document (if not loaded yet, or if a command may have left it ahead of the
+        log) from its stream; ``DocumentNotFound`` if none."""
+        projection = self._documents.get(name)
+        if projection is not None and name not in self._documents_behind:
+            return projection
+        async with self._load_lock:
+            projection = self._documents.get(name)
+            if projection is not None and name not in self._documents_behind:
+                return projection
+            self._doc_pending[name] = []
+            try:
+                projection = await self._read_document(name)
+                for event in self._doc_pending[name]:
+                    if event.seq > projection.seq:
+                        replay_document_event(projection, event)
+            finally:
+                del self._doc_pending[name]
+            self._documents[name] = projection
+            self._documents_behind.discard(name)
+            return projection
+
+    def _read_again_later(self, name: str) -> None:
+        """Document ``name`` may be ahead of the log (a command deciding on it was cancelled
+        before it knew whether its transaction committed): read it again from the log in the
+        background, the last state decided shown meanwhile. Cancelled by ``close``; a read
+        that fails leaves it for the next ``load_document``, which says why."""
+        self._documents_behind.add(name)
+        if name in self._rereads:
+            return
+
+        async def read_again() -> None:
+            from engine.protocol.errors import ProtocolError
+
+            try:
+                await self.load_document(name)
+            except (ProtocolError, WorkspaceError, StoreError):
+                pass  # still behind: the next load_document reads it again, and raises this
+            finally:
+                self._rereads.pop(name, None)
+
+        loop = asyncio.get_running_loop()
+        self._rereads[name] = loop.create_task(read_again(), name=f"read-again-{name}")
+
+    async def _read_document(self, name: str) -> DocumentProjection:
+        """Document ``name`` from its checkpoint and the events of its stream after it, or, if
+        there is no usable checkpoint, from the whole stream (``checkpoint_problem`` says why
+        one was not used)."""
+        with collector_paused(freeze=True):
+            try:
+                restored = await self._restore_document(name)
+            except CACHE_ERRORS as error:
+                restored = None
+                self.checkpoint_problem = (
+                    f"the checkpoint of document {name!r} could not be used ({error});"
+                    " replayed its stream"
+                )
+            if restored is not None:
+                try:
+                    return await self._catch_up_document(name, restored)
+                except (CheckpointMismatch, UnreplayableEvent) as error:
+                    self.checkpoint_problem = (
+                        f"the checkpoint of document {name!r} does not match the log ({error});"
+                        " replayed its stream"
+                    )
+            return await self._catch_up_document(name, None)
+
+    async def _restore_document(self, name: str) -> DocumentProjection | None:
+        checkpoint = await self.store.load_checkpoint(DOC_CHECKPOINT + name)
+        if checkpoint is None:
+            return None
+        data = decode_checkpoint(checkpoint.data)
+        return DocumentProjection.restore(name, checkpoint.seq, data)
+
+    async def _catch_up_document(
+        self, name: str, restored: DocumentProjection | None
+    ) -> DocumentProjection:
+        """Fold the events of the document's stream after ``restored`` (all, if None). From a
+        checkpoint, its own last event is read first: it must be the log's."""
+        from engine.protocol.errors import DocumentNotFound
+
+        stream = DOC_PREFIX + name
+        projection = restored or DocumentProjection()
+        after = 0 if restored is None else restored.stream_seq - 1
+        anchored = restored is None
+        while True:
+            events = await self.store.read_stream(stream, after, limit=cadence.READ_BATCH)
+            for event in events:
+                if not anchored:
+                    anchored = True
+                    if event.seq != projection.seq or event.payload.get("id") != (
+                        projection.doc.last_event_id
+                    ):
+                        raise CheckpointMismatch(
+                            f"event {projection.stream_seq} of its stream is {event.seq},"
+                            f" not {projection.seq}"
+                        )
+                    continue
+                replay_document_event(projection, event)
+            if len(events) < cadence.READ_BATCH:
+                break
+            after = events[-1].stream_seq
+        if not anchored:
+            raise CheckpointMismatch(f"its stream has no event {after + 1}")
+        if projection.stream_seq == 0:
+            known = ", ".join(await self.document_names()) or "none yet"
+            raise DocumentNotFound(
+                f"no document named {name!r} in {self.path} (documents: {known})",
+                document=name,
+            )
+        return projection
+
+    async def document_at(self, name: str, count: int) -> Document:
+        """Document ``name`` as it was after the first ``count`` events of its stream: a new
+        projection (the live one is not touched), to be read, never changed. It starts from
+        the latest cache at or before event ``count`` that matches the log (the document's
+        checkpoint, else an archive of it, see ``_save_document``), else from the creation,
+        and folds the events up to ``count``. Past the end, the document as it is now.
+        ``DocumentNotFound`` if there is no such document; ``ValueError`` if ``count`` is below
+        1 (the creation)."""
+        from engine.protocol.errors import DocumentNotFound
+
+        if count < 1:
+            raise ValueError(f"event {count} of document {name!r}: the first is 1, its creation")
+        stream = DOC_PREFIX + name
+        with collector_paused():
+            projection = await self._document_before(name, count) or DocumentProjection()
+            while projection.stream_seq < count:
+                wanted = min(cadence.READ_BATCH, count - projection.stream_seq)
+                events = await self.store.read_stream(stream, projection.stream_seq, wanted)
+                for done, event in enumerate(events, 1):
+                    replay_document_event(projection, event)
+                    if done % cadence.REPLAY_YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a long fold leaves the app its turns
+                if len(events) < wanted:
+                    break
+        if projection.stream_seq == 0:
+            raise DocumentNotFound(f"no document named {name!r} in {self.path}", document=name)
+        return projection.doc
+
+    async def _document_before(self, name: str, count: int) -> DocumentProjection | None:
+        """A fresh projection of the document from its latest cache at or before event
+        ``count`` of its stream whose last event is the log's (None: there is none). A cache
+        that cannot be used is passed over for the one before."""
+        cached = await self.store.checkpoints()
+        prefix = DOC_ARCHIVE_PREFIX + name + ":"
+        archives = sorted(
+            (int(key[len(prefix) :]), key)
+            for key in cached
+            if key.startswith(prefix) and key[len(prefix) :].isdigit()
+        )
+        candidates = [key for at, key in reversed(archives) if at <= count]
+        if DOC_CHECKPOINT + name in cached:
+            candidates.insert(0, DOC_CHECKPOINT + name)  # the latest, when it is not past count
+        for key in candidates:
+            try:
+                checkpoint = await self.store.load_checkpoint(key)
+                if checkpoint is None:
+                    continue
+                data = decode_checkpoint(checkpoint.data)
+                projection = DocumentProjection.restore(name, checkpoint.seq, data)
+                if projection.stream_seq > count:
+                    continue
+                stream = DOC_PREFIX + name
+                last = await self.store.read_stream(stream, projection.stream_seq - 1, limit=1)
+                if last and (last[0].seq, last[0].payload.get("id")) == (
+                    projection.seq,
+                    projection.doc.last_event_id,
+                ):
+                    return projection
+                raise CheckpointMismatch(f"event {projection.stream_seq} is not the log's")
+            except (*CACHE_ERRORS, CheckpointMismatch) as error:
+                self.checkpoint_problem = (
+                    f"{key!r} could not be used ({error}); read from an earlier state"
+                )
+        return None
+
+    async def _save_document(
+        self, name: str, projection: DocumentProjection, *, archive: bool = False
+    ) -> None:
+        """Save the document's checkpoint; with ``archive``, the same state is also kept as
+        ``archive:doc:<name>:<n>`` (n: its events), where ``document_at`` starts a fold of
+        the past from (the checkpoint itself is replaced as the document moves on)."""
+        if name in self._documents_behind:
+            return  # it may hold a command the log does not
+        stream_seq = projection.stream_seq  # what the dump below reflects
+        with collector_paused():
+            data = encode_checkpoint(projection.dump(name))
+        await self.store.save_checkpoint(DOC_CHECKPOINT + name, projection.seq, data)
+        projection.checkpointed = max(projection.checkpointed, stream_seq)
+        if archive:
+            key = f"{DOC_ARCHIVE_PREFIX}{name}:{stream_seq}"
+            await self.store.save_checkpoint(key, projection.seq, data)
+
+    def document(self, name: str) -> Document:
+        """The live projection of a loaded document. Read it; change it only through commands."""
+        projection = self._documents.get(name)
+        if projection is None:
+            raise ContextNotLoaded(
+                f"document {name!r} is not loaded: await workspace.load_document({name!r})",
+                name=name,
+            )
+        return projection.doc
+
+    def _new_ids(self) -> Ids:
+        if self._ids is None:
+            from engine.protocol.envelope import RandomIds
+
+            self._ids = RandomIds()
+        return self._ids
+
+    async def create_document(
+        self,
+        name: str,
+        markdown: str,
+        *,
+        human: str,
+        policy: str = "single",
+        window_s: int = 60,
+        strategy: str = "first-wins",
+        default_trust: str = "Collaborator",
+    ) -> DocumentInfo:
+        """Make document ``name`` from Markdown, as human custodian ``human``."""
+        from engine.documents import check_document_name, creation_event
+        from engine.protocol.errors import DocumentExists
+
+        self._check_writable()
+        check_document_name(name)
+        check_actor(human)
+        check_text("the document's Markdown", markdown)
+        ids = self._new_ids()
+        now_ns = self.now_ns()
+        event = creation_event(
+            name=name,
+            markdown=markdown,
+            document_id=ids.uuid(),
+            event_id=ids.uuid(),
+            epoch_ms=now_ns // 1_000_000,
+            human=human,
+            policy=policy,
+            window_s=window_s,
+            strategy=strategy,
+            default_trust=default_trust,
+        )
+        stream = DOC_PREFIX + name
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            for other in others:
+                self._apply(other)
+            if name in self._documents or any(e.stream == stream for e in others):
+                raise DocumentExists(f"document {name!r} already exists", document=name)
+            return [NewEvent(stream, "pact.document.snapshot", event, human, now_ns)]
+
+        # Whether another process made it first: its stream already has events.
+        if await self.store.read_stream(stream, 0, limit=1):
+            raise DocumentExists(f"document {name!r} already exists", document=name)
+        stored = await self._execute(decide)
+        for other in stored:
+            self._apply(other)
+        projection = await self.load_document(name)
+        if projection.doc.id != event["entityId"]:
+            raise DocumentExists(f"document {name!r} already exists", document=name)
+        return projection.info(name)
+
+    async def run_document(
+        self, name: str, command: Command | Mapping[str, Any], actor: Actor
+    ) -> Decision:
+        """Decide one protocol command on document ``name`` as ``actor`` and append its events
+        (after the due work ``tick`` fires) in one transaction. A refusal raises its
+        ``ProtocolError`` after appending only the due work, if any."""
+        from engine.protocol.commands import parse_command
+        from engine.protocol.decide import authorise
+
+        # Who may do this comes first: before the workspace, the command's fields, the document
+        # or its framework are looked at (an agent would otherwise learn of those first).
+        authorise(command.get("op") if isinstance(command, Mapping) else command.op, actor)
+        self._check_writable()
+        check_actor(actor.name)
+        parsed = parse_command(dict(command) if isinstance(command, Mapping) else command)
+        check_fit(parsed.model_dump(mode="json"), "the command")
+        parsed = await self._with_framework(name, parsed)
+        return await self._decide_document(
+            name, lambda doc, now, ids: _decide(doc, parsed, actor, now, ids)
+        )
+
+    async def tick_document(self, name: str) -> Decision:
+        """Fire what is due on document ``name`` now (idempotent: nothing twice)."""
+        from engine.protocol.decide import tick
+
+        self._check_writable()
+        return await self._decide_document(name, tick)
+
+    async def _decide_document(
+        self, name: str, decide_with: Callable[[Document, int, Ids], Decision]
+    ) -> Decision:
+        while True:
+            decided = await self._decide_document_once(name, decide_with)
+            if decided is not None:
+                return decided
+
+    async def _decide_document_once(
+        self, name: str, decide_with: Callable[[Document, int, Ids], Decision]
+    ) -> Decision | None:
+        """One try; None if the document was read again meanwhile (another command on it
+        failed or was cancelled while this one waited for the write lock): try again."""
+        from engine.protocol.errors import ProtocolError
+
+        projection = await self.load_document(name)
+        stream = DOC_PREFIX + name
+        ids = self._new_ids()
+        outcome: list[Decision | ProtocolError] = []
+        began = False  # whether decide() has begun to change the projection
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            nonlocal began
+            self._deciding = True
+            for other in others:  # committed whatever this command becomes: the store says so
+                self._apply(other)
+            if self._documents.get(name) is not projection or name in self._documents_behind:
+                raise DocumentReadAgain(name)
+            began = True
+            now_ns = self.now_ns()  # after the others: a step they hold is due now
+            try:
+                decision = decide_with(projection.doc, now_ns // 1_000_000, ids)
+                events = decision.events
+                outcome.append(decision)
+            except ProtocolError as refused:
+                if not refused.fired:
+                    raise
+                events = refused.fired
+                outcome.append(refused)
+            return [NewEvent(stream, e["eventType"], e, e["actorDisplay"], now_ns) for e in events]
+
+        try:
+            stored = await self.store.execute(decide)
+        except ProtocolError:
+            raise  # refused before anything was applied
+        except DocumentReadAgain:
+            return None
+        except asyncio.CancelledError:
+            # Whether it committed is not known here, and a shutdown may be under way: the
+            # document is read again from the log in the background, never dropped (a screen
+            # showing it reads it every second).
+            if began:
+                self._read_again_later(name)
+            raise
+        except Exception:
+            # What decide() applied is not in the log: read the document again from it now,
+            # so that what is shown is the log's when the error is said.
+            if began:
+                self._documents_behind.add(name)
+                with contextlib.suppress(ProtocolError, WorkspaceError, StoreError):
+                    await self.load_document(name)
+            raise
+        except BaseException:
+            if began:
+                self._documents_behind.add(name)
+            raise
+        if stored:
+            projection.seq, projection.stream_seq = stored[-1].seq, stored[-1].stream_seq
+            self._applied = max(self._applied, stored[-1].seq)
+            # A checkpoint's cost grows with the document: one every so many events, more
+            # apart as it grows, keeps its share of each command's time bounded.
+            spacing = max(
+                cadence.CHECKPOINT_EVERY, len(projection.doc.proposals) + len(projection.doc.agents)
+            )
+            if projection.stream_seq - projection.checkpointed >= spacing:
+                await self._save_caches(self._save_document(name, projection, archive=True))
+        result = outcome[-1]
+        if isinstance(result, ProtocolError):
+            raise result
+        return result
+
+    async def _with_framework(self, name: str, command: Command) -> Command:
+        """A classify or clearance on a document with no framework yet names the workspace's
+        framework that holds its level, for the document to adopt."""
+        from engine.protocol.commands import Classify, Clearance
+        from engine.protocol.errors import InvalidRequest
+
+        if not isinstance(command, Classify | Clearance) or command.levels:
+            return command
+        projection = await self.load_document(name)
+        if projection.doc.framework is not None:
+            return command
+        frameworks = await self.frameworks()
+        holding = [
+            (fw, levels)
+            for fw, levels in frameworks.items()
+            if command.level in levels and command.framework in (None, fw)
+        ]
+        if len(holding) != 1:
+            known = "; ".join(f"{fw}: {', '.join(lv)}" for fw, lv in frameworks.items())
+            raise InvalidRequest(
+                f"{'no' if not holding else 'more than one'} framework has level"
+                f" {command.level!r} (frameworks: {known or 'none yet'});"
+                " create one with `tap framework create`, or name it",
+                code="classification.unknown_level",
+            )
+        framework, levels = holding[0]
+        return command.model_copy(update={"framework": framework, "levels": tuple(levels)})
+
+    async def frameworks(self) -> dict[str, list[str]]:
+        """The workspace's classification frameworks: name → levels, lowest first."""
+        from engine.documents import frameworks_from
+
+        return frameworks_from(await self.store.read_stream(FRAMEWORKS))
+
+    async def create_framework(self, name: str, levels: list[str], *, human: str) -> None:
+        from engine.documents import check_levels
+        from engine.protocol.errors import InvalidRequest
+
+        self._check_writable()
+        check_actor(human)
+        check_levels(name, levels)
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            for other in others:
+                self._apply(other)
+            return [
+                NewEvent(FRAMEWORKS, "framework.created", {"name": name, "levels": levels}, human)
+            ]
+
+        if name in await self.frameworks():
+            raise InvalidRequest(f"framework {name!r} already exists", code="framework.exists")
+        stored = await self._execute(decide)
+        for event in stored:
+            self._apply(event)
+
+    async def document_events(
+        self, name: str, after: int = 0, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The v0.3 envelopes of a document with ``sequenceNumber >= after``, oldest first."""
+        await self.load_document(name)
+        events = await self.store.read_stream(DOC_PREFIX + name, after, limit=limit)
+        return [dict(event.payload) for event in events]
+
+    async def document_pages(
+        self, name: str, after: int = 0, size: int = cadence.READ_BATCH, until: int | None = None
+    ) -> AsyncIterator[list[Mapping[str, Any]]]:
+        """The v0.3 envelopes of a document with ``after <= sequenceNumber`` (``< until``, if
+        given), oldest first, ``size`` at a time: a log of any length read in pages of the
+        store's, the document itself not loaded (an audit of a document no process has open
+        replays nothing). Read them, never change them. ``DocumentNotFound`` if there is no
+        such document."""
+        from engine.protocol.errors import DocumentNotFound
+
+        stream = DOC_PREFIX + name
+        first = True
+        while until is None or after < until:
+            wanted = size if until is None else min(size, until - after)
+            events = await self.store.read_stream(stream, after, limit=wanted)
+            if first and not events and not await self.store.read_stream(stream, 0, limit=1):
+                known = ", ".join(await self.document_names()) or "none yet"
+                raise DocumentNotFound(
+                    f"no document named {name!r} in {self.path} (documents: {known})",
+                    document=name,
+                )
+            first = False
+            if events:
+                yield [event.payload for event in events]
+            if len(events) < wanted:
+                return
+            after = events[-1].stream_seq
+
+
+def _decide(doc: Document, command: Command, actor: Actor, now_ms: int, ids: Ids) -> Decision:
+    from engine.protocol.decide import decide
+
+    return decide(doc, command, actor, now_ms, ids)
