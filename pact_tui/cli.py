@@ -935,10 +935,13 @@ def build_parser() -> argparse.ArgumentParser:
     from .logcli import register as register_log  # log: gptme master logs
 
     register_log(commands, common)
+    from .server.cli import register as register_server  # serve, key: the HTTP server
+
+    register_server(commands, common)
     return parser
 
 
-COMMANDS = ("open", "demo", "web", "ctx", "verify", "backup", "doc", "tap", "log")
+COMMANDS = ("open", "demo", "web", "ctx", "verify", "backup", "doc", "tap", "log", "serve", "key")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -82,7 +82,16 @@ class Join(Command):
     agent_name: Name
     role: Annotated[str, Field(max_length=100)] | None = None
     token: str | None = None  # an invite token: provisions trust, clearance and context mode
+    # The SHA-256 of the API key the HTTP server minted for this registration (``pact-tui
+    # serve``): the key is shown once, to the agent; the log keeps only this.
+    key_hash: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
     REQUEST = ("agent_name", "role")
+
+    def fingerprint(self) -> dict[str, Any]:
+        """A retried join mints a new key, so the key's hash is no part of the request."""
+        return self.model_dump(
+            mode="json", exclude={"idempotency_key", "key_hash"}, exclude_none=True
+        )
 
 
 class Leave(Command):

@@ -497,6 +497,8 @@ class Decider:
                 scope=list(invite.scope),
                 inviteHash=hashed,
             )
+        if command.key_hash is not None:
+            data["keyHash"] = command.key_hash
         agent_id = self.ids.uuid()
         data["agentId"] = agent_id
         # The join is the new agent's own act: its id is the event's actor, and the key of an

@@ -425,6 +425,7 @@ def _joined(doc: Document, event: dict[str, Any], data: dict[str, Any]) -> None:
         organisation=data.get("organisation"),
         mode=data.get("mode", "Full"),
         scope=tuple(data.get("scope", ())),
+        key_hash=data.get("keyHash"),
     )
     doc.agents[agent.id] = agent
     doc.active[agent.name] = agent.id

@@ -134,6 +134,7 @@ class Agent:
     scope: tuple[int, ...] = ()  # section keys for SectionScoped / Neighbourhood
     disclosure: int = 1  # what it sees of others' constraints: 1 boundary, 2 + category
     completion: tuple[DoneStatus, str | None] | None = None
+    key_hash: str | None = None  # the SHA-256 of its API key, if it joined over HTTP
 
 
 @dataclass(slots=True)

@@ -100,9 +100,10 @@ from engine.protocol.model import (
 # 2: idempotency records keep the first answer; 3: section ids cut to fit 256; 4: the names
 # humans acted under (``humans``), and the actor's kind on votes, locks, overrides, proposals;
 # 5: a section keeps its id across merges (an older one may hold ids the fold now gives
-# otherwise); 6: the removal guard (``removal_guard``, a proposal's ``removes_most``).
+# otherwise); 6: the removal guard (``removal_guard``, a proposal's ``removes_most``); 7: an
+# agent's API key hash (``Agent.key_hash``, ``pact-tui serve``).
 # A checkpoint of another format is refused, and its document replayed from its events.
-FORMAT = 6
+FORMAT = 7
 
 
 class CheckpointError(ValueError):

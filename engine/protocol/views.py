@@ -367,7 +367,7 @@ def briefing(doc: Document, reader: Reader, section: Section) -> dict[str, Any]:
 # Keys of a payload an agent never sees: a constraint's reasoning (disclosure 3), invite
 # material, and the answer a command gave its actor (kept for retries; a proposal's answer
 # lists the section's constraints with their categories, disclosure 2). Category is disclosure 2.
-_NEVER = ("reasoning", "tokenHash", "answer")
+_NEVER = ("reasoning", "tokenHash", "keyHash", "answer")
 
 
 def redact(doc: Document, reader: Reader, event: Mapping[str, Any]) -> dict[str, Any]:

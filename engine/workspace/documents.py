@@ -33,6 +33,7 @@ from engine.workspace.keys import DOC_ARCHIVE_PREFIX
 from engine.workspace.projection import replay_document_event
 
 if TYPE_CHECKING:
+    from engine.keys import CustodianKey
     from engine.protocol.commands import Actor, Command
     from engine.protocol.decide import Decision
     from engine.protocol.document import Document
@@ -478,6 +479,51 @@ class DocumentsAndFrameworks(ProtocolClock):
             raise InvalidRequest(f"framework {name!r} already exists", code="framework.exists")
         stored = await self._execute(decide)
         for event in stored:
+            self._apply(event)
+
+    # -- API keys of ``pact-tui serve`` (engine/keys.py) ---------------------------------------
+    async def custodian_keys(self) -> dict[str, CustodianKey]:
+        """The custodians' API keys, by hash (revoked ones included), read from the log now:
+        a key revoked by any process is revoked here as soon as that commit is read."""
+        from engine.keys import KEYS, keys_from
+
+        return keys_from(await self.store.read_stream(KEYS))
+
+    async def create_custodian_key(self, *, human: str, label: str | None = None) -> str:
+        """Make an API key that acts as human ``human``; returns the key, shown this once (the
+        log keeps its hash)."""
+        from engine.keys import CREATED, KEYS, created_payload, key_hash
+
+        self._check_writable()
+        check_actor(human)
+        if label is not None:
+            check_text("the key's label", label)
+        key = self._new_ids().token()
+        payload = created_payload(key_hash(key), human, label)
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            for other in others:
+                self._apply(other)
+            return [NewEvent(KEYS, CREATED, payload, human, self.now_ns())]
+
+        for event in await self._execute(decide):
+            self._apply(event)
+        return key
+
+    async def revoke_custodian_key(self, hashed: str, *, human: str, why: str | None) -> None:
+        """Revoke the custodian key of hash ``hashed`` (one ``custodian_keys`` holds)."""
+        from engine.keys import KEYS, REVOKED, revoked_payload
+
+        self._check_writable()
+        check_actor(human)
+        payload = revoked_payload(hashed, human, why)
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            for other in others:
+                self._apply(other)
+            return [NewEvent(KEYS, REVOKED, payload, human, self.now_ns())]
+
+        for event in await self._execute(decide):
             self._apply(event)
 
     async def document_events(
