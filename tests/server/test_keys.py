@@ -107,13 +107,13 @@ def test_a_custodian_key_acts_as_its_human_until_revoked(tmp_path: Path) -> None
     make_workspace(ws)
     key = custodian_key(ws)
     listed = json.loads(pact("key", "list", ws, "--json").stdout)
-    assert [(r["kind"], r["human"], r["state"]) for r in listed] == [
-        ("custodian", HUMAN, "active")
-    ]
+    assert [(r["kind"], r["human"], r["state"]) for r in listed] == [("custodian", HUMAN, "active")]
     assert key.encode() not in ws.read_bytes()
     with pact_server(ws) as served, served.client(key) as http:
         agent, _ = served.join("plan", "legal")
-        trust = http.post("/api/pact/plan/agents/legal/trust", json={"level": "Observer", "why": "t"})
+        trust = http.post(
+            "/api/pact/plan/agents/legal/trust", json={"level": "Observer", "why": "t"}
+        )
         assert trust.status_code == 200, trust.text
         agents = http.get("/api/pact/plan/agents").json()
         assert [(a["agentName"], a["trustLevel"]) for a in agents] == [("legal", "Observer")]
