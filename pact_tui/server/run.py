@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import os
 import signal
 import socket
@@ -103,6 +104,9 @@ async def serve(
     from engine.workspace import Workspace
 
     from .app import RATE, Server, build
+
+    # A client gone mid-answer is no news: asyncio would say so on stderr for each write.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
     if not path.is_file():
         raise CannotServe(
