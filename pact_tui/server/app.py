@@ -14,7 +14,7 @@ import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -177,7 +177,7 @@ class RespondBody(Body_):
 
 
 class DoneBody(Body_):
-    status: str
+    status: Literal["aligned", "dissenting", "partial", "abstained"]
     summary: str | None = None
 
 
@@ -211,6 +211,26 @@ class InviteBody(Body_):
     mode: str = "Full"
     sections: list[str] = []
     ttlSeconds: int | None = None
+
+
+class ErrorEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    code: str
+    description: str
+    metadata: dict[str, Any] | None = None
+
+
+class ErrorBody(BaseModel):
+    """``error-response.json``: every refusal."""
+
+    model_config = ConfigDict(extra="forbid")
+    errors: Annotated[list[ErrorEntry], Field(min_length=1)]
+
+
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": "a refusal (v0.3 error document)"}
+    for status in (400, 401, 403, 404, 409, 413, 423, 429)
+}
 
 
 # -- the server's state ------------------------------------------------------------------------
@@ -437,6 +457,7 @@ def build(server: Server) -> FastAPI:
                 methods=[method],
                 operation_id=verb,
                 status_code=status,
+                responses=REFUSALS,
                 summary=(handler.__doc__ or verb).strip().splitlines()[0],
             )
             return handler
@@ -884,7 +905,7 @@ def build(server: Server) -> FastAPI:
         while True:
             items, after, more = await events_page(call, start, limit, sectionId)
             left = deadline - loop.time()
-            if items or more or left <= 0:
+            if items or more or after != start or left <= 0:
                 break
             await server.live.wait(call.name, left)
         token = f"evt_{after}"
