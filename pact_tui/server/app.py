@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from engine.workspace import Workspace
 
 API = "/api/pact/{documentId}"
-ALIAS = "/api/tap/{documentId}"
 POLL_DEFAULT, POLL_MIN, POLL_MAX = 50, 1, 200
 WAIT_MAX_S = 60  # the longest a long poll waits
 HEARTBEAT_MS = 60_000  # an agent's request older than this since it was last seen heartbeats
@@ -257,23 +256,24 @@ class Server:
         self.limit = RateLimit(rate, max(1, int(rate * 2)))
         self.invite_only = invite_only
         self._names: dict[str, str] = {}  # document id → name
+        self._known: set[str] = set()  # the documents' names, as last read
         self.seen: dict[str, tuple[str, int]] = {}  # key hash → (label, last request in ms)
 
     def now_ms(self) -> int:
         return self.workspace.now_ns() // 1_000_000
 
     async def document(self, given: str) -> tuple[str, Document]:
-        """The document ``given`` names: its id or its name."""
+        """The document ``given`` names: its id or its name. The names are read from the log
+        only when ``given`` is not one known here (a document made since, or none)."""
         ws = self.workspace
         name = self._names.get(given, given)
-        names = await ws.document_names()
-        if name not in names:
-            for other in names:
-                if other not in self._names.values():
-                    doc = (await ws.load_document(other)).doc
-                    self._names[doc.id] = other
-            name = self._names.get(given, "")
-            if name not in names:
+        if name not in self._known:
+            self._known = set(await ws.document_names())
+            for other in self._known - set(self._names.values()):
+                doc = (await ws.load_document(other)).doc
+                self._names[doc.id] = other
+            name = self._names.get(given, given)
+            if name not in self._known:
                 raise DocumentNotFound(f"no document {given!r}", document=given)
         return name, (await ws.load_document(name)).doc
 
@@ -409,6 +409,20 @@ def cursor_of(text: str | None, what: str) -> int:
         return whole_number(digits)
     except ValueError as error:
         raise InvalidRequest(f"{what} {text!r}: {error}", field=what) from None
+
+
+class TapAlias:
+    """ASGI middleware: a request to ``/api/tap/…`` is served as ``/api/pact/…``."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/api/tap/"):
+            path = "/api/pact/" + scope["path"][len("/api/tap/") :]
+            raw = scope.get("raw_path") or scope["path"].encode()
+            scope = {**scope, "path": path, "raw_path": raw.replace(b"/api/tap/", b"/api/pact/", 1)}
+        await self.app(scope, receive, send)
 
 
 # -- the application --------------------------------------------------------------------------
@@ -1018,7 +1032,7 @@ def build(server: Server) -> FastAPI:
         ]
 
     app.include_router(router, prefix=API)
-    app.include_router(router, prefix=ALIAS, include_in_schema=False)
+    app.add_middleware(TapAlias)  # /api/tap/… is /api/pact/…: one set of routes to match
 
     @app.get("/openapi/tap.json", include_in_schema=False)
     async def tap_openapi() -> dict[str, Any]:

@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,6 +26,9 @@ from engine.errors import CodedError
 
 if TYPE_CHECKING:
     from engine.workspace import Workspace
+
+
+SWITCH_INTERVAL_S = 0.0005
 
 
 class CannotServe(CodedError):
@@ -105,6 +109,10 @@ async def serve(
 
     from .app import RATE, Server, build
 
+    # The store's reads and writes run on their own threads and hand back to the loop many
+    # times a request: with Python's default 5 ms switch interval, a hand-off waits for it
+    # whenever the other thread is busy, and a hundred concurrent requests form a convoy.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     # A client gone mid-answer is no news: asyncio would say so on stderr for each write.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
@@ -124,6 +132,7 @@ async def serve(
             url = f"http://{shown_host}:{sock.getsockname()[1]}"
             config = uvicorn.Config(
                 app,
+                http=_http_protocol(),
                 log_level="warning",
                 lifespan="off",
                 access_log=False,
@@ -155,3 +164,12 @@ async def _check_writable(workspace: Workspace, path: Path) -> None:
             f"cannot write {path}: the server appends every agent's operation to it",
             path=str(path),
         )
+
+
+def _http_protocol() -> str:
+    """httptools (uvicorn's fast HTTP/1.1 parser) when installed, else h11."""
+    try:
+        import httptools  # noqa: F401
+    except ImportError:
+        return "h11"
+    return "httptools"

@@ -1,0 +1,297 @@
+"""``pact-tui serve`` on loopback (issue 26), each figure beside its anchor from the same run:
+
+- 100 concurrent agents proposing and polling, each a round every ~2 s (a working agent's
+  pace): propose p95 ≤ 25 ms, reads p95 ≤ 10 ms;
+- the same agents as fast as the server answers: their proposals a second ÷ the same
+  commands through ``Workspace.run_document`` in one process (no HTTP) ≥ 0.3;
+- a commit → received by 200 SSE subscribers: p95 ≤ 100 ms (anchor: the raw watchfiles round
+  trip between two processes on this machine);
+- the server's RSS with 1,000 agents joined on a document of 500 sections ≤ 500 MB (anchor: a
+  process holding the same document through ``Workspace``, no server).
+
+Bounded: 100 agents x 5 proposals and 5 polls, 10 commits to 200 streams, 1,000 joins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from bench.common import (
+    REPO_ROOT,
+    percentile,
+    raw_watch_round_trips,
+    report_limit,
+    report_ratio,
+)
+
+AGENTS, ROUNDS = 100, 5
+PACE_S = 2.0  # each agent's think time between rounds, on average (latency phase)
+SUBSCRIBERS, COMMITS = 200, 10
+BIG_AGENTS, BIG_SECTIONS = 1_000, 500
+SERVING = re.compile(rb"at (http://\S+) \(PACT")
+
+
+def document(sections: int) -> str:
+    return "# Plan\n\nIntro.\n\n" + "".join(f"## S{i}\n\nText {i}.\n\n" for i in range(sections))
+
+
+def make(path: Path, sections: int) -> None:
+    from engine.workspace import Workspace
+
+    async def made() -> None:
+        async with await Workspace.open(path, create=True, watch=False) as ws:
+            await ws.create_document("plan", document(sections), human="carol")
+
+    asyncio.run(made())
+
+
+def start(path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pact_tui", "serve", str(path), "--port", "0", "--rate", "1e6"],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    found = SERVING.search(line)
+    assert found, line
+    return process, found.group(1).decode()
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=60)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+async def join_all(http: httpx.AsyncClient, count: int, prefix: str) -> list[str]:
+    keys: list[str] = []
+    for start_at in range(0, count, 50):  # 50 at a time: a burst, not a stampede
+        answers = await asyncio.gather(
+            *(
+                http.post("/api/pact/plan/join", json={"agentName": f"{prefix}{i}"})
+                for i in range(start_at, min(count, start_at + 50))
+            )
+        )
+        keys += [a.json()["apiKey"] for a in answers]
+    return keys
+
+
+# -- 1, 2: proposing and polling ----------------------------------------------------------------
+async def agents_at_work(url: str, pace_s: float) -> tuple[list[float], list[float], float]:
+    """100 agents, each proposing then polling ``ROUNDS`` times, ``pace_s`` apart (0: as fast
+    as the server answers); the latencies and the proposals a second."""
+    limits = httpx.Limits(max_connections=AGENTS + 10, max_keepalive_connections=AGENTS + 10)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+        keys = await join_all(http, AGENTS, f"a{pace_s}-")
+        propose_ms: list[float] = []
+        read_ms: list[float] = []
+
+        async def agent(n: int, key: str) -> None:
+            headers = {"X-Api-Key": key}
+            cursor = "evt_0"
+            for r in range(ROUNDS):
+                body = {"sectionId": f"sec:plan/s{n}", "newContent": f"## S{n}\n\nRound {r}.\n"}
+                began = time.perf_counter()
+                answer = await http.post("/api/pact/plan/proposals", json=body, headers=headers)
+                propose_ms.append((time.perf_counter() - began) * 1000)
+                assert answer.status_code == 201, answer.text
+                began = time.perf_counter()
+                polled = await http.get(
+                    "/api/pact/plan/poll", params={"since": cursor, "limit": 50}, headers=headers
+                )
+                read_ms.append((time.perf_counter() - began) * 1000)
+                cursor = polled.json()["nextCursor"]
+                if pace_s:
+                    await asyncio.sleep(pace_s * (0.5 + random.random()))
+
+        began = time.perf_counter()
+        await asyncio.gather(*(agent(n, k) for n, k in enumerate(keys)))
+        elapsed = time.perf_counter() - began
+    return propose_ms, read_ms, AGENTS * ROUNDS / elapsed
+
+
+def in_process_rate(path: Path) -> float:
+    """The same proposals through ``Workspace.run_document``, one process, no HTTP."""
+    from engine.protocol.commands import Actor
+    from engine.workspace import Workspace
+
+    async def run() -> float:
+        async with await Workspace.open(path, watch=False, lazy=True) as ws:
+            for n in range(AGENTS):
+                await ws.run_document(
+                    "plan", {"op": "join", "agentName": f"b{n}"}, Actor.agent(f"b{n}")
+                )
+            began = time.perf_counter()
+            for r in range(ROUNDS):
+                for n in range(AGENTS):
+                    command = {
+                        "op": "propose",
+                        "sectionId": f"sec:plan/s{n}",
+                        "newContent": f"## S{n}\n\nRound {r}.\n",
+                    }
+                    await ws.run_document("plan", command, Actor.agent(f"b{n}"))
+            return AGENTS * ROUNDS / (time.perf_counter() - began)
+
+    return asyncio.run(run())
+
+
+# -- 3: a commit to 200 streams ------------------------------------------------------------------
+async def fan_out(url: str) -> list[float]:
+    limits = httpx.Limits(max_connections=SUBSCRIBERS + 20)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+        keys = await join_all(http, SUBSCRIBERS + 1, "w")
+        writer, readers = keys[0], keys[1:]
+        received: dict[int, list[float]] = {}
+        ready = asyncio.Event()
+        opened = 0
+
+        async def subscriber(key: str) -> None:
+            nonlocal opened
+            headers = {"X-Api-Key": key}
+            async with http.stream("GET", "/api/pact/plan/events/stream", headers=headers) as s:
+                opened += 1
+                if opened == len(readers):
+                    ready.set()
+                async for line in s.aiter_lines():
+                    if line.startswith("data:"):
+                        event = json.loads(line[5:])
+                        if event["eventType"] == "pact.comment.added":
+                            text = json.loads(event["payloadJson"])["text"]
+                            received.setdefault(int(text), []).append(time.perf_counter())
+                            if int(text) == COMMITS - 1:
+                                return
+
+        tasks = [asyncio.create_task(subscriber(k)) for k in readers]
+        await asyncio.wait_for(ready.wait(), 60)
+        await asyncio.sleep(1)  # every stream past its backlog, waiting
+        sent: dict[int, float] = {}
+        for n in range(COMMITS):
+            sent[n] = time.perf_counter()
+            answer = await http.post(
+                "/api/pact/plan/comments",
+                json={"sectionId": "sec:plan/s0", "text": str(n)},
+                headers={"X-Api-Key": writer},
+            )
+            assert answer.status_code == 201, answer.text
+            await asyncio.sleep(0.3)
+        await asyncio.wait_for(asyncio.gather(*tasks), 60)
+    return [(t - sent[n]) * 1000 for n, times in received.items() for t in times]
+
+
+# -- 4: memory -------------------------------------------------------------------------------------
+def held_without_server(path: Path) -> float:
+    """RSS of a fresh process holding the document through ``Workspace`` (no server)."""
+    code = (
+        "import asyncio,sys\n"
+        "from engine.workspace import Workspace\n"
+        "async def m():\n"
+        f"    ws = await Workspace.open({str(path)!r}, watch=False, lazy=True, read_only=True)\n"
+        "    await ws.load_document('plan')\n"
+        "    print(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])\n"
+        "    await ws.close()\n"
+        "asyncio.run(m())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout.split()[-1]) / 1024
+
+
+async def join_many(url: str) -> None:
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+        await join_all(http, BIG_AGENTS, "m")
+
+
+def main() -> None:
+    print("server (pact-tui serve on loopback)")
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder)
+        served = base / "served.pact"
+        local = base / "local.pact"
+        make(served, AGENTS)
+        make(local, AGENTS)
+        process, url = start(served)
+        try:
+            _, _, rate = asyncio.run(agents_at_work(url, 0))  # as fast as it answers
+            propose_ms, read_ms, _ = asyncio.run(agents_at_work(url, PACE_S))
+        finally:
+            stop(process)
+        anchor_rate = in_process_rate(local)
+        print(
+            f"  {AGENTS} agents x {ROUNDS}, one round each ~{PACE_S:.0f} s:"
+            f" propose p50 {statistics.median(propose_ms):.1f} ms,"
+            f" reads p50 {statistics.median(read_ms):.1f} ms"
+        )
+        report_limit("propose p95 (100 concurrent agents)", percentile(propose_ms, 0.95), 25, "ms")
+        report_limit("reads p95 (100 concurrent agents)", percentile(read_ms, 0.95), 10, "ms")
+        report_ratio(
+            "proposals a second over HTTP ÷ in one process",
+            rate,
+            anchor_rate,
+            0.3,
+            at_most=False,
+            unit=lambda v: f"{v:.0f}/s",
+            anchor_label="Workspace.run_document",
+        )
+
+        streamed = base / "streamed.pact"
+        make(streamed, 10)
+        process, url = start(streamed)
+        try:
+            latencies = asyncio.run(fan_out(url))
+        finally:
+            stop(process)
+        watch = asyncio.run(raw_watch_round_trips(base / "watch", 20))
+        assert len(latencies) == SUBSCRIBERS * COMMITS, len(latencies)
+        report_limit(
+            f"commit → {SUBSCRIBERS} SSE subscribers p95",
+            percentile(latencies, 0.95),
+            100,
+            "ms",
+            anchor_text=f"raw watchfiles p95 {percentile(watch, 0.95):.1f} ms",
+        )
+
+        big = base / "big.pact"
+        make(big, BIG_SECTIONS)
+        process, url = start(big)
+        try:
+            asyncio.run(join_many(url))
+            server_mb = rss_mb(process.pid)
+        finally:
+            stop(process)
+        alone_mb = held_without_server(big)
+        report_limit(
+            f"server RSS, {BIG_AGENTS} agents x {BIG_SECTIONS} sections",
+            server_mb,
+            500,
+            "MB",
+            anchor_text=f"the document held without a server: {alone_mb:.0f} MB",
+        )
