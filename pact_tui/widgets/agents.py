@@ -19,6 +19,7 @@ from textual.message import Message
 
 from engine.visible import visible
 
+from ..doc_time import duration
 from ..types import DocShown
 from .outline import countdown
 from .rows import RowList
@@ -228,6 +229,13 @@ def agent_detail(shown: DocShown, agent_id: str | None) -> Text:
     org = f" · {visible(agent.organisation)}" if agent.organisation else ""
     state = agent.gone or "on the document"
     text.append(f"{agent.trust} · {clearance}{org} · {agent.mode} · {state}\n")
+    if agent.key_hash is not None:  # joined over HTTP (pact-tui serve): its key's id
+        # Its writes and heartbeats date it (a read heartbeats once a minute at most).
+        seen = duration(max(0, shown.now_ms - agent.last_seen_ms) // 1000)
+        key = f"key {visible(agent.key_hash[:12])}" + (
+            "" if agent.active else " (dead: agent gone)"
+        )
+        text.append(f"over HTTP · {key} · last seen {seen} ago\n", "dim")
     if agent.completion is not None:
         status, note = agent.completion
         text.append(f"done: {status}{f' ({visible(note)})' if note else ''}\n", "dim")

@@ -1,0 +1,51 @@
+"""The app's agents view names an agent that joined over HTTP: its key's id, when it was last
+seen, and that the key is dead once the agent is gone."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from engine.keys import key_hash
+from engine.protocol.commands import Actor
+from engine.workspace import Workspace
+from pact_tui.types import DocShown
+from pact_tui.widgets.agents import agent_detail
+from tests.server.served import HUMAN, make_workspace
+
+
+def detail(path: Path, *, leave: bool) -> str:
+    async def shown() -> str:
+        async with await Workspace.open(path, watch=False) as ws:
+            hashed = key_hash("pact_example")
+            joined = await ws.run_document(
+                "plan",
+                {"op": "join", "agentName": "legal", "keyHash": hashed},
+                Actor.agent("legal"),
+            )
+            await ws.run_document(
+                "plan", {"op": "join", "agentName": "local"}, Actor.agent("local")
+            )
+            if leave:
+                await ws.run_document("plan", {"op": "leave"}, Actor.agent("legal"))
+            doc = ws.document("plan")
+            agent = doc.agents[joined.result["registrationId"]]
+            now = agent.last_seen_ms + 90_000
+            view = DocShown("plan", doc, doc.sequence, now, HUMAN)
+            local = next(a.id for a in doc.agents.values() if a.name == "local")
+            assert "over HTTP" not in agent_detail(view, local).plain
+            return agent_detail(view, agent.id).plain
+
+    return asyncio.run(shown())
+
+
+def test_an_http_agent_shows_its_key_and_when_it_was_last_seen(tmp_path: Path) -> None:
+    make_workspace(tmp_path / "ws.pact")
+    text = detail(tmp_path / "ws.pact", leave=False)
+    assert f"over HTTP · key {key_hash('pact_example')[:12]} · last seen 1m30s ago" in text
+    assert "pact_example" not in text
+
+
+def test_a_gone_agents_key_is_shown_dead(tmp_path: Path) -> None:
+    make_workspace(tmp_path / "ws.pact")
+    assert "(dead: agent gone)" in detail(tmp_path / "ws.pact", leave=True)
