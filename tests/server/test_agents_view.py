@@ -49,3 +49,30 @@ def test_an_http_agent_shows_its_key_and_when_it_was_last_seen(tmp_path: Path) -
 def test_a_gone_agents_key_is_shown_dead(tmp_path: Path) -> None:
     make_workspace(tmp_path / "ws.pact")
     assert "(dead: agent gone)" in detail(tmp_path / "ws.pact", leave=True)
+
+
+def test_a_key_hash_survives_a_checkpoint_and_is_never_shown_to_agents(tmp_path: Path) -> None:
+    from engine.protocol import views
+
+    path = tmp_path / "ws.pact"
+    make_workspace(path)
+    hashed = key_hash("pact_example")
+
+    async def run() -> None:
+        async with await Workspace.open(path, watch=False) as ws:
+            command = {"op": "join", "agentName": "legal", "keyHash": hashed}
+            await ws.run_document("plan", command, Actor.agent("legal"))
+            await ws.run_document("plan", {"op": "join", "agentName": "peer"}, Actor.agent("peer"))
+            await ws.checkpoint()
+        async with await Workspace.open(path, watch=False, read_only=True) as ws:
+            projection = await ws.load_document("plan")
+            assert ws.checkpoint_problem is None
+            doc = projection.doc
+            assert doc.agent_named("legal").key_hash == hashed  # type: ignore[union-attr]
+            peer = doc.agent_named("peer")
+            events = await ws.document_events("plan")
+            joined = [e for e in events if e["eventType"] == "pact.agent.joined"]
+            assert hashed in joined[0]["payloadJson"]  # the custodian's log keeps it
+            assert all(hashed not in str(views.redact(doc, peer, e)) for e in events)
+
+    asyncio.run(run())
