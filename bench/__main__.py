@@ -7,8 +7,9 @@ misses its target.
 
 A group is a module ``bench/bench_<name>.py`` with a ``main()``, found by its name: ``app``,
 ``store``, ``workspace``, ``context``, ``changes``, ``protocol``, ``queue``, ``heatmap``,
-``inbox``, ``doclive``, ``doctime``, ``masterlog`` and ``custodian`` (the audit trail, the
-events view, a key after a view switch reaching the view shown).
+``inbox``, ``doclive``, ``doctime``, ``masterlog``, ``custodian`` (the audit trail, the
+events view, a key after a view switch reaching the view shown) and ``server`` (``pact-tui
+serve`` on loopback).
 """
 
 from __future__ import annotations
