@@ -22,7 +22,7 @@ import asyncio
 import itertools
 import os
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,10 @@ ReadAfter = Callable[[int, int], Awaitable[list[StoredEvent]]]
 """``(after_seq, limit)`` → the committed events after ``after_seq``, at most ``limit``."""
 
 DataVersion = Callable[[], Awaitable[int]]
+
+Watch = Callable[[Callable[[], Awaitable[None]], asyncio.Event], Awaitable[None]]
+"""``(check, stop)``: runs until ``stop`` is set, awaiting ``check()`` whenever another process
+may have committed (another store's way of hearing of commits: PostgreSQL's LISTEN)."""
 
 # How many recent events the feed keeps for subscriptions to share; a subscription further
 # behind reads from the store instead.
@@ -53,10 +57,13 @@ class ChangeFeed:
         *,
         head: int,
         read_after: ReadAfter,
-        data_version: DataVersion,
+        data_version: DataVersion | None,
         database_file: Path | None,
+        watch: Watch | None = None,
     ) -> None:
-        """``database_file`` is None to follow this process's own commits only."""
+        """``database_file`` is None to follow this process's own commits only; ``watch``, if
+        given, hears of other processes' commits instead of a file watcher (then every check
+        reads, with no ``data_version`` to ask first)."""
         self.known_head = head
         self.failure: BaseException | None = None
         self._recent: deque[StoredEvent] = deque(maxlen=RECENT_WINDOW)
@@ -64,6 +71,7 @@ class ChangeFeed:
         self._data_version = data_version
         self._last_data_version: int | None = None
         self._database_file = database_file
+        self._watch = watch
         self._subscriptions: set[FeedSubscription] = set()
         self._watcher: asyncio.Task[None] | None = None
         self._stop_watching = asyncio.Event()
@@ -74,10 +82,16 @@ class ChangeFeed:
             raise StoreClosed("the store is closed")
         subscription = FeedSubscription(self, after_seq)
         self._subscriptions.add(subscription)
-        if self._database_file is not None and self._watcher is None:
-            self._watcher = asyncio.get_running_loop().create_task(
-                self._watch_other_processes(self._database_file), name="event-store-feed"
-            )
+        if self._watcher is None:
+            watching: Coroutine[Any, Any, None] | None = None
+            if self._watch is not None:
+                watching = self._watched(self._watch)
+            elif self._database_file is not None:
+                watching = self._watch_other_processes(self._database_file)
+            if watching is not None:
+                self._watcher = asyncio.get_running_loop().create_task(
+                    watching, name="event-store-feed"
+                )
         return subscription
 
     def publish(self, events: Sequence[StoredEvent]) -> None:
@@ -142,11 +156,19 @@ class ChangeFeed:
             self.failure = error
             self._wake_all()
 
+    async def _watched(self, watch: Watch) -> None:
+        try:
+            await watch(self._check_for_new_events, self._stop_watching)
+        except Exception as error:  # the feed cannot go on: tell every subscription
+            self.failure = error
+            self._wake_all()
+
     async def _check_for_new_events(self) -> None:
-        version = await self._data_version()
-        if version == self._last_data_version:
-            return
-        self._last_data_version = version
+        if self._data_version is not None:
+            version = await self._data_version()
+            if version == self._last_data_version:
+                return
+            self._last_data_version = version
         while True:
             events = await self._read_after(self.known_head, RECENT_WINDOW)
             self.publish(events)

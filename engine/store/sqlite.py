@@ -19,11 +19,9 @@ import asyncio
 import contextlib
 import functools
 import hashlib
-import json
 import operator
 import os
 import random
-import re
 import secrets
 import sqlite3
 import time
@@ -33,7 +31,6 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import aiosqlite
-import orjson
 
 from engine.store.backup import BackupResult, backup_file
 from engine.store.base import (
@@ -61,7 +58,6 @@ from engine.store.errors import (
     CheckpointNotInLog,
     CorruptCheckpoint,
     CorruptDatabase,
-    CorruptEvent,
     ForeignDatabase,
     InvalidCheckpoint,
     ReadOnlyWorkspace,
@@ -79,10 +75,10 @@ from engine.store.read_access import (
     sidecars_absent,
     tidy_after_reading,
 )
+from engine.store.rules import event_from_row, not_vouched
 from engine.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
-    NOT_IN_LOG_AT_UPGRADE,
     SCHEMA_VERSION,
 )
 from engine.store.sqlite_errors import is_busy, translate_sqlite_error
@@ -428,7 +424,7 @@ class SqliteEventStore(EventStore):
         if limit is not None:
             sql += " LIMIT ?"
             parameters.append(limit)
-        return [_event_from_row(row) for row in await self._query(sql, parameters)]
+        return [event_from_row(row) for row in await self._query(sql, parameters)]
 
     async def read_stream(
         self, stream: str, after_stream_seq: int = 0, limit: int | None = None
@@ -439,7 +435,7 @@ class SqliteEventStore(EventStore):
         sql = f"SELECT {CHAIN_COLUMNS} FROM events WHERE stream = ? AND stream_seq > ?"
         sql += " ORDER BY stream_seq LIMIT ?"
         parameters = (stream, after_stream_seq, -1 if limit is None else limit)
-        return [_event_from_row(row) for row in await self._query(sql, parameters)]
+        return [event_from_row(row) for row in await self._query(sql, parameters)]
 
     async def first_at(self, stream: str, time_ns: int) -> int | None:
         self._check_open()
@@ -612,7 +608,7 @@ class SqliteEventStore(EventStore):
         if not rows:
             return None
         seq, size, digest, recorded, found, head = rows[0][:6]
-        why = _not_vouched(seq, recorded, found, head)
+        why = not_vouched(seq, recorded, found, head)
         if why is not None:
             raise CheckpointNotInLog(
                 f"checkpoint {name!r} {why}: the log does not vouch for it",
@@ -754,42 +750,6 @@ async def _broken_tail(connection: aiosqlite.Connection, where: str) -> BrokenTa
     )
 
 
-# An integer of 19 digits or more outside a string: after ``:``, ``,`` or ``[`` (and JSON's
-# whitespace, a sign). The separator first lets the regex engine skip to candidates instead of
-# trying a run of digits at every character: half the time of ``[0-9]{19}`` on the store's
-# payloads, which every replay, audit and page of events reads. A digit run inside a string
-# may match too: it only sends that payload the slow, always-right way.
-LONG_NUMBER = re.compile(r"[:,\[][ \t\n\r]*-?[0-9]{19}")
-_CONTAINERS = ("{", "[")  # a payload of one bare number reads the slow way
-
-
-def _event_from_row(row: Any) -> StoredEvent:
-    seq, stream, stream_seq, type_, time_ns, actor, payload, prev_hash, hash_ = row
-    try:
-        # orjson reads a payload in a third of json's time (the store reads every event a
-        # replay, an audit or a page of the events view sees). json reads what orjson refuses
-        # (lone surrogates) and any payload holding 19 digits in a row: orjson reads an
-        # integer just past 64 bits as a float, and the payload must read back as stored.
-        if payload[:1] in _CONTAINERS and LONG_NUMBER.search(payload) is None:
-            decoded = orjson.loads(payload)
-        else:
-            decoded = _json_of(seq, payload)
-    except (orjson.JSONDecodeError, TypeError):
-        decoded = _json_of(seq, payload)
-    return StoredEvent(seq, stream, stream_seq, type_, time_ns, actor, decoded, prev_hash, hash_)
-
-
-def _json_of(seq: int, payload: Any) -> Any:
-    try:
-        return json.loads(payload)
-    except (TypeError, ValueError):
-        raise CorruptEvent(
-            f"event {seq}: its stored payload is not JSON; the log was changed outside the "
-            "store (verify names the first broken event)",
-            seq=seq,
-        ) from None
-
-
 # The writer: everything below runs in the writer's thread (WriterThread.run).
 
 
@@ -892,7 +852,7 @@ def _select_events(
         f"SELECT {CHAIN_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
         (after_seq, limit),
     )
-    return [_event_from_row(row) for row in rows]
+    return [event_from_row(row) for row in rows]
 
 
 def _stream_lengths(connection: sqlite3.Connection, streams: set[str]) -> dict[str, int]:
@@ -936,24 +896,6 @@ class _SavedGeneration:
     saved_ns: int
 
 
-def _not_vouched(seq: int, recorded: str | None, found: str | None, head: int) -> str | None:
-    """Why the log does not vouch for a checkpoint at event ``seq`` whose event had hash
-    ``recorded`` (None: saved by a release that recorded none) when the log's event ``seq``
-    has hash ``found`` (None: no such event) and its last event is ``head``; None if it does."""
-    if seq > head:
-        return f"is at event {seq}, past the log's last event {head}"
-    expected = GENESIS_HASH if seq == 0 else found
-    if recorded == NOT_IN_LOG_AT_UPGRADE:
-        return f"is at event {seq}, which was past the log's end when the file was upgraded"
-    if recorded is not None and recorded != expected:
-        return (
-            f"was taken at event {seq} when its hash was {recorded[:16]}…, but the log's event "
-            f"{seq} has hash {str(expected)[:16]}… (the log lost events and grew again, or the "
-            "checkpoint was changed)"
-        )
-    return None
-
-
 def _publish_checkpoint(
     connection: sqlite3.Connection, saved: _SavedGeneration, where: str
 ) -> None:
@@ -988,7 +930,7 @@ def _publish_checkpoint(
     if current is not None:
         current_seq, _, recorded, found, head = current
         # Another process saved a later state meanwhile, one the log vouches for: keep it.
-        kept = current_seq > seq and _not_vouched(current_seq, recorded, found, head) is None
+        kept = current_seq > seq and not_vouched(current_seq, recorded, found, head) is None
     if complete and not kept:
         connection.execute(
             "INSERT OR REPLACE INTO checkpoints"

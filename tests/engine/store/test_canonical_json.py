@@ -251,10 +251,10 @@ def test_fields_that_cannot_be_hashed_and_stored_as_given_are_refused(event: New
 def test_a_stored_payload_reads_back_as_itself(value: object) -> None:
     """The store reads payloads with orjson, and with json what orjson refuses (integers past
     64 bits, lone surrogates): either way, what was stored."""
-    from engine.store.sqlite import _event_from_row
+    from engine.store.rules import event_from_row
 
     row = (1, "s", 1, "t", 0, "a", canonical_json(value), "h0", "h1")
-    assert _event_from_row(row).payload == value
+    assert event_from_row(row).payload == value
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
@@ -264,11 +264,11 @@ def test_any_json_text_of_a_payload_reads_back_as_its_value(
 ) -> None:
     """Not only the store's compact text: JSON's whitespace before a long number, or a payload
     that is one bare number, still reads the integer back whole (not as a float)."""
-    from engine.store.sqlite import _event_from_row
+    from engine.store.rules import event_from_row
 
     text = json.dumps(value, indent=indent, separators=None if indent else (", ", ": "))
     row = (1, "s", 1, "t", 0, "a", text, "h0", "h1")
-    assert _event_from_row(row).payload == value
+    assert event_from_row(row).payload == value
 
 
 @pytest.mark.parametrize(
@@ -280,10 +280,10 @@ def test_any_json_text_of_a_payload_reads_back_as_its_value(
     ],
 )
 def test_a_long_integer_after_whitespace_or_alone_is_read_exactly(text: str) -> None:
-    from engine.store.sqlite import _event_from_row
+    from engine.store.rules import event_from_row
 
     row = (1, "s", 1, "t", 0, "a", text, "h0", "h1")
-    assert _event_from_row(row).payload == json.loads(text)
+    assert event_from_row(row).payload == json.loads(text)
 
 
 async def test_big_integers_and_lone_surrogates_survive_a_real_store(tmp_path: Path) -> None:
