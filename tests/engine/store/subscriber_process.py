@@ -13,13 +13,13 @@ import asyncio
 import json
 import sys
 
-from engine.store import SqliteEventStore
+from engine.store.opening import open_store
 
 TIME_LIMIT_S = 60
 
 
 async def run(path: str, after_seq: int, count: int, output: str) -> int:
-    async with await SqliteEventStore.open(path) as store:
+    async with await open_store(path) as store:
         received = 0
         with open(output, "w") as lines:
             async with store.subscribe(after_seq) as subscription:

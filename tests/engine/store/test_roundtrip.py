@@ -5,29 +5,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import sqlite3
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
 from engine.store import (
+    EventStore,
     InvalidEvent,
     NewEvent,
-    SqliteEventStore,
     StoreClosed,
     StoredEvent,
     StreamHead,
 )
 from engine.store.chain import GENESIS_HASH
 
-from .conftest import SteppingClock, events
+from .conftest import Backend, SteppingClock, events
 
 pytestmark = pytest.mark.filterwarnings("error")
 
 
 async def test_appended_events_read_back_equal_and_survive_reopening(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     appended = await store.append(events("ctx:a", 3))
     appended += await store.append(events("ctx:b", 2) + events("ctx:a", 2, start=3))
@@ -42,14 +40,14 @@ async def test_appended_events_read_back_equal_and_survive_reopening(
     assert await store.read() == appended
     await store.close()
 
-    async with await SqliteEventStore.open(workspace) as reopened:
+    async with await backend.open() as reopened:
         assert await reopened.read() == appended
         assert await reopened.head() == 7
         assert await reopened.streams() == {"ctx:a": 5, "ctx:b": 2}
         assert (await reopened.verify()).ok
 
 
-async def test_read_ranges_and_streams(store: SqliteEventStore) -> None:
+async def test_read_ranges_and_streams(store: EventStore) -> None:
     await store.append(events("ctx:a", 5) + events("ctx:b", 5))
 
     assert [e.seq for e in await store.read(after_seq=3, limit=4)] == [4, 5, 6, 7]
@@ -60,7 +58,7 @@ async def test_read_ranges_and_streams(store: SqliteEventStore) -> None:
 
 
 async def test_a_stream_read_from_a_place_in_it_and_where_streams_end(
-    store: SqliteEventStore,
+    store: EventStore,
 ) -> None:
     await store.append(events("ctx:a", 3) + events("ctx:b", 2))
     await store.append(events("ctx:a", 2, start=3) + events("ctx:c", 1))
@@ -82,7 +80,7 @@ async def test_a_stream_read_from_a_place_in_it_and_where_streams_end(
     assert await store.stream_heads(8) == {}
 
 
-async def test_fields_are_stored_as_given(store: SqliteEventStore) -> None:
+async def test_fields_are_stored_as_given(store: EventStore) -> None:
     payload = {"text": 'naïve ☃ \u0000 "quoted"', "nested": {"b": [1, 2.5, None, True]}, "a": {}}
     [stored] = await store.append([NewEvent("ctx:ü", "déjà", payload, actor="agent ☃")])
     [read_back] = await store.read()
@@ -94,9 +92,9 @@ async def test_fields_are_stored_as_given(store: SqliteEventStore) -> None:
 
 
 async def test_a_command_takes_one_time_unless_its_events_carry_their_own(
-    workspace: Path,
+    backend: Backend,
 ) -> None:
-    async with await SqliteEventStore.open(workspace, create=True, clock=SteppingClock()) as store:
+    async with await backend.open(create=True, clock=SteppingClock()) as store:
         first = await store.append(events("ctx:a", 3))
         second = await store.append([NewEvent("ctx:a", "noted", time_ns=42)])
 
@@ -104,7 +102,7 @@ async def test_a_command_takes_one_time_unless_its_events_carry_their_own(
     assert second[0].time_ns == 42
 
 
-async def test_stream_sequences_are_gapless_across_many_commands(store: SqliteEventStore) -> None:
+async def test_stream_sequences_are_gapless_across_many_commands(store: EventStore) -> None:
     for round_ in range(20):
         await store.append(events(f"ctx:{round_ % 3}", round_ % 4 + 1))
 
@@ -114,7 +112,7 @@ async def test_stream_sequences_are_gapless_across_many_commands(store: SqliteEv
 
 
 async def test_a_refused_command_writes_nothing_and_the_store_carries_on(
-    store: SqliteEventStore,
+    store: EventStore,
 ) -> None:
     class SectionLocked(Exception):
         pass
@@ -144,11 +142,11 @@ async def test_a_refused_command_writes_nothing_and_the_store_carries_on(
 
 
 async def test_execute_shows_decide_what_others_appended_since_the_cursor(
-    workspace: Path,
+    backend: Backend,
 ) -> None:
     async with (
-        await SqliteEventStore.open(workspace, create=True, watch=False) as mine,
-        await SqliteEventStore.open(workspace, watch=False) as theirs,
+        await backend.open(create=True, watch=False) as mine,
+        await backend.open(watch=False) as theirs,
     ):
         seen: list[list[int]] = []
 
@@ -175,8 +173,8 @@ async def test_execute_shows_decide_what_others_appended_since_the_cursor(
         assert mine.cursor == 7
 
 
-async def test_a_closed_store_refuses_to_work(workspace: Path) -> None:
-    store = await SqliteEventStore.open(workspace, create=True)
+async def test_a_closed_store_refuses_to_work(backend: Backend) -> None:
+    store = await backend.open(create=True)
     await store.close()
     await store.close()  # closing twice is harmless
 
@@ -188,13 +186,13 @@ async def test_a_closed_store_refuses_to_work(workspace: Path) -> None:
         store.subscribe(0)
 
 
-async def test_events_shown_to_a_refusing_decide_are_not_shown_again(workspace: Path) -> None:
+async def test_events_shown_to_a_refusing_decide_are_not_shown_again(backend: Backend) -> None:
     class Refused(Exception):
         pass
 
     async with (
-        await SqliteEventStore.open(workspace, create=True, watch=False) as mine,
-        await SqliteEventStore.open(workspace, watch=False) as theirs,
+        await backend.open(create=True, watch=False) as mine,
+        await backend.open(watch=False) as theirs,
     ):
         shown: list[list[int]] = []
 
@@ -212,11 +210,11 @@ async def test_events_shown_to_a_refusing_decide_are_not_shown_again(workspace: 
 
 
 async def test_a_store_quiet_while_others_append_a_lot_continues_the_chain(
-    workspace: Path,
+    backend: Backend,
 ) -> None:
     async with (
-        await SqliteEventStore.open(workspace, create=True, watch=False) as quiet,
-        await SqliteEventStore.open(workspace, watch=False) as busy,
+        await backend.open(create=True, watch=False) as quiet,
+        await backend.open(watch=False) as busy,
     ):
         await quiet.append(events("ctx:shared", 1))
         await busy.append(events("ctx:shared", 1500) + events("ctx:busy", 1500))
@@ -239,7 +237,7 @@ async def test_a_store_quiet_while_others_append_a_lot_continues_the_chain(
 
 
 async def test_a_cancelled_command_is_whole_or_absent_and_frees_the_lock(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     await store.append(events("ctx:a", 1))
     # Cancelled at different points: waiting for the writer, catching up, deciding, inserting.
@@ -256,9 +254,7 @@ async def test_a_cancelled_command_is_whole_or_absent_and_frees_the_lock(
             with contextlib.suppress(asyncio.CancelledError):
                 await task
             # No transaction left open: another connection takes the write lock at once.
-            with contextlib.closing(sqlite3.connect(workspace, timeout=0)) as other:
-                other.execute("BEGIN IMMEDIATE")
-                other.execute("ROLLBACK")
+            assert await backend.write_lock_is_free()
 
     [last] = await store.append(events("ctx:a", 1))
     assert (last.stream_seq - 2) % 300 == 0  # only whole commands before it

@@ -16,13 +16,14 @@ import itertools
 import sys
 from collections.abc import Sequence
 
-from engine.store import NewEvent, SqliteEventStore, StoredEvent
+from engine.store import NewEvent, StoredEvent
+from engine.store.opening import open_store
 
 
 async def run(
     path: str, name: str, commands: int, events_per_command: int, wait_for_go: bool
 ) -> None:
-    async with await SqliteEventStore.open(path, busy_timeout=30.0, watch=False) as store:
+    async with await open_store(path, busy_timeout=30.0, watch=False) as store:
         if wait_for_go:
             print("ready", flush=True)
             sys.stdin.readline()
