@@ -12,7 +12,6 @@ import hashlib
 import json
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +22,8 @@ from engine.canonical import canonical_json
 from engine.store import NewEvent
 from engine.store.chain import ChainHead, encode_events, event_hash
 from engine.store.errors import InvalidEvent
+
+from .conftest import Backend
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -286,11 +287,9 @@ def test_a_long_integer_after_whitespace_or_alone_is_read_exactly(text: str) -> 
     assert event_from_row(row).payload == json.loads(text)
 
 
-async def test_big_integers_and_lone_surrogates_survive_a_real_store(tmp_path: Path) -> None:
-    from engine.store import SqliteEventStore
-
+async def test_big_integers_and_lone_surrogates_survive_a_real_store(backend: Backend) -> None:
     payload = {"big": 2**70, "neg": -(2**65), "lone": "\ud800x", "pair": "\U0001f600"}
-    async with await SqliteEventStore.open(tmp_path / "w.pact", create=True, watch=False) as store:
+    async with await backend.open(create=True, watch=False) as store:
         await store.append([NewEvent("s", "t", payload)])
         [event] = await store.read_stream("s")
     assert event.payload == payload

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-from pathlib import Path
 
 import pytest
 
 from engine.canonical import canonical_json
-from engine.store import ChainProblem, NewEvent, SqliteEventStore
+from engine.store import ChainProblem, EventStore, NewEvent
 from engine.store.chain import GENESIS_HASH, ChainRow, event_hash, verify_rows
 
-from .conftest import events
+from .conftest import Backend, events
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -42,15 +40,13 @@ def test_event_hash_is_sha256_of_the_canonical_json_of_the_other_fields() -> Non
 
 
 async def test_stored_hashes_recompute_from_the_stored_columns(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     await store.append(events("ctx:a", 3) + events("ctx:b", 2))
-    with sqlite3.connect(workspace) as connection:
-        rows = connection.execute(
-            "SELECT seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash"
-            " FROM events ORDER BY seq"
-        ).fetchall()
-    connection.close()
+    rows = await backend.rows(
+        "SELECT seq, stream, stream_seq, type, time_ns, actor, payload, prev_hash, hash"
+        " FROM events ORDER BY seq"
+    )
 
     prev_hash = GENESIS_HASH
     for seq, stream, stream_seq, type_, time_ns, actor, payload, stored_prev, stored_hash in rows:
@@ -66,17 +62,15 @@ async def test_stored_hashes_recompute_from_the_stored_columns(
 
 
 async def test_changing_one_payload_byte_is_found_and_named(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     await store.append(events("ctx:a", 10))
     assert (await store.verify()).ok
 
-    with sqlite3.connect(workspace) as connection:
-        (payload,) = connection.execute("SELECT payload FROM events WHERE seq = 7").fetchone()
-        tampered = payload.replace('"n":6', '"n":9')
-        assert len(tampered) == len(payload) and tampered != payload
-        connection.execute("UPDATE events SET payload = ? WHERE seq = 7", (tampered,))
-    connection.close()
+    [(payload,)] = await backend.rows("SELECT payload FROM events WHERE seq = 7")
+    tampered = payload.replace('"n":6', '"n":9')
+    assert len(tampered) == len(payload) and tampered != payload
+    await backend.edit("UPDATE events SET payload = ? WHERE seq = 7", tampered)
 
     result = await store.verify()
     assert not result.ok
@@ -87,21 +81,20 @@ async def test_changing_one_payload_byte_is_found_and_named(
 
 
 async def test_a_relinked_event_is_found_by_its_prev_hash(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     await store.append(events("ctx:a", 5))
-    with sqlite3.connect(workspace) as connection:
-        # Recompute event 4's own hash over a forged prev_hash: its hash checks out, its link
-        # does not.
-        row = connection.execute(
-            "SELECT seq, stream, stream_seq, type, time_ns, actor, payload FROM events WHERE seq=4"
-        ).fetchone()
-        forged_prev = "f" * 64
-        connection.execute(
-            "UPDATE events SET prev_hash = ?, hash = ? WHERE seq = 4",
-            (forged_prev, event_hash(*row, forged_prev)),
-        )
-    connection.close()
+    # Recompute event 4's own hash over a forged prev_hash: its hash checks out, its link
+    # does not.
+    [row] = await backend.rows(
+        "SELECT seq, stream, stream_seq, type, time_ns, actor, payload FROM events WHERE seq=4"
+    )
+    forged_prev = "f" * 64
+    await backend.edit(
+        "UPDATE events SET prev_hash = ?, hash = ? WHERE seq = 4",
+        forged_prev,
+        event_hash(*row, forged_prev),
+    )
 
     result = await store.verify()
     assert (result.broken_seq, result.problem) == (4, ChainProblem.PREV_HASH_MISMATCH)
@@ -146,12 +139,10 @@ def test_verify_streams_rows_without_holding_them() -> None:
 
 
 async def test_non_ascii_text_tampered_into_a_payload_is_a_mismatch_not_a_crash(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     await store.append([NewEvent("ctx:a", "noted", {"text": "plain"})])
-    with sqlite3.connect(workspace) as connection:
-        connection.execute('UPDATE events SET payload = \'{"text":"plaîn"}\' WHERE seq = 1')
-    connection.close()
+    await backend.edit('UPDATE events SET payload = \'{"text":"plaîn"}\' WHERE seq = 1')
 
     result = await store.verify()
     assert (result.broken_seq, result.problem) == (1, ChainProblem.HASH_MISMATCH)

@@ -5,29 +5,26 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engine.store import CorruptCheckpoint, InvalidCheckpoint, SqliteEventStore
+from engine.store import CorruptCheckpoint, EventStore, InvalidCheckpoint
 from engine.store.sqlite import CHECKPOINT_CHUNK_BYTES
 
-from .conftest import events, start_helper
+from .conftest import Backend, events, start_helper
 
 pytestmark = pytest.mark.filterwarnings("error")
 
 
-def chunk_rows(path: Path) -> int:
-    with closing(sqlite3.connect(path)) as connection:
-        (count,) = connection.execute("SELECT COUNT(*) FROM checkpoint_chunks").fetchone()
+async def chunk_rows(backend: Backend) -> int:
+    [(count,)] = await backend.rows("SELECT COUNT(*) FROM checkpoint_chunks")
     return int(count)
 
 
 async def test_a_checkpoint_round_trips_and_survives_reopening(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     await store.append(events("ctx:a", 10))
     state = os.urandom(2 * CHECKPOINT_CHUNK_BYTES + 12345)  # three chunks
@@ -37,7 +34,7 @@ async def test_a_checkpoint_round_trips_and_survives_reopening(
     assert await store.load_checkpoint("context-tree") == (8, state)
     await store.close()
 
-    async with await SqliteEventStore.open(workspace) as reopened:
+    async with await backend.open() as reopened:
         checkpoint = await reopened.load_checkpoint("context-tree")
         assert checkpoint is not None
         seq, data = checkpoint
@@ -47,7 +44,7 @@ async def test_a_checkpoint_round_trips_and_survives_reopening(
 
 
 async def test_a_newer_checkpoint_replaces_the_old_and_an_older_one_is_ignored(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     await store.append(events("ctx:a", 10))
     await store.save_checkpoint("tree", 5, b"state at 5" * 200_000)
@@ -57,11 +54,11 @@ async def test_a_newer_checkpoint_replaces_the_old_and_an_older_one_is_ignored(
 
     assert await store.load_checkpoint("tree") == (9, b"state at 9")
     assert await store.load_checkpoint("other") == (3, b"")
-    assert chunk_rows(workspace) == 1  # the replaced and the ignored pieces are gone
+    assert await chunk_rows(backend) == 1  # the replaced and the ignored pieces are gone
 
 
 async def test_a_deleted_checkpoint_is_gone_with_its_pieces(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     await store.append(events("ctx:a", 4))
     await store.save_checkpoint("tree", 3, os.urandom(CHECKPOINT_CHUNK_BYTES + 1))  # two pieces
@@ -71,12 +68,12 @@ async def test_a_deleted_checkpoint_is_gone_with_its_pieces(
 
     assert await store.load_checkpoint("tree") is None
     assert await store.load_checkpoint("other") == (4, b"kept")
-    assert chunk_rows(workspace) == 1
+    assert await chunk_rows(backend) == 1
     await store.save_checkpoint("tree", 2, b"an older state is welcome again")
     assert await store.load_checkpoint("tree") == (2, b"an older state is welcome again")
 
 
-async def test_a_checkpoint_beyond_the_log_is_refused(store: SqliteEventStore) -> None:
+async def test_a_checkpoint_beyond_the_log_is_refused(store: EventStore) -> None:
     await store.append(events("ctx:a", 3))
     with pytest.raises(InvalidCheckpoint) as refused:
         await store.save_checkpoint("tree", 4, b"from the future")
@@ -87,32 +84,30 @@ async def test_a_checkpoint_beyond_the_log_is_refused(store: SqliteEventStore) -
 
 
 async def test_a_damaged_checkpoint_is_reported_not_returned(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     await store.append(events("ctx:a", 3))
     await store.save_checkpoint("tree", 3, b"x" * 1000)
-    with closing(sqlite3.connect(workspace)) as connection:
-        connection.execute("UPDATE checkpoint_chunks SET data = ?", (b"y" * 1000,))
-        connection.commit()
+    await backend.edit("UPDATE checkpoint_chunks SET data = ?", b"y" * 1000)
 
     with pytest.raises(CorruptCheckpoint) as damaged:
         await store.load_checkpoint("tree")
     assert damaged.value.code == "CORRUPT_CHECKPOINT"
 
 
-def generations(path: Path) -> dict[str, set[str]]:
+async def generations(backend: Backend) -> dict[str, set[str]]:
     """Each checkpoint name with the generations it has pieces of."""
-    with closing(sqlite3.connect(path)) as connection:
-        rows = connection.execute("SELECT DISTINCT name, generation FROM checkpoint_chunks")
-        found: dict[str, set[str]] = {}
-        for name, generation in rows:
-            found.setdefault(name, set()).add(generation)
+    found: dict[str, set[str]] = {}
+    for name, generation in await backend.rows(
+        "SELECT DISTINCT name, generation FROM checkpoint_chunks"
+    ):
+        found.setdefault(name, set()).add(generation)
     return found
 
 
-def kill_a_save_halfway(path: Path, name: str) -> None:
+def kill_a_save_halfway(where: str | Path, name: str) -> None:
     """A real process saves a three-piece checkpoint and is killed after its first piece."""
-    process = start_helper("checkpoint_process.py", path, name, 2 * CHECKPOINT_CHUNK_BYTES + 1)
+    process = start_helper("checkpoint_process.py", where, name, 2 * CHECKPOINT_CHUNK_BYTES + 1)
     assert process.stdout is not None
     line = process.stdout.readline()
     assert line == "piece 0 written\n", line + process.communicate()[1]
@@ -122,33 +117,33 @@ def kill_a_save_halfway(path: Path, name: str) -> None:
 
 
 async def test_a_finished_save_removes_the_pieces_of_saves_killed_halfway(
-    store: SqliteEventStore, workspace: Path
+    store: EventStore, backend: Backend
 ) -> None:
     # The issue's case: killed saves left orphaned pieces that no later checkpoint cleaned.
     await store.append(events("ctx:a", 5))
     await store.save_checkpoint("tree", 4, b"state at 4")
     for _ in range(3):
-        kill_a_save_halfway(workspace, "tree")
-    kill_a_save_halfway(workspace, "other")
-    assert chunk_rows(workspace) == 1 + 3 + 1  # one piece of each killed save
+        kill_a_save_halfway(backend.where, "tree")
+    kill_a_save_halfway(backend.where, "other")
+    assert await chunk_rows(backend) == 1 + 3 + 1  # one piece of each killed save
     assert await store.load_checkpoint("tree") == (4, b"state at 4")
 
     await store.save_checkpoint("tree", 5, b"state at 5")
     assert await store.load_checkpoint("tree") == (5, b"state at 5")
     # Only the new generation of "tree" is left; "other" is another checkpoint's business.
-    assert len(generations(workspace)["tree"]) == 1
-    assert chunk_rows(workspace) == 1 + 1
+    assert len((await generations(backend))["tree"]) == 1
+    assert await chunk_rows(backend) == 1 + 1
     # Deleting a checkpoint removes every generation of it, unfinished ones included.
     await store.delete_checkpoint("other")
-    assert chunk_rows(workspace) == 1
+    assert await chunk_rows(backend) == 1
 
 
 class PausedSave:
     """A save by ``store`` that stops after its first piece until ``resume()``."""
 
-    def __init__(self, store: SqliteEventStore, name: str, seq: int, data: bytes) -> None:
+    def __init__(self, store: EventStore, name: str, seq: int, data: bytes) -> None:
         self.began, self.resumed = asyncio.Event(), asyncio.Event()
-        real, pieces = store._write, 0
+        real, pieces = store._write, 0  # type: ignore[attr-defined]
 
         async def write(step: Any) -> Any:
             nonlocal pieces
@@ -159,7 +154,7 @@ class PausedSave:
                 await self.resumed.wait()
             return written
 
-        store._write = write  # type: ignore[method-assign]
+        store._write = write  # type: ignore[attr-defined]
         self.task = asyncio.ensure_future(store.save_checkpoint(name, seq, data))
 
     async def __aenter__(self) -> PausedSave:
@@ -172,11 +167,11 @@ class PausedSave:
 
 
 async def test_a_save_that_finishes_first_removes_a_slower_one_begun_before_it(
-    workspace: Path,
+    backend: Backend,
 ) -> None:
     async with (
-        await SqliteEventStore.open(workspace, create=True) as slow,
-        await SqliteEventStore.open(workspace) as fast,
+        await backend.open(create=True) as slow,
+        await backend.open() as fast,
     ):
         await fast.append(events("ctx:a", 9))
         big = os.urandom(2 * CHECKPOINT_CHUNK_BYTES + 1)
@@ -184,13 +179,13 @@ async def test_a_save_that_finishes_first_removes_a_slower_one_begun_before_it(
             await fast.save_checkpoint("tree", 8, b"state at 8")
         # The slow save lost its pieces: it published nothing, and left nothing behind.
         assert await fast.load_checkpoint("tree") == (8, b"state at 8")
-        assert chunk_rows(workspace) == 1
+        assert await chunk_rows(backend) == 1
 
 
-async def test_a_save_begun_after_one_that_finishes_is_left_to_finish(workspace: Path) -> None:
+async def test_a_save_begun_after_one_that_finishes_is_left_to_finish(backend: Backend) -> None:
     async with (
-        await SqliteEventStore.open(workspace, create=True) as first,
-        await SqliteEventStore.open(workspace) as second,
+        await backend.open(create=True) as first,
+        await backend.open() as second,
     ):
         await first.append(events("ctx:a", 9))
         later = os.urandom(2 * CHECKPOINT_CHUNK_BYTES + 1)
@@ -203,4 +198,4 @@ async def test_a_save_begun_after_one_that_finishes_is_left_to_finish(workspace:
             await one.task  # published; the save begun after it keeps its pieces
             assert await first.load_checkpoint("tree") == (5, earlier)
         assert await second.load_checkpoint("tree") == (8, later)
-        assert chunk_rows(workspace) == 3
+        assert await chunk_rows(backend) == 3
