@@ -9,14 +9,14 @@ import pytest
 
 from engine.store import (
     ChangeFeedFailed,
-    SqliteEventStore,
+    EventStore,
     StoreClosed,
     StoredEvent,
     Subscription,
 )
 from engine.store.feed import ChangeFeed
 
-from .conftest import events
+from .conftest import Backend, PostgresBackend, events
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -34,7 +34,7 @@ async def take(subscription: Subscription, count: int) -> list[StoredEvent]:
     return taken
 
 
-async def test_a_subscription_starts_after_its_cursor(store: SqliteEventStore) -> None:
+async def test_a_subscription_starts_after_its_cursor(store: EventStore) -> None:
     await store.append(events("ctx:a", 10))
 
     async with store.subscribe(after_seq=4) as subscription:
@@ -44,9 +44,9 @@ async def test_a_subscription_starts_after_its_cursor(store: SqliteEventStore) -
         assert [e.seq for e in await take(subscription, 2)] == [11, 12]
 
 
-async def test_own_appends_arrive_in_order_exactly_once(workspace: Path) -> None:
+async def test_own_appends_arrive_in_order_exactly_once(backend: Backend) -> None:
     # No file watcher at all: this process's own commits are delivered directly.
-    async with await SqliteEventStore.open(workspace, create=True, watch=False) as store:
+    async with await backend.open(create=True, watch=False) as store:
         early = store.subscribe(after_seq=0)
         await store.append(events("ctx:a", 3))
         late = store.subscribe(after_seq=2)
@@ -58,7 +58,7 @@ async def test_own_appends_arrive_in_order_exactly_once(workspace: Path) -> None
         await late.close()
 
 
-async def test_a_subscriber_far_behind_reads_its_way_back(store: SqliteEventStore) -> None:
+async def test_a_subscriber_far_behind_reads_its_way_back(store: EventStore) -> None:
     # More events than the feed's shared window: the subscription pages through the store.
     for start in range(0, 12_000, 4_000):
         await store.append(events("ctx:bulk", 4_000, start=start))
@@ -68,10 +68,10 @@ async def test_a_subscriber_far_behind_reads_its_way_back(store: SqliteEventStor
     assert [e.seq for e in received] == list(range(1, 12_001))
 
 
-async def test_another_connection_s_commits_arrive_through_the_watcher(workspace: Path) -> None:
+async def test_another_connection_s_commits_arrive_through_the_watcher(backend: Backend) -> None:
     async with (
-        await SqliteEventStore.open(workspace, create=True) as follower,
-        await SqliteEventStore.open(workspace, watch=False) as other_writer,
+        await backend.open(create=True) as follower,
+        await backend.open(watch=False) as other_writer,
     ):
         subscription = follower.subscribe(after_seq=0)
         for round_ in range(5):
@@ -81,9 +81,9 @@ async def test_another_connection_s_commits_arrive_through_the_watcher(workspace
         assert [e.seq for e in await follower.read()] == list(range(1, 16))
 
 
-async def test_closing_the_store_ends_subscriptions_and_leaves_no_tasks(workspace: Path) -> None:
+async def test_closing_the_store_ends_subscriptions_and_leaves_no_tasks(backend: Backend) -> None:
     tasks_before = asyncio.all_tasks()
-    store = await SqliteEventStore.open(workspace, create=True)
+    store = await backend.open(create=True)
     subscription = store.subscribe(after_seq=0)
     await store.append(events("ctx:a", 1))
     assert [e.seq for e in await take(subscription, 1)] == [1]
@@ -98,7 +98,7 @@ async def test_closing_the_store_ends_subscriptions_and_leaves_no_tasks(workspac
         store.subscribe(0)
 
 
-async def test_a_closed_subscription_stops_and_others_continue(store: SqliteEventStore) -> None:
+async def test_a_closed_subscription_stops_and_others_continue(store: EventStore) -> None:
     first = store.subscribe(0)
     second = store.subscribe(0)
     await store.append(events("ctx:a", 2))
@@ -110,11 +110,11 @@ async def test_a_closed_subscription_stops_and_others_continue(store: SqliteEven
 
 
 async def test_events_the_feed_never_saw_are_read_from_the_store_in_order(
-    workspace: Path,
+    backend: Backend,
 ) -> None:
     async with (
-        await SqliteEventStore.open(workspace, create=True, watch=False) as follower,
-        await SqliteEventStore.open(workspace, watch=False) as other,
+        await backend.open(create=True, watch=False) as follower,
+        await backend.open(watch=False) as other,
     ):
         subscription = follower.subscribe(after_seq=0)
         await other.append(events("ctx:other", 3))  # unseen here: no watcher
@@ -144,3 +144,26 @@ async def test_a_failing_feed_fails_its_subscriptions_instead_of_hanging(tmp_pat
     assert failed.value.code == "CHANGE_FEED_FAILED"
     assert isinstance(failed.value.__cause__, OSError)
     await feed.close()
+
+
+async def test_a_listener_whose_connection_is_lost_reads_what_it_missed(
+    postgres_url: str,
+) -> None:
+    # PostgreSQL's feed listens on a connection of its own. The server ends it (as a restart
+    # or a network cut would); commits made while it is away arrive after it reconnects.
+    backend = PostgresBackend(postgres_url)
+    async with (
+        await backend.open(create=True) as follower,
+        await backend.open(watch=False) as other,
+    ):
+        subscription = follower.subscribe(after_seq=0)
+        await other.append(events("ctx:other", 2))
+        assert [e.seq for e in await take(subscription, 2)] == [1, 2]
+        [(ended,)] = await backend.rows(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE application_name = 'pact-tui feed'"
+        )
+        assert ended == 1
+        await other.append(events("ctx:other", 3, start=2))
+        assert [e.seq for e in await take(subscription, 3)] == [3, 4, 5]
+        await subscription.close()
