@@ -28,6 +28,7 @@ from textual.widgets import Static
 
 from engine.masterlog.errors import MasterLogError
 from engine.masterlog.index import Refresh
+from engine.store.opening import is_url
 from engine.visible import visible
 
 from .logsession import LogSession
@@ -172,6 +173,8 @@ class PactApp(App[int]):
         self.workspace_changed: Signal[Change] = Signal(self, "workspace-changed")
         """Events were applied to the workspace (by any process): screens subscribe."""
         self.path = Path(path)
+        self.url: str | None = str(path) if is_url(path) else None
+        """The workspace's database when it is on PostgreSQL (``path`` means nothing then)."""
         self.clock = clock or time.time_ns
         self.step_time = step_time
         """Make the workspace's protocol time stepped on opening (the demo, or
@@ -329,7 +332,7 @@ class PactApp(App[int]):
     async def on_mount(self) -> None:
         for problem in self._startup_problems:
             self.notify(problem, title="Theme", severity="error", timeout=8)
-        if self.path.is_dir():
+        if self.url is None and self.path.is_dir():
             await self._open_conversation()
             return
         await self._open_workspace()
@@ -340,10 +343,15 @@ class PactApp(App[int]):
         from engine.store import StoreError, can_write
         from engine.workspace import Workspace
 
-        cannot_write = not self.read_only and self.path.exists() and not can_write(self.path)
+        cannot_write = (
+            self.url is None
+            and not self.read_only
+            and self.path.exists()
+            and not can_write(self.path)
+        )
         try:
             self.workspace = await Workspace.open(
-                self.path,
+                self.url or self.path,
                 create=self.create and not self.read_only,
                 clock=self.clock,
                 watch=self.live_updates,

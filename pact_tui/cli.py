@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import io
 import json
@@ -38,6 +39,7 @@ from engine.context import ContextError, Node
 from engine.masterlog.errors import MasterLogError
 from engine.protocol.errors import ProtocolError
 from engine.store import StoreError
+from engine.store.opening import is_url, open_store, where_shown
 from engine.visible import visible
 
 if TYPE_CHECKING:
@@ -172,10 +174,16 @@ async def _ctx_create(args: argparse.Namespace) -> None:
     from engine.workspace import check_context_name
 
     check_context_name(args.name)  # before the workspace file is made
-    with made_or_nothing(Path(args.workspace)):  # a create that fails leaves no file behind
+    # A create that fails leaves no file behind (a database is the server's to make).
+    made = (
+        contextlib.nullcontext()
+        if is_url(args.workspace)
+        else made_or_nothing(Path(args.workspace))
+    )
+    with made:
         async with await _open(args, create=True) as ws:
             await ws.create_context(args.name, actor=args.actor)
-    where = visible(args.workspace)
+    where = visible(str(where_shown(args.workspace)))
     _emit(args, {"created": args.name}, f"created context {args.name!r} in {where}")
 
 
@@ -438,9 +446,7 @@ async def _ctx_snapshots(args: argparse.Namespace) -> None:
 
 
 async def _verify(args: argparse.Namespace) -> int:
-    from engine.store import SqliteEventStore
-
-    async with await SqliteEventStore.open(args.workspace, read_only=True, watch=False) as store:
+    async with await open_store(args.workspace, read_only=True, watch=False) as store:
         if args.deep:
             from engine.deep_verify import verify_deep
 
@@ -474,16 +480,16 @@ async def _record_pass(args: argparse.Namespace, deep: Any) -> bool:
     import time
 
     from engine.deep_verify import record_pass
-    from engine.store import SqliteEventStore, can_write
+    from engine.store import can_write
 
     path = Path(args.workspace)
-    if not await asyncio.to_thread(can_write, path):
+    if not is_url(args.workspace) and not await asyncio.to_thread(can_write, path):
         _note(
             args, "NOT_RECORDED", "this user cannot write the workspace: the pass is not recorded"
         )
         return False
     try:
-        async with await SqliteEventStore.open(path, watch=False) as store:
+        async with await open_store(args.workspace, watch=False) as store:
             await record_pass(store, deep, time.time_ns())
     except StoreError as error:
         _note(args, "NOT_RECORDED", f"the pass could not be recorded ({error})")
@@ -564,7 +570,7 @@ def _open_app(args: argparse.Namespace) -> int:
     from .app import PactApp
 
     path = Path(args.workspace)
-    if not path.exists():
+    if not is_url(args.workspace) and not path.exists():
         where = visible(str(path))
         _print(
             f"pact-tui: no workspace at {where} (create one with: pact-tui ctx create "
@@ -573,7 +579,7 @@ def _open_app(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     app = PactApp(
-        path,
+        args.workspace if is_url(args.workspace) else path,
         theme=args.theme,
         context=args.context,
         document=args.document,

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.canonical import whole_number
+from engine.store.opening import is_url, where_shown
 from engine.visible import visible
 
 from .cli import Handler, _emit, _int, _print
@@ -190,11 +191,12 @@ async def _doc_create(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is not None:
             options[key] = value
-    with made_or_nothing(Path(args.workspace)):
+    url = is_url(args.workspace)  # a database is the server's to make: nothing to remove
+    with contextlib.nullcontext() if url else made_or_nothing(Path(args.workspace)):
         async with await _open(args, read_only=False, create=True) as ws:
             info = await ws.create_document(args.doc, markdown, **options)
     data = {"created": args.doc, "documentId": info.id, "sections": info.sections}
-    where = visible(args.workspace)
+    where = visible(str(where_shown(args.workspace)))
     _emit(args, data, f"created document {args.doc!r} ({info.sections} sections) in {where}")
 
 

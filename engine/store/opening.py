@@ -4,15 +4,18 @@ PostgreSQL database. The one place that tells them apart."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from engine.store.base import EventStore
 from engine.store.postgres_schema import is_url, shown_url
 
+__all__ = ["is_url", "open_store", "where_shown"]
 
-def shown(where: str | os.PathLike[str]) -> str:
-    """``where`` as messages name it: a path as it is, a URL without its password."""
-    return shown_url(str(where)) if is_url(where) else str(where)
+
+def where_shown(where: str | os.PathLike[str]) -> Path | str:
+    """``where`` as messages name it: a path as a Path, a URL without its password."""
+    return shown_url(str(where)) if is_url(where) else Path(where)
 
 
 async def open_store(where: str | os.PathLike[str], **options: Any) -> EventStore:

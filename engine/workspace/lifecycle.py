@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
 from engine.protocol_time import CLOCK_STREAM
-from engine.store import SqliteEventStore
+from engine.store.opening import open_store, where_shown
 from engine.workspace import cadence
 from engine.workspace.contexts import ContextCommands
 from engine.workspace.documents import DocumentsAndFrameworks
@@ -37,7 +37,8 @@ class Lifecycle(ContextCommands, DocumentsAndFrameworks):
         read_only: bool = False,
         ids: Ids | None = None,
     ) -> Self:
-        """Open (or with ``create``, make) the workspace file at ``path``.
+        """Open (or with ``create``, make) the workspace at ``path``: a file, or a
+        ``postgresql://`` URL (:func:`engine.store.opening.open_store`).
 
         A bad file raises a ``StoreError`` and is left untouched. ``watch=False`` follows this
         process's own commands only (no file watcher). ``lazy`` loads no context now: each is
@@ -46,11 +47,8 @@ class Lifecycle(ContextCommands, DocumentsAndFrameworks):
         file, checkpoints included (a long tail is replayed at every open): commands raise
         ``ReadOnlyWorkspace``.
         """
-        path = Path(path)
-        store = await SqliteEventStore.open(
-            path, create=create, read_only=read_only, clock=clock, watch=watch
-        )
-        workspace = cls(store, path, clock, lazy=lazy, ids=ids)
+        store = await open_store(path, create=create, read_only=read_only, clock=clock, watch=watch)
+        workspace = cls(store, where_shown(path), clock, lazy=lazy, ids=ids)
         try:
             await workspace._start()
         except BaseException:

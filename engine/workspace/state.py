@@ -24,7 +24,7 @@ class WorkspaceState:
     def __init__(
         self,
         store: EventStore,
-        path: Path,
+        path: Path | str,
         clock: Callable[[], int],
         *,
         lazy: bool = False,

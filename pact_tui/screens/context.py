@@ -29,6 +29,7 @@ from textual.widgets import ContentSwitcher, OptionList
 from engine.context import ContextError, ContextView, InvalidSelector, Node
 from engine.context.selectors import check_input_selector, parse_selector
 from engine.store import StoreError
+from engine.store.opening import where_shown
 from engine.visible import visible
 from engine.workspace import Change, ContextInfo, SnapshotEntry, Workspace
 
@@ -384,7 +385,7 @@ class ContextScreen(Screen[None]):
             )
         self.context_tree.focus()
         self.show_contexts = app.size.width >= WIDE
-        self.path_shown = display_path(app.path)
+        self.path_shown = str(where_shown(app.url)) if app.url else display_path(app.path)
         self.verified_shown = deep_verified(app.deep_verified)
         self.context_name = wanted if wanted in names else (names[0] if names else None)
 

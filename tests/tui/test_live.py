@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import engine.workspace.lifecycle
+import engine.store.sqlite
 from engine.store.sqlite import SqliteEventStore
 from engine.workspace import Workspace
 
@@ -149,7 +149,7 @@ class QuickToGiveUp(SqliteEventStore):
 async def test_a_workspace_locked_by_another_process_refuses_a_command(
     demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(engine.workspace.lifecycle, "SqliteEventStore", QuickToGiveUp)
+    monkeypatch.setattr(engine.store.sqlite, "SqliteEventStore", QuickToGiveUp)
     app = inspector(demo)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         screen = screen_of(app)
