@@ -541,9 +541,15 @@ def _deep_lines(deep: Any) -> list[str]:
 
 async def _backup(args: argparse.Namespace) -> int:
     from engine.store import SqliteEventStore
+    from engine.store.copy import copy_workspace
 
-    async with await SqliteEventStore.open(args.workspace, read_only=True, watch=False) as store:
-        copied = await store.backup(args.destination, replace=args.force)
+    if is_url(args.workspace) or is_url(args.destination):
+        copied = await copy_workspace(args.workspace, args.destination, replace=args.force)
+    else:
+        async with await SqliteEventStore.open(
+            args.workspace, read_only=True, watch=False
+        ) as store:
+            copied = await store.backup(args.destination, replace=args.force)
     chain = copied.chain
     data = {
         "ok": chain.ok,
@@ -556,7 +562,7 @@ async def _backup(args: argparse.Namespace) -> int:
         "detail": chain.detail,
     }
     what = f"{chain.checked} events and {copied.checkpoints} checkpoint(s), {copied.size} bytes"
-    source, copy = visible(args.workspace), visible(str(copied.path))
+    source, copy = visible(str(where_shown(args.workspace))), visible(str(copied.path))
     if chain.ok:
         text = f"backed up {source} to {copy}: {what}; chain intact"
     else:  # a faithful copy of a broken chain: kept, and said as verify says it
@@ -840,12 +846,16 @@ def build_parser() -> argparse.ArgumentParser:
     backup = commands.add_parser(
         "backup",
         parents=[common],
-        help="copy the workspace with SQLite's online backup, while others write",
-        description="Copy the workspace, as of one moment, to a new file (SQLite's online"
-        " backup: other processes go on writing), then verify the copy's chain.",
+        help="copy the workspace, while others write: file or database, either way",
+        description="Copy the workspace, as of one moment, to a new file or a PostgreSQL"
+        " database (between files, SQLite's online backup; other processes go on writing),"
+        " then verify the copy's chain.",
     )
-    backup.add_argument("workspace", help="the workspace file")
-    backup.add_argument("destination", help="the new file (refused if it exists)")
+    backup.add_argument("workspace", help="the workspace file or postgresql:// URL")
+    backup.add_argument(
+        "destination",
+        help="the new file, or a database's URL (refused if it holds a workspace)",
+    )
     backup.add_argument("--force", action="store_true", help="replace the destination")
     backup.set_defaults(handler=_backup)
 

@@ -35,7 +35,7 @@ SIDE_FILES = ("-wal", "-shm", "-journal")
 class BackupResult:
     """What was copied: the copy's path and size, its events' chain, its checkpoints."""
 
-    path: Path
+    path: Path | str  # a file, or a database's URL (without its password)
     size: int
     chain: VerifyResult
     checkpoints: int
@@ -44,27 +44,12 @@ class BackupResult:
 def backup_file(source: Path, destination: Path, *, replace: bool) -> BackupResult:
     """Copy the workspace at ``source`` to ``destination`` (see the module's docstring)."""
     where = str(destination)
-    if destination.is_dir():
-        raise InvalidDestination("the backup's destination is a folder: name a file", path=where)
-    if not destination.parent.is_dir():
-        raise InvalidDestination(
-            "the folder of the backup's destination does not exist", path=where
-        )
-    if _same_file(source, destination):
-        raise InvalidDestination("the backup's destination is the workspace itself", path=where)
-    present = [p.name for p in _with_side_files(destination) if p.exists()]
-    if present and not replace:
-        raise DestinationExists(
-            f"{', '.join(present)} already there: pass --force to replace it", path=where
-        )
-    partial = destination.with_name(f".{destination.name}.{secrets.token_hex(4)}.partial")
+    check_destination(source, destination, replace=replace)
+    partial = partial_beside(destination)
     try:
         chain, checkpoints = _copy(source, partial)
         size = partial.stat().st_size
-        for stale in _with_side_files(destination)[1:]:
-            stale.unlink(missing_ok=True)
-        os.replace(partial, destination)
-        _sync_folder(destination.parent)
+        put_in_place(partial, destination)
     except (OSError, sqlite3.Error) as error:
         why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         raise StorageFailure(f"cannot write the backup: {why}", path=where) from error
@@ -72,6 +57,44 @@ def backup_file(source: Path, destination: Path, *, replace: bool) -> BackupResu
         for leftover in _with_side_files(partial):
             leftover.unlink(missing_ok=True)
     return BackupResult(destination, size, chain, checkpoints)
+
+
+def check_destination(source: Path | None, destination: Path, *, replace: bool) -> None:
+    """Refuse a destination that cannot be a backup's (a folder, a path in no folder, the
+    workspace itself), or one already there unless ``replace``."""
+    where = str(destination)
+    if destination.is_dir():
+        raise InvalidDestination("the backup's destination is a folder: name a file", path=where)
+    if not destination.parent.is_dir():
+        raise InvalidDestination(
+            "the folder of the backup's destination does not exist", path=where
+        )
+    if source is not None and _same_file(source, destination):
+        raise InvalidDestination("the backup's destination is the workspace itself", path=where)
+    present = [p.name for p in _with_side_files(destination) if p.exists()]
+    if present and not replace:
+        raise DestinationExists(
+            f"{', '.join(present)} already there: pass --force to replace it", path=where
+        )
+
+
+def partial_beside(destination: Path) -> Path:
+    """Where a backup is written before it is put in place (removed if it fails)."""
+    return destination.with_name(f".{destination.name}.{secrets.token_hex(4)}.partial")
+
+
+def remove_partial(partial: Path) -> None:
+    for leftover in _with_side_files(partial):
+        leftover.unlink(missing_ok=True)
+
+
+def put_in_place(partial: Path, destination: Path) -> None:
+    """Rename the finished copy over ``destination`` (with no file SQLite kept beside an old
+    one left), durably."""
+    for stale in _with_side_files(destination)[1:]:
+        stale.unlink(missing_ok=True)
+    os.replace(partial, destination)
+    _sync_folder(destination.parent)
 
 
 def _copy(source: Path, partial: Path) -> tuple[VerifyResult, int]:
