@@ -18,10 +18,11 @@ def _serve(args: argparse.Namespace) -> int:
     """``pact-tui serve``: until SIGINT or SIGTERM; one line and status 1 if it cannot start."""
     from engine.context import ContextError
     from engine.store import StoreError
+    from engine.store.opening import is_url, where_shown
 
     from .run import CannotServe, serve
 
-    where = visible(args.workspace)
+    where = visible(str(where_shown(args.workspace)))
 
     def ready(url: str) -> None:
         _print(f"Serving {where} at {url} (PACT v0.3: {url}/api/pact/DOC/…); Ctrl+C stops")
@@ -32,7 +33,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         asyncio.run(
             serve(
-                Path(args.workspace),
+                args.workspace if is_url(args.workspace) else Path(args.workspace),
                 host=args.host,
                 port=args.port,
                 ready=ready,

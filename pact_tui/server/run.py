@@ -95,7 +95,7 @@ class _Uvicorn(uvicorn.Server):
 
 
 async def serve(
-    path: Path,
+    path: Path | str,
     *,
     host: str,
     port: int,
@@ -103,8 +103,8 @@ async def serve(
     invite_only: bool = False,
     rate: float | None = None,
 ) -> None:
-    """Serve the workspace at ``path`` until SIGINT or SIGTERM (``CannotServe`` if it cannot
-    start; a workspace error as the workspace raises it)."""
+    """Serve the workspace at ``path`` (a file, or a ``postgresql://`` URL) until SIGINT or
+    SIGTERM (``CannotServe`` if it cannot start; a workspace error as the workspace raises it)."""
     from engine.workspace import Workspace
 
     from .app import RATE, Server, build
@@ -116,14 +116,15 @@ async def serve(
     # A client gone mid-answer is no news: asyncio would say so on stderr for each write.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
-    if not path.is_file():
+    if isinstance(path, Path) and not path.is_file():
         raise CannotServe(
             f"no workspace at {path}: make one with `pact-tui doc create {path} DOC --from FILE`",
             path=str(path),
         )
     workspace = await Workspace.open(path, watch=True, lazy=True, read_only=False)
     try:
-        await _check_writable(workspace, path)
+        if isinstance(path, Path):  # a database refuses a write itself, with a code
+            await _check_writable(workspace, path)
         sock = bind(host, port)
         try:
             server = Server(workspace, invite_only=invite_only, rate=RATE if rate is None else rate)
