@@ -42,6 +42,15 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (name, line)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS messages_first ON messages (name, first_line);
+CREATE TABLE IF NOT EXISTS rewrites (  -- what a rewrite changed, for every process sharing it
+    name TEXT NOT NULL,
+    old_lines INTEGER NOT NULL,
+    old_tail TEXT NOT NULL,      -- sha256 of the last line indexed before
+    new_lines INTEGER NOT NULL,
+    new_tail TEXT NOT NULL,
+    changes TEXT NOT NULL,       -- JSON: [kind, old from, old to, new from, new to, shift] each
+    PRIMARY KEY (name, old_lines, old_tail, new_lines, new_tail)
+) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS search USING fts5(
     content, name UNINDEXED, line UNINDEXED, tokenize = 'unicode61'
 );
@@ -101,21 +110,45 @@ class Catalogue:
         return 0 if row[0] is None else int(row[0]) + 1
 
     def pending(self, index: LineIndex) -> int:
-        return index.lines - self.count(index.name)
+        return max(0, index.lines - self.count(index.name))
 
-    def reset(self, name: str) -> None:
+    def reset(self, name: str, first: int = 0) -> None:
+        """Forget the lines from ``first`` on (every line: the log was rewritten from its
+        start)."""
         with self.db:
             self.db.execute("BEGIN")
-            self.db.execute("DELETE FROM messages WHERE name = ?", (name,))
-            self.db.execute("DELETE FROM search WHERE name = ?", (name,))
+            self.db.execute("DELETE FROM messages WHERE name = ? AND line >= ?", (name, first))
+            if first == 0:
+                self.db.execute("DELETE FROM search WHERE name = ?", (name,))
+            else:
+                self.db.execute("DELETE FROM search WHERE name = ? AND line >= ?", (name, first))
+
+    def agrees(self, index: LineIndex, upto: int) -> bool:
+        """Whether the catalogued line ``upto - 1`` is that line of ``index`` (same bytes at the
+        same place): the catalogue was made from the same file as this process's index. Another
+        process sharing the cache may have catalogued another version of the log."""
+        if upto == 0:
+            return True
+        if upto > index.lines:
+            return False
+        row = self.db.execute(
+            'SELECT start, "end", sha FROM messages WHERE name = ? AND line = ?',
+            (index.name, upto - 1),
+        ).fetchone()
+        if row is None:
+            return False
+        raw = index.read_line(upto - 1)
+        return (row[0], row[1]) == index.bounds(upto - 1) and row[2] == _sha(raw)
 
     def build(self, index: LineIndex, *, batch: int = BATCH) -> Iterator[Progress]:
-        """Catalogue the lines not catalogued yet, a batch per transaction, yielding progress."""
-        done = self.count(index.name)
+        """Catalogue the lines not catalogued yet, a batch per transaction, yielding progress.
+
+        Another process may share the cache: a catalogue of another version of the log is
+        started over, one ahead of this index is left as it is, and each batch is written only
+        if the catalogue still ends where it was read (else it is read again), so no line is
+        catalogued twice."""
         total = index.lines
-        if done > total:  # the log was indexed again shorter: start over
-            self.reset(index.name)
-            done = 0
+        done = self._start(index)
         while done < total:
             upto = min(total, done + batch)
             rows, texts = [], []
@@ -126,23 +159,38 @@ class Catalogue:
                     texts.append((content, index.name, line))
             try:
                 with self.db:
-                    self.db.execute("BEGIN")
-                    self.db.executemany(
-                        "INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        [_values(row) for row in rows],
-                    )
-                    self.db.executemany(
-                        "INSERT INTO search (content, name, line) VALUES (?, ?, ?)", texts
-                    )
+                    self.db.execute("BEGIN IMMEDIATE")
+                    written = self.count(index.name) == done
+                    if written:
+                        self.db.executemany(
+                            "INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            [_values(row) for row in rows],
+                        )
+                        self.db.executemany(
+                            "INSERT INTO search (content, name, line) VALUES (?, ?, ?)", texts
+                        )
             except sqlite3.Error as error:
                 raise CacheError(f"cannot catalogue {index.name}: {error}") from None
-            done = upto
-            yield Progress(index.name, done, total)
+            done = upto if written else self._start(index)
+            yield Progress(index.name, min(done, total), total)
 
-    def digests(self, name: str) -> list[tuple[str, int]]:
-        """Each catalogued line's digest and start, in order."""
+    def _start(self, index: LineIndex) -> int:
+        """Where this index's cataloguing goes on: the lines catalogued, when they are of this
+        version of the log (else none: started over)."""
+        done = self.count(index.name)
+        if done > index.lines:  # another process is ahead of this index
+            return index.lines if self.agrees(index, index.lines) else self._restart(index)
+        return done if self.agrees(index, done) else self._restart(index)
+
+    def _restart(self, index: LineIndex) -> int:
+        self.reset(index.name)
+        return 0
+
+    def digests(self, name: str, upto: int | None = None) -> list[tuple[str, int]]:
+        """Each catalogued line's digest and start, in order (lines before ``upto``)."""
         cursor = self.db.execute(
-            "SELECT sha, start FROM messages WHERE name = ? ORDER BY line", (name,)
+            "SELECT sha, start FROM messages WHERE name = ? AND line < ? ORDER BY line",
+            (name, upto if upto is not None else 1 << 62),
         )
         return [(sha, start) for sha, start in cursor]
 
@@ -190,10 +238,14 @@ class Catalogue:
         ]
 
 
+def _sha(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
 def describe(name: str, line: int, start: int, raw: bytes) -> tuple[Row, str | None]:
     """The catalogue's row for one line's bytes, and the message's content (None: no message)."""
     parsed = parse_line(raw)
-    sha = hashlib.sha256(raw).hexdigest()
+    sha = _sha(raw)
     end = start + len(raw)
     if isinstance(parsed, LineProblem):
         return Row(name, line, start, end, parsed.kind, None, None, parsed.reason, 0, sha), None

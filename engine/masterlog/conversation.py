@@ -18,6 +18,7 @@ import difflib
 import hashlib
 import json
 import os
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -31,6 +32,7 @@ from .references import Reference, Stub, find_references
 MASTER = "conversation.jsonl"
 EVENTS = "events.jsonl"
 REWRITES = ("undo", "message_edit")  # gptme's events that rewrite conversation.jsonl
+DIFF_LINES = 20_000  # more lines between the shared start and end: one change, not a diff
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -177,6 +179,7 @@ class Conversation:
         recorded = self._new_rewrites()
         for name in self.logs:
             index = self.index(name)
+            previous = (index.lines, index.tail_sha, index.ends)  # this process's last view
             reason = ""
             if name == MASTER and recorded:
                 reason = "gptme recorded " + "; ".join(str(r) for r in recorded)
@@ -187,16 +190,51 @@ class Conversation:
                     raise
                 continue  # a view or branch removed while we looked: gone from the list next time
             if refresh.rewritten:
-                # The lines catalogued before, (sha, start) each: read only now, the catalogue
-                # still holds them (reading them on every refresh cost 135 ms at 1 GiB).
-                old = self.catalogue.digests(name) if name == MASTER else []
-                self.catalogue.reset(name)
                 self._parsed.pop(name, None)
                 if name == MASTER:
-                    self.compared = bool(old)  # only lines catalogued before can be compared
-                    self.changes = compare(old, _line_digests(index)) if old else []
+                    self._compare(index, previous)
+                else:
+                    self.catalogue.reset(name)
             refreshes.append(refresh)
         return refreshes
+
+    def _compare(self, index: LineIndex, previous: tuple[int, str, array[int]]) -> None:
+        """What a rewrite of the master changed, against what this process had indexed: read
+        from the cache when another process sharing it compared the same rewrite first, else
+        compared with the catalogue's digests (when they are of that version) and kept there.
+        The catalogue keeps the lines before the first change (an undo removes a tail: nothing
+        else is catalogued again)."""
+        lines, tail, ends = previous
+        key = (index.name, lines, tail, index.lines, index.tail_sha)
+        with self.db:
+            self.db.execute("BEGIN")
+            stored = self.db.execute(
+                "SELECT changes FROM rewrites WHERE name = ? AND old_lines = ? AND old_tail = ?"
+                " AND new_lines = ? AND new_tail = ?",
+                key,
+            ).fetchone()
+            old = None if stored else self.catalogue.digests(index.name, upto=lines)
+        if stored:
+            self.compared = True
+            self.changes = [
+                Change(k, (a1, a2), (b1, b2), d) for k, a1, a2, b1, b2, d in json.loads(stored[0])
+            ]
+            return
+        assert old is not None
+        if not _made_from(old, ends):  # the catalogue is of another version: nothing to compare
+            self.compared, self.changes = False, []
+            self.catalogue.reset(index.name)
+            return
+        self.compared = bool(old)
+        self.changes = compare(old, index, whole=len(old) == lines) if old else []
+        first = self.changes[0].old[0] if self.changes else min(len(old), index.lines)
+        data = json.dumps([[c.kind, *c.old, *c.new, c.shift] for c in self.changes])
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(
+                "INSERT OR REPLACE INTO rewrites VALUES (?, ?, ?, ?, ?, ?)", (*key, data)
+            )
+        self.catalogue.reset(index.name, first)
 
     def _new_rewrites(self) -> list[Rewrite]:
         """The undo and edit records gptme appended to ``events.jsonl`` since the last refresh
@@ -316,27 +354,77 @@ def parse_event(raw: bytes) -> Rewrite | None:
     )
 
 
-def compare(old: list[tuple[str, int]], new: list[tuple[str, int]]) -> list[Change]:
-    """Which lines changed between two lists of ``(digest, start)``, one per line (difflib's
-    opcodes), and by how many bytes each unchanged stretch moved."""
-    matcher = difflib.SequenceMatcher(None, [d for d, _ in old], [d for d, _ in new], False)
+def compare(old: list[tuple[str, int]], new: LineIndex, *, whole: bool = True) -> list[Change]:
+    """Which lines changed between the digests and starts of the lines before, ``(digest,
+    start)`` each, and the log as indexed now (difflib's opcodes), and by how many bytes each
+    unchanged stretch moved.
+
+    The lines both share at the start and (when ``old`` is the whole log, ``whole``) at the
+    end are found first, reading a new line only while it may still be shared, and only what
+    lies between is given to difflib: an undo removes a tail, an edit changes a line, so that
+    is a few lines, where difflib over every line of a large log (and worse, of a log of
+    repeated lines) took minutes. More than :data:`DIFF_LINES` lines between, on either side,
+    are one change rather than a diff."""
+    head = 0
+    limit = min(len(old), new.lines)
+    while head < limit:
+        upto = min(limit, head + 4_096)
+        for line, raw in new.each(head, upto):
+            start = new.ends[line] - len(raw)
+            if (old[line][1] != start) or old[line][0] != _digest(raw):
+                upto = -1
+                break
+            head = line + 1
+        if upto < 0:
+            break
+    tail = 0
+    if whole:
+        while tail < limit - head:
+            raw = new.read_line(new.lines - 1 - tail)
+            if old[len(old) - 1 - tail][0] != _digest(raw):
+                break
+            tail += 1
+    a2, b2 = len(old) - tail, new.lines - tail
+    middle_old = [d for d, _ in old[head:a2]]
+    if max(len(middle_old), b2 - head) > DIFF_LINES:
+        opcodes = [("replace", head, a2, head, b2)]
+    else:
+        middle_new = [_digest(raw) for _, raw in new.each(head, b2)]
+        matcher = difflib.SequenceMatcher(None, middle_old, middle_new, False)
+        opcodes = [
+            (tag, a + head, b + head, c + head, d + head)
+            for tag, a, b, c, d in matcher.get_opcodes()
+        ]
+    if tail:
+        opcodes.append(("equal", a2, len(old), b2, new.lines))
     changes: list[Change] = []
-    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
-        if tag == "equal":
-            shift = new[b1][1] - old[a1][1]
-            if shift:
-                changes.append(Change("moved", (a1, a2), (b1, b2), shift))
+    for tag, a1, a2_, b1, b2_ in opcodes:
+        if a1 == a2_ and b1 == b2_:
             continue
+        if tag == "equal":
+            shift = new.bounds(b1)[0] - old[a1][1]
+            if shift:
+                changes.append(Change("moved", (a1, a2_), (b1, b2_), shift))
+            continue
+        if tag == "replace" and a1 == a2_:
+            tag = "insert"
+        elif tag == "replace" and b1 == b2_:
+            tag = "delete"
         kind = {"delete": "removed", "insert": "added", "replace": "changed"}[tag]
-        changes.append(Change(kind, (a1, a2), (b1, b2)))
+        changes.append(Change(kind, (a1, a2_), (b1, b2_)))
     return changes
 
 
-def _line_digests(index: LineIndex) -> list[tuple[str, int]]:
-    return [
-        (hashlib.sha256(raw).hexdigest(), index.ends[line] - len(raw))
-        for line, raw in index.each(0, index.lines)
-    ]
+def _digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _made_from(old: list[tuple[str, int]], ends: array[int]) -> bool:
+    """Whether catalogued lines (digest, start) were made from the log whose line ends were
+    ``ends``: each starts where that log's line did."""
+    if len(old) > len(ends):
+        return False
+    return all(start == (ends[line - 1] if line else 0) for line, (_, start) in enumerate(old))
 
 
 def _rewrites(index: LineIndex, first: int, last: int) -> list[Rewrite]:

@@ -12,6 +12,12 @@ before (two reads, whatever the size); otherwise, or when the caller knows bette
 an undo or edit record to ``events.jsonl``), it is indexed again from the start and compared
 with the lines' digests kept by :mod:`engine.masterlog.catalogue` to say which messages changed.
 
+Several processes may share one cache file (the app and ``log tail`` on one conversation).
+What a refresh compares against is this process's own view (the digests of the first and last
+line it indexed, kept in memory from the consistent snapshot it loaded), never the record
+another process wrote since, so one process's append is never another's rewrite. A save
+writes every chunk again unless the record is still the one this process last read or wrote.
+
 Only complete lines are indexed: a last line without its ``\\n`` (gptme still writing) is left
 for a later refresh, and reported as ``partial`` bytes.
 """
@@ -66,6 +72,7 @@ CACHE_OBJECTS = frozenset(
         "sqlite_autoindex_chunks_1",
         "messages",
         "messages_first",
+        "rewrites",
         "search",
         *(f"search_{shadow}" for shadow in ("config", "content", "data", "docsize", "idx")),
     }
@@ -168,21 +175,40 @@ class LineIndex:
     ends: array[int] = field(default_factory=lambda: array("Q"))
     partial: int = 0
     generation: int = 0
+    # This process's view of the file (never re-read from the cache, which another process
+    # may have written since): the digests of the first and the last indexed line.
+    head_sha: str = ""
+    tail_start: int = 0
+    tail_sha: str = ""
     _fd: int | None = None  # kept open between refreshes: reads see the file that was indexed
 
     @classmethod
     def load(cls, db: sqlite3.Connection, path: Path, name: str) -> LineIndex:
+        """The index as the cache holds it, read in one transaction (another process may be
+        writing it)."""
         index = cls(db, path, name)
-        row = db.execute("SELECT lines, generation FROM files WHERE name = ?", (name,)).fetchone()
+        try:
+            with db:
+                db.execute("BEGIN")
+                row = db.execute(
+                    "SELECT lines, generation, head_sha, tail_start, tail_sha FROM files"
+                    " WHERE name = ?",
+                    (name,),
+                ).fetchone()
+                if row is not None:
+                    for (blob,) in db.execute(
+                        "SELECT ends FROM chunks WHERE name = ? ORDER BY chunk", (name,)
+                    ):
+                        index.ends.frombytes(blob)
+        except sqlite3.Error as error:
+            raise CacheError(f"cannot read the index of {name}: {error}") from None
         if row is not None:
-            for (blob,) in db.execute(
-                "SELECT ends FROM chunks WHERE name = ? ORDER BY chunk", (name,)
-            ):
-                index.ends.frombytes(blob)
             if len(index.ends) != row[0]:  # a cache written halfway: start again
                 index.ends = array("Q")
                 db.execute("DELETE FROM files WHERE name = ?", (name,))
                 db.execute("DELETE FROM chunks WHERE name = ?", (name,))
+            else:
+                index.head_sha, index.tail_start, index.tail_sha = row[2], row[3], row[4]
             index.generation = row[1]
         return index
 
@@ -278,27 +304,30 @@ class LineIndex:
             return ""
         if size < self.size:
             return f"it is shorter than what was indexed ({size:,} < {self.size:,} bytes)"
-        row = self.db.execute(
-            "SELECT head_sha, tail_start, tail_sha FROM files WHERE name = ?", (self.name,)
-        ).fetchone()
-        if row is None:
-            return "the cache lost its record"
-        head_end = self.ends[0]
-        if _sha(os.pread(fd, head_end, 0)) != row[0]:
+        if _sha(os.pread(fd, self.ends[0], 0)) != self.head_sha:
             return "its first line changed"
-        if _sha(os.pread(fd, self.size - row[1], row[1])) != row[2]:
+        if _sha(os.pread(fd, self.size - self.tail_start, self.tail_start)) != self.tail_sha:
             return "its last indexed line changed"
         return ""
 
     def _save(self, first_line: int) -> None:
-        """Write the chunks from the one holding ``first_line`` on, and the file's record."""
+        """Write the chunks from the one holding ``first_line`` on, and the file's record; all
+        of them when the record is not the one this process last read or wrote (another
+        process wrote its own view since: chunks of two views must not be mixed)."""
         ends, name = self.ends, self.name
+        before = (self.generation, self.tail_sha) if first_line else None
         head = _sha(self.read(0, ends[0])) if ends else ""
         tail_start = ends[-2] if len(ends) > 1 else 0
         tail = _sha(self.read(tail_start, ends[-1])) if ends else ""
         try:
             with self.db:
-                self.db.execute("BEGIN")
+                self.db.execute("BEGIN IMMEDIATE")
+                if before is not None:
+                    row = self.db.execute(
+                        "SELECT generation, tail_sha, lines FROM files WHERE name = ?", (name,)
+                    ).fetchone()
+                    if row is None or (row[0], row[1], row[2]) != (*before, first_line):
+                        first_line = 0
                 if first_line == 0:
                     self.db.execute("DELETE FROM chunks WHERE name = ?", (name,))
                 for chunk in range(first_line // CHUNK, (len(ends) + CHUNK - 1) // CHUNK):
@@ -315,6 +344,7 @@ class LineIndex:
                 )
         except sqlite3.Error as error:
             raise CacheError(f"cannot write the index of {name}: {error}") from None
+        self.head_sha, self.tail_start, self.tail_sha = head, tail_start, tail
 
 
 def _scan(file: BinaryIO, base: int, ends: array[int]) -> int:

@@ -162,6 +162,40 @@ def test_tail_follows_the_master_as_gptme_appends(basic: Path, cache: Path) -> N
             process.terminate()
 
 
+def test_two_processes_on_one_conversation_see_appends_as_appends(basic: Path, cache: Path) -> None:
+    """Two ``log tail`` processes share one cache file: each one's append check is against
+    its own view of the log, not the record the other wrote a moment before."""
+    env = {**os.environ, "PACT_TUI_CACHE": str(cache)}
+    command = [sys.executable, "-m", "pact_tui", "log", "tail", str(basic), "--json"]
+    command += ["--lines", "1"]
+    tails = [
+        subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    try:
+        outputs = [_lines(tail) for tail in tails]
+        for output in outputs:
+            assert json.loads(next(output))["line"] == 22
+        for n in range(8):
+            with (basic / "conversation.jsonl").open("ab") as log:
+                log.write(encode_message({"role": "user", "content": f"append {n}"}))
+            for output in outputs:
+                said = json.loads(next(output))
+                assert "rewritten" not in said, said
+                assert (said["line"], said["first_line"]) == (23 + n, f"append {n}")
+    finally:
+        for tail in tails:
+            tail.terminate()
+            tail.wait()
+
+
 def schema_and_bytes(path: Path) -> tuple[list[Any], bytes]:
     uri = path.absolute().as_uri() + "?mode=ro&immutable=1"  # makes nothing beside it
     with closing(sqlite3.connect(uri, uri=True)) as connection:

@@ -1,0 +1,80 @@
+"""Two processes on one conversation share one cache file: each one's view of it stays its own,
+so an append one of them indexed first is an append for the other too, never a rewrite, and the
+search holds each line once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.masterlog.conversation import MASTER, Conversation
+from engine.masterlog.lines import encode_message
+
+from .conftest import lines_of, write_lines
+
+
+def _append(directory: Path, text: str) -> None:
+    with (directory / MASTER).open("ab") as log:
+        log.write(encode_message({"role": "user", "content": text, "timestamp": "t"}))
+
+
+def test_an_append_the_other_process_indexed_first_is_an_append(
+    copy: Callable[[str], Path], opened: Callable[..., Conversation]
+) -> None:
+    directory = copy("conv-basic")
+    screen, tail = opened(directory), opened(directory)  # one cache file, as two processes
+    for n in range(8):
+        _append(directory, f"appended {n}")
+        first, second = (screen, tail) if n % 2 else (tail, screen)
+        for conversation in (first, second):
+            (master,) = [r for r in conversation.refresh() if r.name == MASTER]
+            assert not master.rewritten, (n, master.reason)
+            assert master.new_lines == 1
+    assert screen.master.lines == tail.master.lines == 30
+
+
+def test_two_processes_cataloguing_one_log_index_each_line_once(
+    copy: Callable[[str], Path], opened: Callable[..., Conversation]
+) -> None:
+    directory = copy("conv-basic")
+    one, other = opened(directory), opened(directory)
+    # one starts cataloguing, the other catalogues everything meanwhile, one goes on
+    building = one.catalogue.build(one.master, batch=5)
+    next(building)
+    for _ in other.catalogue_all():
+        pass
+    for _ in building:
+        pass
+    for _ in one.catalogue_all():
+        pass
+    hits = one.catalogue.search("localize", limit=1_000, name=MASTER)
+    assert hits and len({hit.line for hit in hits}) == len(hits)
+
+
+def test_a_process_behind_keeps_the_catalogue_of_the_one_ahead(
+    copy: Callable[[str], Path], opened: Callable[..., Conversation]
+) -> None:
+    directory = copy("conv-basic")
+    behind, ahead = opened(directory), opened(directory)
+    _append(directory, "one more")
+    ahead.refresh()
+    for _ in ahead.catalogue_all():
+        pass
+    for _ in behind.catalogue_all():  # it has not seen the new line yet
+        pass
+    assert ahead.catalogue.count(MASTER) == 23
+    assert [h.line for h in ahead.catalogue.search('"one more"', name=MASTER)] == [22]
+
+
+def test_a_rewrite_both_processes_see_is_compared_in_each(
+    copy: Callable[[str], Path], opened: Callable[..., Conversation]
+) -> None:
+    directory = copy("conv-basic")
+    one, other = opened(directory), opened(directory)
+    for _ in one.catalogue_all():
+        pass
+    write_lines(directory / MASTER, lines_of(directory / MASTER)[:19])
+    for conversation in (one, other):
+        (master,) = [r for r in conversation.refresh() if r.name == MASTER]
+        assert master.rewritten
+        assert [c.describe() for c in conversation.changes] == ["lines 20 to 22 removed"]
