@@ -169,9 +169,15 @@ class LogSession:
     # -- following and searching ------------------------------------------------------------
     def update(self, touched: set[Path] | None = None) -> list[Refresh]:
         """Index what the logs gained and verify what may have changed; the search catalogue
-        is brought up to date by :meth:`catalogue`, a batch at a time."""
+        is brought up to date by :meth:`catalogue`, a batch at a time. Only one update runs at
+        a time (the app's feed worker is exclusive): the files are read outside the lock."""
         with self.lock:
-            refreshes = self.conversation.refresh()
+            self.conversation.prepare()
+        # Reading the files is done without the lock: a rewritten master is read whole (1 GiB:
+        # about a second), and the lists read their rows under the lock meanwhile.
+        staged = self.conversation.stage()
+        with self.lock:
+            refreshes = self.conversation.apply(staged)
             self.verifier.update(refreshes, touched)
             self._index_verdicts()
             return refreshes

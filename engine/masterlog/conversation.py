@@ -25,7 +25,7 @@ from pathlib import Path, PurePath
 
 from .catalogue import Catalogue, Progress
 from .errors import LogGone, LogUnreadable, MasterLogError, NotAConversation
-from .index import LineIndex, Refresh, connect
+from .index import LineIndex, Refresh, Scanned, connect
 from .lines import LineProblem, Message, parse_line
 from .references import Reference, Stub, find_references
 
@@ -86,6 +86,15 @@ class Change:
         if self.kind == "changed":
             return f"{lines(self.old)} changed (now {lines(self.new)})"
         return f"{lines(self.new)} moved by {self.shift:+,} bytes"
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """What :meth:`Conversation.stage` read, for :meth:`Conversation.apply`."""
+
+    scans: dict[str, Scanned | None]  # per log (None: removed while it was read)
+    events: Scanned | None  # events.jsonl's
+    rewrites: list[Rewrite]  # the undo and edit records it gained
 
 
 @dataclass(slots=True)
@@ -175,30 +184,89 @@ class Conversation:
     def refresh(self) -> list[Refresh]:
         """Index what every log gained; a master rewritten (or an undo or edit recorded in
         ``events.jsonl`` since the last refresh) is indexed again and compared."""
-        refreshes: list[Refresh] = []
-        recorded = self._new_rewrites()
+        self.prepare()
+        return self.apply(self.stage())
+
+    def prepare(self) -> None:
+        """Load the index of every log (from the cache) that :meth:`stage` will read."""
         for name in self.logs:
-            index = self.index(name)
-            previous = (index.lines, index.tail_sha, index.ends)  # this process's last view
+            self.index(name)
+        if (self.directory / EVENTS).is_file():
+            self.index(EVENTS)
+
+    def stage(self) -> Staged:
+        """Read what a refresh needs from the files, using neither the cache nor changing
+        anything (the logs :meth:`prepare` loaded): a caller runs this, the slow part when the
+        master was rewritten (it is read whole, each line's digest taken), without the lock
+        the readers of this conversation take, then :meth:`apply` under it."""
+        events = self._indexes.get(EVENTS)
+        events_scan = None
+        new: list[Rewrite] = []
+        if events is not None:
+            try:
+                events_scan = events.scan()
+            except LogGone:
+                events_scan = None
+            else:
+                new = _scanned_rewrites(events.path, events_scan)
+        recorded = new if self.master.lines > 0 else []
+        scans: dict[str, Scanned | None] = {}
+        for name, index in list(self._indexes.items()):
+            if name == EVENTS or name.startswith("external:"):
+                continue
             reason = ""
             if name == MASTER and recorded:
                 reason = "gptme recorded " + "; ".join(str(r) for r in recorded)
             try:
-                refresh = index.refresh(rewritten=reason)
+                scans[name] = index.scan(rewritten=reason, digests=name == MASTER)
             except LogGone:
                 if name == MASTER:
                     raise
-                continue  # a view or branch removed while we looked: gone from the list next time
+                scans[name] = None  # a view or branch removed while we looked
+        return Staged(scans, events_scan, new)
+
+    def apply(self, staged: Staged) -> list[Refresh]:
+        """Take what :meth:`stage` read: the indexes, the records of gptme's rewrites, and what
+        a rewrite of the master changed."""
+        events = self._indexes.get(EVENTS)
+        if events is not None and staged.events is not None:
+            seen = events.lines
+            if events.apply(staged.events).rewritten:
+                seen = 0
+            if self._events_read is None:  # this process's first look: the history, once
+                self.rewrites = _rewrites(events, 0, seen)
+            self._events_read = events.lines
+            self.rewrites.extend(staged.rewrites)
+        refreshes: list[Refresh] = []
+        logs = set(self.logs)
+        for name, scanned in staged.scans.items():
+            if scanned is None or name not in logs:
+                continue  # gone from the list next time
+            index = self.index(name)
+            previous = (index.lines, index.tail_sha, index.ends)  # this process's last view
+            try:
+                refresh = index.apply(scanned)
+            except LogGone:
+                if name == MASTER:
+                    raise
+                continue
             if refresh.rewritten:
                 self._parsed.pop(name, None)
                 if name == MASTER:
-                    self._compare(index, previous)
+                    self._compare(index, previous, scanned.digests)
                 else:
                     self.catalogue.reset(name)
             refreshes.append(refresh)
+        order = {name: n for n, name in enumerate(self.logs)}
+        refreshes.sort(key=lambda r: order.get(r.name, len(order)))
         return refreshes
 
-    def _compare(self, index: LineIndex, previous: tuple[int, str, array[int]]) -> None:
+    def _compare(
+        self,
+        index: LineIndex,
+        previous: tuple[int, str, array[int]],
+        digests: list[str] | None = None,
+    ) -> None:
         """What a rewrite of the master changed, against what this process had indexed: read
         from the cache when another process sharing it compared the same rewrite first, else
         compared with the catalogue's digests (when they are of that version) and kept there.
@@ -226,7 +294,7 @@ class Conversation:
             self.catalogue.reset(index.name)
             return
         self.compared = bool(old)
-        self.changes = compare(old, index, whole=len(old) == lines) if old else []
+        self.changes = compare(old, index, whole=len(old) == lines, digests=digests) if old else []
         first = self.changes[0].old[0] if self.changes else min(len(old), index.lines)
         data = json.dumps([[c.kind, *c.old, *c.new, c.shift] for c in self.changes])
         with self.db:
@@ -235,24 +303,6 @@ class Conversation:
                 "INSERT OR REPLACE INTO rewrites VALUES (?, ?, ?, ?, ?, ?)", (*key, data)
             )
         self.catalogue.reset(index.name, first)
-
-    def _new_rewrites(self) -> list[Rewrite]:
-        """The undo and edit records gptme appended to ``events.jsonl`` since the last refresh
-        (those from before this process looked are kept in :attr:`rewrites`, as evidence)."""
-        if not (self.directory / EVENTS).is_file():
-            return []
-        index = self.index(EVENTS)
-        master_known = self.master.lines > 0
-        seen = index.lines
-        if index.refresh().rewritten:
-            seen = 0
-        if self._events_read is None:  # this process's first look: the history, once
-            self.rewrites = _rewrites(index, 0, seen)
-            self._events_read = seen
-        new = _rewrites(index, self._events_read, index.lines)
-        self._events_read = index.lines
-        self.rewrites.extend(new)
-        return new if master_known else []
 
     def catalogue_all(self) -> Iterator[Progress]:
         """Catalogue every log's lines not catalogued yet (message rows and the search)."""
@@ -354,7 +404,13 @@ def parse_event(raw: bytes) -> Rewrite | None:
     )
 
 
-def compare(old: list[tuple[str, int]], new: LineIndex, *, whole: bool = True) -> list[Change]:
+def compare(
+    old: list[tuple[str, int]],
+    new: LineIndex,
+    *,
+    whole: bool = True,
+    digests: list[str] | None = None,
+) -> list[Change]:
     """Which lines changed between the digests and starts of the lines before, ``(digest,
     start)`` each, and the log as indexed now (difflib's opcodes), and by how many bytes each
     unchanged stretch moved.
@@ -364,7 +420,10 @@ def compare(old: list[tuple[str, int]], new: LineIndex, *, whole: bool = True) -
     lies between is given to difflib: an undo removes a tail, an edit changes a line, so that
     is a few lines, where difflib over every line of a large log (and worse, of a log of
     repeated lines) took minutes. More than :data:`DIFF_LINES` lines between, on either side,
-    are one change rather than a diff."""
+    are one change rather than a diff. ``digests``: the new lines' digests, when the caller
+    took them already (else they are read)."""
+    if digests is not None and len(digests) == new.lines:
+        return _compare_digests(old, new, digests, whole)
     head = 0
     limit = min(len(old), new.lines)
     while head < limit:
@@ -397,22 +456,73 @@ def compare(old: list[tuple[str, int]], new: LineIndex, *, whole: bool = True) -
         ]
     if tail:
         opcodes.append(("equal", a2, len(old), b2, new.lines))
+    return _changes(old, new, opcodes)
+
+
+def _compare_digests(
+    old: list[tuple[str, int]], new: LineIndex, digests: list[str], whole: bool
+) -> list[Change]:
+    head, limit = 0, min(len(old), len(digests))
+    while head < limit and old[head][0] == digests[head]:
+        head += 1
+    tail = 0
+    if whole:
+        while tail < limit - head and old[len(old) - 1 - tail][0] == digests[-1 - tail]:
+            tail += 1
+    a2, b2 = len(old) - tail, len(digests) - tail
+    if max(a2 - head, b2 - head) > DIFF_LINES:
+        opcodes = [("replace", head, a2, head, b2)]
+    else:
+        matcher = difflib.SequenceMatcher(
+            None, [d for d, _ in old[head:a2]], digests[head:b2], False
+        )
+        opcodes = [
+            (tag, a + head, b + head, c + head, d + head)
+            for tag, a, b, c, d in matcher.get_opcodes()
+        ]
+    if tail:
+        opcodes.append(("equal", a2, len(old), b2, len(digests)))
+    return _changes(old, new, opcodes)
+
+
+def _changes(
+    old: list[tuple[str, int]], new: LineIndex, opcodes: list[tuple[str, int, int, int, int]]
+) -> list[Change]:
     changes: list[Change] = []
-    for tag, a1, a2_, b1, b2_ in opcodes:
-        if a1 == a2_ and b1 == b2_:
+    for tag, a1, a2, b1, b2 in opcodes:
+        if a1 == a2 and b1 == b2:
             continue
         if tag == "equal":
             shift = new.bounds(b1)[0] - old[a1][1]
             if shift:
-                changes.append(Change("moved", (a1, a2_), (b1, b2_), shift))
+                changes.append(Change("moved", (a1, a2), (b1, b2), shift))
             continue
-        if tag == "replace" and a1 == a2_:
+        if tag == "replace" and a1 == a2:
             tag = "insert"
-        elif tag == "replace" and b1 == b2_:
+        elif tag == "replace" and b1 == b2:
             tag = "delete"
         kind = {"delete": "removed", "insert": "added", "replace": "changed"}[tag]
-        changes.append(Change(kind, (a1, a2_), (b1, b2_)))
+        changes.append(Change(kind, (a1, a2), (b1, b2)))
     return changes
+
+
+def _scanned_rewrites(path: Path, scanned: Scanned) -> list[Rewrite]:
+    """The undo and edit records among the lines a scan of ``events.jsonl`` found."""
+    if not scanned.ends:
+        return []
+    try:
+        with open(path, "rb") as file:
+            file.seek(scanned.start)
+            data = file.read(scanned.ends[-1] - scanned.start)
+    except OSError:
+        return []
+    found = []
+    for raw in data.splitlines():
+        if b'"undo"' in raw or b'"message_edit"' in raw:
+            record = parse_event(raw)
+            if record is not None:
+                found.append(record)
+    return found
 
 
 def _digest(raw: bytes) -> str:

@@ -73,6 +73,7 @@ CACHE_OBJECTS = frozenset(
         "messages",
         "messages_first",
         "rewrites",
+        "marks",
         "search",
         *(f"search_{shadow}" for shadow in ("config", "content", "data", "docsize", "idx")),
     }
@@ -163,6 +164,22 @@ class Refresh:
     previous_size: int = 0
     bytes_read: int = 0
     reason: str = ""  # why it counts as rewritten
+
+
+@dataclass(frozen=True, slots=True)
+class Scanned:
+    """What :meth:`LineIndex.scan` read, for :meth:`LineIndex.apply`."""
+
+    generation: int  # of the index it was scanned for
+    lines: int  # the index's lines when it was scanned
+    size: int  # the file's size
+    reason: str  # why it counts as rewritten ("" for an append)
+    start: int  # where the scan began
+    ends: array[int]  # ends of the lines found from ``start`` on
+    head_sha: str
+    tail_start: int
+    tail_sha: str
+    digests: list[str] | None = None  # each line's sha256, for a rewrite when asked
 
 
 @dataclass(slots=True)
@@ -262,18 +279,36 @@ class LineIndex:
     def refresh(self, *, rewritten: str = "") -> Refresh:
         """Index what was appended since the last refresh, or everything again when the file
         was rewritten (``rewritten``: a reason the caller already knows, e.g. gptme's undo)."""
-        self.close()  # reads from here on are of the file as it is now
+        return self.apply(self.scan(rewritten=rewritten))
+
+    def scan(self, *, rewritten: str = "", digests: bool = False) -> Scanned:
+        """Read what a refresh needs from the file and change nothing: the ends of the lines
+        appended, or of every line when it was rewritten (with each line's digest too, when
+        ``digests``, for :func:`engine.masterlog.conversation.compare`). The slow part of a
+        refresh (a rewritten log is read whole) is here, so a caller may run it without the
+        lock its readers take, and :meth:`apply` the result under it."""
         try:
             with open(self.path, "rb", buffering=0) as file:
-                size = os.fstat(file.fileno()).st_size
-                reason = rewritten or self._changed(file.fileno(), size)
-                before_lines, before_size = self.lines, self.size
-                if reason:
-                    self.ends = array("Q")
-                    self.generation += 1
-                start = self.size
+                fd = file.fileno()
+                size = os.fstat(fd).st_size
+                reason = rewritten or self._changed(fd, size)
+                start = 0 if reason else self.size
+                new: array[int] = array("Q")
                 file.seek(start)
-                appended = _scan(file, start, self.ends)
+                _scan(file, start, new)
+                kept = () if reason else self.ends  # the lines before the new ones
+
+                def end(line: int) -> int:  # of a line of the index as it will be
+                    return kept[line] if line < len(kept) else new[line - len(kept)]
+
+                count = len(kept) + len(new)
+                head = tail = ""
+                tail_start = 0
+                if count:
+                    head = _sha(os.pread(fd, end(0), 0))
+                    tail_start = end(count - 2) if count > 1 else 0
+                    tail = _sha(os.pread(fd, end(count - 1) - tail_start, tail_start))
+                lines = _digests(fd, new) if reason and digests else None
         except FileNotFoundError:
             raise LogGone(f"{self.name} is gone", path=str(self.path)) from None
         except PermissionError:
@@ -282,9 +317,26 @@ class LineIndex:
             ) from None
         except OSError as error:
             raise MasterLogError(f"cannot read {self.name}: {error}", path=str(self.path)) from None
-        self.partial = size - self.size
+        return Scanned(
+            self.generation, self.lines, size, reason, start, new, head, tail_start, tail, lines
+        )
+
+    def apply(self, scanned: Scanned) -> Refresh:
+        """Take what :meth:`scan` read as this index (and save it to the cache)."""
+        if (scanned.generation, scanned.lines) != (self.generation, self.lines):
+            return self.refresh(rewritten=scanned.reason)  # refreshed since: read it again
+        self.close()  # reads from here on are of the file as it is now
+        before_lines, before_size = self.lines, self.size
+        reason = scanned.reason
+        if reason:
+            self.ends = scanned.ends
+            self.generation += 1
+        else:
+            self.ends.extend(scanned.ends)
+        appended = len(scanned.ends)
+        self.partial = scanned.size - self.size
         if appended or reason:
-            self._save(first_line=0 if reason else before_lines)
+            self._save(first_line=0 if reason else before_lines, scanned=scanned)
         return Refresh(
             name=self.name,
             new_lines=appended,
@@ -294,7 +346,7 @@ class LineIndex:
             rewritten=bool(reason),
             previous_lines=before_lines,
             previous_size=before_size,
-            bytes_read=size - start,
+            bytes_read=scanned.size - scanned.start,
             reason=reason,
         )
 
@@ -310,15 +362,13 @@ class LineIndex:
             return "its last indexed line changed"
         return ""
 
-    def _save(self, first_line: int) -> None:
+    def _save(self, first_line: int, scanned: Scanned) -> None:
         """Write the chunks from the one holding ``first_line`` on, and the file's record; all
         of them when the record is not the one this process last read or wrote (another
         process wrote its own view since: chunks of two views must not be mixed)."""
         ends, name = self.ends, self.name
         before = (self.generation, self.tail_sha) if first_line else None
-        head = _sha(self.read(0, ends[0])) if ends else ""
-        tail_start = ends[-2] if len(ends) > 1 else 0
-        tail = _sha(self.read(tail_start, ends[-1])) if ends else ""
+        head, tail_start, tail = scanned.head_sha, scanned.tail_start, scanned.tail_sha
         try:
             with self.db:
                 self.db.execute("BEGIN IMMEDIATE")
@@ -360,6 +410,22 @@ def _scan(file: BinaryIO, base: int, ends: array[int]) -> int:
             i = find(b"\n", i + 1)
         base += len(chunk)
     return len(ends) - before
+
+
+def _digests(fd: int, ends: array[int]) -> list[str]:
+    """The sha256 of each line, read in batches of about READ_SIZE."""
+    found: list[str] = []
+    line, count, start = 0, len(ends), 0
+    while line < count:
+        upto = max(line + 1, bisect_right(ends, start + READ_SIZE, line, count))
+        data = memoryview(os.pread(fd, ends[upto - 1] - start, start))
+        a = 0
+        for n in range(line, upto):
+            b = ends[n] - start
+            found.append(hashlib.sha256(data[a:b]).hexdigest())
+            a = b
+        start, line = ends[upto - 1], upto
+    return found
 
 
 def _sha(data: bytes) -> str:

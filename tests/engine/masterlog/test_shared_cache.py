@@ -78,3 +78,42 @@ def test_a_rewrite_both_processes_see_is_compared_in_each(
         (master,) = [r for r in conversation.refresh() if r.name == MASTER]
         assert master.rewritten
         assert [c.describe() for c in conversation.changes] == ["lines 20 to 22 removed"]
+
+
+def test_an_undo_keeps_the_catalogue_of_the_lines_before_it(
+    copy: Callable[[str], Path], opened: Callable[..., Conversation]
+) -> None:
+    directory = copy("conv-basic")
+    conversation = opened(directory)
+    for _ in conversation.catalogue_all():
+        pass
+    write_lines(directory / MASTER, lines_of(directory / MASTER)[:20])
+    conversation.refresh()
+    assert [c.describe() for c in conversation.changes] == ["lines 21 to 22 removed"]
+    assert conversation.catalogue.count(MASTER) == 20  # nothing to catalogue again
+    assert not conversation.catalogue.pending(conversation.master)
+    hits = conversation.catalogue.search("localize", limit=1_000, name=MASTER)
+    assert hits and all(hit.line < 20 for hit in hits)
+
+
+def test_a_rewrite_of_a_log_of_repeated_lines_is_compared_by_its_ends(
+    tmp_path: Path, opened: Callable[..., Conversation]
+) -> None:
+    """difflib over 30,000 equal lines (autojunk off) does not finish: the shared start and end
+    are trimmed first, and only what lies between is compared."""
+    directory = tmp_path / "repeated"
+    directory.mkdir()
+    line = encode_message({"role": "user", "content": "again", "timestamp": "t"})
+    write_lines(directory / MASTER, [line] * 30_000)
+    conversation = opened(directory)
+    for _ in conversation.catalogue_all():
+        pass
+    other = encode_message({"role": "user", "content": "edited", "timestamp": "t"})
+    write_lines(directory / MASTER, [line] * 14_000 + [other] + [line] * 15_997)
+    conversation.refresh()
+    shift = len(other) - 3 * len(line)
+    assert [c.describe() for c in conversation.changes] == [
+        "lines 14001 to 14003 changed (now line 14001)",
+        f"lines 14002 to 29998 moved by {shift:+,} bytes",
+    ]
+    assert conversation.master.lines == 29_998
