@@ -11,6 +11,7 @@ cache, so a master log of millions of lines costs only the lines on screen.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from engine.masterlog.verify import Recovery, Status, Verdict, Verifier, recover
 
 ROWS_KEPT = 4_096  # rows kept parsed, over all logs
 CATALOGUE_BATCH = 256  # lines catalogued per hold of the lock (about 50 ms at worst)
+VERIFY_BATCH = 200  # references verified per hold of the lock (about 20 ms)
 HEAD_CHARS = 200  # how much of a message's first line a row keeps
 
 
@@ -140,11 +142,18 @@ class LogSession:
     # -- references -------------------------------------------------------------------------
     def verify(self) -> list[Verdict]:
         """Verify every reference (once, on opening; updates verify what changed)."""
+        changed: list[Verdict] = []
         with self.lock:
-            changed = self.verifier.update()
-            self.verified = True
-            self._index_verdicts()
-            return changed
+            parts = self.verifier.updating(batch=VERIFY_BATCH)
+        while True:
+            with self.lock:
+                part = next(parts, None)
+                if part is None:
+                    self.verified = True
+                    self._index_verdicts()
+                    return changed
+            changed.extend(part)
+            _let_others_in()
 
     def verdicts_on(self, name: str, line: int) -> list[Verdict]:
         """The references in line ``line`` of ``name``, in the order they appear in it."""
@@ -178,9 +187,20 @@ class LogSession:
         staged = self.conversation.stage()
         with self.lock:
             refreshes = self.conversation.apply(staged)
-            self.verifier.update(refreshes, touched)
+            parts = self.verifier.updating(refreshes, touched, batch=VERIFY_BATCH)
+        self._drain(parts)
+        with self.lock:
             self._index_verdicts()
-            return refreshes
+        return refreshes
+
+    def _drain(self, parts: Iterator[list[Verdict]]) -> None:
+        """Verify a batch per hold of the lock (after a rewrite every reference is verified
+        again: about a second for 10,000)."""
+        while True:
+            with self.lock:
+                if next(parts, None) is None:
+                    return
+            _let_others_in()
 
     def catalogue(self) -> Iterator[Progress]:
         """Catalogue every line not catalogued yet (for the search), one batch per hold of the
@@ -216,6 +236,12 @@ class LogSession:
                 total += index.lines
                 done += index.lines - catalogue.pending(index)
             return done, total
+
+
+def _let_others_in() -> None:
+    """Between two holds of the lock: a thread waiting for it gets it (a lock is not fair:
+    released and taken again at once, it starved the lists for seconds)."""
+    time.sleep(0)
 
 
 def make_row(line: int, start: int, end: int, message: Message | LineProblem) -> LineRow:

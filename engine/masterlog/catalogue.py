@@ -213,7 +213,14 @@ class Catalogue:
 
     def digests(self, name: str, upto: int | None = None) -> list[tuple[str, int]]:
         """Each catalogued line's digest and start, in order (lines before ``upto``)."""
-        cursor = self.db.execute(
+        return self.digests_in(self.db, name, upto)
+
+    @staticmethod
+    def digests_in(
+        db: sqlite3.Connection, name: str, upto: int | None = None
+    ) -> list[tuple[str, int]]:
+        """:meth:`digests` read with connection ``db``."""
+        cursor = db.execute(
             "SELECT sha, start FROM messages WHERE name = ? AND line < ? ORDER BY line",
             (name, upto if upto is not None else 1 << 62),
         )

@@ -18,13 +18,14 @@ import difflib
 import hashlib
 import json
 import os
+import sqlite3
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from .catalogue import Catalogue, Progress
-from .errors import LogGone, LogUnreadable, MasterLogError, NotAConversation
+from .errors import CacheError, LogGone, LogUnreadable, MasterLogError, NotAConversation
 from .index import LineIndex, Refresh, Scanned, connect
 from .lines import LineProblem, Message, parse_line
 from .references import Reference, Stub, find_references
@@ -32,6 +33,8 @@ from .references import Reference, Stub, find_references
 MASTER = "conversation.jsonl"
 EVENTS = "events.jsonl"
 REWRITES = ("undo", "message_edit")  # gptme's events that rewrite conversation.jsonl
+# What a line holding a reference or a stub has in its bytes (neither needs escaping in JSON).
+MARKERS = (b"Master context: ", b"[Stale tool output pruned - ")
 DIFF_LINES = 20_000  # more lines between the shared start and end: one change, not a diff
 
 
@@ -95,6 +98,19 @@ class Staged:
     scans: dict[str, Scanned | None]  # per log (None: removed while it was read)
     events: Scanned | None  # events.jsonl's
     rewrites: list[Rewrite]  # the undo and edit records it gained
+    comparison: Comparison | None = None  # a rewritten master's, made from the scan
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What a rewrite of the master changed, against this process's last view of it."""
+
+    key: tuple[str, int, str, int, str]  # name, lines and last line's digest, before and after
+    changes: list[Change]
+    compared: bool  # the catalogue held that version's lines: they could be compared
+    first: int  # the catalogue is kept before this line (0: started over)
+    unchanged: int | None  # bytes before this offset are as they were (None: unknown)
+    store: bool  # made here, not read from the cache: to be kept there for other processes
 
 
 @dataclass(slots=True)
@@ -122,6 +138,9 @@ class Conversation:
         self.opened: list[Refresh] = []  # what the refresh made when opening found
         self.changes: list[Change] = []  # what the last rewrite of the master changed
         self.compared = False  # whether it could be compared (its lines were catalogued)
+        # After a rewrite of the master compared here: the bytes before this offset are as they
+        # were (the lines before the first change), so a reference within them is as it was.
+        self.unchanged: int | None = None
 
     @classmethod
     def open(cls, directory: str | Path, cache: str | Path) -> Conversation:
@@ -223,7 +242,49 @@ class Conversation:
                 if name == MASTER:
                     raise
                 scans[name] = None  # a view or branch removed while we looked
-        return Staged(scans, events_scan, new)
+        master = scans.get(MASTER)
+        comparison = None
+        if master is not None and master.reason and master.digests is not None:
+            comparison = self._comparison(self.master, master)
+        return Staged(scans, events_scan, new, comparison)
+
+    def _comparison(self, index: LineIndex, scanned: Scanned) -> Comparison:
+        """What the rewrite :meth:`stage` found changed, against this process's last view of
+        the master: read from the cache when another process sharing it compared the same
+        rewrite first, else compared with the catalogue's digests when they are of that
+        version (trimmed at both ends first). Read with a connection of its own, so it runs
+        beside whatever uses :attr:`db`."""
+        lines, ends = index.lines, index.ends
+        key = (index.name, lines, index.tail_sha, len(scanned.ends), scanned.tail_sha)
+        try:
+            reader = sqlite3.connect(self.cache, isolation_level=None, check_same_thread=False)
+            try:
+                reader.execute("BEGIN")
+                stored = reader.execute(
+                    "SELECT changes FROM rewrites WHERE name = ? AND old_lines = ?"
+                    " AND old_tail = ? AND new_lines = ? AND new_tail = ?",
+                    key,
+                ).fetchone()
+                old = [] if stored else Catalogue.digests_in(reader, index.name, upto=lines)
+                reader.execute("COMMIT")
+            finally:
+                reader.close()
+        except sqlite3.Error as error:
+            raise CacheError(f"cannot read the catalogue of {index.name}: {error}") from None
+        if stored:
+            changes = [
+                Change(k, (a1, a2), (b1, b2), d) for k, a1, a2, b1, b2, d in json.loads(stored[0])
+            ]
+            first = changes[0].old[0] if changes else 0
+            return Comparison(key, changes, True, first, None, False)
+        if not _made_from(old, ends):  # the catalogue is of another version: nothing compared
+            return Comparison(key, [], False, 0, None, False)
+        assert scanned.digests is not None
+        new_ends = scanned.ends
+        changes = compare(old, new_ends, scanned.digests, len(old) == lines)
+        first = changes[0].old[0] if changes else min(len(old), len(new_ends))
+        unchanged = (new_ends[first - 1] if first else 0) if new_ends else 0
+        return Comparison(key, changes, bool(old), first, unchanged, bool(old))
 
     def apply(self, staged: Staged) -> list[Refresh]:
         """Take what :meth:`stage` read: the indexes, the records of gptme's rewrites, and what
@@ -253,7 +314,7 @@ class Conversation:
             if refresh.rewritten:
                 self._parsed.pop(name, None)
                 if name == MASTER:
-                    self._compare(index, previous, scanned.digests)
+                    self._compare(index, previous, staged.comparison)
                 else:
                     self.catalogue.reset(name)
             refreshes.append(refresh)
@@ -265,44 +326,40 @@ class Conversation:
         self,
         index: LineIndex,
         previous: tuple[int, str, array[int]],
-        digests: list[str] | None = None,
+        comparison: Comparison | None = None,
     ) -> None:
-        """What a rewrite of the master changed, against what this process had indexed: read
-        from the cache when another process sharing it compared the same rewrite first, else
-        compared with the catalogue's digests (when they are of that version) and kept there.
-        The catalogue keeps the lines before the first change (an undo removes a tail: nothing
-        else is catalogued again)."""
+        """Take what a rewrite of the master changed (compared now when :meth:`stage` did not,
+        or its comparison is not of this index as it was before and is now), keep it in the
+        cache for other processes, and cut the catalogue at the first change."""
         lines, tail, ends = previous
         key = (index.name, lines, tail, index.lines, index.tail_sha)
-        with self.db:
-            self.db.execute("BEGIN")
-            stored = self.db.execute(
-                "SELECT changes FROM rewrites WHERE name = ? AND old_lines = ? AND old_tail = ?"
-                " AND new_lines = ? AND new_tail = ?",
-                key,
-            ).fetchone()
-            old = None if stored else self.catalogue.digests(index.name, upto=lines)
-        if stored:
-            self.compared = True
-            self.changes = [
-                Change(k, (a1, a2), (b1, b2), d) for k, a1, a2, b1, b2, d in json.loads(stored[0])
-            ]
-            return
-        assert old is not None
-        if not _made_from(old, ends):  # the catalogue is of another version: nothing to compare
-            self.compared, self.changes = False, []
-            self.catalogue.reset(index.name)
-            return
-        self.compared = bool(old)
-        self.changes = compare(old, index, whole=len(old) == lines, digests=digests) if old else []
-        first = self.changes[0].old[0] if self.changes else min(len(old), index.lines)
-        data = json.dumps([[c.kind, *c.old, *c.new, c.shift] for c in self.changes])
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute(
-                "INSERT OR REPLACE INTO rewrites VALUES (?, ?, ?, ?, ?, ?)", (*key, data)
+        if comparison is None or comparison.key != key:
+            digests = [_digest(raw) for _, raw in index.each(0, index.lines)]
+            scanned = Scanned(
+                index.generation,
+                0,
+                index.size,
+                "again",
+                0,
+                index.ends,
+                "",
+                0,
+                index.tail_sha,
+                digests,
             )
-        self.catalogue.reset(index.name, first)
+            before = LineIndex(index.db, index.path, index.name, ends)
+            before.tail_sha, before.head_sha = tail, ""
+            comparison = self._comparison(before, scanned)
+        self.compared, self.changes = comparison.compared, comparison.changes
+        self.unchanged = comparison.unchanged
+        if comparison.store:
+            data = json.dumps([[c.kind, *c.old, *c.new, c.shift] for c in comparison.changes])
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.execute(
+                    "INSERT OR REPLACE INTO rewrites VALUES (?, ?, ?, ?, ?, ?)", (*key, data)
+                )
+        self.catalogue.reset(index.name, comparison.first)
 
     def catalogue_all(self) -> Iterator[Progress]:
         """Catalogue every log's lines not catalogued yet (message rows and the search)."""
@@ -340,8 +397,10 @@ class Conversation:
             parsed.generation, parsed.lines = index.generation, 0
             parsed.found.clear()
             parsed.stubs.clear()
-        for line, raw in index.each(parsed.lines, index.lines):
-            message = parse_line(raw)
+        # Only lines that hold a reference's or a stub's words are read as JSON (a branch is a
+        # copy of the master: 1 GiB of lines with none).
+        for line in index.lines_holding(MARKERS, parsed.lines, index.lines):
+            message = parse_line(index.read_line(line))
             if isinstance(message, LineProblem):
                 continue
             references, stubs = find_references(message.content)
@@ -405,63 +464,17 @@ def parse_event(raw: bytes) -> Rewrite | None:
 
 
 def compare(
-    old: list[tuple[str, int]],
-    new: LineIndex,
-    *,
-    whole: bool = True,
-    digests: list[str] | None = None,
+    old: list[tuple[str, int]], new: array[int], digests: list[str], whole: bool = True
 ) -> list[Change]:
-    """Which lines changed between the digests and starts of the lines before, ``(digest,
-    start)`` each, and the log as indexed now (difflib's opcodes), and by how many bytes each
-    unchanged stretch moved.
+    """Which lines changed between the lines before, ``(digest, start)`` each, and the lines
+    now (their ends and digests): difflib's opcodes, and by how many bytes each unchanged
+    stretch moved.
 
     The lines both share at the start and (when ``old`` is the whole log, ``whole``) at the
-    end are found first, reading a new line only while it may still be shared, and only what
-    lies between is given to difflib: an undo removes a tail, an edit changes a line, so that
-    is a few lines, where difflib over every line of a large log (and worse, of a log of
-    repeated lines) took minutes. More than :data:`DIFF_LINES` lines between, on either side,
-    are one change rather than a diff. ``digests``: the new lines' digests, when the caller
-    took them already (else they are read)."""
-    if digests is not None and len(digests) == new.lines:
-        return _compare_digests(old, new, digests, whole)
-    head = 0
-    limit = min(len(old), new.lines)
-    while head < limit:
-        upto = min(limit, head + 4_096)
-        for line, raw in new.each(head, upto):
-            start = new.ends[line] - len(raw)
-            if (old[line][1] != start) or old[line][0] != _digest(raw):
-                upto = -1
-                break
-            head = line + 1
-        if upto < 0:
-            break
-    tail = 0
-    if whole:
-        while tail < limit - head:
-            raw = new.read_line(new.lines - 1 - tail)
-            if old[len(old) - 1 - tail][0] != _digest(raw):
-                break
-            tail += 1
-    a2, b2 = len(old) - tail, new.lines - tail
-    middle_old = [d for d, _ in old[head:a2]]
-    if max(len(middle_old), b2 - head) > DIFF_LINES:
-        opcodes = [("replace", head, a2, head, b2)]
-    else:
-        middle_new = [_digest(raw) for _, raw in new.each(head, b2)]
-        matcher = difflib.SequenceMatcher(None, middle_old, middle_new, False)
-        opcodes = [
-            (tag, a + head, b + head, c + head, d + head)
-            for tag, a, b, c, d in matcher.get_opcodes()
-        ]
-    if tail:
-        opcodes.append(("equal", a2, len(old), b2, new.lines))
-    return _changes(old, new, opcodes)
-
-
-def _compare_digests(
-    old: list[tuple[str, int]], new: LineIndex, digests: list[str], whole: bool
-) -> list[Change]:
+    end are found first, and only what lies between is given to difflib: an undo removes a
+    tail, an edit changes a line, so that is a few lines, where difflib over every line of a
+    large log (and worse, of a log of repeated lines) took minutes. More than
+    :data:`DIFF_LINES` lines between, on either side, are one change rather than a diff."""
     head, limit = 0, min(len(old), len(digests))
     while head < limit and old[head][0] == digests[head]:
         head += 1
@@ -470,6 +483,7 @@ def _compare_digests(
         while tail < limit - head and old[len(old) - 1 - tail][0] == digests[-1 - tail]:
             tail += 1
     a2, b2 = len(old) - tail, len(digests) - tail
+    opcodes: list[tuple[str, int, int, int, int]]
     if max(a2 - head, b2 - head) > DIFF_LINES:
         opcodes = [("replace", head, a2, head, b2)]
     else:
@@ -486,14 +500,14 @@ def _compare_digests(
 
 
 def _changes(
-    old: list[tuple[str, int]], new: LineIndex, opcodes: list[tuple[str, int, int, int, int]]
+    old: list[tuple[str, int]], new: array[int], opcodes: list[tuple[str, int, int, int, int]]
 ) -> list[Change]:
     changes: list[Change] = []
     for tag, a1, a2, b1, b2 in opcodes:
         if a1 == a2 and b1 == b2:
             continue
         if tag == "equal":
-            shift = new.bounds(b1)[0] - old[a1][1]
+            shift = (new[b1 - 1] if b1 else 0) - old[a1][1]
             if shift:
                 changes.append(Change("moved", (a1, a2), (b1, b2), shift))
             continue

@@ -22,6 +22,7 @@ the saved tool output), the verdict names it; :func:`recover` returns it with th
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -401,6 +402,13 @@ def _lines(lines: tuple[int, ...] | list[int]) -> str:
     return ", ".join(str(line + 1) for line in lines)
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def _first_difference(a: bytes, b: bytes) -> int | None:
     if a == b:
         return None
@@ -431,9 +439,20 @@ class Verifier:
         """Verify what may have changed (everything when ``refreshes`` is None); the verdicts
         that did change. Nothing is looked at when no log gained a line and nothing was
         touched: a reference's verdict depends on nothing else."""
+        return [v for part in self.updating(refreshes, touched) for v in part]
+
+    def updating(
+        self,
+        refreshes: list[Refresh] | None = None,
+        touched: set[Path] | None = None,
+        batch: int | None = None,
+    ) -> Iterator[list[Verdict]]:
+        """:meth:`update` a ``batch`` of references at a time (all at once: None), yielding
+        the verdicts each batch changed, so a caller can let go of its lock between batches.
+        The conversation must not change until it is done."""
         quiet = refreshes is not None and not any(r.new_lines or r.rewritten for r in refreshes)
         if quiet and not touched and self.verdicts:
-            return []
+            return
         conversation = self.conversation
         names = conversation.views + conversation.branches
         lists = {name: conversation.references_of(name) for name in names}
@@ -448,11 +467,13 @@ class Verifier:
         )
         if appended:
             new = [f for name, (_, found) in lists.items() for f in found[self._seen[name][1] :]]
-            changed = self._verify([*self._not_ok.values(), *new])
+            todo = [*self._not_ok.values(), *new]
         else:
-            changed = self._verify_all(refreshes, touched, lists)
+            todo = self._select_all(refreshes, touched, lists)
         self._seen = {name: (generation, len(found)) for name, (generation, found) in lists.items()}
-        return changed
+        step = batch or max(1, len(todo))
+        for start in range(0, len(todo), step):
+            yield self._verify(todo[start : start + step])
 
     def _verify(self, founds: list[Found]) -> list[Verdict]:
         changed: list[Verdict] = []
@@ -469,13 +490,26 @@ class Verifier:
                 self._not_ok[key] = found
         return changed
 
-    def _verify_all(
+    def _select_all(
         self,
         refreshes: list[Refresh] | None,
         touched: set[Path] | None,
         lists: dict[str, tuple[int, list[Found]]],
-    ) -> list[Verdict]:
+    ) -> list[Found]:
+        """The references to verify again when the logs did not only grow (and the verdicts
+        of those gone are dropped)."""
         rewritten = any(r.rewritten and r.name == MASTER for r in refreshes or ())
+        # An undo keeps the bytes before what it removed: an ok reference within them stays ok
+        # (an edit gptme recorded may change a verdict that noted a token count: all again).
+        edited = any("an edit" in r.reason for r in refreshes or ())
+        kept = self.conversation.unchanged if rewritten and not edited else None
+        master, masters = self.conversation.master, dict[str, bool]()
+
+        def is_master(path: str) -> bool:  # the master log of this directory (asked once)
+            if path not in masters:
+                masters[path] = _same_file(Path(path), master.path)
+            return masters[path]
+
         touched_names = {p.name for p in touched or ()}
         again: list[Found] = []
         present: set[tuple[Location, int]] = set()
@@ -488,7 +522,15 @@ class Verifier:
                 if (
                     old is not None
                     and old.ok
-                    and not rewritten
+                    and (
+                        not rewritten
+                        or (
+                            kept is not None
+                            and ref.end <= kept
+                            and old.master is not None
+                            and is_master(old.master)
+                        )
+                    )
                     and not (
                         touched_names
                         and ref.tool_output
@@ -500,7 +542,7 @@ class Verifier:
         for key in set(self.verdicts) - present:
             del self.verdicts[key]
             self._not_ok.pop(key, None)
-        return self._verify(again)
+        return again
 
     def counts(self, name: str | None = None) -> dict[str, int]:
         counts: dict[str, int] = {}
