@@ -3,11 +3,11 @@
 ``index DIR`` indexes (only new bytes) and catalogues every log, and says what it found: lines,
 problem lines with their byte offsets, a rewrite and which messages it changed, references by
 status. ``verify DIR`` judges every reference in every view and branch (exit status 1 when one
-is not ok; ``--json`` lists each with its evidence). ``recover DIR (--ref TEXT | --bytes A-B)``
-prints the original message. ``search DIR QUERY`` searches message contents (FTS5), newest
-first. ``tail DIR`` follows the directory as gptme writes, one line per new message and per
-verdict that changes. ``compact DIR --budget N [--out FILE]`` writes a view of this project's
-own, with gptme's references.
+is not ok; ``--json`` lists each with its evidence). ``recover DIR (VIEW:LINE | --ref TEXT |
+--bytes A-B)`` prints the original message. ``search DIR QUERY`` searches message contents
+(FTS5), newest first. ``tail DIR`` follows the directory as gptme writes, one line per new
+message and per verdict that changes. ``compact DIR --budget N [--out FILE]`` writes a view of
+this project's own, with gptme's references.
 
 The index cache is derived data in ``$PACT_TUI_CACHE`` (default ``$XDG_CACHE_HOME/pact-tui``,
 else ``~/.cache/pact-tui``), one file per directory; ``--cache FILE`` names another. Nothing is
@@ -30,7 +30,7 @@ from engine.visible import visible
 from .cli import Handler, _emit, _int, _print
 
 if TYPE_CHECKING:
-    from engine.masterlog.conversation import Conversation
+    from engine.masterlog.conversation import Conversation, Found
     from engine.masterlog.verify import Verdict
 
 EXIT_PROBLEMS = 1
@@ -159,19 +159,66 @@ async def _verify(args: argparse.Namespace) -> int | None:
     return EXIT_PROBLEMS if bad else None
 
 
+def _found_at(conversation: Conversation, where: str) -> Found:
+    """The reference at ``VIEW:LINE`` (``#N``: the Nth of the line's references), as ``verify``
+    names it; :class:`BadReference` naming what is not there."""
+    from engine.masterlog.errors import BadReference
+
+    place, _, nth = where.partition("#")
+    name, _, line_text = place.rpartition(":")
+    if not name or not line_text.isdigit() or (nth and not nth.isdigit()):
+        raise BadReference(
+            f"{where!r} is not VIEW:LINE (views/compacted-001.jsonl:12, #N: the Nth)"
+        )
+    if name not in conversation.views + conversation.branches:
+        logs = ", ".join(conversation.views + conversation.branches) or "none"
+        raise BadReference(f"{name!r} is no view or branch of the directory (there are: {logs})")
+    line = int(line_text)
+    found = [f for f in conversation.references_of(name)[1] if f.where.line == line - 1]
+    if not found:
+        raise BadReference(f"{name}:{line} holds no reference")
+    if nth:
+        if not 1 <= int(nth) <= len(found):
+            raise BadReference(f"{name}:{line} holds {len(found)} reference(s), not #{nth}")
+        return found[int(nth) - 1]
+    if len(found) > 1:
+        raise BadReference(
+            f"{name}:{line} holds {len(found)} references: name one, {name}:{line}#1 to"
+            f" #{len(found)}"
+        )
+    return found[0]
+
+
 async def _recover(args: argparse.Namespace) -> int | None:
     from engine.masterlog.conversation import Found, Location
+    from engine.masterlog.errors import BadRange, BadReference
     from engine.masterlog.references import parse_range, parse_reference
     from engine.masterlog.verify import recover, recover_range
 
+    given = [what for what in (args.where, args.ref, args.bytes) if what is not None]
+    if len(given) != 1:
+        raise BadReference(
+            "give one of: a view's line (views/compacted-001.jsonl:12), --ref TEXT or"
+            f" --bytes START-END ({len(given)} given)"
+        )
     with open_conversation(args) as conversation:
-        if args.ref is not None:
+        if args.where is not None:
+            result = recover(conversation, _found_at(conversation, args.where))
+        elif args.ref is not None:
             text = sys.stdin.read() if args.ref == "-" else args.ref
             found = Found(Location("(given)", 0), parse_reference(text))
             result = recover(conversation, found)
         else:
             start, end = parse_range(args.bytes)
-            result = recover_range(conversation, start, end)
+            try:
+                result = recover_range(conversation, start, end)
+            except BadRange as error:
+                raise BadRange(
+                    f"{error.message}; to recover the message a reference was made for, give"
+                    " the reference: a view's line (log recover DIR views/compacted-001.jsonl:12)"
+                    " or --ref TEXT",
+                    path=error.path,
+                ) from None
         verdict = result.verdict
         data = {
             "content": result.content,
@@ -316,7 +363,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     add("index", _index, "index every log of the directory (only new bytes) and report")
     add("verify", _verify, "check every reference in every view and branch")
     recover = add("recover", _recover, "print the original message of a reference or byte range")
-    which = recover.add_mutually_exclusive_group(required=True)
+    recover.add_argument(
+        "where",
+        nargs="?",
+        help="a view's line as verify names it (views/compacted-001.jsonl:12; #N: its Nth)",
+    )
+    which = recover.add_mutually_exclusive_group()
     which.add_argument("--ref", help="the reference's text ('-': read it from stdin)")
     which.add_argument("--bytes", help="a byte range START-END of conversation.jsonl")
     search = add("search", _search, "search message contents (SQLite FTS5), newest first")

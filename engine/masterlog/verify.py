@@ -301,7 +301,34 @@ def recover(conversation: Conversation, found: Found) -> Recovery:
         message = conversation.message(name, int(line) - 1)
         assert isinstance(message, Message)
         return Recovery(message.content, message, result.original, result.explanation, result)
+    found_at = _named_line(conversation, result)
+    if found_at is not None:
+        index, at, message = found_at
+        start, end = index.bounds(at)
+        return Recovery(
+            message.content,
+            message,
+            f"{index.name}:{at + 1} (bytes {start}-{end})",
+            f"{result.explanation}: read from the line the Preview and the size name",
+            result,
+        )
     return Recovery(None, None, "", result.explanation, result)
+
+
+def _named_line(
+    conversation: Conversation, result: Verdict
+) -> tuple[LineIndex, int, Message] | None:
+    """The master line the verdict found the reference's message on (its Preview and gptme's
+    count of its size agree: "the message it was made for is now line 7"), if any."""
+    if result.master is None or not result.preview_matches:
+        return None
+    index = conversation.index_for(Path(result.master))
+    for line in result.preview_matches:
+        if 0 <= line < index.lines:
+            message = parse_line(index.read_line(line))
+            if isinstance(message, Message) and matches(result.reference, message):
+                return index, line, message
+    return None
 
 
 def recover_range(conversation: Conversation, start: int, end: int) -> Recovery:

@@ -83,6 +83,40 @@ def test_recover_by_reference_text_and_by_bytes(basic: Path) -> None:
     assert "exactly one line" in plain.err
 
 
+def test_recover_takes_a_view_line_and_recovers_what_verify_finds(
+    basic: Path, branches: Path
+) -> None:
+    # conv-branches: the reference of view line 12 is mid-line; the original is in the branch
+    ran = cli("log", "recover", branches, "views/compacted-001.jsonl:12", "--json")
+    assert ran.code == 0 and ran.data["source"] == "branches/main-undo-0.jsonl:12"
+    undo = (branches / "branches/main-undo-0.jsonl").read_bytes().splitlines()
+    assert ran.data["content"] == json.loads(undo[11])["content"]
+    # a compressed message's range 5 bytes into its line: verify says the message is now line
+    # 7, and recover reads it from there
+    view = basic / "views/compacted-001.jsonl"
+    view.write_text(view.read_text().replace("(bytes 24165-34612)", "(bytes 24170-34612)"))
+    verified = cli("log", "verify", basic, "--json")
+    (moved,) = [r for r in verified.data["references"] if r["status"] != "ok"]
+    assert "the message it was made for is now line 7" in moved["explanation"]
+    recovered = cli("log", "recover", basic, moved["where"], "--json")
+    master = (basic / "conversation.jsonl").read_bytes().splitlines()
+    assert recovered.code == 0 and recovered.data["source"].startswith("conversation.jsonl:7 ")
+    assert recovered.data["content"] == json.loads(master[6])["content"]
+    content = json.loads(view.read_bytes().splitlines()[6])["content"]
+    by_text = cli("log", "recover", basic, "--ref", content[content.index("[Content trunc") :])
+    assert by_text.code == 0 and by_text.out.rstrip("\n") == json.loads(master[6])["content"]
+
+
+def test_recover_refuses_what_is_no_reference_and_a_range_suggests_ref(basic: Path) -> None:
+    refused = failed("log", "recover", basic, "--bytes", "24165-34000", code="BAD_RANGE")
+    assert "--ref" in refused.err and "views/compacted-001.jsonl:12" in refused.err
+    failed("log", "recover", basic, "views/compacted-001.jsonl:1", code="BAD_REFERENCE")
+    failed("log", "recover", basic, "views/nothing.jsonl:4", code="BAD_REFERENCE")
+    failed("log", "recover", basic, "views/compacted-001.jsonl", code="BAD_REFERENCE")
+    failed("log", "recover", basic, "views/compacted-001.jsonl:4#2", code="BAD_REFERENCE")
+    failed("log", "recover", basic, code="BAD_REFERENCE")
+
+
 def test_bad_input_gets_a_typed_error_and_changes_nothing(basic: Path, tmp_path: Path) -> None:
     before = {p: p.read_bytes() for p in basic.rglob("*") if p.is_file()}
     failed("log", "verify", tmp_path / "nowhere", code="NOT_A_CONVERSATION")
