@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,28 @@ def _verdict_line(verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
+PROGRESS_EVERY = 0.25  # seconds between two progress lines on a terminal
+
+
+def _catalogue(conversation: Conversation, args: argparse.Namespace) -> None:
+    """Catalogue every line not catalogued yet (1 GiB: minutes the first time); on a terminal,
+    how far, on stderr, rewritten in place and cleared at the end."""
+    terminal = sys.stderr.isatty()
+    said = 0.0
+    for progress in conversation.catalogue_all():
+        now = time.monotonic()
+        if terminal and (now - said >= PROGRESS_EVERY or progress.done == progress.total):
+            said = now
+            sys.stderr.write(
+                f"\rcataloguing {visible(progress.name)}: {progress.done * 100 // progress.total}%"
+                f" ({progress.done:,} of {progress.total:,} lines)\x1b[K"
+            )
+            sys.stderr.flush()
+    if terminal and said:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+
+
 # -- handlers ---------------------------------------------------------------------------------
 async def _index(args: argparse.Namespace) -> int | None:
     from engine.masterlog.conversation import MASTER
@@ -69,8 +92,7 @@ async def _index(args: argparse.Namespace) -> int | None:
 
     with open_conversation(args) as conversation:
         refreshes = conversation.opened  # opening indexed what was new
-        for _ in conversation.catalogue_all():
-            pass
+        _catalogue(conversation, args)
         verifier = Verifier(conversation)
         verifier.update()
         logs: list[dict[str, Any]] = []
@@ -240,8 +262,7 @@ async def _search(args: argparse.Namespace) -> int | None:
     from engine.masterlog.catalogue import MARK
 
     with open_conversation(args) as conversation:
-        for _ in conversation.catalogue_all():
-            pass
+        _catalogue(conversation, args)
         hits = conversation.catalogue.search(args.query, limit=args.limit)
         data = []
         lines = []
@@ -272,6 +293,8 @@ async def _tail(args: argparse.Namespace) -> int | None:
     from engine.masterlog.watch import follow
 
     with open_conversation(args) as conversation:
+        # Catalogued first: a rewrite is compared with the lines' digests
+        _catalogue(conversation, args)
         verifier = Verifier(conversation)
         verifier.update()
         master = conversation.master
@@ -309,8 +332,18 @@ async def _tail(args: argparse.Namespace) -> int | None:
         show_new()
         async for update in follow(conversation, verifier):
             if any(r.rewritten and r.name == MASTER for r in update.refreshes):
-                _emit(args, {"rewritten": True}, f"-- {MASTER} was rewritten")
-                shown = min(shown, master.lines)
+                said = conversation.rewrite or "rewritten"
+                _emit(
+                    args,
+                    {
+                        "rewritten": True,
+                        "what": said,
+                        "changes": [c.describe() for c in conversation.changes],
+                    },
+                    f"-- {MASTER} was rewritten: {said}",
+                )
+                first = conversation.changes[0].new[0] if conversation.changes else 0
+                shown = min(shown, first if conversation.compared else master.lines)
             show_new()
             for verdict in update.changed:
                 _emit(args, {"verdict": verdict.to_json()}, _verdict_line(verdict))

@@ -102,6 +102,11 @@ class LogSession:
                 entries.append(LogEntry(name, lines, tuple(ordered), name == current))
             return tuple(entries)
 
+    def rewrite(self) -> str | None:
+        """The last rewrite of the master in words ("undo: lines 50 to 52 removed")."""
+        with self.lock:
+            return self.conversation.rewrite
+
     def lines(self, name: str) -> int:
         with self.lock:
             return self.conversation.index(name).lines

@@ -137,6 +137,7 @@ class Conversation:
         self._events_read: int | None = None
         self.opened: list[Refresh] = []  # what the refresh made when opening found
         self.changes: list[Change] = []  # what the last rewrite of the master changed
+        self.rewrite: str | None = None  # that rewrite in words, "undo: lines 50 to 52 removed"
         self.compared = False  # whether it could be compared (its lines were catalogued)
         # After a rewrite of the master compared here: the bytes before this offset are as they
         # were (the lines before the first change), so a reference within them is as it was.
@@ -315,6 +316,9 @@ class Conversation:
                 self._parsed.pop(name, None)
                 if name == MASTER:
                     self._compare(index, previous, staged.comparison)
+                    self.rewrite = describe_rewrite(
+                        staged.rewrites, self.changes, self.compared, refresh
+                    )
                 else:
                     self.catalogue.reset(name)
             refreshes.append(refresh)
@@ -436,6 +440,26 @@ class Conversation:
             self._indexes[name] = index
         index.refresh()
         return index
+
+
+def describe_rewrite(
+    recorded: list[Rewrite], changes: list[Change], compared: bool, refresh: Refresh
+) -> str:
+    """A rewrite of the master in words, as the screen's banner and ``log tail`` say it:
+    ``undo: lines 50 to 52 removed`` (gptme's record, then what changed)."""
+    kinds = {r.kind for r in recorded}
+    what = "undo" if kinds == {"undo"} else "edit" if kinds == {"message_edit"} else ""
+    what = what or ("undo and edit" if kinds else "rewritten without a record in events.jsonl")
+    if not compared:
+        said = (
+            f"{refresh.previous_lines:,} lines before, {refresh.lines:,} now (not compared: its"
+            " lines were not catalogued)"
+        )
+    elif changes:
+        said = "; ".join(change.describe() for change in changes)
+    else:
+        said = "no line changed"
+    return f"{what}: {said}"
 
 
 def parse_event(raw: bytes) -> Rewrite | None:

@@ -38,6 +38,7 @@ from ..widgets.reference import ReferenceDetail
 from ..widgets.rows import RowList
 
 if TYPE_CHECKING:
+    from engine.masterlog.index import Refresh
     from engine.masterlog.verify import Verdict
 
     from ..app import PactApp
@@ -67,7 +68,13 @@ class MasterLogScreen(Screen[None]):
         Binding("f", "toggle_follow", "Follow", tooltip="keep the master log's end in view"),
         Binding("c", "copy_original", "Copy", tooltip="copy the recovered original"),
         Binding("o", "read_original", "Read", tooltip="read the recovered original whole"),
-        Binding("escape", "close_search", "Close search", show=False, tooltip="back to the log"),
+        Binding(
+            "escape",
+            "close_search",
+            "Close search",
+            show=False,
+            tooltip="back to the log; hides the banner of a rewrite",
+        ),
     ]
 
     # -- state: what the user chose (or what arrived) -------------------------------------------
@@ -96,6 +103,7 @@ class MasterLogScreen(Screen[None]):
 
     def compose(self) -> Any:
         yield Static(id="log-status", markup=False)
+        yield Static(id="log-banner", markup=False)
         with Horizontal(id="log-body"):
             with Vertical(id="log-left"):
                 yield LogList(id="logs").data_bind(
@@ -132,6 +140,9 @@ class MasterLogScreen(Screen[None]):
         app: PactApp = self.app  # type: ignore[assignment]
         app.conversation_changed.subscribe(self, self._on_changed)
         self.query_one("#log-search").display = False
+        self.query_one("#log-banner").display = False
+        if any(r.rewritten and r.name == MASTER for r in self.session.conversation.opened):
+            self._show_rewrite()  # since the last look (this or another process)
         master = self.query_one("#master", LogLines)
         master.log_name = MASTER
         master.border_title = "master log (conversation.jsonl)"
@@ -351,7 +362,11 @@ class MasterLogScreen(Screen[None]):
         self.set_focus(bar)
 
     def action_close_search(self) -> None:
+        banner = self.query_one("#log-banner", Static)
         bar = self.query_one("#log-search", Input)
+        if banner.display and not bar.display and self.query_one("#messages").has_focus:
+            banner.display = False
+            return
         bar.display = False
         self.query_one("#log-switch", ContentSwitcher).current = "messages"
         self.set_focus(self.query_one("#messages"))
@@ -383,9 +398,18 @@ class MasterLogScreen(Screen[None]):
     def action_toggle_follow(self) -> None:
         self.following = not self.following
 
-    def _on_changed(self, _refreshes: object) -> None:
+    def _on_changed(self, refreshes: list[Refresh]) -> None:
         self.revision += 1
+        if any(r.rewritten and r.name == MASTER for r in refreshes):
+            self._show_rewrite()
         self.catalogue()
+
+    def _show_rewrite(self) -> None:
+        """The banner: the master was rewritten, and what changed (Escape puts it away)."""
+        said = self.session.rewrite() or "rewritten"
+        banner = self.query_one("#log-banner", Static)
+        banner.update(plain(f" {MASTER} was rewritten: {said} (Escape hides this)"))
+        banner.display = True
 
     # -- workers ----------------------------------------------------------------------------------
     @work(exclusive=True, group="verify")

@@ -230,6 +230,62 @@ def test_two_processes_on_one_conversation_see_appends_as_appends(basic: Path, c
             tail.wait()
 
 
+def test_tail_says_what_a_rewrite_changed(basic: Path, cache: Path) -> None:
+    env = {**os.environ, "PACT_TUI_CACHE": str(cache)}
+    command = [sys.executable, "-m", "pact_tui", "log", "tail", str(basic), "--json"]
+    command += ["--lines", "1"]
+    with subprocess.Popen(
+        command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as process:
+        try:
+            lines = _lines(process)
+            assert json.loads(next(lines))["line"] == 22
+            master = basic / "conversation.jsonl"
+            kept = master.read_bytes().splitlines(keepends=True)[:19]
+            master.write_bytes(b"".join(kept))  # gptme's undo of 3 messages, and its record
+            with (basic / "events.jsonl").open("a") as events:
+                record = {"seq": 99, "ts": "t", "type": "undo", "payload": {"n": 3}}
+                events.write(json.dumps(record) + "\n")
+            said = json.loads(next(lines))
+            assert said["rewritten"] and said["what"] == "undo: lines 20 to 22 removed"
+        finally:
+            process.terminate()
+
+
+def test_index_shows_its_progress_on_a_terminal(basic: Path, cache: Path) -> None:
+    import pty
+
+    env = {**os.environ, "PACT_TUI_CACHE": str(cache)}
+    leader, follower = pty.openpty()
+    try:
+        with subprocess.Popen(
+            [sys.executable, "-m", "pact_tui", "log", "index", str(basic)],
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=env,
+        ) as process:
+            out, _ = process.communicate(timeout=60)
+        os.close(follower)
+        follower = -1
+        said = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's other end is closed: all was read
+                break
+            if not chunk:
+                break
+            said += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert process.returncode == 0 and b"conversation.jsonl: 22 lines" in out
+    assert b"\rcataloguing conversation.jsonl: 100% (22 of 22 lines)" in said
+    assert said.endswith(b"\r\x1b[K")  # cleared at the end
+
+
 def schema_and_bytes(path: Path) -> tuple[list[Any], bytes]:
     uri = path.absolute().as_uri() + "?mode=ro&immutable=1"  # makes nothing beside it
     with closing(sqlite3.connect(uri, uri=True)) as connection:

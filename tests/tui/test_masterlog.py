@@ -342,6 +342,28 @@ async def test_a_master_rewritten_shorter_while_shown(tmp_path: Path) -> None:
         assert "master 5 lines" in status(app)
 
 
+async def test_a_rewrite_is_said_in_a_banner(tmp_path: Path) -> None:
+    """An undo while the screen shows the log: a banner says what it removed (the line count
+    going from 22 to 19 is not left to be noticed); Escape puts it away."""
+    directory = copy(tmp_path, "conv-basic")
+    master = directory / MASTER
+    kept = master.read_bytes().splitlines(keepends=True)[:19]
+    app = inspector(directory, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        shown = await opened(pilot)
+        banner = shown.query_one("#log-banner", Static)
+        assert not banner.display
+        master.write_bytes(b"".join(kept))
+        with (directory / "events.jsonl").open("a") as events:
+            events.write(json.dumps({"seq": 99, "ts": "t", "type": "undo", "payload": {}}) + "\n")
+        await wait_until(pilot, lambda: banner.display, "the banner")
+        said = str(banner.render())
+        assert "conversation.jsonl was rewritten: undo: lines 20 to 22 removed" in said
+        shown.query_one("#messages", LogLines).focus()
+        await pilot.press("escape")
+        assert not banner.display
+
+
 def test_a_row_the_index_no_longer_has_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
