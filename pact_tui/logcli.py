@@ -283,6 +283,13 @@ async def _search(args: argparse.Namespace) -> int | None:
             )
         text = "\n".join(lines)
         _emit(args, data, text or "no match")
+        if len(hits) == args.limit and not args.json:
+            found = conversation.catalogue.matches(args.query)
+            if found > len(hits):
+                print(
+                    f"# the newest {len(hits):,} of {found:,} matches (--limit N lists more)",
+                    file=sys.stderr,
+                )
     return None if hits else EXIT_PROBLEMS
 
 

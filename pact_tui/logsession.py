@@ -232,6 +232,11 @@ class LogSession:
         with self.lock:
             return self.conversation.catalogue.search(query, limit=limit)
 
+    def matches(self, query: str) -> int:
+        """How many lines match (a search lists at most its limit)."""
+        with self.lock:
+            return self.conversation.catalogue.matches(query)
+
     def catalogued(self) -> tuple[int, int]:
         """(lines catalogued, lines) over every log."""
         with self.lock:

@@ -254,6 +254,21 @@ class Catalogue:
             except sqlite3.OperationalError as error:
                 raise MasterLogError(f"cannot search for {query!r}: {error}") from None
 
+    def matches(self, query: str, *, name: str | None = None) -> int:
+        """How many lines match ``query`` (as :meth:`search` reads it), however many it lists."""
+        if not query.strip():
+            return 0
+        where = "search MATCH ?" + (" AND name = ?" if name else "")
+        for text in (query, '"' + query.replace('"', '""') + '"'):
+            try:
+                row = self.db.execute(
+                    f"SELECT count(*) FROM search WHERE {where}", [text] + ([name] if name else [])
+                ).fetchone()
+                return int(row[0])
+            except sqlite3.OperationalError as error:
+                failed = error
+        raise MasterLogError(f"cannot search for {query!r}: {failed}") from None
+
     def _search(self, query: str, limit: int, name: str | None) -> list[Hit]:
         where = "search MATCH ?" + (" AND search.name = ?" if name else "")
         params: list[object] = [SNIPPET_CHARS, query] + ([name] if name else []) + [limit]

@@ -422,12 +422,17 @@ class Conversation:
         path = Path(written)
         if path.is_absolute() and _is_file(path):
             return path, False
-        parts = PurePath(written).parts
-        if anchor in parts:
-            local = self.directory.joinpath(*parts[len(parts) - parts[::-1].index(anchor) - 1 :])
-            if _is_file(local):
-                return local, True
+        local = self.local_path(written, anchor)
+        if local is not None and _is_file(local):
+            return local, True
         return None
+
+    def local_path(self, written: str, anchor: str) -> Path | None:
+        """Where :meth:`resolve` looks for a path in this directory: from ``anchor`` on."""
+        parts = PurePath(written).parts
+        if anchor not in parts:
+            return None
+        return self.directory.joinpath(*parts[len(parts) - parts[::-1].index(anchor) - 1 :])
 
     def index_for(self, path: Path) -> LineIndex:
         """The index of the master log a reference names (this directory's, or another's)."""

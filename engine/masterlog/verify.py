@@ -232,9 +232,13 @@ def verify(conversation: Conversation, found: Found) -> Verdict:
     if ref.tool_output is not None:
         saved = conversation.resolve(ref.tool_output, "tool-outputs")
         if saved is None:
+            local = conversation.local_path(ref.tool_output, "tool-outputs")
+            looked = f"{ref.tool_output} (the path recorded)"
+            if local is not None and str(local) != ref.tool_output:
+                looked += f" nor {local} (in this directory)"
             return verdict(
                 Status.TOOL_OUTPUT_DIFFERS,
-                f"the saved tool output {ref.tool_output} is missing",
+                f"the saved tool output is missing: it is not at {looked}",
                 lands_on=first,
             )
         saved_path, saved_relative = saved

@@ -380,18 +380,26 @@ class MasterLogScreen(Screen[None]):
         """Search every log in a thread (a query over long messages takes a while: the screen
         stays live, and a newer search replaces this one)."""
         try:
-            hits = tuple(await asyncio.to_thread(self.session.search, query, SEARCH_LIMIT))
+            hits = tuple(await asyncio.to_thread(self.session.search, query, SEARCH_LIMIT + 1))
+            found = len(hits)
+            if found > SEARCH_LIMIT:  # the list stops at the cap: how many there are, counted
+                found = await asyncio.to_thread(self.session.matches, query)
+                hits = hits[:SEARCH_LIMIT]
         except MasterLogError as error:
             self.notify(str(error), title="Search", severity="error")
             return
         self.hits = hits
         done, total = self.catalogued
         partial = f" ({done * 100 // total}% catalogued so far)" if done < total else ""
-        self.notify(f"{len(hits)} found for {query!r}{partial}", timeout=3)
+        said = f"{found:,} found for {query!r}"
+        if found > len(hits):
+            said = f"{found:,} found for {query!r}: the newest {len(hits):,} listed (the cap)"
+        self.notify(said + partial, timeout=3)
         self.query_one("#log-switch", ContentSwitcher).current = "hits"
         self.query_one("#log-search", Input).display = False
         hits_list = self.query_one("#hits", HitList)
-        hits_list.border_title = plain(f"search: {query}")
+        capped = f" · newest {len(hits):,} of {found:,}" if found > len(hits) else ""
+        hits_list.border_title = plain(f"search: {query}{capped}")
         self.set_focus(hits_list)
 
     # -- following --------------------------------------------------------------------------------

@@ -140,6 +140,10 @@ def test_search_prints_where_and_a_marked_snippet(basic: Path) -> None:
     assert (nothing.code, nothing.out.strip()) == (1, "no match")
     quoted = ok("log", "search", basic, "localize(")  # not valid FTS5: searched as a phrase
     assert "[localize]" in quoted.out
+    capped = cli("log", "search", basic, "localize", "--limit", "2")
+    assert capped.out.count("\n") == 2
+    total = len(ran.data)
+    assert capped.err == f"# the newest 2 of {total} matches (--limit N lists more)\n"
 
 
 def test_compact_writes_a_view_that_verifies(basic: Path) -> None:

@@ -226,6 +226,23 @@ async def test_search_lists_matches_and_enter_jumps_to_one(tmp_path: Path) -> No
         assert shown.query_one("#messages", LogLines).has_focus
 
 
+async def test_a_search_past_its_cap_says_how_many_it_found(tmp_path: Path) -> None:
+    directory = copy(tmp_path, "conv-basic")
+    with (directory / MASTER).open("ab") as log:
+        for n in range(250):
+            log.write(encode_message({"role": "user", "content": f"needle {n}"}))
+    async with inspector(directory).run_test(size=SIZE) as pilot:
+        shown = await opened(pilot)
+        await pilot.press("slash", *"needle", "enter")
+        await settle(pilot)
+        hits = shown.query_one("#hits", HitList)
+        assert len(hits.hits) == 200 and hits.hits[0].line == 22 + 249  # the newest first
+        assert notifications(pilot.app)[-1] == (
+            "250 found for 'needle': the newest 200 listed (the cap)"
+        )
+        assert "newest 200 of 250" in str(hits.border_title)
+
+
 async def test_follows_what_gptme_appends(tmp_path: Path) -> None:
     directory = copy(tmp_path, "conv-basic")
     master = directory / MASTER
