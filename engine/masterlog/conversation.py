@@ -238,7 +238,11 @@ class Conversation:
             if name == MASTER and recorded:
                 reason = "gptme recorded " + "; ".join(str(r) for r in recorded)
             try:
-                scans[name] = index.scan(rewritten=reason, digests=name == MASTER)
+                scans[name] = index.scan(
+                    rewritten=reason,
+                    digests=name == MASTER,
+                    needles=() if name == MASTER else MARKERS,  # its references, searched here
+                )
             except LogGone:
                 if name == MASTER:
                     raise

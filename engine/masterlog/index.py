@@ -30,7 +30,7 @@ import sqlite3
 import struct
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -74,6 +74,7 @@ CACHE_OBJECTS = frozenset(
         "messages_first",
         "rewrites",
         "marks",
+        "packed",
         "search",
         *(f"search_{shadow}" for shadow in ("config", "content", "data", "docsize", "idx")),
     }
@@ -180,6 +181,7 @@ class Scanned:
     tail_start: int
     tail_sha: str
     digests: list[str] | None = None  # each line's sha256, for a rewrite when asked
+    marked: list[int] | None = None  # the new lines holding one of the needles asked for
 
 
 @dataclass(slots=True)
@@ -197,6 +199,8 @@ class LineIndex:
     head_sha: str = ""
     tail_start: int = 0
     tail_sha: str = ""
+    # The lines from ``marked[0]`` on that hold the needles the last scan looked for.
+    marked: tuple[int, list[int]] | None = None
     _fd: int | None = None  # kept open between refreshes: reads see the file that was indexed
 
     @classmethod
@@ -272,24 +276,12 @@ class LineIndex:
 
     def lines_holding(self, needles: tuple[bytes, ...], first: int, last: int) -> list[int]:
         """The lines from ``first`` to ``last - 1`` whose bytes hold one of ``needles``, in
-        order: searched a block of about READ_SIZE at a time (a few ms a MiB, where a test of
-        each line costs more than the search)."""
-        found: list[int] = []
-        line = first
-        while line < last:
-            start = self.bounds(line)[0]
-            upto = max(line + 1, bisect_right(self.ends, start + READ_SIZE, line, last))
-            data = self.read(start, self.ends[upto - 1])
-            hits: set[int] = set()
-            for needle in needles:
-                at = data.find(needle)
-                while at >= 0:
-                    hit = bisect_right(self.ends, start + at, line, upto)
-                    hits.add(hit)
-                    at = data.find(needle, self.ends[hit] - start)  # on from the next line
-            found.extend(sorted(hits))
-            line = upto
-        return found
+        order: those the last scan found (it looked outside any lock), the rest searched now."""
+        marked = self.marked
+        if marked is not None and marked[0] <= last:
+            gap = _holding_in(self.read, self.ends, first, min(last, marked[0]), needles)
+            return gap + [line for line in marked[1] if max(first, marked[0]) <= line < last]
+        return _holding_in(self.read, self.ends, first, last, needles)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -302,7 +294,9 @@ class LineIndex:
         was rewritten (``rewritten``: a reason the caller already knows, e.g. gptme's undo)."""
         return self.apply(self.scan(rewritten=rewritten))
 
-    def scan(self, *, rewritten: str = "", digests: bool = False) -> Scanned:
+    def scan(
+        self, *, rewritten: str = "", digests: bool = False, needles: tuple[bytes, ...] = ()
+    ) -> Scanned:
         """Read what a refresh needs from the file and change nothing: the ends of the lines
         appended, or of every line when it was rewritten (with each line's digest too, when
         ``digests``, for :func:`engine.masterlog.conversation.compare`). The slow part of a
@@ -330,6 +324,7 @@ class LineIndex:
                     tail_start = end(count - 2) if count > 1 else 0
                     tail = _sha(os.pread(fd, end(count - 1) - tail_start, tail_start))
                 lines = _digests(fd, new) if reason and digests else None
+                marked = _holding(fd, new, start, len(kept), needles) if needles else None
         except FileNotFoundError:
             raise LogGone(f"{self.name} is gone", path=str(self.path)) from None
         except PermissionError:
@@ -339,7 +334,17 @@ class LineIndex:
         except OSError as error:
             raise MasterLogError(f"cannot read {self.name}: {error}", path=str(self.path)) from None
         return Scanned(
-            self.generation, self.lines, size, reason, start, new, head, tail_start, tail, lines
+            self.generation,
+            self.lines,
+            size,
+            reason,
+            start,
+            new,
+            head,
+            tail_start,
+            tail,
+            lines,
+            marked,
         )
 
     def apply(self, scanned: Scanned) -> Refresh:
@@ -355,6 +360,10 @@ class LineIndex:
         else:
             self.ends.extend(scanned.ends)
         appended = len(scanned.ends)
+        # which lines hold the needles: known from the first line the scan read (else asked)
+        self.marked = None if scanned.marked is None else (scanned.lines, scanned.marked)
+        if reason and scanned.marked is not None:
+            self.marked = (0, scanned.marked)
         self.partial = scanned.size - self.size
         if appended or reason:
             self._save(first_line=0 if reason else before_lines, scanned=scanned)
@@ -431,6 +440,47 @@ def _scan(file: BinaryIO, base: int, ends: array[int]) -> int:
             i = find(b"\n", i + 1)
         base += len(chunk)
     return len(ends) - before
+
+
+def _holding(
+    fd: int, new: array[int], start: int, before: int, needles: tuple[bytes, ...]
+) -> list[int]:
+    """The lines among ``new`` (the first starting at byte ``start``, numbered from
+    ``before``) whose bytes hold a needle."""
+
+    def read(a: int, b: int) -> bytes:
+        return os.pread(fd, b - a, a)
+
+    return [before + line for line in _holding_in(read, new, 0, len(new), needles, start)]
+
+
+def _holding_in(
+    read: Callable[[int, int], bytes],
+    ends: array[int],
+    first: int,
+    last: int,
+    needles: tuple[bytes, ...],
+    base: int = 0,
+) -> list[int]:
+    """The lines ``first`` to ``last - 1`` (of line ends ``ends``, the first line starting at
+    byte ``base``) whose bytes hold a needle, searched a block of about READ_SIZE at a time (a
+    test of each line costs more)."""
+    found: list[int] = []
+    line = first
+    while line < last:
+        start = ends[line - 1] if line else base
+        upto = max(line + 1, bisect_right(ends, start + READ_SIZE, line, last))
+        data = read(start, ends[upto - 1])
+        hits: set[int] = set()
+        for needle in needles:
+            at = data.find(needle)
+            while at >= 0:
+                hit = bisect_right(ends, start + at, line, upto)
+                hits.add(hit)
+                at = data.find(needle, ends[hit] - start)  # on from the next line
+        found.extend(sorted(hits))
+        line = upto
+    return found
 
 
 def _digests(fd: int, ends: array[int]) -> list[str]:

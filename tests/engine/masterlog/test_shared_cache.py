@@ -117,3 +117,28 @@ def test_a_rewrite_of_a_log_of_repeated_lines_is_compared_by_its_ends(
         f"lines 14002 to 29998 moved by {shift:+,} bytes",
     ]
     assert conversation.master.lines == 29_998
+
+
+def test_a_second_undo_after_appends_is_compared_with_what_was_kept(
+    copy: Callable[[str], Path], opened: Callable[..., Conversation]
+) -> None:
+    directory = copy("conv-basic")
+    conversation = opened(directory)
+    for _ in conversation.catalogue_all():
+        pass
+    lines = lines_of(directory / MASTER)
+    write_lines(directory / MASTER, lines[:18])
+    conversation.refresh()
+    for n in range(3):
+        _append(directory, f"after the undo {n}")
+    conversation.refresh()
+    for _ in conversation.catalogue_all():
+        pass
+    now = lines_of(directory / MASTER)
+    write_lines(directory / MASTER, [*now[:17], *now[18:20]])  # line 18 and the last go
+    conversation.refresh()
+    assert [c.describe() for c in conversation.changes] == [
+        "line 18 removed",
+        f"lines 18 to 19 moved by {-len(now[17]):+,} bytes",  # now lines 18 and 19
+        "line 21 removed",
+    ]
