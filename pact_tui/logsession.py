@@ -22,6 +22,7 @@ from engine.masterlog.conversation import MASTER, Conversation, Found
 from engine.masterlog.errors import MasterLogError
 from engine.masterlog.index import Refresh
 from engine.masterlog.lines import LineProblem, Message
+from engine.masterlog.references import STUB
 from engine.masterlog.verify import Recovery, Status, Verdict, Verifier, recover
 
 ROWS_KEPT = 4_096  # rows kept parsed, over all logs
@@ -41,6 +42,7 @@ class LineRow:
     time: str  # HH:MM:SS as written, or ""
     chars: int
     head: str  # the first line (cut), or the problem in words
+    stub: bool = False  # a Phase 0 stub: a stale tool output pruned, with no byte range
 
     @property
     def key(self) -> str:
@@ -139,6 +141,11 @@ class LogSession:
     def is_master(self, path: str) -> bool:
         """Whether ``path`` (as a verdict names the master log it read) is this directory's."""
         return Path(path) == self.conversation.directory / MASTER
+
+    def master_size(self) -> int:
+        """The bytes of complete lines indexed in the master."""
+        with self.lock:
+            return self.conversation.master.size
 
     def master_line_at(self, offset: int) -> int | None:
         with self.lock:
@@ -267,4 +274,5 @@ def make_row(line: int, start: int, end: int, message: Message | LineProblem) ->
         time,
         len(message.content),
         message.first_line[:HEAD_CHARS],
+        stub=STUB.fullmatch(message.first_line) is not None,
     )

@@ -48,6 +48,7 @@ LEGEND = [
     ("✓ ✗", "a reference in this line verifies ok, or does not"),
     ("…", "a reference not verified yet (just opened)"),
     ("* name", "the view gptme has current (views/.current)"),
+    ("(stub) ⌀", "gptme's Phase 0 stub: a stale tool output pruned, with no byte range"),
     ("ok", "the range is exactly one line: the message the Preview names"),
     ("shifted", "the range lands on a neighbour; both lines are named"),
     ("rewritten", "the bytes changed since the reference was made (undo, edit)"),
@@ -68,6 +69,8 @@ class MasterLogScreen(Screen[None]):
         Binding("f", "toggle_follow", "Follow", tooltip="keep the master log's end in view"),
         Binding("c", "copy_original", "Copy", tooltip="copy the recovered original"),
         Binding("o", "read_original", "Read", tooltip="read the recovered original whole"),
+        Binding("colon", "go_to_line", "Go to", tooltip="a line of the log shown, or bN: a byte"),
+        Binding("tab", "app.focus_next", "Next list", show=False, tooltip="the next list, pane"),
         Binding(
             "escape",
             "close_search",
@@ -288,6 +291,38 @@ class MasterLogScreen(Screen[None]):
         self.set_reactive(MasterLogScreen.line, line)
         self._show_subject()
         self.set_focus(messages)
+
+    def action_go_to_line(self) -> None:
+        """``:N`` a line of the log shown, ``:bN`` the master's line holding byte N."""
+        from .prompt import PromptScreen
+
+        name = self.log_name
+        lines, size = self.session.lines(name), self.session.master_size()
+
+        def problem(text: str) -> str | None:
+            text = text.strip().lower()
+            if text.startswith("b") and text[1:].isdigit():
+                return None if int(text[1:]) < size else f"byte {text[1:]} is past {size:,}"
+            if text.isdigit() and 1 <= int(text) <= lines:
+                return None
+            return f"{text!r}: give a line from 1 to {lines:,}, or bN for a byte (b0-b{size - 1})"
+
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            text = text.strip().lower()
+            if text.startswith("b"):
+                line = self.session.master_line_at(int(text[1:]))
+                if line is not None:
+                    self.go_to(MASTER, line)
+            else:
+                self.go_to(name, int(text) - 1)
+
+        question = (
+            f"Go to a line of {short_name(name)} (1-{lines:,}), or bN: the line of"
+            f" {MASTER} holding byte N"
+        )
+        self.app.push_screen(PromptScreen(question, check=problem), chosen)
 
     # -- problems ---------------------------------------------------------------------------------
     def action_next_problem(self) -> None:
