@@ -254,6 +254,45 @@ def _message_handler(role: Literal["user", "assistant"]) -> Handler:
     return handler
 
 
+def _read_commands(stream: Any) -> list[dict[str, Any]]:
+    """The commands of ``ctx run``: one JSON object a line (blank lines skipped), each checked
+    as ``Workspace.run`` checks it; an error names its line and nothing runs."""
+    from engine.context.commands import parse_command
+    from engine.context.errors import ContextError, InvalidCommand
+
+    if stream.isatty():
+        raise UsageError("give the commands on stdin, one JSON object a line")
+    commands: list[dict[str, Any]] = []
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            given = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InvalidCommand(f"stdin line {number}: not JSON: {error}") from None
+        except RecursionError:
+            raise InvalidCommand(
+                f"stdin line {number}: nests too deeply to read (at most {MAX_NESTING} levels)"
+            ) from None
+        if not isinstance(given, dict):
+            raise InvalidCommand(f"stdin line {number}: a command is a JSON object")
+        try:
+            parse_command(given)
+        except ContextError as error:
+            raise type(error)(f"stdin line {number}: {error.message}", **error.details) from None
+        commands.append(given)
+    if not commands:
+        raise UsageError("no commands on stdin (one JSON object a line)")
+    return commands
+
+
+async def _ctx_run(args: argparse.Namespace) -> None:
+    commands = _read_commands(sys.stdin)
+    async with await _open(args) as ws:
+        results = await ws.run_many(args.name, commands, actor=args.actor)
+    _emit(args, results, f"ran {len(results):,} commands in one transaction")
+
+
 async def _ctx_advance(args: argparse.Namespace) -> None:
     from engine.context.commands import AdvanceCommand
 
@@ -889,6 +928,11 @@ def build_parser() -> argparse.ArgumentParser:
     advance = add("advance", _ctx_advance, "start the next episode")
     advance.add_argument(
         "--steps", type=_int, default=1, help=f"how many episodes (1 to {MAX_STEPS:,})"
+    )
+    add(
+        "run",
+        _ctx_run,
+        "run the commands on stdin (JSON lines) in one transaction: all of them, or none",
     )
     seal = add("seal", _ctx_seal, "record a named snapshot")
     seal.add_argument("trigger", nargs="?", default="checkpoint")

@@ -267,7 +267,6 @@ async def test_lists_keep_the_cursor_in_sight_on_a_resize(tmp_path: Path) -> Non
 
 async def test_colon_goes_to_a_line_or_a_byte_and_a_stub_is_no_message(tmp_path: Path) -> None:
     directory = copy(tmp_path, "conv-basic")
-    master = directory / MASTER
     async with inspector(directory).run_test(size=SIZE) as pilot:
         shown = await opened(pilot)
         listed = shown.query_one("#messages", LogLines)
