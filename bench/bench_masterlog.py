@@ -762,13 +762,15 @@ def bench_undo(made: Made, cache: Path, scratch: Path) -> None:
         gptme_undo(made.directory, 2)
         read_once(path)
         read_once(made.directory / "branches" / "main-undo-0.jsonl")
-        stop, waits = threading.Event(), []
+        stop, waits, locked = threading.Event(), [], []
 
         def read_rows() -> None:  # as the lists draw: a screenful of rows, 60 times a second
             rnd = random.Random(6)
             while not stop.wait(1 / 60):
                 first = rnd.randrange(0, lines - 42)
                 begin = time.perf_counter()
+                with session.lock:  # how long the lock alone kept the screen waiting
+                    locked.append(time.perf_counter() - begin)
                 for line in range(first, first + 40):
                     session.row(MASTER, line)
                 waits.append(time.perf_counter() - begin)
@@ -806,7 +808,9 @@ def bench_undo(made: Made, cache: Path, scratch: Path) -> None:
             "  (the whole update, the references that may have changed verified again:"
             f" {fmt(whole)}; meanwhile"
             f" {len(waits):,} screenfuls of 40 rows read, the longest took {fmt(max(waits))},"
-            f" p99 {fmt(percentile(waits, 0.99))})"
+            f" p99 {fmt(percentile(waits, 0.99))}; of which waiting for the lock: the longest"
+            f" {fmt(max(locked))}, p99 {fmt(percentile(locked, 0.99))}; the rest is the"
+            " interpreter shared with the update's thread)"
         )
     finally:
         session.close()
