@@ -337,6 +337,15 @@ def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
 async def _ctx_print(args: argparse.Namespace) -> None:
     async with await _open(args, read_only=True) as ws:
         at = _resolve_at(ws, args)
+        if args.mode == "messages":  # a request's messages: JSON whatever --json says
+            from .requests import request_messages
+
+            view = await ws.view(args.name, at)
+            request = request_messages(view.render_provider(), args.format or "openai")
+            _print(json.dumps(request, indent=None if args.json else 2, ensure_ascii=False))
+            return
+        if args.format is not None:
+            raise UsageError("--format is for --mode messages")
         if args.json:
             view = await ws.view(args.name, at)
             data = view.render_provider() if args.mode == "provider" else view.model_dump()
@@ -939,7 +948,14 @@ def build_parser() -> argparse.ArgumentParser:
     select = add("select", _ctx_select, "list the nodes a selector matches")
     select.add_argument("selector")
     printing = add("print", _ctx_print, "print the tree, the provider rendering or the export")
-    printing.add_argument("--mode", choices=("tree", "provider", "json"), default="tree")
+    printing.add_argument(
+        "--mode", choices=("tree", "provider", "json", "messages"), default="tree"
+    )
+    printing.add_argument(
+        "--format",
+        choices=("openai", "anthropic"),
+        help="with --mode messages: the request's messages as that API wants them",
+    )
     when = printing.add_mutually_exclusive_group()
     when.add_argument("--at", help="a snapshot id: print the context as it was then")
     when.add_argument("--episode", type=_int, help="print the context at episode N")
