@@ -44,6 +44,17 @@ messages. Every reference verifies ``ok``.
    the median of 5 each: ≤ 2. Both start as an installed program does, their modules' bytecode
    cached (in the scratch folder, whatever ``PYTHONDONTWRITEBYTECODE`` says).
 
+6. An undo on the indexed and catalogued log, as gptme 0.35.1 does one: the master copied to
+   ``branches/main-undo-0.jsonl``, written again without its last 2 messages (a new file
+   renamed over it) and an ``undo`` record appended to ``events.jsonl``; then the app's
+   ``LogSession.update`` (the files read outside the session's lock, the rewrite compared with
+   the catalogue, every reference verified again a batch per hold of the lock): the re-index
+   (stage and apply) ≤ 2 s. Meanwhile a thread reads rows as the screen's lists do (40
+   ``LogSession.row`` under the lock, 60 times a second) and the longest a screenful took is
+   printed (the screen answering keys), with the whole update's time. Anchor: the byte index
+   of the whole log on a fresh cache, in the same run. Figure 6 changes the conversation: it
+   runs last.
+
 ``BENCH_MASTERLOG_FIGURES=5`` (a comma list) runs some figures alone (figure 4 searches the
 catalogue figure 2 builds). The module is also the
 child process of figure 5: ``python -m bench.bench_masterlog paint DIR``.
@@ -699,10 +710,116 @@ def bench_paint(made: Made, scratch: Path) -> None:
     )
 
 
+# 6. An undo on the big log
+
+
+def gptme_undo(directory: Path, count: int) -> None:
+    """What gptme 0.35.1's undo leaves: the master saved as a branch, written again without its
+    last ``count`` messages (a new file renamed over it), an ``undo`` record in events.jsonl."""
+    master = directory / MASTER
+    (directory / "branches").mkdir(exist_ok=True)
+    shutil.copyfile(master, directory / "branches" / "main-undo-0.jsonl")
+    with master.open("rb") as file:
+        size = master.stat().st_size
+        keep, found = size, 0
+        while found <= count:  # the start of the last ``count`` lines
+            keep = file.seek(max(0, keep - (1 << 20)))
+            tail = file.read(size - keep)
+            found = tail.count(b"\n")
+        cut = keep + [i for i, b in enumerate(tail) if b == 10][-count - 1] + 1
+    temporary = directory / (MASTER + ".tmp")
+    with master.open("rb") as source, temporary.open("wb") as target:
+        shutil.copyfileobj(source, target, length=8 << 20)
+        target.truncate(cut)
+    os.replace(temporary, master)
+    with (directory / EVENTS).open("ab") as events:
+        record = {"seq": 10**9, "ts": "2026-11-28T00:00:00", "type": "undo", "payload": {"n": 2}}
+        events.write((json.dumps(record) + "\n").encode())
+
+
+def bench_undo(made: Made, cache: Path, scratch: Path) -> None:
+    import threading
+
+    from pact_tui.logsession import LogSession
+
+    print(f"6. an undo of 2 messages on the indexed, catalogued {size_text(made.size)} log")
+    path = made.directory / MASTER
+    db = connect(scratch / "fresh-undo.sqlite")
+    index = LineIndex.load(db, path, MASTER)
+    start = time.perf_counter()
+    index.refresh()
+    fresh = time.perf_counter() - start
+    db.close()
+    session = LogSession.open(made.directory, cache)
+    try:
+        start = time.perf_counter()
+        for _ in session.conversation.catalogue_all():
+            pass
+        catalogued = time.perf_counter() - start
+        session.verify()
+        print(f"  (catalogue brought up to date in {fmt(catalogued)}, references verified)")
+        lines = session.lines(MASTER)
+        gptme_undo(made.directory, 2)
+        read_once(path)
+        read_once(made.directory / "branches" / "main-undo-0.jsonl")
+        stop, waits, locked = threading.Event(), [], []
+
+        def read_rows() -> None:  # as the lists draw: a screenful of rows, 60 times a second
+            rnd = random.Random(6)
+            while not stop.wait(1 / 60):
+                first = rnd.randrange(0, lines - 42)
+                begin = time.perf_counter()
+                with session.lock:  # how long the lock alone kept the screen waiting
+                    locked.append(time.perf_counter() - begin)
+                for line in range(first, first + 40):
+                    session.row(MASTER, line)
+                waits.append(time.perf_counter() - begin)
+                session._rows.clear()  # each read a pread and a parse, as a new screenful
+
+        reader = threading.Thread(target=read_rows)
+        reader.start()
+        conversation = session.conversation
+        start = time.perf_counter()
+        with session.lock:
+            conversation.prepare()
+        staged = conversation.stage()
+        with session.lock:
+            refreshes = conversation.apply(staged)
+        reindexed = time.perf_counter() - start
+        parts = session.verifier.updating(refreshes, None, batch=200)
+        session._drain(parts)
+        with session.lock:
+            session._index_verdicts()
+        whole = time.perf_counter() - start
+        stop.set()
+        reader.join()
+        changes = [c.describe() for c in conversation.changes]
+        assert changes == [f"lines {lines - 1} to {lines} removed"], changes
+        assert session.lines(MASTER) == lines - 2
+        report_limit(
+            "undo on the big log: re-indexed and compared (LogSession.update's stage + apply)",
+            reindexed,
+            2,
+            "s",
+            anchor_text=f"the byte index of the whole log on a fresh cache {fmt(fresh)},"
+            f" ratio {reindexed / fresh:.1f}",
+        )
+        print(
+            "  (the whole update, the references that may have changed verified again:"
+            f" {fmt(whole)}; meanwhile"
+            f" {len(waits):,} screenfuls of 40 rows read, the longest took {fmt(max(waits))},"
+            f" p99 {fmt(percentile(waits, 0.99))}; of which waiting for the lock: the longest"
+            f" {fmt(max(locked))}, p99 {fmt(percentile(locked, 0.99))}; the rest is the"
+            " interpreter shared with the update's thread)"
+        )
+    finally:
+        session.close()
+
+
 def main() -> None:
     size = parse_size(os.environ.get("BENCH_MASTERLOG_SIZE", SIZE))
     figures = {
-        int(n) for n in os.environ.get("BENCH_MASTERLOG_FIGURES", "1,2,3,4,5").split(",") if n
+        int(n) for n in os.environ.get("BENCH_MASTERLOG_FIGURES", "1,2,3,4,5,6").split(",") if n
     }
     print(f"Master log (engine/masterlog): a conversation of {size_text(size)}")
     with tempfile.TemporaryDirectory(prefix="bench-masterlog-") as folder:
@@ -723,6 +840,7 @@ def main() -> None:
                 partial(bench_verify, made, cache),
                 partial(bench_search, made, cache),
                 partial(bench_paint, made, scratch),
+                partial(bench_undo, made, cache, scratch),
             ),
             start=1,
         ):

@@ -262,6 +262,45 @@ def _message_handler(role: Literal["user", "assistant"]) -> Handler:
     return handler
 
 
+def _read_commands(stream: Any) -> list[dict[str, Any]]:
+    """The commands of ``ctx run``: one JSON object a line (blank lines skipped), each checked
+    as ``Workspace.run`` checks it; an error names its line and nothing runs."""
+    from engine.context.commands import parse_command
+    from engine.context.errors import ContextError, InvalidCommand
+
+    if stream.isatty():
+        raise UsageError("give the commands on stdin, one JSON object a line")
+    commands: list[dict[str, Any]] = []
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            given = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InvalidCommand(f"stdin line {number}: not JSON: {error}") from None
+        except RecursionError:
+            raise InvalidCommand(
+                f"stdin line {number}: nests too deeply to read (at most {MAX_NESTING} levels)"
+            ) from None
+        if not isinstance(given, dict):
+            raise InvalidCommand(f"stdin line {number}: a command is a JSON object")
+        try:
+            parse_command(given)
+        except ContextError as error:
+            raise type(error)(f"stdin line {number}: {error.message}", **error.details) from None
+        commands.append(given)
+    if not commands:
+        raise UsageError("no commands on stdin (one JSON object a line)")
+    return commands
+
+
+async def _ctx_run(args: argparse.Namespace) -> None:
+    commands = _read_commands(sys.stdin)
+    async with await _open(args) as ws:
+        results = await ws.run_many(args.name, commands, actor=args.actor)
+    _emit(args, results, f"ran {len(results):,} commands in one transaction")
+
+
 async def _ctx_advance(args: argparse.Namespace) -> None:
     from engine.context.commands import AdvanceCommand
 
@@ -306,6 +345,15 @@ def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
 async def _ctx_print(args: argparse.Namespace) -> None:
     async with await _open(args, read_only=True) as ws:
         at = _resolve_at(ws, args)
+        if args.mode == "messages":  # a request's messages: JSON whatever --json says
+            from .requests import request_messages
+
+            view = await ws.view(args.name, at)
+            request = request_messages(view.render_provider(), args.format or "openai")
+            _print(json.dumps(request, indent=None if args.json else 2, ensure_ascii=False))
+            return
+        if args.format is not None:
+            raise UsageError("--format is for --mode messages")
         if args.json:
             view = await ws.view(args.name, at)
             data = view.render_provider() if args.mode == "provider" else view.model_dump()
@@ -906,12 +954,24 @@ def build_parser() -> argparse.ArgumentParser:
     advance.add_argument(
         "--steps", type=_int, default=1, help=f"how many episodes (1 to {MAX_STEPS:,})"
     )
+    add(
+        "run",
+        _ctx_run,
+        "run the commands on stdin (JSON lines) in one transaction: all of them, or none",
+    )
     seal = add("seal", _ctx_seal, "record a named snapshot")
     seal.add_argument("trigger", nargs="?", default="checkpoint")
     select = add("select", _ctx_select, "list the nodes a selector matches")
     select.add_argument("selector")
     printing = add("print", _ctx_print, "print the tree, the provider rendering or the export")
-    printing.add_argument("--mode", choices=("tree", "provider", "json"), default="tree")
+    printing.add_argument(
+        "--mode", choices=("tree", "provider", "json", "messages"), default="tree"
+    )
+    printing.add_argument(
+        "--format",
+        choices=("openai", "anthropic"),
+        help="with --mode messages: the request's messages as that API wants them",
+    )
     when = printing.add_mutually_exclusive_group()
     when.add_argument("--at", help="a snapshot id: print the context as it was then")
     when.add_argument("--episode", type=_int, help="print the context at episode N")

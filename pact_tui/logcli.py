@@ -3,11 +3,11 @@
 ``index DIR`` indexes (only new bytes) and catalogues every log, and says what it found: lines,
 problem lines with their byte offsets, a rewrite and which messages it changed, references by
 status. ``verify DIR`` judges every reference in every view and branch (exit status 1 when one
-is not ok; ``--json`` lists each with its evidence). ``recover DIR (--ref TEXT | --bytes A-B)``
-prints the original message. ``search DIR QUERY`` searches message contents (FTS5), newest
-first. ``tail DIR`` follows the directory as gptme writes, one line per new message and per
-verdict that changes. ``compact DIR --budget N [--out FILE]`` writes a view of this project's
-own, with gptme's references.
+is not ok; ``--json`` lists each with its evidence). ``recover DIR (VIEW:LINE | --ref TEXT |
+--bytes A-B)`` prints the original message. ``search DIR QUERY`` searches message contents
+(FTS5), newest first. ``tail DIR`` follows the directory as gptme writes, one line per new
+message and per verdict that changes. ``compact DIR --budget N [--out FILE]`` writes a view of
+this project's own, with gptme's references.
 
 The index cache is derived data in ``$PACT_TUI_CACHE`` (default ``$XDG_CACHE_HOME/pact-tui``,
 else ``~/.cache/pact-tui``), one file per directory; ``--cache FILE`` names another. Nothing is
@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from engine.visible import visible
 from .cli import Handler, _emit, _int, _print
 
 if TYPE_CHECKING:
-    from engine.masterlog.conversation import Conversation
+    from engine.masterlog.conversation import Conversation, Found
     from engine.masterlog.verify import Verdict
 
 EXIT_PROBLEMS = 1
@@ -62,6 +63,28 @@ def _verdict_line(verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
+PROGRESS_EVERY = 0.25  # seconds between two progress lines on a terminal
+
+
+def _catalogue(conversation: Conversation, args: argparse.Namespace) -> None:
+    """Catalogue every line not catalogued yet (1 GiB: minutes the first time); on a terminal,
+    how far, on stderr, rewritten in place and cleared at the end."""
+    terminal = sys.stderr.isatty()
+    said = 0.0
+    for progress in conversation.catalogue_all():
+        now = time.monotonic()
+        if terminal and (now - said >= PROGRESS_EVERY or progress.done == progress.total):
+            said = now
+            sys.stderr.write(
+                f"\rcataloguing {visible(progress.name)}: {progress.done * 100 // progress.total}%"
+                f" ({progress.done:,} of {progress.total:,} lines)\x1b[K"
+            )
+            sys.stderr.flush()
+    if terminal and said:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+
+
 # -- handlers ---------------------------------------------------------------------------------
 async def _index(args: argparse.Namespace) -> int | None:
     from engine.masterlog.conversation import MASTER
@@ -69,8 +92,7 @@ async def _index(args: argparse.Namespace) -> int | None:
 
     with open_conversation(args) as conversation:
         refreshes = conversation.opened  # opening indexed what was new
-        for _ in conversation.catalogue_all():
-            pass
+        _catalogue(conversation, args)
         verifier = Verifier(conversation)
         verifier.update()
         logs: list[dict[str, Any]] = []
@@ -159,19 +181,66 @@ async def _verify(args: argparse.Namespace) -> int | None:
     return EXIT_PROBLEMS if bad else None
 
 
+def _found_at(conversation: Conversation, where: str) -> Found:
+    """The reference at ``VIEW:LINE`` (``#N``: the Nth of the line's references), as ``verify``
+    names it; :class:`BadReference` naming what is not there."""
+    from engine.masterlog.errors import BadReference
+
+    place, _, nth = where.partition("#")
+    name, _, line_text = place.rpartition(":")
+    if not name or not line_text.isdigit() or (nth and not nth.isdigit()):
+        raise BadReference(
+            f"{where!r} is not VIEW:LINE (views/compacted-001.jsonl:12, #N: the Nth)"
+        )
+    if name not in conversation.views + conversation.branches:
+        logs = ", ".join(conversation.views + conversation.branches) or "none"
+        raise BadReference(f"{name!r} is no view or branch of the directory (there are: {logs})")
+    line = int(line_text)
+    found = [f for f in conversation.references_of(name)[1] if f.where.line == line - 1]
+    if not found:
+        raise BadReference(f"{name}:{line} holds no reference")
+    if nth:
+        if not 1 <= int(nth) <= len(found):
+            raise BadReference(f"{name}:{line} holds {len(found)} reference(s), not #{nth}")
+        return found[int(nth) - 1]
+    if len(found) > 1:
+        raise BadReference(
+            f"{name}:{line} holds {len(found)} references: name one, {name}:{line}#1 to"
+            f" #{len(found)}"
+        )
+    return found[0]
+
+
 async def _recover(args: argparse.Namespace) -> int | None:
     from engine.masterlog.conversation import Found, Location
+    from engine.masterlog.errors import BadRange, BadReference
     from engine.masterlog.references import parse_range, parse_reference
     from engine.masterlog.verify import recover, recover_range
 
+    given = [what for what in (args.where, args.ref, args.bytes) if what is not None]
+    if len(given) != 1:
+        raise BadReference(
+            "give one of: a view's line (views/compacted-001.jsonl:12), --ref TEXT or"
+            f" --bytes START-END ({len(given)} given)"
+        )
     with open_conversation(args) as conversation:
-        if args.ref is not None:
+        if args.where is not None:
+            result = recover(conversation, _found_at(conversation, args.where))
+        elif args.ref is not None:
             text = sys.stdin.read() if args.ref == "-" else args.ref
             found = Found(Location("(given)", 0), parse_reference(text))
             result = recover(conversation, found)
         else:
             start, end = parse_range(args.bytes)
-            result = recover_range(conversation, start, end)
+            try:
+                result = recover_range(conversation, start, end)
+            except BadRange as error:
+                raise BadRange(
+                    f"{error.message}; to recover the message a reference was made for, give"
+                    " the reference: a view's line (log recover DIR views/compacted-001.jsonl:12)"
+                    " or --ref TEXT",
+                    path=error.path,
+                ) from None
         verdict = result.verdict
         data = {
             "content": result.content,
@@ -193,8 +262,7 @@ async def _search(args: argparse.Namespace) -> int | None:
     from engine.masterlog.catalogue import MARK
 
     with open_conversation(args) as conversation:
-        for _ in conversation.catalogue_all():
-            pass
+        _catalogue(conversation, args)
         hits = conversation.catalogue.search(args.query, limit=args.limit)
         data = []
         lines = []
@@ -215,6 +283,13 @@ async def _search(args: argparse.Namespace) -> int | None:
             )
         text = "\n".join(lines)
         _emit(args, data, text or "no match")
+        if len(hits) == args.limit and not args.json:
+            found = conversation.catalogue.matches(args.query)
+            if found > len(hits):
+                print(
+                    f"# the newest {len(hits):,} of {found:,} matches (--limit N lists more)",
+                    file=sys.stderr,
+                )
     return None if hits else EXIT_PROBLEMS
 
 
@@ -225,6 +300,8 @@ async def _tail(args: argparse.Namespace) -> int | None:
     from engine.masterlog.watch import follow
 
     with open_conversation(args) as conversation:
+        # Catalogued first: a rewrite is compared with the lines' digests
+        _catalogue(conversation, args)
         verifier = Verifier(conversation)
         verifier.update()
         master = conversation.master
@@ -262,8 +339,18 @@ async def _tail(args: argparse.Namespace) -> int | None:
         show_new()
         async for update in follow(conversation, verifier):
             if any(r.rewritten and r.name == MASTER for r in update.refreshes):
-                _emit(args, {"rewritten": True}, f"-- {MASTER} was rewritten")
-                shown = min(shown, master.lines)
+                said = conversation.rewrite or "rewritten"
+                _emit(
+                    args,
+                    {
+                        "rewritten": True,
+                        "what": said,
+                        "changes": [c.describe() for c in conversation.changes],
+                    },
+                    f"-- {MASTER} was rewritten: {said}",
+                )
+                first = conversation.changes[0].new[0] if conversation.changes else 0
+                shown = min(shown, first if conversation.compared else master.lines)
             show_new()
             for verdict in update.changed:
                 _emit(args, {"verdict": verdict.to_json()}, _verdict_line(verdict))
@@ -316,7 +403,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     add("index", _index, "index every log of the directory (only new bytes) and report")
     add("verify", _verify, "check every reference in every view and branch")
     recover = add("recover", _recover, "print the original message of a reference or byte range")
-    which = recover.add_mutually_exclusive_group(required=True)
+    recover.add_argument(
+        "where",
+        nargs="?",
+        help="a view's line as verify names it (views/compacted-001.jsonl:12; #N: its Nth)",
+    )
+    which = recover.add_mutually_exclusive_group()
     which.add_argument("--ref", help="the reference's text ('-': read it from stdin)")
     which.add_argument("--bytes", help="a byte range START-END of conversation.jsonl")
     search = add("search", _search, "search message contents (SQLite FTS5), newest first")

@@ -11,6 +11,7 @@ cache, so a master log of millions of lines costs only the lines on screen.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,10 +22,12 @@ from engine.masterlog.conversation import MASTER, Conversation, Found
 from engine.masterlog.errors import MasterLogError
 from engine.masterlog.index import Refresh
 from engine.masterlog.lines import LineProblem, Message
+from engine.masterlog.references import STUB
 from engine.masterlog.verify import Recovery, Status, Verdict, Verifier, recover
 
 ROWS_KEPT = 4_096  # rows kept parsed, over all logs
 CATALOGUE_BATCH = 256  # lines catalogued per hold of the lock (about 50 ms at worst)
+VERIFY_BATCH = 200  # references verified per hold of the lock (about 20 ms)
 HEAD_CHARS = 200  # how much of a message's first line a row keeps
 
 
@@ -39,6 +42,7 @@ class LineRow:
     time: str  # HH:MM:SS as written, or ""
     chars: int
     head: str  # the first line (cut), or the problem in words
+    stub: bool = False  # a Phase 0 stub: a stale tool output pruned, with no byte range
 
     @property
     def key(self) -> str:
@@ -100,6 +104,11 @@ class LogSession:
                 entries.append(LogEntry(name, lines, tuple(ordered), name == current))
             return tuple(entries)
 
+    def rewrite(self) -> str | None:
+        """The last rewrite of the master in words ("undo: lines 50 to 52 removed")."""
+        with self.lock:
+            return self.conversation.rewrite
+
     def lines(self, name: str) -> int:
         with self.lock:
             return self.conversation.index(name).lines
@@ -133,6 +142,11 @@ class LogSession:
         """Whether ``path`` (as a verdict names the master log it read) is this directory's."""
         return Path(path) == self.conversation.directory / MASTER
 
+    def master_size(self) -> int:
+        """The bytes of complete lines indexed in the master."""
+        with self.lock:
+            return self.conversation.master.size
+
     def master_line_at(self, offset: int) -> int | None:
         with self.lock:
             return self.conversation.master.line_at(offset)
@@ -140,11 +154,18 @@ class LogSession:
     # -- references -------------------------------------------------------------------------
     def verify(self) -> list[Verdict]:
         """Verify every reference (once, on opening; updates verify what changed)."""
+        changed: list[Verdict] = []
         with self.lock:
-            changed = self.verifier.update()
-            self.verified = True
-            self._index_verdicts()
-            return changed
+            parts = self.verifier.updating(batch=VERIFY_BATCH)
+        while True:
+            with self.lock:
+                part = next(parts, None)
+                if part is None:
+                    self.verified = True
+                    self._index_verdicts()
+                    return changed
+            changed.extend(part)
+            _let_others_in()
 
     def verdicts_on(self, name: str, line: int) -> list[Verdict]:
         """The references in line ``line`` of ``name``, in the order they appear in it."""
@@ -169,12 +190,29 @@ class LogSession:
     # -- following and searching ------------------------------------------------------------
     def update(self, touched: set[Path] | None = None) -> list[Refresh]:
         """Index what the logs gained and verify what may have changed; the search catalogue
-        is brought up to date by :meth:`catalogue`, a batch at a time."""
+        is brought up to date by :meth:`catalogue`, a batch at a time. Only one update runs at
+        a time (the app's feed worker is exclusive): the files are read outside the lock."""
         with self.lock:
-            refreshes = self.conversation.refresh()
-            self.verifier.update(refreshes, touched)
+            self.conversation.prepare()
+        # Reading the files is done without the lock: a rewritten master is read whole (1 GiB:
+        # about a second), and the lists read their rows under the lock meanwhile.
+        staged = self.conversation.stage()
+        with self.lock:
+            refreshes = self.conversation.apply(staged)
+            parts = self.verifier.updating(refreshes, touched, batch=VERIFY_BATCH)
+        self._drain(parts)
+        with self.lock:
             self._index_verdicts()
-            return refreshes
+        return refreshes
+
+    def _drain(self, parts: Iterator[list[Verdict]]) -> None:
+        """Verify a batch per hold of the lock (after a rewrite every reference is verified
+        again: about a second for 10,000)."""
+        while True:
+            with self.lock:
+                if next(parts, None) is None:
+                    return
+            _let_others_in()
 
     def catalogue(self) -> Iterator[Progress]:
         """Catalogue every line not catalogued yet (for the search), one batch per hold of the
@@ -201,6 +239,11 @@ class LogSession:
         with self.lock:
             return self.conversation.catalogue.search(query, limit=limit)
 
+    def matches(self, query: str) -> int:
+        """How many lines match (a search lists at most its limit)."""
+        with self.lock:
+            return self.conversation.catalogue.matches(query)
+
     def catalogued(self) -> tuple[int, int]:
         """(lines catalogued, lines) over every log."""
         with self.lock:
@@ -210,6 +253,12 @@ class LogSession:
                 total += index.lines
                 done += index.lines - catalogue.pending(index)
             return done, total
+
+
+def _let_others_in() -> None:
+    """Between two holds of the lock: a thread waiting for it gets it (a lock is not fair:
+    released and taken again at once, it starved the lists for seconds)."""
+    time.sleep(0)
 
 
 def make_row(line: int, start: int, end: int, message: Message | LineProblem) -> LineRow:
@@ -225,4 +274,5 @@ def make_row(line: int, start: int, end: int, message: Message | LineProblem) ->
         time,
         len(message.content),
         message.first_line[:HEAD_CHARS],
+        stub=STUB.fullmatch(message.first_line) is not None,
     )

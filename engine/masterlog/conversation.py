@@ -18,19 +18,24 @@ import difflib
 import hashlib
 import json
 import os
+import sqlite3
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from .catalogue import Catalogue, Progress
-from .errors import LogGone, LogUnreadable, MasterLogError, NotAConversation
-from .index import LineIndex, Refresh, connect
+from .errors import CacheError, LogGone, LogUnreadable, MasterLogError, NotAConversation
+from .index import LineIndex, Refresh, Scanned, connect
 from .lines import LineProblem, Message, parse_line
 from .references import Reference, Stub, find_references
 
 MASTER = "conversation.jsonl"
 EVENTS = "events.jsonl"
 REWRITES = ("undo", "message_edit")  # gptme's events that rewrite conversation.jsonl
+# What a line holding a reference or a stub has in its bytes (neither needs escaping in JSON).
+MARKERS = (b"Master context: ", b"[Stale tool output pruned - ")
+DIFF_LINES = 20_000  # more lines between the shared start and end: one change, not a diff
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -86,6 +91,28 @@ class Change:
         return f"{lines(self.new)} moved by {self.shift:+,} bytes"
 
 
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """What :meth:`Conversation.stage` read, for :meth:`Conversation.apply`."""
+
+    scans: dict[str, Scanned | None]  # per log (None: removed while it was read)
+    events: Scanned | None  # events.jsonl's
+    rewrites: list[Rewrite]  # the undo and edit records it gained
+    comparison: Comparison | None = None  # a rewritten master's, made from the scan
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What a rewrite of the master changed, against this process's last view of it."""
+
+    key: tuple[str, int, str, int, str]  # name, lines and last line's digest, before and after
+    changes: list[Change]
+    compared: bool  # the catalogue held that version's lines: they could be compared
+    first: int  # the catalogue is kept before this line (0: started over)
+    unchanged: int | None  # bytes before this offset are as they were (None: unknown)
+    store: bool  # made here, not read from the cache: to be kept there for other processes
+
+
 @dataclass(slots=True)
 class _Parsed:
     """The references found in one log's lines, parsed once per line."""
@@ -110,7 +137,11 @@ class Conversation:
         self._events_read: int | None = None
         self.opened: list[Refresh] = []  # what the refresh made when opening found
         self.changes: list[Change] = []  # what the last rewrite of the master changed
+        self.rewrite: str | None = None  # that rewrite in words, "undo: lines 50 to 52 removed"
         self.compared = False  # whether it could be compared (its lines were catalogued)
+        # After a rewrite of the master compared here: the bytes before this offset are as they
+        # were (the lines before the first change), so a reference within them is as it was.
+        self.unchanged: int | None = None
 
     @classmethod
     def open(cls, directory: str | Path, cache: str | Path) -> Conversation:
@@ -173,48 +204,170 @@ class Conversation:
     def refresh(self) -> list[Refresh]:
         """Index what every log gained; a master rewritten (or an undo or edit recorded in
         ``events.jsonl`` since the last refresh) is indexed again and compared."""
-        refreshes: list[Refresh] = []
-        recorded = self._new_rewrites()
+        self.prepare()
+        return self.apply(self.stage())
+
+    def prepare(self) -> None:
+        """Load the index of every log (from the cache) that :meth:`stage` will read."""
         for name in self.logs:
-            index = self.index(name)
+            self.index(name)
+        if (self.directory / EVENTS).is_file():
+            self.index(EVENTS)
+
+    def stage(self) -> Staged:
+        """Read what a refresh needs from the files, using neither the cache nor changing
+        anything (the logs :meth:`prepare` loaded): a caller runs this, the slow part when the
+        master was rewritten (it is read whole, each line's digest taken), without the lock
+        the readers of this conversation take, then :meth:`apply` under it."""
+        events = self._indexes.get(EVENTS)
+        events_scan = None
+        new: list[Rewrite] = []
+        if events is not None:
+            try:
+                events_scan = events.scan()
+            except LogGone:
+                events_scan = None
+            else:
+                new = _scanned_rewrites(events.path, events_scan)
+        recorded = new if self.master.lines > 0 else []
+        scans: dict[str, Scanned | None] = {}
+        for name, index in list(self._indexes.items()):
+            if name == EVENTS or name.startswith("external:"):
+                continue
             reason = ""
             if name == MASTER and recorded:
                 reason = "gptme recorded " + "; ".join(str(r) for r in recorded)
             try:
-                refresh = index.refresh(rewritten=reason)
+                scans[name] = index.scan(
+                    rewritten=reason,
+                    digests=name == MASTER,
+                    needles=() if name == MASTER else MARKERS,  # its references, searched here
+                )
             except LogGone:
                 if name == MASTER:
                     raise
-                continue  # a view or branch removed while we looked: gone from the list next time
+                scans[name] = None  # a view or branch removed while we looked
+        master = scans.get(MASTER)
+        comparison = None
+        if master is not None and master.reason and master.digests is not None:
+            comparison = self._comparison(self.master, master)
+        return Staged(scans, events_scan, new, comparison)
+
+    def _comparison(self, index: LineIndex, scanned: Scanned) -> Comparison:
+        """What the rewrite :meth:`stage` found changed, against this process's last view of
+        the master: read from the cache when another process sharing it compared the same
+        rewrite first, else compared with the catalogue's digests when they are of that
+        version (trimmed at both ends first). Read with a connection of its own, so it runs
+        beside whatever uses :attr:`db`."""
+        lines, ends = index.lines, index.ends
+        key = (index.name, lines, index.tail_sha, len(scanned.ends), scanned.tail_sha)
+        try:
+            reader = sqlite3.connect(self.cache, isolation_level=None, check_same_thread=False)
+            try:
+                reader.execute("BEGIN")
+                stored = reader.execute(
+                    "SELECT changes FROM rewrites WHERE name = ? AND old_lines = ?"
+                    " AND old_tail = ? AND new_lines = ? AND new_tail = ?",
+                    key,
+                ).fetchone()
+                old = [] if stored else Catalogue.digests_in(reader, index.name, upto=lines)
+                reader.execute("COMMIT")
+            finally:
+                reader.close()
+        except sqlite3.Error as error:
+            raise CacheError(f"cannot read the catalogue of {index.name}: {error}") from None
+        if stored:
+            changes = [
+                Change(k, (a1, a2), (b1, b2), d) for k, a1, a2, b1, b2, d in json.loads(stored[0])
+            ]
+            first = changes[0].old[0] if changes else 0
+            return Comparison(key, changes, True, first, None, False)
+        if not _made_from(old, ends):  # the catalogue is of another version: nothing compared
+            return Comparison(key, [], False, 0, None, False)
+        assert scanned.digests is not None
+        new_ends = scanned.ends
+        changes = compare(old, new_ends, scanned.digests, len(old) == lines)
+        first = changes[0].old[0] if changes else min(len(old), len(new_ends))
+        unchanged = (new_ends[first - 1] if first else 0) if new_ends else 0
+        return Comparison(key, changes, bool(old), first, unchanged, bool(old))
+
+    def apply(self, staged: Staged) -> list[Refresh]:
+        """Take what :meth:`stage` read: the indexes, the records of gptme's rewrites, and what
+        a rewrite of the master changed."""
+        events = self._indexes.get(EVENTS)
+        if events is not None and staged.events is not None:
+            seen = events.lines
+            if events.apply(staged.events).rewritten:
+                seen = 0
+            if self._events_read is None:  # this process's first look: the history, once
+                self.rewrites = _rewrites(events, 0, seen)
+            self._events_read = events.lines
+            self.rewrites.extend(staged.rewrites)
+        refreshes: list[Refresh] = []
+        logs = set(self.logs)
+        for name, scanned in staged.scans.items():
+            if scanned is None or name not in logs:
+                continue  # gone from the list next time
+            index = self.index(name)
+            previous = (index.lines, index.tail_sha, index.ends)  # this process's last view
+            try:
+                refresh = index.apply(scanned)
+            except LogGone:
+                if name == MASTER:
+                    raise
+                continue
             if refresh.rewritten:
-                # The lines catalogued before, (sha, start) each: read only now, the catalogue
-                # still holds them (reading them on every refresh cost 135 ms at 1 GiB).
-                old = self.catalogue.digests(name) if name == MASTER else []
-                self.catalogue.reset(name)
                 self._parsed.pop(name, None)
                 if name == MASTER:
-                    self.compared = bool(old)  # only lines catalogued before can be compared
-                    self.changes = compare(old, _line_digests(index)) if old else []
+                    self._compare(index, previous, staged.comparison)
+                    self.rewrite = describe_rewrite(
+                        staged.rewrites, self.changes, self.compared, refresh
+                    )
+                else:
+                    self.catalogue.reset(name)
             refreshes.append(refresh)
+        order = {name: n for n, name in enumerate(self.logs)}
+        refreshes.sort(key=lambda r: order.get(r.name, len(order)))
         return refreshes
 
-    def _new_rewrites(self) -> list[Rewrite]:
-        """The undo and edit records gptme appended to ``events.jsonl`` since the last refresh
-        (those from before this process looked are kept in :attr:`rewrites`, as evidence)."""
-        if not (self.directory / EVENTS).is_file():
-            return []
-        index = self.index(EVENTS)
-        master_known = self.master.lines > 0
-        seen = index.lines
-        if index.refresh().rewritten:
-            seen = 0
-        if self._events_read is None:  # this process's first look: the history, once
-            self.rewrites = _rewrites(index, 0, seen)
-            self._events_read = seen
-        new = _rewrites(index, self._events_read, index.lines)
-        self._events_read = index.lines
-        self.rewrites.extend(new)
-        return new if master_known else []
+    def _compare(
+        self,
+        index: LineIndex,
+        previous: tuple[int, str, array[int]],
+        comparison: Comparison | None = None,
+    ) -> None:
+        """Take what a rewrite of the master changed (compared now when :meth:`stage` did not,
+        or its comparison is not of this index as it was before and is now), keep it in the
+        cache for other processes, and cut the catalogue at the first change."""
+        lines, tail, ends = previous
+        key = (index.name, lines, tail, index.lines, index.tail_sha)
+        if comparison is None or comparison.key != key:
+            digests = [_digest(raw) for _, raw in index.each(0, index.lines)]
+            scanned = Scanned(
+                index.generation,
+                0,
+                index.size,
+                "again",
+                0,
+                index.ends,
+                "",
+                0,
+                index.tail_sha,
+                digests,
+            )
+            before = LineIndex(index.db, index.path, index.name, ends)
+            before.tail_sha, before.head_sha = tail, ""
+            comparison = self._comparison(before, scanned)
+        self.compared, self.changes = comparison.compared, comparison.changes
+        self.unchanged = comparison.unchanged
+        if comparison.store:
+            data = json.dumps([[c.kind, *c.old, *c.new, c.shift] for c in comparison.changes])
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.execute(
+                    "INSERT OR REPLACE INTO rewrites VALUES (?, ?, ?, ?, ?, ?)", (*key, data)
+                )
+        self.catalogue.reset(index.name, comparison.first)
 
     def catalogue_all(self) -> Iterator[Progress]:
         """Catalogue every log's lines not catalogued yet (message rows and the search)."""
@@ -252,8 +405,10 @@ class Conversation:
             parsed.generation, parsed.lines = index.generation, 0
             parsed.found.clear()
             parsed.stubs.clear()
-        for line, raw in index.each(parsed.lines, index.lines):
-            message = parse_line(raw)
+        # Only lines that hold a reference's or a stub's words are read as JSON (a branch is a
+        # copy of the master: 1 GiB of lines with none).
+        for line in index.lines_holding(MARKERS, parsed.lines, index.lines):
+            message = parse_line(index.read_line(line))
             if isinstance(message, LineProblem):
                 continue
             references, stubs = find_references(message.content)
@@ -271,12 +426,17 @@ class Conversation:
         path = Path(written)
         if path.is_absolute() and _is_file(path):
             return path, False
-        parts = PurePath(written).parts
-        if anchor in parts:
-            local = self.directory.joinpath(*parts[len(parts) - parts[::-1].index(anchor) - 1 :])
-            if _is_file(local):
-                return local, True
+        local = self.local_path(written, anchor)
+        if local is not None and _is_file(local):
+            return local, True
         return None
+
+    def local_path(self, written: str, anchor: str) -> Path | None:
+        """Where :meth:`resolve` looks for a path in this directory: from ``anchor`` on."""
+        parts = PurePath(written).parts
+        if anchor not in parts:
+            return None
+        return self.directory.joinpath(*parts[len(parts) - parts[::-1].index(anchor) - 1 :])
 
     def index_for(self, path: Path) -> LineIndex:
         """The index of the master log a reference names (this directory's, or another's)."""
@@ -289,6 +449,26 @@ class Conversation:
             self._indexes[name] = index
         index.refresh()
         return index
+
+
+def describe_rewrite(
+    recorded: list[Rewrite], changes: list[Change], compared: bool, refresh: Refresh
+) -> str:
+    """A rewrite of the master in words, as the screen's banner and ``log tail`` say it:
+    ``undo: lines 50 to 52 removed`` (gptme's record, then what changed)."""
+    kinds = {r.kind for r in recorded}
+    what = "undo" if kinds == {"undo"} else "edit" if kinds == {"message_edit"} else ""
+    what = what or ("undo and edit" if kinds else "rewritten without a record in events.jsonl")
+    if not compared:
+        said = (
+            f"{refresh.previous_lines:,} lines before, {refresh.lines:,} now (not compared: its"
+            " lines were not catalogued)"
+        )
+    elif changes:
+        said = "; ".join(change.describe() for change in changes)
+    else:
+        said = "no line changed"
+    return f"{what}: {said}"
 
 
 def parse_event(raw: bytes) -> Rewrite | None:
@@ -316,27 +496,92 @@ def parse_event(raw: bytes) -> Rewrite | None:
     )
 
 
-def compare(old: list[tuple[str, int]], new: list[tuple[str, int]]) -> list[Change]:
-    """Which lines changed between two lists of ``(digest, start)``, one per line (difflib's
-    opcodes), and by how many bytes each unchanged stretch moved."""
-    matcher = difflib.SequenceMatcher(None, [d for d, _ in old], [d for d, _ in new], False)
+def compare(
+    old: list[tuple[str, int]], new: array[int], digests: list[str], whole: bool = True
+) -> list[Change]:
+    """Which lines changed between the lines before, ``(digest, start)`` each, and the lines
+    now (their ends and digests): difflib's opcodes, and by how many bytes each unchanged
+    stretch moved.
+
+    The lines both share at the start and (when ``old`` is the whole log, ``whole``) at the
+    end are found first, and only what lies between is given to difflib: an undo removes a
+    tail, an edit changes a line, so that is a few lines, where difflib over every line of a
+    large log (and worse, of a log of repeated lines) took minutes. More than
+    :data:`DIFF_LINES` lines between, on either side, are one change rather than a diff."""
+    head, limit = 0, min(len(old), len(digests))
+    while head < limit and old[head][0] == digests[head]:
+        head += 1
+    tail = 0
+    if whole:
+        while tail < limit - head and old[len(old) - 1 - tail][0] == digests[-1 - tail]:
+            tail += 1
+    a2, b2 = len(old) - tail, len(digests) - tail
+    opcodes: list[tuple[str, int, int, int, int]]
+    if max(a2 - head, b2 - head) > DIFF_LINES:
+        opcodes = [("replace", head, a2, head, b2)]
+    else:
+        matcher = difflib.SequenceMatcher(
+            None, [d for d, _ in old[head:a2]], digests[head:b2], False
+        )
+        opcodes = [
+            (tag, a + head, b + head, c + head, d + head)
+            for tag, a, b, c, d in matcher.get_opcodes()
+        ]
+    if tail:
+        opcodes.append(("equal", a2, len(old), b2, len(digests)))
+    return _changes(old, new, opcodes)
+
+
+def _changes(
+    old: list[tuple[str, int]], new: array[int], opcodes: list[tuple[str, int, int, int, int]]
+) -> list[Change]:
     changes: list[Change] = []
-    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+    for tag, a1, a2, b1, b2 in opcodes:
+        if a1 == a2 and b1 == b2:
+            continue
         if tag == "equal":
-            shift = new[b1][1] - old[a1][1]
+            shift = (new[b1 - 1] if b1 else 0) - old[a1][1]
             if shift:
                 changes.append(Change("moved", (a1, a2), (b1, b2), shift))
             continue
+        if tag == "replace" and a1 == a2:
+            tag = "insert"
+        elif tag == "replace" and b1 == b2:
+            tag = "delete"
         kind = {"delete": "removed", "insert": "added", "replace": "changed"}[tag]
         changes.append(Change(kind, (a1, a2), (b1, b2)))
     return changes
 
 
-def _line_digests(index: LineIndex) -> list[tuple[str, int]]:
-    return [
-        (hashlib.sha256(raw).hexdigest(), index.ends[line] - len(raw))
-        for line, raw in index.each(0, index.lines)
-    ]
+def _scanned_rewrites(path: Path, scanned: Scanned) -> list[Rewrite]:
+    """The undo and edit records among the lines a scan of ``events.jsonl`` found."""
+    if not scanned.ends:
+        return []
+    try:
+        with open(path, "rb") as file:
+            file.seek(scanned.start)
+            data = file.read(scanned.ends[-1] - scanned.start)
+    except OSError:
+        return []
+    found = []
+    for raw in data.splitlines():
+        if b'"undo"' in raw or b'"message_edit"' in raw:
+            record = parse_event(raw)
+            if record is not None:
+                found.append(record)
+    return found
+
+
+def _digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _made_from(old: list[tuple[str, int]], ends: array[int]) -> bool:
+    """Whether catalogued lines (digest, start) were made from the log whose line ends were
+    ``ends``: each starts where that log's line did."""
+    if len(old) > len(ends):
+        return False
+    return all(start == (ends[line - 1] if line else 0) for line, (_, start) in enumerate(old))
 
 
 def _rewrites(index: LineIndex, first: int, last: int) -> list[Rewrite]:

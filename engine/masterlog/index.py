@@ -12,6 +12,12 @@ before (two reads, whatever the size); otherwise, or when the caller knows bette
 an undo or edit record to ``events.jsonl``), it is indexed again from the start and compared
 with the lines' digests kept by :mod:`engine.masterlog.catalogue` to say which messages changed.
 
+Several processes may share one cache file (the app and ``log tail`` on one conversation).
+What a refresh compares against is this process's own view (the digests of the first and last
+line it indexed, kept in memory from the consistent snapshot it loaded), never the record
+another process wrote since, so one process's append is never another's rewrite. A save
+writes every chunk again unless the record is still the one this process last read or wrote.
+
 Only complete lines are indexed: a last line without its ``\\n`` (gptme still writing) is left
 for a later refresh, and reported as ``partial`` bytes.
 """
@@ -24,7 +30,7 @@ import sqlite3
 import struct
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -66,6 +72,9 @@ CACHE_OBJECTS = frozenset(
         "sqlite_autoindex_chunks_1",
         "messages",
         "messages_first",
+        "rewrites",
+        "marks",
+        "packed",
         "search",
         *(f"search_{shadow}" for shadow in ("config", "content", "data", "docsize", "idx")),
     }
@@ -158,6 +167,23 @@ class Refresh:
     reason: str = ""  # why it counts as rewritten
 
 
+@dataclass(frozen=True, slots=True)
+class Scanned:
+    """What :meth:`LineIndex.scan` read, for :meth:`LineIndex.apply`."""
+
+    generation: int  # of the index it was scanned for
+    lines: int  # the index's lines when it was scanned
+    size: int  # the file's size
+    reason: str  # why it counts as rewritten ("" for an append)
+    start: int  # where the scan began
+    ends: array[int]  # ends of the lines found from ``start`` on
+    head_sha: str
+    tail_start: int
+    tail_sha: str
+    digests: list[str] | None = None  # each line's sha256, for a rewrite when asked
+    marked: list[int] | None = None  # the new lines holding one of the needles asked for
+
+
 @dataclass(slots=True)
 class LineIndex:
     """The line ends of one log, loaded from the cache and kept current by :meth:`refresh`."""
@@ -168,21 +194,42 @@ class LineIndex:
     ends: array[int] = field(default_factory=lambda: array("Q"))
     partial: int = 0
     generation: int = 0
+    # This process's view of the file (never re-read from the cache, which another process
+    # may have written since): the digests of the first and the last indexed line.
+    head_sha: str = ""
+    tail_start: int = 0
+    tail_sha: str = ""
+    # The lines from ``marked[0]`` on that hold the needles the last scan looked for.
+    marked: tuple[int, list[int]] | None = None
     _fd: int | None = None  # kept open between refreshes: reads see the file that was indexed
 
     @classmethod
     def load(cls, db: sqlite3.Connection, path: Path, name: str) -> LineIndex:
+        """The index as the cache holds it, read in one transaction (another process may be
+        writing it)."""
         index = cls(db, path, name)
-        row = db.execute("SELECT lines, generation FROM files WHERE name = ?", (name,)).fetchone()
+        try:
+            with db:
+                db.execute("BEGIN")
+                row = db.execute(
+                    "SELECT lines, generation, head_sha, tail_start, tail_sha FROM files"
+                    " WHERE name = ?",
+                    (name,),
+                ).fetchone()
+                if row is not None:
+                    for (blob,) in db.execute(
+                        "SELECT ends FROM chunks WHERE name = ? ORDER BY chunk", (name,)
+                    ):
+                        index.ends.frombytes(blob)
+        except sqlite3.Error as error:
+            raise CacheError(f"cannot read the index of {name}: {error}") from None
         if row is not None:
-            for (blob,) in db.execute(
-                "SELECT ends FROM chunks WHERE name = ? ORDER BY chunk", (name,)
-            ):
-                index.ends.frombytes(blob)
             if len(index.ends) != row[0]:  # a cache written halfway: start again
                 index.ends = array("Q")
                 db.execute("DELETE FROM files WHERE name = ?", (name,))
                 db.execute("DELETE FROM chunks WHERE name = ?", (name,))
+            else:
+                index.head_sha, index.tail_start, index.tail_sha = row[2], row[3], row[4]
             index.generation = row[1]
         return index
 
@@ -227,6 +274,15 @@ class LineIndex:
                 yield n, data[a - start : b - start]
             line = upto
 
+    def lines_holding(self, needles: tuple[bytes, ...], first: int, last: int) -> list[int]:
+        """The lines from ``first`` to ``last - 1`` whose bytes hold one of ``needles``, in
+        order: those the last scan found (it looked outside any lock), the rest searched now."""
+        marked = self.marked
+        if marked is not None and marked[0] <= last:
+            gap = _holding_in(self.read, self.ends, first, min(last, marked[0]), needles)
+            return gap + [line for line in marked[1] if max(first, marked[0]) <= line < last]
+        return _holding_in(self.read, self.ends, first, last, needles)
+
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
@@ -236,18 +292,39 @@ class LineIndex:
     def refresh(self, *, rewritten: str = "") -> Refresh:
         """Index what was appended since the last refresh, or everything again when the file
         was rewritten (``rewritten``: a reason the caller already knows, e.g. gptme's undo)."""
-        self.close()  # reads from here on are of the file as it is now
+        return self.apply(self.scan(rewritten=rewritten))
+
+    def scan(
+        self, *, rewritten: str = "", digests: bool = False, needles: tuple[bytes, ...] = ()
+    ) -> Scanned:
+        """Read what a refresh needs from the file and change nothing: the ends of the lines
+        appended, or of every line when it was rewritten (with each line's digest too, when
+        ``digests``, for :func:`engine.masterlog.conversation.compare`). The slow part of a
+        refresh (a rewritten log is read whole) is here, so a caller may run it without the
+        lock its readers take, and :meth:`apply` the result under it."""
         try:
             with open(self.path, "rb", buffering=0) as file:
-                size = os.fstat(file.fileno()).st_size
-                reason = rewritten or self._changed(file.fileno(), size)
-                before_lines, before_size = self.lines, self.size
-                if reason:
-                    self.ends = array("Q")
-                    self.generation += 1
-                start = self.size
+                fd = file.fileno()
+                size = os.fstat(fd).st_size
+                reason = rewritten or self._changed(fd, size)
+                start = 0 if reason else self.size
+                new: array[int] = array("Q")
                 file.seek(start)
-                appended = _scan(file, start, self.ends)
+                _scan(file, start, new)
+                kept = () if reason else self.ends  # the lines before the new ones
+
+                def end(line: int) -> int:  # of a line of the index as it will be
+                    return kept[line] if line < len(kept) else new[line - len(kept)]
+
+                count = len(kept) + len(new)
+                head = tail = ""
+                tail_start = 0
+                if count:
+                    head = _sha(os.pread(fd, end(0), 0))
+                    tail_start = end(count - 2) if count > 1 else 0
+                    tail = _sha(os.pread(fd, end(count - 1) - tail_start, tail_start))
+                lines = _digests(fd, new) if reason and digests else None
+                marked = _holding(fd, new, start, len(kept), needles) if needles else None
         except FileNotFoundError:
             raise LogGone(f"{self.name} is gone", path=str(self.path)) from None
         except PermissionError:
@@ -256,9 +333,40 @@ class LineIndex:
             ) from None
         except OSError as error:
             raise MasterLogError(f"cannot read {self.name}: {error}", path=str(self.path)) from None
-        self.partial = size - self.size
+        return Scanned(
+            self.generation,
+            self.lines,
+            size,
+            reason,
+            start,
+            new,
+            head,
+            tail_start,
+            tail,
+            lines,
+            marked,
+        )
+
+    def apply(self, scanned: Scanned) -> Refresh:
+        """Take what :meth:`scan` read as this index (and save it to the cache)."""
+        if (scanned.generation, scanned.lines) != (self.generation, self.lines):
+            return self.refresh(rewritten=scanned.reason)  # refreshed since: read it again
+        self.close()  # reads from here on are of the file as it is now
+        before_lines, before_size = self.lines, self.size
+        reason = scanned.reason
+        if reason:
+            self.ends = scanned.ends
+            self.generation += 1
+        else:
+            self.ends.extend(scanned.ends)
+        appended = len(scanned.ends)
+        # which lines hold the needles: known from the first line the scan read (else asked)
+        self.marked = None if scanned.marked is None else (scanned.lines, scanned.marked)
+        if reason and scanned.marked is not None:
+            self.marked = (0, scanned.marked)
+        self.partial = scanned.size - self.size
         if appended or reason:
-            self._save(first_line=0 if reason else before_lines)
+            self._save(first_line=0 if reason else before_lines, scanned=scanned)
         return Refresh(
             name=self.name,
             new_lines=appended,
@@ -268,7 +376,7 @@ class LineIndex:
             rewritten=bool(reason),
             previous_lines=before_lines,
             previous_size=before_size,
-            bytes_read=size - start,
+            bytes_read=scanned.size - scanned.start,
             reason=reason,
         )
 
@@ -278,27 +386,28 @@ class LineIndex:
             return ""
         if size < self.size:
             return f"it is shorter than what was indexed ({size:,} < {self.size:,} bytes)"
-        row = self.db.execute(
-            "SELECT head_sha, tail_start, tail_sha FROM files WHERE name = ?", (self.name,)
-        ).fetchone()
-        if row is None:
-            return "the cache lost its record"
-        head_end = self.ends[0]
-        if _sha(os.pread(fd, head_end, 0)) != row[0]:
+        if _sha(os.pread(fd, self.ends[0], 0)) != self.head_sha:
             return "its first line changed"
-        if _sha(os.pread(fd, self.size - row[1], row[1])) != row[2]:
+        if _sha(os.pread(fd, self.size - self.tail_start, self.tail_start)) != self.tail_sha:
             return "its last indexed line changed"
         return ""
 
-    def _save(self, first_line: int) -> None:
-        """Write the chunks from the one holding ``first_line`` on, and the file's record."""
+    def _save(self, first_line: int, scanned: Scanned) -> None:
+        """Write the chunks from the one holding ``first_line`` on, and the file's record; all
+        of them when the record is not the one this process last read or wrote (another
+        process wrote its own view since: chunks of two views must not be mixed)."""
         ends, name = self.ends, self.name
-        head = _sha(self.read(0, ends[0])) if ends else ""
-        tail_start = ends[-2] if len(ends) > 1 else 0
-        tail = _sha(self.read(tail_start, ends[-1])) if ends else ""
+        before = (self.generation, self.tail_sha) if first_line else None
+        head, tail_start, tail = scanned.head_sha, scanned.tail_start, scanned.tail_sha
         try:
             with self.db:
-                self.db.execute("BEGIN")
+                self.db.execute("BEGIN IMMEDIATE")
+                if before is not None:
+                    row = self.db.execute(
+                        "SELECT generation, tail_sha, lines FROM files WHERE name = ?", (name,)
+                    ).fetchone()
+                    if row is None or (row[0], row[1], row[2]) != (*before, first_line):
+                        first_line = 0
                 if first_line == 0:
                     self.db.execute("DELETE FROM chunks WHERE name = ?", (name,))
                 for chunk in range(first_line // CHUNK, (len(ends) + CHUNK - 1) // CHUNK):
@@ -315,6 +424,7 @@ class LineIndex:
                 )
         except sqlite3.Error as error:
             raise CacheError(f"cannot write the index of {name}: {error}") from None
+        self.head_sha, self.tail_start, self.tail_sha = head, tail_start, tail
 
 
 def _scan(file: BinaryIO, base: int, ends: array[int]) -> int:
@@ -330,6 +440,63 @@ def _scan(file: BinaryIO, base: int, ends: array[int]) -> int:
             i = find(b"\n", i + 1)
         base += len(chunk)
     return len(ends) - before
+
+
+def _holding(
+    fd: int, new: array[int], start: int, before: int, needles: tuple[bytes, ...]
+) -> list[int]:
+    """The lines among ``new`` (the first starting at byte ``start``, numbered from
+    ``before``) whose bytes hold a needle."""
+
+    def read(a: int, b: int) -> bytes:
+        return os.pread(fd, b - a, a)
+
+    return [before + line for line in _holding_in(read, new, 0, len(new), needles, start)]
+
+
+def _holding_in(
+    read: Callable[[int, int], bytes],
+    ends: array[int],
+    first: int,
+    last: int,
+    needles: tuple[bytes, ...],
+    base: int = 0,
+) -> list[int]:
+    """The lines ``first`` to ``last - 1`` (of line ends ``ends``, the first line starting at
+    byte ``base``) whose bytes hold a needle, searched a block of about READ_SIZE at a time (a
+    test of each line costs more)."""
+    found: list[int] = []
+    line = first
+    while line < last:
+        start = ends[line - 1] if line else base
+        upto = max(line + 1, bisect_right(ends, start + READ_SIZE, line, last))
+        data = read(start, ends[upto - 1])
+        hits: set[int] = set()
+        for needle in needles:
+            at = data.find(needle)
+            while at >= 0:
+                hit = bisect_right(ends, start + at, line, upto)
+                hits.add(hit)
+                at = data.find(needle, ends[hit] - start)  # on from the next line
+        found.extend(sorted(hits))
+        line = upto
+    return found
+
+
+def _digests(fd: int, ends: array[int]) -> list[str]:
+    """The sha256 of each line, read in batches of about READ_SIZE."""
+    found: list[str] = []
+    line, count, start = 0, len(ends), 0
+    while line < count:
+        upto = max(line + 1, bisect_right(ends, start + READ_SIZE, line, count))
+        data = memoryview(os.pread(fd, ends[upto - 1] - start, start))
+        a = 0
+        for n in range(line, upto):
+            b = ends[n] - start
+            found.append(hashlib.sha256(data[a:b]).hexdigest())
+            a = b
+        start, line = ends[upto - 1], upto
+    return found
 
 
 def _sha(data: bytes) -> str:

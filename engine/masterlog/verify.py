@@ -22,6 +22,7 @@ the saved tool output), the verdict names it; :func:`recover` returns it with th
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -231,9 +232,13 @@ def verify(conversation: Conversation, found: Found) -> Verdict:
     if ref.tool_output is not None:
         saved = conversation.resolve(ref.tool_output, "tool-outputs")
         if saved is None:
+            local = conversation.local_path(ref.tool_output, "tool-outputs")
+            looked = f"{ref.tool_output} (the path recorded)"
+            if local is not None and str(local) != ref.tool_output:
+                looked += f" nor {local} (in this directory)"
             return verdict(
                 Status.TOOL_OUTPUT_DIFFERS,
-                f"the saved tool output {ref.tool_output} is missing",
+                f"the saved tool output is missing: it is not at {looked}",
                 lands_on=first,
             )
         saved_path, saved_relative = saved
@@ -300,7 +305,34 @@ def recover(conversation: Conversation, found: Found) -> Recovery:
         message = conversation.message(name, int(line) - 1)
         assert isinstance(message, Message)
         return Recovery(message.content, message, result.original, result.explanation, result)
+    found_at = _named_line(conversation, result)
+    if found_at is not None:
+        index, at, message = found_at
+        start, end = index.bounds(at)
+        return Recovery(
+            message.content,
+            message,
+            f"{index.name}:{at + 1} (bytes {start}-{end})",
+            f"{result.explanation}: read from the line the Preview and the size name",
+            result,
+        )
     return Recovery(None, None, "", result.explanation, result)
+
+
+def _named_line(
+    conversation: Conversation, result: Verdict
+) -> tuple[LineIndex, int, Message] | None:
+    """The master line the verdict found the reference's message on (its Preview and gptme's
+    count of its size agree: "the message it was made for is now line 7"), if any."""
+    if result.master is None or not result.preview_matches:
+        return None
+    index = conversation.index_for(Path(result.master))
+    for line in result.preview_matches:
+        if 0 <= line < index.lines:
+            message = parse_line(index.read_line(line))
+            if isinstance(message, Message) and matches(result.reference, message):
+                return index, line, message
+    return None
 
 
 def recover_range(conversation: Conversation, start: int, end: int) -> Recovery:
@@ -401,6 +433,13 @@ def _lines(lines: tuple[int, ...] | list[int]) -> str:
     return ", ".join(str(line + 1) for line in lines)
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def _first_difference(a: bytes, b: bytes) -> int | None:
     if a == b:
         return None
@@ -431,9 +470,20 @@ class Verifier:
         """Verify what may have changed (everything when ``refreshes`` is None); the verdicts
         that did change. Nothing is looked at when no log gained a line and nothing was
         touched: a reference's verdict depends on nothing else."""
+        return [v for part in self.updating(refreshes, touched) for v in part]
+
+    def updating(
+        self,
+        refreshes: list[Refresh] | None = None,
+        touched: set[Path] | None = None,
+        batch: int | None = None,
+    ) -> Iterator[list[Verdict]]:
+        """:meth:`update` a ``batch`` of references at a time (all at once: None), yielding
+        the verdicts each batch changed, so a caller can let go of its lock between batches.
+        The conversation must not change until it is done."""
         quiet = refreshes is not None and not any(r.new_lines or r.rewritten for r in refreshes)
         if quiet and not touched and self.verdicts:
-            return []
+            return
         conversation = self.conversation
         names = conversation.views + conversation.branches
         lists = {name: conversation.references_of(name) for name in names}
@@ -446,13 +496,26 @@ class Verifier:
             and set(lists) == set(self._seen)
             and all(self._seen[name][0] == generation for name, (generation, _) in lists.items())
         )
-        if appended:
-            new = [f for name, (_, found) in lists.items() for f in found[self._seen[name][1] :]]
-            changed = self._verify([*self._not_ok.values(), *new])
-        else:
-            changed = self._verify_all(refreshes, touched, lists)
+        self_seen = self._seen
         self._seen = {name: (generation, len(found)) for name, (generation, found) in lists.items()}
-        return changed
+        if appended:
+            new = [f for name, (_, found) in lists.items() for f in found[self_seen[name][1] :]]
+            todo = [*self._not_ok.values(), *new]
+            step = batch or max(1, len(todo))
+            for start in range(0, len(todo), step):
+                yield self._verify(todo[start : start + step])
+            return
+        # Every reference is looked at, a batch at a time (choosing which to verify again
+        # costs too: 0.2 s for 10,000), then the verdicts of those gone are dropped.
+        every = [found for _, found_list in lists.values() for found in found_list]
+        again = self._selector(refreshes, touched)
+        step = batch or max(1, len(every))
+        for start in range(0, len(every), step):
+            yield self._verify([f for f in every[start : start + step] if again(f)])
+        present = {(found.where, found.reference.offset) for found in every}
+        for key in set(self.verdicts) - present:
+            del self.verdicts[key]
+            self._not_ok.pop(key, None)
 
     def _verify(self, founds: list[Found]) -> list[Verdict]:
         changed: list[Verdict] = []
@@ -469,38 +532,47 @@ class Verifier:
                 self._not_ok[key] = found
         return changed
 
-    def _verify_all(
-        self,
-        refreshes: list[Refresh] | None,
-        touched: set[Path] | None,
-        lists: dict[str, tuple[int, list[Found]]],
-    ) -> list[Verdict]:
+    def _selector(
+        self, refreshes: list[Refresh] | None, touched: set[Path] | None
+    ) -> Callable[[Found], bool]:
+        """Whether a reference is verified again when the logs did not only grow."""
         rewritten = any(r.rewritten and r.name == MASTER for r in refreshes or ())
+        # An undo keeps the bytes before what it removed: an ok reference within them stays ok
+        # (an edit gptme recorded may change a verdict that noted a token count: all again).
+        edited = any("an edit" in r.reason for r in refreshes or ())
+        kept = self.conversation.unchanged if rewritten and not edited else None
+        master, masters = self.conversation.master, dict[str, bool]()
+
+        def is_master(path: str) -> bool:  # the master log of this directory (asked once)
+            if path not in masters:
+                masters[path] = _same_file(Path(path), master.path)
+            return masters[path]
+
         touched_names = {p.name for p in touched or ()}
-        again: list[Found] = []
-        present: set[tuple[Location, int]] = set()
-        for _, found_list in lists.values():
-            for found in found_list:
-                key = (found.where, found.reference.offset)
-                present.add(key)
-                old = self.verdicts.get(key)
-                ref = found.reference
-                if (
-                    old is not None
-                    and old.ok
-                    and not rewritten
-                    and not (
-                        touched_names
-                        and ref.tool_output
-                        and os.path.basename(ref.tool_output) in touched_names
+
+        def again(found: Found) -> bool:
+            old = self.verdicts.get((found.where, found.reference.offset))
+            ref = found.reference
+            return not (
+                old is not None
+                and old.ok
+                and (
+                    not rewritten
+                    or (
+                        kept is not None
+                        and ref.end <= kept
+                        and old.master is not None
+                        and is_master(old.master)
                     )
-                ):
-                    continue
-                again.append(found)
-        for key in set(self.verdicts) - present:
-            del self.verdicts[key]
-            self._not_ok.pop(key, None)
-        return self._verify(again)
+                )
+                and not (
+                    touched_names
+                    and ref.tool_output
+                    and os.path.basename(ref.tool_output) in touched_names
+                )
+            )
+
+        return again
 
     def counts(self, name: str | None = None) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -38,6 +38,7 @@ from ..widgets.reference import ReferenceDetail
 from ..widgets.rows import RowList
 
 if TYPE_CHECKING:
+    from engine.masterlog.index import Refresh
     from engine.masterlog.verify import Verdict
 
     from ..app import PactApp
@@ -47,6 +48,7 @@ LEGEND = [
     ("✓ ✗", "a reference in this line verifies ok, or does not"),
     ("…", "a reference not verified yet (just opened)"),
     ("* name", "the view gptme has current (views/.current)"),
+    ("(stub) ⌀", "gptme's Phase 0 stub: a stale tool output pruned, with no byte range"),
     ("ok", "the range is exactly one line: the message the Preview names"),
     ("shifted", "the range lands on a neighbour; both lines are named"),
     ("rewritten", "the bytes changed since the reference was made (undo, edit)"),
@@ -67,7 +69,15 @@ class MasterLogScreen(Screen[None]):
         Binding("f", "toggle_follow", "Follow", tooltip="keep the master log's end in view"),
         Binding("c", "copy_original", "Copy", tooltip="copy the recovered original"),
         Binding("o", "read_original", "Read", tooltip="read the recovered original whole"),
-        Binding("escape", "close_search", "Close search", show=False, tooltip="back to the log"),
+        Binding("colon", "go_to_line", "Go to", tooltip="a line of the log shown, or bN: a byte"),
+        Binding("tab", "app.focus_next", "Next list", show=False, tooltip="the next list, pane"),
+        Binding(
+            "escape",
+            "close_search",
+            "Close search",
+            show=False,
+            tooltip="back to the log; hides the banner of a rewrite",
+        ),
     ]
 
     # -- state: what the user chose (or what arrived) -------------------------------------------
@@ -96,6 +106,7 @@ class MasterLogScreen(Screen[None]):
 
     def compose(self) -> Any:
         yield Static(id="log-status", markup=False)
+        yield Static(id="log-banner", markup=False)
         with Horizontal(id="log-body"):
             with Vertical(id="log-left"):
                 yield LogList(id="logs").data_bind(
@@ -132,6 +143,9 @@ class MasterLogScreen(Screen[None]):
         app: PactApp = self.app  # type: ignore[assignment]
         app.conversation_changed.subscribe(self, self._on_changed)
         self.query_one("#log-search").display = False
+        self.query_one("#log-banner").display = False
+        if any(r.rewritten and r.name == MASTER for r in self.session.conversation.opened):
+            self._show_rewrite()  # since the last look (this or another process)
         master = self.query_one("#master", LogLines)
         master.log_name = MASTER
         master.border_title = "master log (conversation.jsonl)"
@@ -278,6 +292,38 @@ class MasterLogScreen(Screen[None]):
         self._show_subject()
         self.set_focus(messages)
 
+    def action_go_to_line(self) -> None:
+        """``:N`` a line of the log shown, ``:bN`` the master's line holding byte N."""
+        from .prompt import PromptScreen
+
+        name = self.log_name
+        lines, size = self.session.lines(name), self.session.master_size()
+
+        def problem(text: str) -> str | None:
+            text = text.strip().lower()
+            if text.startswith("b") and text[1:].isdigit():
+                return None if int(text[1:]) < size else f"byte {text[1:]} is past {size:,}"
+            if text.isdigit() and 1 <= int(text) <= lines:
+                return None
+            return f"{text!r}: give a line from 1 to {lines:,}, or bN for a byte (b0-b{size - 1})"
+
+        def chosen(text: str | None) -> None:
+            if text is None:
+                return
+            text = text.strip().lower()
+            if text.startswith("b"):
+                line = self.session.master_line_at(int(text[1:]))
+                if line is not None:
+                    self.go_to(MASTER, line)
+            else:
+                self.go_to(name, int(text) - 1)
+
+        question = (
+            f"Go to a line of {short_name(name)} (1-{lines:,}), or bN: the line of"
+            f" {MASTER} holding byte N"
+        )
+        self.app.push_screen(PromptScreen(question, check=problem), chosen)
+
     # -- problems ---------------------------------------------------------------------------------
     def action_next_problem(self) -> None:
         self._walk(1)
@@ -351,7 +397,11 @@ class MasterLogScreen(Screen[None]):
         self.set_focus(bar)
 
     def action_close_search(self) -> None:
+        banner = self.query_one("#log-banner", Static)
         bar = self.query_one("#log-search", Input)
+        if banner.display and not bar.display and self.query_one("#messages").has_focus:
+            banner.display = False
+            return
         bar.display = False
         self.query_one("#log-switch", ContentSwitcher).current = "messages"
         self.set_focus(self.query_one("#messages"))
@@ -365,27 +415,44 @@ class MasterLogScreen(Screen[None]):
         """Search every log in a thread (a query over long messages takes a while: the screen
         stays live, and a newer search replaces this one)."""
         try:
-            hits = tuple(await asyncio.to_thread(self.session.search, query, SEARCH_LIMIT))
+            hits = tuple(await asyncio.to_thread(self.session.search, query, SEARCH_LIMIT + 1))
+            found = len(hits)
+            if found > SEARCH_LIMIT:  # the list stops at the cap: how many there are, counted
+                found = await asyncio.to_thread(self.session.matches, query)
+                hits = hits[:SEARCH_LIMIT]
         except MasterLogError as error:
             self.notify(str(error), title="Search", severity="error")
             return
         self.hits = hits
         done, total = self.catalogued
         partial = f" ({done * 100 // total}% catalogued so far)" if done < total else ""
-        self.notify(f"{len(hits)} found for {query!r}{partial}", timeout=3)
+        said = f"{found:,} found for {query!r}"
+        if found > len(hits):
+            said = f"{found:,} found for {query!r}: the newest {len(hits):,} listed (the cap)"
+        self.notify(said + partial, timeout=3)
         self.query_one("#log-switch", ContentSwitcher).current = "hits"
         self.query_one("#log-search", Input).display = False
         hits_list = self.query_one("#hits", HitList)
-        hits_list.border_title = plain(f"search: {query}")
+        capped = f" · newest {len(hits):,} of {found:,}" if found > len(hits) else ""
+        hits_list.border_title = plain(f"search: {query}{capped}")
         self.set_focus(hits_list)
 
     # -- following --------------------------------------------------------------------------------
     def action_toggle_follow(self) -> None:
         self.following = not self.following
 
-    def _on_changed(self, _refreshes: object) -> None:
+    def _on_changed(self, refreshes: list[Refresh]) -> None:
         self.revision += 1
+        if any(r.rewritten and r.name == MASTER for r in refreshes):
+            self._show_rewrite()
         self.catalogue()
+
+    def _show_rewrite(self) -> None:
+        """The banner: the master was rewritten, and what changed (Escape puts it away)."""
+        said = self.session.rewrite() or "rewritten"
+        banner = self.query_one("#log-banner", Static)
+        banner.update(plain(f" {MASTER} was rewritten: {said} (Escape hides this)"))
+        banner.display = True
 
     # -- workers ----------------------------------------------------------------------------------
     @work(exclusive=True, group="verify")

@@ -93,6 +93,14 @@ class CursorPane(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.fit_virtual_size()
+        # The list keeps its place: the cursor's line stays in sight, at whatever height.
+        self.call_after_refresh(self._keep_cursor_in_sight)
+
+    def _keep_cursor_in_sight(self) -> None:
+        if self.line_count:
+            self.scroll_to_region(
+                Region(0, self.cursor_line, 1, 1), animate=False, immediate=True, force=True
+            )
 
     def fit_virtual_size(self) -> None:
         """The scrollable extent: one line per row, at the pane's width."""

@@ -28,6 +28,7 @@ from ..types import LogShown
 from .rows import LazyRows, RowList
 
 OK, NOT_OK, UNCHECKED = "✓", "✗", "…"
+STUB_MARK = "⌀"  # a Phase 0 stub's line: a stale tool output pruned, no byte range
 
 ROW_CSS = """
 {cls} {{ border: round $panel; border-title-color: $text-muted; }}
@@ -159,6 +160,8 @@ class LogLines(RowList[LogShown, LineRow]):
         segments = [Segment(f"{row.line + 1:>{digits}} ", dim)]
         if row.role is None:
             segments.append(Segment(f"{'(problem)':<9} ", alert))
+        elif row.stub:  # gptme's Phase 0: not a message the model read, a note of one pruned
+            segments.append(Segment(f"{'(stub)':<9} ", warn))
         else:
             segments.append(Segment(f"{visible(row.role)[:9]:<9} ", None))
         segments.append(Segment(f"{row.time or '--:--:--':>8} ", dim))
@@ -174,7 +177,10 @@ class LogLines(RowList[LogShown, LineRow]):
                 segments.append(Segment(UNCHECKED, warn))
         segments.append(Segment(" "))
         head = visible(row.head) if row.role is not None else row.head
-        segments.append(Segment(head, alert if row.role is None else None))
+        if row.stub:
+            segments.append(Segment(f"{STUB_MARK} {head}", warn))
+        else:
+            segments.append(Segment(head, alert if row.role is None else None))
         span = self.span
         if span is not None and span[0] <= row.line <= span[1]:
             # Its background blended with the list's (a partial style would keep it unblended).

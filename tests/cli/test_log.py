@@ -83,6 +83,40 @@ def test_recover_by_reference_text_and_by_bytes(basic: Path) -> None:
     assert "exactly one line" in plain.err
 
 
+def test_recover_takes_a_view_line_and_recovers_what_verify_finds(
+    basic: Path, branches: Path
+) -> None:
+    # conv-branches: the reference of view line 12 is mid-line; the original is in the branch
+    ran = cli("log", "recover", branches, "views/compacted-001.jsonl:12", "--json")
+    assert ran.code == 0 and ran.data["source"] == "branches/main-undo-0.jsonl:12"
+    undo = (branches / "branches/main-undo-0.jsonl").read_bytes().splitlines()
+    assert ran.data["content"] == json.loads(undo[11])["content"]
+    # a compressed message's range 5 bytes into its line: verify says the message is now line
+    # 7, and recover reads it from there
+    view = basic / "views/compacted-001.jsonl"
+    view.write_text(view.read_text().replace("(bytes 24165-34612)", "(bytes 24170-34612)"))
+    verified = cli("log", "verify", basic, "--json")
+    (moved,) = [r for r in verified.data["references"] if r["status"] != "ok"]
+    assert "the message it was made for is now line 7" in moved["explanation"]
+    recovered = cli("log", "recover", basic, moved["where"], "--json")
+    master = (basic / "conversation.jsonl").read_bytes().splitlines()
+    assert recovered.code == 0 and recovered.data["source"].startswith("conversation.jsonl:7 ")
+    assert recovered.data["content"] == json.loads(master[6])["content"]
+    content = json.loads(view.read_bytes().splitlines()[6])["content"]
+    by_text = cli("log", "recover", basic, "--ref", content[content.index("[Content trunc") :])
+    assert by_text.code == 0 and by_text.out.rstrip("\n") == json.loads(master[6])["content"]
+
+
+def test_recover_refuses_what_is_no_reference_and_a_range_suggests_ref(basic: Path) -> None:
+    refused = failed("log", "recover", basic, "--bytes", "24165-34000", code="BAD_RANGE")
+    assert "--ref" in refused.err and "views/compacted-001.jsonl:12" in refused.err
+    failed("log", "recover", basic, "views/compacted-001.jsonl:1", code="BAD_REFERENCE")
+    failed("log", "recover", basic, "views/nothing.jsonl:4", code="BAD_REFERENCE")
+    failed("log", "recover", basic, "views/compacted-001.jsonl", code="BAD_REFERENCE")
+    failed("log", "recover", basic, "views/compacted-001.jsonl:4#2", code="BAD_REFERENCE")
+    failed("log", "recover", basic, code="BAD_REFERENCE")
+
+
 def test_bad_input_gets_a_typed_error_and_changes_nothing(basic: Path, tmp_path: Path) -> None:
     before = {p: p.read_bytes() for p in basic.rglob("*") if p.is_file()}
     failed("log", "verify", tmp_path / "nowhere", code="NOT_A_CONVERSATION")
@@ -106,6 +140,10 @@ def test_search_prints_where_and_a_marked_snippet(basic: Path) -> None:
     assert (nothing.code, nothing.out.strip()) == (1, "no match")
     quoted = ok("log", "search", basic, "localize(")  # not valid FTS5: searched as a phrase
     assert "[localize]" in quoted.out
+    capped = cli("log", "search", basic, "localize", "--limit", "2")
+    assert capped.out.count("\n") == 2
+    total = len(ran.data)
+    assert capped.err == f"# the newest 2 of {total} matches (--limit N lists more)\n"
 
 
 def test_compact_writes_a_view_that_verifies(basic: Path) -> None:
@@ -160,6 +198,96 @@ def test_tail_follows_the_master_as_gptme_appends(basic: Path, cache: Path) -> N
             assert (new["line"], new["role"], new["first_line"]) == (23, "user", "Ship it 🚀")
         finally:
             process.terminate()
+
+
+def test_two_processes_on_one_conversation_see_appends_as_appends(basic: Path, cache: Path) -> None:
+    """Two ``log tail`` processes share one cache file: each one's append check is against
+    its own view of the log, not the record the other wrote a moment before."""
+    env = {**os.environ, "PACT_TUI_CACHE": str(cache)}
+    command = [sys.executable, "-m", "pact_tui", "log", "tail", str(basic), "--json"]
+    command += ["--lines", "1"]
+    tails = [
+        subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    try:
+        outputs = [_lines(tail) for tail in tails]
+        for output in outputs:
+            assert json.loads(next(output))["line"] == 22
+        for n in range(8):
+            with (basic / "conversation.jsonl").open("ab") as log:
+                log.write(encode_message({"role": "user", "content": f"append {n}"}))
+            for output in outputs:
+                said = json.loads(next(output))
+                assert "rewritten" not in said, said
+                assert (said["line"], said["first_line"]) == (23 + n, f"append {n}")
+    finally:
+        for tail in tails:
+            tail.terminate()
+            tail.wait()
+
+
+def test_tail_says_what_a_rewrite_changed(basic: Path, cache: Path) -> None:
+    env = {**os.environ, "PACT_TUI_CACHE": str(cache)}
+    command = [sys.executable, "-m", "pact_tui", "log", "tail", str(basic), "--json"]
+    command += ["--lines", "1"]
+    with subprocess.Popen(
+        command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as process:
+        try:
+            lines = _lines(process)
+            assert json.loads(next(lines))["line"] == 22
+            master = basic / "conversation.jsonl"
+            kept = master.read_bytes().splitlines(keepends=True)[:19]
+            master.write_bytes(b"".join(kept))  # gptme's undo of 3 messages, and its record
+            with (basic / "events.jsonl").open("a") as events:
+                record = {"seq": 99, "ts": "t", "type": "undo", "payload": {"n": 3}}
+                events.write(json.dumps(record) + "\n")
+            said = json.loads(next(lines))
+            assert said["rewritten"] and said["what"] == "undo: lines 20 to 22 removed"
+        finally:
+            process.terminate()
+
+
+def test_index_shows_its_progress_on_a_terminal(basic: Path, cache: Path) -> None:
+    import pty
+
+    env = {**os.environ, "PACT_TUI_CACHE": str(cache)}
+    leader, follower = pty.openpty()
+    try:
+        with subprocess.Popen(
+            [sys.executable, "-m", "pact_tui", "log", "index", str(basic)],
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=env,
+        ) as process:
+            out, _ = process.communicate(timeout=60)
+        os.close(follower)
+        follower = -1
+        said = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's other end is closed: all was read
+                break
+            if not chunk:
+                break
+            said += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert process.returncode == 0 and b"conversation.jsonl: 22 lines" in out
+    assert b"\rcataloguing conversation.jsonl: 100% (22 of 22 lines)" in said
+    assert said.endswith(b"\r\x1b[K")  # cleared at the end
 
 
 def schema_and_bytes(path: Path) -> tuple[list[Any], bytes]:

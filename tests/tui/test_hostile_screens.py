@@ -385,6 +385,10 @@ async def test_every_master_log_view_draws_hostile_data_as_text(
             if isinstance(app.screen, ReaderScreen):
                 await step(pilot, "escape", where="the reader closed")
         drawn += await step(pilot, "n", where="the next problem")
+        screen.query_one("#messages", RowList).focus()
+        drawn += await step(pilot, "colon", where="the go-to prompt (names the log)")
+        drawn += await step(pilot, *"x1", "enter", where="the go-to prompt, refused")
+        await step(pilot, "escape", where="the go-to prompt closed")
         await pilot.press("slash")
         field = screen.query_one("#log-search", Input)
         await wait_until(pilot, lambda: field.has_focus, "the search field")

@@ -226,6 +226,77 @@ async def test_search_lists_matches_and_enter_jumps_to_one(tmp_path: Path) -> No
         assert shown.query_one("#messages", LogLines).has_focus
 
 
+async def test_a_search_past_its_cap_says_how_many_it_found(tmp_path: Path) -> None:
+    directory = copy(tmp_path, "conv-basic")
+    with (directory / MASTER).open("ab") as log:
+        for n in range(250):
+            log.write(encode_message({"role": "user", "content": f"needle {n}"}))
+    async with inspector(directory).run_test(size=SIZE) as pilot:
+        shown = await opened(pilot)
+        await pilot.press("slash", *"needle", "enter")
+        await settle(pilot)
+        hits = shown.query_one("#hits", HitList)
+        assert len(hits.hits) == 200 and hits.hits[0].line == 22 + 249  # the newest first
+        assert notifications(pilot.app)[-1] == (
+            "250 found for 'needle': the newest 200 listed (the cap)"
+        )
+        assert "newest 200 of 250" in str(hits.border_title)
+
+
+async def test_lists_keep_the_cursor_in_sight_on_a_resize(tmp_path: Path) -> None:
+    directory = copy(tmp_path, "conv-basic")
+    with (directory / MASTER).open("ab") as log:
+        for n in range(300):
+            log.write(encode_message({"role": "user", "content": f"line {n}"}))
+    async with inspector(directory).run_test(size=SIZE) as pilot:
+        shown = await opened(pilot)
+        shown.go_to(MASTER, 250)
+        await settle(pilot)
+        listed = shown.query_one("#messages", LogLines)
+
+        def in_sight() -> bool:
+            top = int(listed.scroll_offset.y)
+            return top <= listed.cursor_line < top + listed.scrollable_content_region.height
+
+        assert listed.cursor_line == 250 and in_sight()
+        for size in ((120, 16), (80, 24), (200, 60), (100, 14)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            assert listed.cursor_line == 250 and in_sight(), size
+
+
+async def test_colon_goes_to_a_line_or_a_byte_and_a_stub_is_no_message(tmp_path: Path) -> None:
+    directory = copy(tmp_path, "conv-basic")
+    async with inspector(directory).run_test(size=SIZE) as pilot:
+        shown = await opened(pilot)
+        listed = shown.query_one("#messages", LogLines)
+        listed.focus()
+        await pilot.press("colon", *"12", "enter")
+        await settle(pilot)
+        assert (shown.log_name, shown.line, listed.cursor_line) == (
+            "views/compacted-001.jsonl",
+            11,
+            11,
+        )
+        # gptme's Phase 0 stub on view line 12: listed as a stub, not as a system message
+        row = listed.rows[11]
+        assert row.stub and row.role == "system"
+        assert "(stub)" in listed.render_line(11 - int(listed.scroll_offset.y)).text
+        offset = 30_000
+        expected = master_line_at(directory, tmp_path, offset)
+        await pilot.press("colon", *f"b{offset}", "enter")
+        await settle(pilot)
+        assert (shown.log_name, shown.line) == (MASTER, expected)
+        await pilot.press("colon", *"999", "enter")  # past the end: said, and the prompt stays
+        await settle(pilot)
+        assert "give a line from 1 to 22" in str(
+            pilot.app.screen.query_one("#prompt-problem").render()
+        )
+        await pilot.press("escape")
+        await pilot.press("tab")
+        assert shown.query_one("#master", LogLines).has_focus
+
+
 async def test_follows_what_gptme_appends(tmp_path: Path) -> None:
     directory = copy(tmp_path, "conv-basic")
     master = directory / MASTER
@@ -340,6 +411,28 @@ async def test_a_master_rewritten_shorter_while_shown(tmp_path: Path) -> None:
         )
         assert sum(not v.ok for v in expected) > 1  # more broken now than the one before
         assert "master 5 lines" in status(app)
+
+
+async def test_a_rewrite_is_said_in_a_banner(tmp_path: Path) -> None:
+    """An undo while the screen shows the log: a banner says what it removed (the line count
+    going from 22 to 19 is not left to be noticed); Escape puts it away."""
+    directory = copy(tmp_path, "conv-basic")
+    master = directory / MASTER
+    kept = master.read_bytes().splitlines(keepends=True)[:19]
+    app = inspector(directory, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        shown = await opened(pilot)
+        banner = shown.query_one("#log-banner", Static)
+        assert not banner.display
+        master.write_bytes(b"".join(kept))
+        with (directory / "events.jsonl").open("a") as events:
+            events.write(json.dumps({"seq": 99, "ts": "t", "type": "undo", "payload": {}}) + "\n")
+        await wait_until(pilot, lambda: banner.display, "the banner")
+        said = str(banner.render())
+        assert "conversation.jsonl was rewritten: undo: lines 20 to 22 removed" in said
+        shown.query_one("#messages", LogLines).focus()
+        await pilot.press("escape")
+        assert not banner.display
 
 
 def test_a_row_the_index_no_longer_has_says_so(

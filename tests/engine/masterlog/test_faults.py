@@ -195,7 +195,11 @@ def test_an_edited_tool_output_file_is_named(
     }
     verdicts = {v.where.line + 1: v for v in verify_all(conversation)}
     assert "20261123_161658-65359169.txt differs" in verdicts[4].explanation
-    assert "is missing" in verdicts[6].explanation
+    missing = verdicts[6].explanation
+    assert "is missing" in missing
+    # the path gptme recorded, and the one checked here (the recorded one is another machine's)
+    assert verdicts[6].reference.tool_output in missing
+    assert f"{directory}/tool-outputs/autocompact/20261123_161658-7fb94b73.txt" in missing
     # the master log still recovers the original, and says what is wrong with the copy
     found = next(f for f in conversation.references() if f.where.line == 3)
     recovered = recover(conversation, found)
