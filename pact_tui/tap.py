@@ -711,6 +711,9 @@ async def _poll(args: argparse.Namespace) -> None:
     _emit(args, data, "\n".join(lines))
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # what stops `tap watch` cleanly
+
+
 async def _watch(args: argparse.Namespace) -> int:
     """Events as they are appended, one a line (``--json``: one envelope a line), until
     ``--count`` events, Ctrl-C or SIGTERM."""
@@ -722,8 +725,11 @@ async def _watch(args: argparse.Namespace) -> int:
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     if task is not None:
+        # SIGINT too, whatever this process inherited: started with SIGINT ignored (a shell's
+        # background job, a test runner's worker), asyncio.run installs no handler of its own.
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals here
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+            for number in STOP_SIGNALS:
+                loop.add_signal_handler(number, task.cancel)
     shown = 0
     try:
         async with await _open(args, read_only=True, watch=True) as ws:
@@ -772,7 +778,8 @@ async def _watch(args: argparse.Namespace) -> int:
     finally:
         if task is not None:
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGTERM)
+                for number in STOP_SIGNALS:
+                    loop.remove_signal_handler(number)
     return 0
 
 

@@ -984,7 +984,9 @@ def test_no_read_verb_shows_the_canary_to_a_reader_that_may_not_read(
 
 
 # -- watch: a real process --------------------------------------------------------------------
-def _watcher(*args: object) -> subprocess.Popen[str]:
+def _watcher(*args: object, sigint: Any = signal.SIG_DFL) -> subprocess.Popen[str]:
+    """``tap watch ARGS --ready`` once it says it watches; ``sigint``: the SIGINT disposition
+    it inherits (set here, never the one the test runner happens to have)."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     process = subprocess.Popen(
         [sys.executable, "-m", "pact_tui", "tap", "watch", *map(str, args), "--ready"],
@@ -993,6 +995,7 @@ def _watcher(*args: object) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
     )
     assert process.stderr is not None
     ready = process.stderr.readline()
@@ -1049,11 +1052,17 @@ def test_watch_from_a_cursor_then_stops_on_sigterm(ws: Path) -> None:
     assert "Traceback" not in err
 
 
-def test_watch_stops_cleanly_on_ctrl_c(ws: Path) -> None:
+@pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "ignored"])
+def test_watch_stops_cleanly_on_ctrl_c(ws: Path, inherited: Any) -> None:
+    """Ctrl-C stops ``tap watch`` whatever SIGINT disposition it inherited (a shell's
+    background job, or a test runner's worker, starts it with SIGINT ignored)."""
     ok("tap", "join", ws, "contract", "--as", "bot")
-    watcher = _watcher(ws, "contract", "--agent", "bot")
+    watcher = _watcher(ws, "contract", "--agent", "bot", sigint=inherited)
     watcher.send_signal(signal.SIGINT)
-    out, err = watcher.communicate(timeout=30)
+    try:
+        out, err = watcher.communicate(timeout=30)
+    finally:
+        watcher.kill()  # a watcher that did not stop is not left behind
     assert (watcher.returncode, out) == (0, "")
     assert "Traceback" not in err
 
