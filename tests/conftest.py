@@ -1,4 +1,10 @@
-"""Fixtures every test folder may use: a real PostgreSQL server, one database per test."""
+"""What every test shares: a real PostgreSQL server (one database per test), and the order the
+suite runs in (see tests/README.md).
+
+The slow tests (``@pytest.mark.slow``) run first. On two pytest-xdist workers a minute-long
+test started last is a minute with one core idle; started first, the quick tests fill in
+around it. Groups (``@pytest.mark.xdist_group``) are scheduled before both, largest first, by
+``--dist loadgroup`` itself."""
 
 from __future__ import annotations
 
@@ -12,6 +18,12 @@ import pytest
 from tests.postgres_server import PostgresServer, binaries_missing
 
 _databases = itertools.count()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A stable sort: the slow ones keep their order among themselves, and so do the others
+    # (every worker collects the same order, as pytest-xdist requires).
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")

@@ -258,6 +258,7 @@ def said_to(command: list[object]) -> str:
     return ""
 
 
+@pytest.mark.slow
 def test_another_user_s_look_leaves_nothing_and_never_blocks_the_owner(
     shared_folder: Path,
 ) -> None:
@@ -277,6 +278,7 @@ def test_another_user_s_look_leaves_nothing_and_never_blocks_the_owner(
     assert "after ['verify', " in as_user(READER_UID, "ctx", "print", path, "agent").out
 
 
+@pytest.mark.slow
 def test_another_user_looks_through_the_files_of_an_owner_at_work(shared_folder: Path) -> None:
     """While the owner has the workspace open, its -wal and -shm are there: the other user
     reads through them, sees what the owner committed, and makes nothing beside them."""

@@ -140,6 +140,7 @@ def paths(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]
     }
 
 
+@pytest.mark.slow
 def test_every_command_prints_no_raw_control_character(paths: dict[str, Path]) -> None:
     for args in WRITES:  # in order: they build the workspace
         for variant in (args, [*args, "--json"]) if args[1] == "seal" else (args,):

@@ -19,6 +19,8 @@ from tests.web_server import serving, web_server
 
 from .conftest import cli, failed, ok
 
+pytestmark = pytest.mark.e2e  # `pact-tui web` served, as a process, over HTTP
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:

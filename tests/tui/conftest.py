@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import pytest_textual_snapshot
+import textual._wait as textual_wait  # textual is pinned (pyproject.toml): its idle check
 from syrupy.location import PyTestLocation
 
 from pact_tui.demo import create_demo
@@ -16,6 +18,21 @@ from pact_tui.screenshot import fixed_clock
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOTS = REPO / "snapshots"
+IDLE_STEP = 1 / 250  # seconds; Textual's own is 1 / 50
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _quick_idle_checks() -> Iterator[None]:
+    """Textual's pilot waits after every key (twice) and every ``pause()`` until the process
+    looks idle: CPU time under 1 ms across a 20 ms sleep, so at least 40 ms a key, whatever the
+    app does (a path typed into a prompt: several seconds). The same test at a 4 ms step (0.2 ms
+    of CPU: the same share) waits while the app works as before, and not 20 ms longer. Tests
+    never rely on these waits: they wait for what they check (``inspector.wait_until``,
+    ``settle``)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(textual_wait, "SLEEP_GRANULARITY", IDLE_STEP)
+        patch.setattr(textual_wait, "SLEEP_IDLE", IDLE_STEP / 20)
+        yield
 
 
 @pytest.fixture(scope="session")

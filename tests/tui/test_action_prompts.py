@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from engine.protocol.commands import Actor
@@ -205,6 +206,7 @@ async def test_resolve_picks_a_side_merges_it_and_says_what_it_did(demo: Path) -
         assert f"{section.id} is now v{version + 1}" in said
 
 
+@pytest.mark.slow
 async def test_resolve_with_your_own_text_puts_it_in_the_section(demo: Path) -> None:
     from textual.widgets import TextArea
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Label, TextArea
 
@@ -77,6 +78,7 @@ async def test_lock_then_unlock_the_document(demo: Path) -> None:
         assert doc is not None
 
 
+@pytest.mark.slow
 async def test_escape_at_any_question_changes_nothing(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -94,6 +96,7 @@ async def test_escape_at_any_question_changes_nothing(demo: Path) -> None:
         assert screen.workspace.document("memo").sequence == before
 
 
+@pytest.mark.slow
 async def test_policy_checks_the_window_as_it_is_typed(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -130,6 +133,7 @@ async def test_policy_checks_the_window_as_it_is_typed(demo: Path) -> None:
         await wait_until(pilot, lambda: doc.removal_guard == 30, "the guard")
 
 
+@pytest.mark.slow
 async def test_edit_classify_and_force_unlock_a_section(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -165,6 +169,7 @@ async def test_edit_classify_and_force_unlock_a_section(demo: Path) -> None:
         )
 
 
+@pytest.mark.slow
 async def test_mark_a_constraint(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -189,6 +194,7 @@ async def test_mark_a_constraint(demo: Path) -> None:
         await wait_until(pilot, lambda: constraint.compatibility == "compatible", "the mark")
 
 
+@pytest.mark.slow
 async def test_an_invite_token_is_shown_once_copied_and_revocable(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -235,6 +241,7 @@ async def test_an_invite_token_is_shown_once_copied_and_revocable(demo: Path) ->
         await pilot.press("escape")
 
 
+@pytest.mark.slow
 async def test_create_a_framework_refusing_a_name_taken(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:

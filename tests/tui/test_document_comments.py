@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -62,6 +63,7 @@ async def to_section(pilot: Pilot[Any], screen: Any, section_id: str) -> None:
     await settle(pilot)
 
 
+@pytest.mark.slow
 async def test_comments_show_under_their_section_and_in_their_proposal(demo: Path) -> None:
     made = await commented(demo)
     app = inspector(demo, human="ann")
@@ -88,6 +90,7 @@ async def test_comments_show_under_their_section_and_in_their_proposal(demo: Pat
         assert not pane.display
 
 
+@pytest.mark.slow
 async def test_a_comment_to_a_human_waits_in_the_inbox_until_resolved(demo: Path) -> None:
     made = await commented(demo)
     app = inspector(demo, human="ann")
@@ -130,6 +133,7 @@ async def test_a_comment_to_a_human_waits_in_the_inbox_until_resolved(demo: Path
         assert len([r for r in inbox.rows if r.closed is None]) == 2
 
 
+@pytest.mark.slow
 async def test_the_custodian_comments_and_resolves_from_a_picker(demo: Path) -> None:
     made = await commented(demo)
     app = inspector(demo, human="ann")
@@ -178,6 +182,7 @@ async def test_the_custodian_comments_and_resolves_from_a_picker(demo: Path) -> 
         assert any("No open comment on sec:budget/line-items" in n for n in notifications(app))
 
 
+@pytest.mark.slow
 async def test_share_writes_the_document_as_the_viewed_agent_sees_it(
     demo: Path, tmp_path: Path
 ) -> None:

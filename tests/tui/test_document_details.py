@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Static
 
 from pact_tui.diffs import without_separator
@@ -56,6 +57,7 @@ def test_a_blank_line_a_proposal_does_remove_is_shown() -> None:
     assert removed_blank_lines(shown) == 1
 
 
+@pytest.mark.slow
 async def test_l_means_right_on_the_document_screen_and_live_is_its_own_key(demo: Path) -> None:
     """``l`` is the heatmap's vim right and nothing else on this screen (it meant "live" in
     the other views): in the past, ``l`` neither goes live from the heatmap nor from any
@@ -208,6 +210,7 @@ async def test_the_master_log_detail_starts_at_its_top_for_each_new_line(tmp_pat
         assert pane.scroll_y == 0
 
 
+@pytest.mark.slow
 async def test_after_a_decision_the_cursor_goes_on_to_the_next_open_proposal(
     demo: Path,
 ) -> None:

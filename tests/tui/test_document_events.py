@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -175,6 +176,7 @@ async def test_the_detail_pane_shows_the_event_whole(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, ReaderScreen), "the event, whole")
 
 
+@pytest.mark.slow
 async def test_x_writes_the_audit_trail_and_says_where(tmp_path: Path) -> None:
     path = tmp_path / "long.pact"
     await build_long(path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.pilot import Pilot
@@ -180,6 +181,7 @@ async def test_an_agent_sees_only_the_sections_it_may_read(demo: Path) -> None:
         assert ids == [s.id for s in heatmap.grid.sections]
 
 
+@pytest.mark.slow
 async def test_the_cursor_scrolls_a_wide_grid_and_keeps_names_in_place(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:

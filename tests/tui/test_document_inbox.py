@@ -229,6 +229,7 @@ async def test_a_refused_resolve_is_shown_and_changes_nothing(demo: Path) -> Non
         assert len(inbox.rows) == 2
 
 
+@pytest.mark.slow
 async def test_the_roster_shows_trust_and_clearance_and_a_trust_change_works(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -283,6 +284,7 @@ async def test_clearance_and_remove_from_the_roster(demo: Path) -> None:
         assert "finance" not in doc.active
 
 
+@pytest.mark.slow
 async def test_the_events_view_lists_the_stream_and_filters_it(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -501,6 +503,7 @@ def invited_to_draft(seen: list[str]) -> set[str]:
     return (named - {"its"}) | cells
 
 
+@pytest.mark.slow
 async def test_view_as_shows_no_reader_what_it_may_not_read(
     canary: tuple[Path, bw.World],
 ) -> None:
@@ -548,6 +551,7 @@ async def test_view_as_shows_no_reader_what_it_may_not_read(
             assert invited_to_draft(seen) == ({bw.DRAFTER} if spec.reads else set()), spec.name
 
 
+@pytest.mark.slow
 async def test_a_proposal_the_custodian_read_is_not_shown_to_the_agent_viewed_as_later(
     canary: tuple[Path, bw.World],
 ) -> None:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -383,6 +384,7 @@ async def test_the_queue_puts_open_proposals_first_with_what_each_waits_for(demo
         assert [needs_human(doc, p) for p in doc.proposals.values()].count(True) == 2
 
 
+@pytest.mark.slow
 async def test_filters_by_status_author_section_and_needs_me(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -463,6 +465,7 @@ async def test_a_conflict_shows_every_side(demo: Path) -> None:
         assert "+ Currency exposure is capped at 10%." in shown
 
 
+@pytest.mark.slow
 async def test_approve_asks_why_and_merges(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -495,6 +498,7 @@ async def test_escape_at_the_question_does_nothing(demo: Path) -> None:
         assert pending.status == "Pending"
 
 
+@pytest.mark.slow
 async def test_reject_force_merge_and_a_refused_approval(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -518,6 +522,7 @@ async def test_reject_force_merge_and_a_refused_approval(demo: Path) -> None:
         assert doc.proposals[pending.id].reason == "the cloud line is wrong"
 
 
+@pytest.mark.slow
 async def test_force_merge_one_side_of_a_conflict(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -532,6 +537,7 @@ async def test_force_merge_one_side_of_a_conflict(demo: Path) -> None:
         assert doc.proposals[side].override.why == "legal wins"  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 async def test_choose_a_side_of_the_conflict(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -572,6 +578,7 @@ async def test_choose_on_a_proposal_in_no_conflict_is_refused(demo: Path) -> Non
         assert len(app.screen_stack) == 1 or app.screen is screen
 
 
+@pytest.mark.slow
 async def test_revert_a_merged_proposal(demo: Path) -> None:
     """Before it is confirmed, the revert says what it becomes: merged at once, or waiting as
     the policy says (and then "revert now" is offered)."""
@@ -604,6 +611,7 @@ async def test_revert_a_merged_proposal(demo: Path) -> None:
         assert len(queue.rows) == 5
 
 
+@pytest.mark.slow
 async def test_revert_now_is_an_override_that_merges_at_once(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -624,6 +632,7 @@ async def test_revert_now_is_an_override_that_merges_at_once(demo: Path) -> None
         assert revert.override is not None and revert.override.why == "it broke the build"
 
 
+@pytest.mark.slow
 async def test_an_agent_sees_only_the_proposals_it_may_read(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -729,6 +738,7 @@ async def merge_both_conflict(
     return group
 
 
+@pytest.mark.slow
 async def test_a_merge_both_conflict_shows_its_sides_and_marked_three_way_result(
     demo: Path,
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from textual.widgets import Markdown
 
 from engine.protocol.commands import Actor
@@ -119,6 +120,7 @@ def test_every_duration_is_said_in_its_two_largest_units() -> None:
     ]
 
 
+@pytest.mark.slow
 async def test_every_view_on_a_document_built_by_tap_commands(tmp_path: Path) -> None:
     """A workspace made only with ``pact-tui doc`` and ``pact-tui tap`` (as agents would make
     it, process by process): the outline, queue, heatmap, inbox and agents all show it."""

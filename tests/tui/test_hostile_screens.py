@@ -47,7 +47,7 @@ TYPED_FILTER = "[/] [@click=app.bell('pwned')]x[/] [link='https://pwned.example/
 SHOWN_MARKUP = "x[/] [@click=app.bell("
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # kept while other modules' slow tests run
 def hostile_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import asyncio
 
@@ -57,7 +57,7 @@ def hostile_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # kept while other modules' slow tests run
 def hostile_conversation(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_hostile_conversation(tmp_path_factory.mktemp("gptme") / "conversation")
 
@@ -210,6 +210,7 @@ async def type_filter(pilot: Pilot[Any], key: str, where: str) -> str:
 
 # -- the workspace: its context and its document ------------------------------------------------
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.slow
 async def test_every_document_view_draws_hostile_data_as_text(
     workspace: Path, size: tuple[int, int]
 ) -> None:
@@ -317,6 +318,7 @@ async def test_every_document_view_draws_hostile_data_as_text(
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.slow
 async def test_the_context_screen_draws_hostile_data_as_text(
     workspace: Path, size: tuple[int, int]
 ) -> None:
@@ -362,6 +364,7 @@ async def test_the_context_screen_draws_hostile_data_as_text(
 
 # -- a gptme conversation -----------------------------------------------------------------------
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.slow
 async def test_every_master_log_view_draws_hostile_data_as_text(
     conversation: Path, size: tuple[int, int]
 ) -> None:

@@ -770,6 +770,7 @@ async def test_the_diff_exports_as_json_and_markdown(demo: Path, tmp_path: Path)
         assert "## Added" in markdown and "## Removed" in markdown
 
 
+@pytest.mark.slow
 async def test_a_diff_against_a_state_held_at_live_exports_with_its_name(
     demo: Path, tmp_path: Path
 ) -> None:
@@ -795,6 +796,7 @@ async def test_a_diff_against_a_state_held_at_live_exports_with_its_name(
         assert "after the base" in markdown
 
 
+@pytest.mark.slow
 async def test_the_changelog_of_the_step_shown_exports_as_json_and_markdown(
     demo: Path, tmp_path: Path
 ) -> None:
@@ -971,6 +973,7 @@ async def test_a_fork_name_that_cannot_be_is_said_and_nothing_is_written(
         assert screen.workspace.head == head and screen.context_name == "researcher"
 
 
+@pytest.mark.slow
 async def test_the_palette_forks_and_a_read_only_workspace_does_not(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:

@@ -17,7 +17,7 @@ from .inspector import inspector, settle
 from .test_document_inbox import opened
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # kept while other modules' slow tests run
 def crowd(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import asyncio
 

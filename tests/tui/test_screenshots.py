@@ -66,6 +66,7 @@ async def test_a_screenshot_from_a_removed_folder_says_why(
         assert app.is_running
 
 
+@pytest.mark.slow
 async def test_the_conversation_screenshot_is_the_same_every_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

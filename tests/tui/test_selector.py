@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -73,6 +74,7 @@ async def test_the_typed_selector_is_visible_in_the_bar(demo: Path) -> None:
         assert any(line.strip().startswith("+notes") for line in screen_text(app).splitlines())
 
 
+@pytest.mark.slow
 async def test_n_and_N_walk_the_matches_in_order(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:

@@ -107,6 +107,7 @@ def test_the_provider_view(snap_compare: Any, demo: Path) -> None:
 
 
 @pytest.mark.parametrize("theme", ["pact-midnight", "pact-paper", "pact-ember"])
+@pytest.mark.slow
 def test_each_theme(snap_compare: Any, demo: Path, theme: str) -> None:
     """A busy screen in each theme: the past (warning border), a diff's added and changed
     marks, a selector's match (#finding, at (0,1,0)), the cursor on a changed node."""

@@ -30,7 +30,11 @@ from tests.hostile import (
 GPTME = Path(__file__).resolve().parents[1] / "fixtures" / "gptme"
 
 TMUX = shutil.which("tmux")
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+pytestmark = [
+    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
+    pytest.mark.e2e,
+    pytest.mark.xdist_group("tmux"),  # one at a time: each starts a tmux server and the app
+]
 
 DEADLINE = 60.0  # seconds; start-up on a loaded machine is slow
 EXITED = "pact-tui-test: exited with"

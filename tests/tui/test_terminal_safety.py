@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -63,6 +64,7 @@ async def walk_rows(pilot: Pilot[Any], app: PactApp, where: str) -> set[str]:
     return kinds
 
 
+@pytest.mark.slow
 async def test_no_view_draws_a_raw_control_character(tmp_path: Path) -> None:
     path = tmp_path / "evil.pact"
     await build_hostile(path)

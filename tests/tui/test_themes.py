@@ -64,6 +64,7 @@ async def test_setting_app_theme_redraws_the_panes(demo: Path, name: str) -> Non
         assert _drawn_surface(app) == SURFACES[name]
 
 
+@pytest.mark.slow
 async def test_the_palette_switches_the_theme(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static
 
 from pact_tui.screens.prompt import PromptScreen
@@ -22,6 +23,7 @@ VIEW_KEYS = {"outline": "o", "queue": "P", "heatmap": "H", "inbox": "i", "agents
 VIEW_KEYS["events"] = "E"
 
 
+@pytest.mark.slow
 async def test_a_key_typed_right_after_a_view_key_acts_on_the_view_shown(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -44,6 +46,7 @@ async def test_a_key_typed_right_after_a_view_key_acts_on_the_view_shown(demo: P
             }, f"k after {VIEW_KEYS[shown]}"
 
 
+@pytest.mark.slow
 async def test_i_then_r_from_the_queue_answers_the_inbox_and_rejects_nothing(
     demo: Path,
 ) -> None:

@@ -11,7 +11,11 @@ from engine.workspace import Workspace
 from tests.browser import CHROMIUM, NO_CHROMIUM, chromium_page
 from tests.web_server import web_server
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
+    pytest.mark.e2e,
+    pytest.mark.xdist_group("chromium"),  # one browser at a time
+]
 
 # The page's own parts (textual-serve's template): the name it shows while it connects, and the
 # class its script gives the body once the app's first bytes arrived, or once the app ended.

@@ -40,6 +40,7 @@ import json
 import os
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -671,4 +672,4 @@ ContextMachine.TestCase.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
-TestContextMachine = ContextMachine.TestCase
+TestContextMachine = pytest.mark.slow(ContextMachine.TestCase)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -426,6 +427,7 @@ def check_retry(run: Run, command: dict[str, Any], actor: Actor, first: Decision
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(markdown=documents(), data=st.data())
+@pytest.mark.slow
 def test_random_sessions_keep_the_protocol(markdown: str, data: st.DataObject) -> None:
     options = {
         "policy": data.draw(st.sampled_from(POLICIES)),

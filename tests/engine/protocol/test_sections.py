@@ -530,6 +530,7 @@ def proposals(draw: st.DrawFn, target: Section) -> Proposal:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
+@pytest.mark.slow
 def test_replacing_a_section_changes_only_that_section(data: st.DataObject) -> None:
     doc = data.draw(documents())
     old = parse_sections(doc)

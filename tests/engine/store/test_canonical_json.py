@@ -192,6 +192,7 @@ int64 = st.integers(-(2**63), 2**63 - 1)
     st.sampled_from(["0" * 64, "ab" * 32, 'odd "head" \u00e9']),
     int64,
 )
+@pytest.mark.slow
 def test_envelope_hashes_are_sha256_of_json_of_the_envelope(
     events: list[NewEvent], head_seq: int, head_hash: str, now_ns: int
 ) -> None:

@@ -12,7 +12,10 @@ import pytest
 
 from .conftest import Backend, start_helper
 
-pytestmark = pytest.mark.filterwarnings("error")
+pytestmark = [
+    pytest.mark.filterwarnings("error"),
+    pytest.mark.xdist_group("processes"),  # several processes each: one such test at a time
+]
 
 GUARD_S = 60  # failure guard for a process that hangs; never reached when things work
 

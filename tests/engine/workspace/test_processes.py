@@ -20,7 +20,10 @@ from engine.workspace import Workspace
 from .conftest import replay_from_scratch, start_helper
 from .writer_process import CONTEXTS, CYCLE, script
 
-pytestmark = pytest.mark.filterwarnings("error")
+pytestmark = [
+    pytest.mark.filterwarnings("error"),
+    pytest.mark.xdist_group("processes"),  # several processes each: one such test at a time
+]
 
 GUARD_S = 120  # failure guard for a process that hangs; never reached when things work
 
@@ -154,6 +157,7 @@ def group_sizes(path: Path, writer: str) -> tuple[Counter[str], set[str]]:
     return inserted, deleted
 
 
+@pytest.mark.slow
 async def test_writers_killed_mid_burst_leave_whole_commands(tmp_path: Path) -> None:
     path = tmp_path / "crashes.pact"
     await make_workspace(path)

@@ -216,6 +216,7 @@ async def run_scenario(
     suppress_health_check=[HealthCheck.too_slow],
 )
 @given(interval=intervals, script=steps)
+@pytest.mark.slow
 def test_a_workspace_replays_to_the_in_memory_contexts(
     interval: tuple[int, int, int], script: list[tuple[str, Any]]
 ) -> None:
