@@ -66,8 +66,9 @@ def raw_connection(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(path, isolation_level=None)
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = NORMAL")
-    for statement in MIGRATIONS[SCHEMA_VERSION]:
-        connection.execute(statement)
+    for version in range(1, SCHEMA_VERSION + 1):  # every step, as a new file gets them
+        for statement in MIGRATIONS[version]:
+            connection.execute(statement)
     connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     return connection
