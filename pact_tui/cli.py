@@ -416,13 +416,16 @@ async def _ctx_diff(args: argparse.Namespace) -> None:
         if len(ids) > LIST_LIMIT:
             way = "deeper" if by > 0 else "shallower"
             lines.append(f"~ ODI: {len(ids):,} items moved one {way} (depth {by:+d}), nothing else")
+    if not args.json:  # the JSON document lists every change: built only when asked for
+        _print("\n".join(lines) if lines else "no changes")
+        return
     data = diff.to_dict()
     data["items"] = {
         i: _diff_item(before.get(i), after.get(i))
         for i in [*diff.added, *diff.removed, *(c.id for c in diff.changed)]
     }
     data["odi"] = {f"{by:+d}": len(ids) for by, ids in sorted(odi.items(), reverse=True)}
-    _emit(args, data, "\n".join(lines) if lines else "no changes")
+    _emit(args, data, "")
 
 
 Located = tuple[Any, int, int, int]  # (item, depth, position, offset)

@@ -9,6 +9,7 @@ if TYPE_CHECKING:  # the engine's modules load with what needs them, not at star
     from engine.context import ContextView, Node
     from engine.context.nodes import Item
     from engine.context.timeline import StoryEvent
+    from engine.context.tree_diff import TreeDiff
     from engine.masterlog.lines import LineProblem, Message
     from engine.masterlog.verify import Recovery, Verdict
     from engine.protocol.document import Document
@@ -17,7 +18,6 @@ if TYPE_CHECKING:  # the engine's modules load with what needs them, not at star
 
     from .filtered_layout import FilteredLayout
     from .logsession import LogEntry, LogSession
-    from .tree_diff import TreeDiff
 
 RowKind = Literal["system", "turn", "slot", "item", "ghost"]
 """What one line of the tree shows: the system region's or a turn's header, a slot's, an item,

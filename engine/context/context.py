@@ -38,7 +38,7 @@ from .errors import (
     SelectorOrKey,
     UnknownKey,
 )
-from .history import History, Snapshot, SnapshotContext, diff_views
+from .history import History, Snapshot, SnapshotContext
 from .nodes import (
     Item,
     Slot,
@@ -53,6 +53,7 @@ from .query import canonical_key
 from .selector_ast import Exact
 from .stages import Role
 from .tree import SYSTEM_SEQ, Diff, Node, TreeState
+from .tree_diff import TreeDiff
 from .view import ContextView
 
 if TYPE_CHECKING:
@@ -412,7 +413,7 @@ class Context(ContextView):
         """Changes from snapshot ``a`` to snapshot ``b`` (``None`` = the working state)."""
         older: ContextView = self if a is None else self._history.at_snapshot(a)
         newer: ContextView = self if b is None else self._history.at_snapshot(b)
-        return diff_views(older, newer)
+        return TreeDiff.between(older, newer).to_diff()
 
     # -- observing changes -------------------------------------------------------------------
     def live(self) -> Context:

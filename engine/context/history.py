@@ -173,7 +173,9 @@ def _move(before: int, after: int) -> tuple[int, int] | None:
 
 
 def diff_views(older: ContextView, newer: ContextView) -> Diff:
-    """Added, removed and changed items between two states, in the newer state's order."""
+    """Added, removed and changed items between two states, in the newer state's order: every
+    item of both compared, the plain way. The oracle the property tests hold
+    ``tree_diff.TreeDiff`` (what the engine answers with) to; not used to answer."""
     return located_diff(older, newer)[0]
 
 

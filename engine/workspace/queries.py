@@ -8,10 +8,10 @@ import json
 from engine.context import ContextView
 from engine.context.errors import InvalidCommand, UnknownSnapshot
 from engine.context.explorer import render_tree
-from engine.context.history import Located, diff_views, located_diff
 from engine.context.selector_ast import Selector
 from engine.context.selectors import check_input_selector
 from engine.context.tree import Diff, Node
+from engine.context.tree_diff import Locations, TreeDiff
 from engine.store import VerifyResult
 from engine.workspace.checkpoints import decode_checkpoint
 from engine.workspace.errors import CACHE_ERRORS
@@ -70,13 +70,13 @@ class Queries(PastStates):
 
     async def diff(self, name: str, a: str | None, b: str | None = None) -> Diff:
         """Changes from snapshot ``a`` to snapshot ``b`` (``None`` = now)."""
-        return diff_views(await self.view(name, a), await self.view(name, b))
+        return TreeDiff.between(await self.view(name, a), await self.view(name, b)).to_diff()
 
     async def located_diff(
         self, name: str, a: str | None, b: str | None = None
-    ) -> tuple[Diff, Located, Located]:
-        """:meth:`diff`, and where every item of each side is (``history.located_diff``)."""
-        return located_diff(await self.view(name, a), await self.view(name, b))
+    ) -> tuple[Diff, Locations, Locations]:
+        """:meth:`diff`, and where each item it names is on each side (``TreeDiff.to_located``)."""
+        return TreeDiff.between(await self.view(name, a), await self.view(name, b)).to_located()
 
     async def verify(self) -> VerifyResult:
         return await self.store.verify()

@@ -28,6 +28,7 @@ from textual.widgets import ContentSwitcher, OptionList
 
 from engine.context import ContextError, ContextView, InvalidSelector, Node
 from engine.context.selectors import check_input_selector, parse_selector
+from engine.context.tree_diff import TreeDiff
 from engine.store import StoreError
 from engine.store.opening import where_shown
 from engine.visible import visible
@@ -49,7 +50,7 @@ from ..files import WriteError, write_atomically
 from ..jump import JumpError, Place, find_place
 from ..provider import provider_changes
 from ..reasons import Reasons
-from ..tree_diff import TreeDiff, ghosts_of
+from ..tree_diff import ghosts_of
 from ..tree_layout import Row, TreeLayout
 from ..types import (
     Account,

@@ -41,6 +41,7 @@ from engine.workspace import SnapshotEntry
 from ..filtered_layout import FilteredLayout
 from ..provider import ProviderTotals, char_count, provider_totals, token_estimate
 from ..reasons import Reasons
+from ..tree_diff import note_of
 from ..tree_layout import SYSTEM_SEQ, Row, TreeLayout
 from ..types import (
     DIFF_GLYPHS,
@@ -621,7 +622,7 @@ class LinePane(CursorPane):
             return said
         if row.item is None:
             return ""
-        note = comparison.diff.note_of(row.item.id, row.turn.seq)
+        note = note_of(comparison.diff, row.item.id, row.turn.seq)
         if reasons is None:
             return note
         mark = comparison.mark_of(row.item.id, row.turn.seq)

@@ -24,10 +24,10 @@ from textual.widgets import Static
 from engine.context import ContextView, ItemChange
 from engine.context.nodes import Item
 from engine.context.timeline import StoryEvent
+from engine.context.tree_diff import TreeDiff
 from engine.visible import visible
 
 from ..reasons import Reasons
-from ..tree_diff import TreeDiff
 from ..tree_layout import Row
 from ..types import DIFF_GLYPHS, Comparison, Ghost, Shown
 from .queue import Palette, diff_renderable

@@ -1,5 +1,6 @@
-"""The diff the inspector draws (``TreeDiff``, turn by turn) says what the engine's
-``diff_views`` says, and its ghosts are laid out where they were, each once."""
+"""How the inspector draws the engine's diff (``TreeDiff``): its ghosts laid out where they
+were, each once, and each change said as people say it. That the diff itself says what the
+plain ``diff_views`` says: tests/engine/context/test_tree_diff.py."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.context import Context, ContextView, SequentialIds, SteppingClock, TextContent
-from engine.context.history import diff_views
-from pact_tui.tree_diff import TreeDiff, change_note, ghosts_of
+from engine.context.tree_diff import TreeDiff
+from pact_tui.tree_diff import change_note, ghosts_of, note_of
 from pact_tui.tree_layout import TreeLayout
 
 from .test_layout import OPS, _apply
@@ -26,30 +27,6 @@ def _views(ops: list[tuple]) -> list[ContextView]:
             held.append(context.hold())
     snapshots = [context.history.at_snapshot(s.id) for s in context.history]
     return [*snapshots, *held, context]
-
-
-@settings(max_examples=120, deadline=None)
-@given(OPS, st.data())
-def test_the_turn_by_turn_diff_says_what_diff_views_says(
-    ops: list[tuple], data: st.DataObject
-) -> None:
-    views = _views(ops)
-    older = data.draw(st.sampled_from(views))
-    newer = data.draw(st.sampled_from(views))
-    diff = TreeDiff.between(older, newer)
-    expected = diff_views(older, newer)
-    assert diff.to_diff() == expected
-    assert diff.counts == expected.counts
-    *_, changed, moved = diff.tally
-    assert changed + moved == len(expected.changed)
-    seq_of = {
-        item.id: turn.seq
-        for _depth, turn in newer.iter_turns()
-        for slot in turn.slots.values()
-        for item in slot.items
-    }
-    for change in expected.changed:
-        assert diff.change_of(change.id, seq_of[change.id]) == change
 
 
 @settings(max_examples=120, deadline=None)
@@ -128,4 +105,4 @@ def test_a_note_says_what_changed_with_the_values() -> None:
     assert diff.mark_of(note.id, turn.seq) == "changed"
     hello = context.select("d1, 0, 0")[0]
     assert diff.mark_of(hello.id, turn.seq) == "moved"
-    assert diff.note_of(hello.id, turn.seq) == "depth 0→1"
+    assert note_of(diff, hello.id, turn.seq) == "depth 0→1"

@@ -1,0 +1,125 @@
+"""The engine's diff (``tree_diff.TreeDiff``, turn by turn) says what the plain item-by-item
+``history.diff_views`` (the oracle) says, between states that share turns (snapshots, held
+states, the live context) and states that share nothing (a context rebuilt from its dump), and
+says where each item it names was and is as ``history.located_diff`` does."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.context import (
+    Context,
+    ContextError,
+    ContextView,
+    SequentialIds,
+    SteppingClock,
+    TextContent,
+)
+from engine.context.history import diff_views, located_diff
+from engine.context.tree_diff import TreeDiff
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("user"), st.text("ab", max_size=2)),
+        st.tuples(st.just("assistant"), st.text("ab", max_size=2)),
+        st.tuples(
+            st.just("insert"),
+            st.integers(0, 3),
+            st.integers(-2, 2),
+            st.integers(-1, 1),
+            st.sampled_from([None, 1, 2]),
+            st.sampled_from([None, 1, 3]),
+        ),
+        st.tuples(st.just("delete"), st.integers(0, 3), st.integers(-2, 2)),
+        st.tuples(
+            st.just("update"),
+            st.integers(0, 3),
+            st.integers(-2, 2),
+            st.integers(0, 1),
+            st.sampled_from(["replace", "append"]),
+            st.sampled_from([None, 1, 2]),
+        ),
+        st.tuples(st.just("advance")),
+        st.tuples(st.just("seal")),
+        st.tuples(st.just("rebuild")),
+    ),
+    max_size=40,
+)
+
+
+def _views(ops: list[tuple]) -> list[ContextView]:
+    """Every state the operations pass through that a diff can compare: each snapshot, a held
+    state now and then, a rebuilt copy of the context now and then (sharing nothing with it),
+    and the live context at the end."""
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    kept: list[ContextView] = []
+    for number, op in enumerate(ops):
+        try:
+            if op[0] in ("user", "assistant"):
+                context.add_message(op[0], op[1] or "m")
+            elif op[0] == "insert":
+                _, depth, position, offset, ttl, cad = op
+                content = TextContent("x", ttl=ttl, cadence=cad)
+                context.pact_insert(f"d{depth}, {position}, {offset}", content)
+            elif op[0] == "update":
+                _, depth, position, offset, mode, ttl = op
+                selector = f"d{depth}, {position}" + (f", {offset}" if mode == "replace" else "")
+                context.pact_update(selector, TextContent("y\nz", ttl=ttl), mode=mode)
+            elif op[0] == "delete":
+                context.pact_delete(f"d{op[1]}, {op[2]}, *")
+            elif op[0] == "advance":
+                context.advance()
+            elif op[0] == "seal":
+                context.seal()
+            elif op[0] == "rebuild":
+                dumped = context.model_dump()
+                kept.append(Context.load(dumped, ids=SequentialIds(), clock=SteppingClock()))
+        except ContextError:
+            pass  # refused: nothing changed
+        if number % 3 == 2:
+            kept.append(context.hold())
+    snapshots = [context.history.at_snapshot(s.id) for s in context.history]
+    return [*snapshots, *kept, context]
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPS, st.data())
+def test_the_turn_by_turn_diff_says_what_diff_views_says(
+    ops: list[tuple], data: st.DataObject
+) -> None:
+    views = _views(ops)
+    older = data.draw(st.sampled_from(views))
+    newer = data.draw(st.sampled_from(views))
+    diff = TreeDiff.between(older, newer)
+    expected, every_before, every_after = located_diff(older, newer)
+    assert expected == diff_views(older, newer)
+    listed, before, after = diff.to_located()
+    assert listed == diff.to_diff() == expected
+    named = [*expected.added, *expected.removed, *(change.id for change in expected.changed)]
+    assert set(before) | set(after) == set(named)
+    assert before == {i: every_before[i] for i in named if i in every_before}
+    assert after == {i: every_after[i] for i in named if i in every_after}
+    assert diff.counts == expected.counts
+    *_, changed, moved = diff.tally
+    assert changed + moved == len(expected.changed)
+    seq_of = {
+        item.id: turn.seq
+        for _depth, turn in newer.iter_turns()
+        for slot in turn.slots.values()
+        for item in slot.items
+    }
+    for change in expected.changed:
+        assert diff.change_of(change.id, seq_of[change.id]) == change
+
+
+def test_context_diff_is_the_turn_by_turn_one() -> None:
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    context.add_user("hello")
+    context.pact_insert("d0, 1, 0", TextContent("note", ttl=2))
+    first = context.seal("first")
+    context.add_user("again")  # ODI: the first turn one deeper
+    context.advance()
+    diff = context.diff(first, None)
+    assert diff == diff_views(context.history.at_snapshot(first), context)
+    assert diff.counts[0] >= 1 and any(c.depth == (0, 1) for c in diff.changed)
