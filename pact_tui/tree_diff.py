@@ -77,7 +77,7 @@ def ghosts_of(diff: TreeDiff, shown_is_newer: bool) -> tuple[Ghost, ...]:
             slot = target.slots.get(position)
             if slot is not None:
                 here = ids_of(slot)
-                for index in range(placed.index - 1, -1, -1):  # the nearest one still there
+                for index in range(placed.slot_index - 1, -1, -1):  # the nearest one still there
                     neighbour = placed.slot.items[index].id
                     if neighbour in here:
                         after = neighbour

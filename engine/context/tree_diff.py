@@ -24,8 +24,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress, count, islice
-from operator import is_not
-from typing import Literal
+from operator import attrgetter, is_not
+from typing import Literal, NamedTuple
 
 from .history import DIFFED_FIELDS
 from .nodes import Item, Slot, Turn
@@ -38,27 +38,26 @@ Located = tuple[Item, int, int, int]  # (item, depth, position, offset)
 Locations = dict[str, Located]
 
 
-@dataclass(frozen=True, slots=True)
-class Placed:
-    """An item where one of the two states has it."""
+class Placed(NamedTuple):
+    """An item where one of the two states has it (a tuple: made for every item of a written
+    turn, and a frozen dataclass takes three times as long to make)."""
 
     item: Item
     depth: int
     slot: Slot
-    index: int  # in the slot's items
+    slot_index: int  # in the slot's items
     turn_seq: int
 
     @property
     def offset(self) -> int:
-        return self.index - self.slot.core
+        return self.slot_index - self.slot.core
 
     @property
     def located(self) -> Located:
         return self.item, self.depth, self.slot.position, self.offset
 
 
-@dataclass(frozen=True, slots=True)
-class ItemDelta:
+class ItemDelta(NamedTuple):
     """An item both states have, changed: how (the engine's ``ItemChange``), and both
     records, to say what the values were."""
 
@@ -106,6 +105,8 @@ class Run:
 def _first_difference(older: Sequence[Turn], newer: Sequence[Turn], i: int, j: int) -> int:
     """How many turns from ``older[i]`` and ``newer[j]`` on are the same objects (compared
     in C: a walk over 30,000 shared turns is a few milliseconds)."""
+    if older[i] is not newer[j]:  # not shared: without the walk, whose start skips i turns
+        return 0
     same = map(is_not, islice(older, i, None), islice(newer, j, None))
     found = next(compress(count(), same), None)
     return min(len(older) - i, len(newer) - j) if found is None else found
@@ -193,6 +194,15 @@ class TreeDiff:
             if previous is None:
                 self.added[item_id] = placed
                 continue
+            old, new = previous.item, placed.item
+            if (
+                (old is new or _diffed(old) == _diffed(new))  # compared in C
+                and previous.depth == placed.depth
+                and previous.slot_index == placed.slot_index
+                and previous.slot.position == placed.slot.position
+                and previous.slot.core == placed.slot.core
+            ):
+                continue  # the same, in the same place: most items, when nothing is shared
             delta = _delta(previous, placed)
             if delta is not None:
                 self.changed[item_id] = delta
@@ -285,15 +295,20 @@ class TreeDiff:
             shift = self.shift_of(turn.seq) if depth >= 0 else None
             if shift is None and turn.seq not in written:
                 continue  # shared and unmoved: nothing in it changed
+            if shift is None:  # a written turn: its changed items, in order
+                for position in sorted(turn.slots):
+                    for item in turn.slots[position].items:
+                        delta = self.changed.get(item.id)
+                        if delta is not None:
+                            changed.append(delta.change)
+                            before[item.id] = delta.was.located
+                            after[item.id] = delta.now.located
+                continue
             for placed in _placed(depth, turn):
                 item_id = placed.item.id
-                if shift is not None:
-                    changed.append(ItemChange(item_id, depth=shift))
-                    after[item_id] = placed.located
-                    before[item_id] = (placed.item, shift[0], placed.slot.position, placed.offset)
-                elif (delta := self.changed.get(item_id)) is not None:
-                    changed.append(delta.change)
-                    before[item_id], after[item_id] = delta.was.located, delta.now.located
+                changed.append(ItemChange(item_id, depth=shift))
+                after[item_id] = placed.located
+                before[item_id] = (placed.item, shift[0], placed.slot.position, placed.offset)
         return Diff(tuple(self.added), tuple(self.removed), tuple(changed)), before, after
 
 
@@ -305,19 +320,21 @@ def _item_count(turn: Turn) -> int:
     return turn.item_count()
 
 
+_diffed = attrgetter(*DIFFED_FIELDS)  # an item's compared fields, as one tuple
+
+
 def _delta(before: Placed, after: Placed) -> ItemDelta | None:
     old, new = before.item, after.item
     fields: tuple[str, ...] = ()
-    if old is not new:
+    if old is not new and _diffed(old) != _diffed(new):
         fields = tuple(name for name in DIFFED_FIELDS if getattr(old, name) != getattr(new, name))
-    change = ItemChange(
-        new.id,
-        fields,
-        depth=_move(before.depth, after.depth),
-        position=_move(before.slot.position, after.slot.position),
-        offset=_move(before.offset, after.offset),
-    )
-    return ItemDelta(change, old, new, before, after) if fields or change.moves() else None
+    depth = _move(before.depth, after.depth)
+    position = _move(before.slot.position, after.slot.position)
+    offset = _move(before.offset, after.offset)
+    if not fields and depth is None and position is None and offset is None:
+        return None  # the common case when nothing is shared: decided before building anything
+    change = ItemChange(new.id, fields, depth=depth, position=position, offset=offset)
+    return ItemDelta(change, old, new, before, after)
 
 
 def _depth_only(change: ItemChange) -> bool:
