@@ -10,12 +10,17 @@
    scaled, ``create_scaled_demo``), as a whole process ÷ ``pact-tui ctx select`` of one item of
    it, as a whole process: both open the workspace and load the context; the changes are then
    read from the events' stored results, not rebuilt.
+3. ``pact-tui ctx diff -1 now`` (what the last step changed) on the same context ÷ the same
+   ``ctx select``, whole processes (issue 25: one diff, turn by turn, ``engine.context.tree_diff``);
+   printed beside it, from one process: rebuilding the snapshot from the context's nearest
+   archive, the diff itself, and the plain item-by-item ``diff_views`` it replaced.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import statistics
 import subprocess
 import sys
@@ -24,12 +29,20 @@ import time
 from pathlib import Path
 
 from bench.bench_context import build
-from bench.common import REPO_ROOT, fmt, in_a_fresh_process, pact_tui_seconds, report_ratio
+from bench.common import (
+    REPO_ROOT,
+    fmt,
+    in_a_fresh_process,
+    pact_tui_seconds,
+    report_ratio,
+    sized,
+)
 from engine.context import Context
 
-ITEMS = 100_000
-STEPS = 3_000  # add_user + advance pairs, each way
-PROCESS_RUNS = 7
+ITEMS = sized(100_000, 1_000)
+STEPS = sized(3_000, 20)  # add_user + advance pairs, each way
+PROCESS_RUNS = sized(7, 1)
+JSON_RUNS = sized(500, 5)
 
 
 def step_costs(context: Context, steps: int) -> tuple[float, float]:
@@ -100,7 +113,7 @@ def bench_recording() -> None:
     print(f"1. add_user + advance on a {ITEMS:,}-item context, with its changelog and without")
     context = build(ITEMS)
     print(f"  ({context.item_count():,} live items, {context.history_depth + 1:,} turns)")
-    step_costs(context, 200)  # warm up
+    step_costs(context, sized(200, 5))  # warm up
     recorded, bare = step_costs(context, STEPS)
     context.add_user("one more")
     summary = context.last_changes.summary() if context.last_changes else ""
@@ -115,10 +128,10 @@ def bench_recording() -> None:
         anchor_label="without (record_changes=False)",
     )
     print(
-        f"  (its JSON form, stored with each event: {fmt(to_json_cost(context, 500))} a step,"
-        " not in the figure)"
+        f"  (its JSON form, stored with each event: {fmt(to_json_cost(context, JSON_RUNS))}"
+        " a step, not in the figure)"
     )
-    with_it, without, summary = removal_costs(context, 100)
+    with_it, without, summary = removal_costs(context, sized(100, 5))
     print(
         f"  (printed, no target) a delete emptying the turn at d1, every deeper turn coming up"
         f" ({summary}): {fmt(with_it)} with the changelog ÷ {fmt(without)} without"
@@ -176,6 +189,67 @@ def bench_ctx_changes() -> None:
             1.5,
             anchor_label="ctx select of one item",
         )
+        bench_ctx_diff(path, select)
+
+
+def bench_ctx_diff(path: Path, select: tuple[object, ...]) -> None:
+    print(
+        f"3. pact-tui ctx diff -1 now on the {ITEMS:,}-item context ÷ pact-tui ctx select of one"
+        " item, each a whole process"
+    )
+    diff = ("ctx", "diff", path, "researcher", "-1", "now")
+    parts = in_a_fresh_process("bench.bench_changes", "diff-parts", path)
+    print(
+        f"  (in one process: the snapshot -1 rebuilt in {fmt(parts['rebuild'])}"
+        f" ({parts['replayed']:,} events replayed from its nearest archive); the diff"
+        f" {fmt(parts['tree_diff'])}, diff_views {fmt(parts['diff_views'])};"
+        f" {parts['listed']:,} changes)"
+    )
+    pact_tui_seconds(*diff)  # the first: not in the figure
+    took: dict[str, list[float]] = {"diff": [], "select": []}
+    for _ in range(PROCESS_RUNS):
+        took["diff"].append(pact_tui_seconds(*diff))
+        took["select"].append(pact_tui_seconds(*select))
+    report_ratio(
+        f"ctx diff -1 now at {ITEMS // 1000}k (median of {PROCESS_RUNS} processes)",
+        statistics.median(took["diff"]),
+        statistics.median(took["select"]),
+        1.5,
+        anchor_label="ctx select of one item",
+    )
+
+
+async def diff_parts(path: Path) -> dict[str, float | int]:
+    """Where ``ctx diff -1 now``'s time goes, timed in this process."""
+    from engine.context.history import diff_views
+    from engine.context.tree_diff import TreeDiff
+    from engine.workspace import Workspace
+
+    async with await Workspace.open(path, watch=False, lazy=True, read_only=True) as ws:
+        await ws.load("researcher")
+        now = ws.context("researcher")
+        entry = ws.snapshot_at("researcher", -1)
+        start = time.perf_counter()
+        past = await ws.view("researcher", entry.id)
+        rebuild = time.perf_counter() - start
+        start = time.perf_counter()
+        listed = TreeDiff.between(past, now).to_located()[0]
+        tree_diff = time.perf_counter() - start
+        start = time.perf_counter()
+        oracle = diff_views(past, now)
+        plain = time.perf_counter() - start
+        assert listed == oracle
+        prefix = "archive:ctx:researcher:"
+        names = await ws.store.checkpoints()
+        marks = [int(n[len(prefix) :]) for n in names if n.startswith(prefix)]
+        archived = max((m for m in marks if m < entry.stream_seq), default=0)
+        return {
+            "rebuild": rebuild,
+            "replayed": entry.stream_seq - archived,
+            "tree_diff": tree_diff,
+            "diff_views": plain,
+            "listed": len(listed.added) + len(listed.removed) + len(listed.changed),
+        }
 
 
 def main() -> None:
@@ -188,5 +262,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["build"]:
         asyncio.run(build_scaled(Path(sys.argv[2]), int(sys.argv[3])))
         print('{"built": true}')
+    elif sys.argv[1:2] == ["diff-parts"]:
+        print(json.dumps(asyncio.run(diff_parts(Path(sys.argv[2])))))
     else:
         main()

@@ -48,6 +48,7 @@ from bench.common import (
     received_at,
     report_feed,
     report_ratio,
+    sized,
     start_follower,
 )
 from engine.canonical import canonical_json
@@ -96,7 +97,8 @@ def sample_events(count: int) -> list[NewEvent]:
 
 
 def bench_batched_appends(directory: Path) -> None:
-    total, small_batch, per_command, repeat = 10_000, 1_000, 100, 9
+    total, small_batch, per_command = sized(10_000, 200), sized(1_000, 20), sized(100, 10)
+    repeat = sized(9, 1)
     print(
         f"1. batched appends: {total:,} events as one batch (one store.append, one transaction)"
         " vs the same rows made by hand (json.dumps + hashlib + executemany, one transaction)"
@@ -267,7 +269,7 @@ def _make_rows_and_insert(path: Path, events: list[NewEvent], now: int | None = 
 
 
 def bench_command_latency(directory: Path) -> None:
-    commands = 1_000
+    commands = sized(1_000, 20)
     print(f"2. one command's append latency ({commands:,} commands of one event)")
     store_samples = asyncio.run(_store_latencies(directory / "latency.pact", commands))
     raw_samples = []
@@ -325,7 +327,7 @@ class EventCounts:
 
 
 def bench_reopen(directory: Path) -> None:
-    total, tail = 1_000_000, 1_000
+    total, tail = sized(1_000_000, 2_000), sized(1_000, 100)
     print(f"3. reopening a store of {total:,} events: checkpoint + {tail:,}-event tail vs replay")
     path = directory / "large.pact"
     start = time.perf_counter()
@@ -364,7 +366,7 @@ def bench_reopen(directory: Path) -> None:
     # The first full replay also saves the checkpoint (untimed share: one save of a small blob).
     asyncio.run(full_replay(checkpoint_at=total - tail))
     replay_s, replayed = asyncio.run(full_replay(checkpoint_at=None))
-    reopen_runs = [asyncio.run(reopen_from_checkpoint()) for _ in range(3)]
+    reopen_runs = [asyncio.run(reopen_from_checkpoint()) for _ in range(sized(3, 1))]
     reopen_s = statistics.median(seconds for seconds, _ in reopen_runs)
     assert all(fold.state == replayed.state for _, fold in reopen_runs)
     report_ratio(
@@ -397,7 +399,7 @@ def _chained_rows(total: int) -> Iterator[ChainRow]:
 
 
 def bench_feed_latency(directory: Path) -> None:
-    rounds, burst = 200, 500
+    rounds, burst = sized(200, 5), sized(500, 10)
     print(f"4. change-feed latency, commit here to delivery in another process ({rounds} commits)")
     feed_ms = asyncio.run(_feed_round_trips(directory / "feed.pact", rounds))
     watch_ms = asyncio.run(raw_watch_round_trips(directory / "raw-watch", rounds))

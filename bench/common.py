@@ -17,6 +17,16 @@ from typing import Any
 from engine.store.feed import WATCH_DEBOUNCE_MS, WATCH_STEP_MS
 
 RESULTS: list[tuple[str, bool]] = []
+TINY = os.environ.get("BENCH_TINY") == "1"
+"""``python -m bench --tiny``: every size the smallest that still runs each step (CI's smoke
+run: a group that crashes fails it; the figures mean nothing and no target is checked)."""
+
+
+def sized(full: int, tiny: int) -> int:
+    """``full``, or ``tiny`` in a smoke run (:data:`TINY`)."""
+    return tiny if TINY else full
+
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WARM_UP = 5  # rounds before measuring: the other process's watcher is surely in place by then
 
