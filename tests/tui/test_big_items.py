@@ -74,8 +74,7 @@ async def test_the_detail_shows_the_start_and_the_reader_all_of_it(path: Path) -
         reader = app.screen.query_one(ContentReader)
         assert reader.row_count == 20_001  # a line a row: each fits the width
         await pilot.press("end")
-        await pilot.pause()
-        assert "THE END" in screen_text(app)
+        await wait_until(pilot, lambda: "THE END" in screen_text(app), "the reader's last line")
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is screen, "the reader to close")
 

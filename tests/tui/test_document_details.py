@@ -149,9 +149,7 @@ async def test_the_proposal_detail_starts_at_its_top_for_each_new_selection(demo
         screen, queue = await queue_of(pilot)
         pane = screen.query_one("#proposal-pane")
         await wait_until(pilot, lambda: pane.max_scroll_y > 2, "a detail taller than its pane")
-        pane.scroll_end(animate=False, immediate=True)
-        await settle(pilot)
-        assert pane.scroll_y > 0
+        await scrolled_to_end(pilot, pane)
         screen.now_ms += 1_000  # a tick redraws the same proposal: the reader stays there
         await settle(pilot)
         assert pane.scroll_y > 0
@@ -169,12 +167,18 @@ async def test_the_context_detail_starts_at_its_top_for_each_new_node(demo: Path
         await settle(pilot)
         detail = screen.query_one(NodeDetail)
         await to_two_tall_details(pilot, detail, screen.context_tree.line_count)
-        detail.scroll_end(animate=False, immediate=True)
-        await settle(pilot)
-        assert detail.scroll_y > 0
+        await scrolled_to_end(pilot, detail)
         await pilot.press("k")  # the node before, whose detail is taller than its pane too
         await settle(pilot)
         assert detail.scroll_y == 0
+
+
+async def scrolled_to_end(pilot: Any, pane: Any) -> None:
+    """Scroll ``pane`` to its end once its content is laid out (taller than the pane)."""
+    await wait_until(pilot, lambda: pane.max_scroll_y > 2, "the detail laid out, taller")
+    pane.scroll_end(animate=False, immediate=True)
+    await settle(pilot)
+    await wait_until(pilot, lambda: pane.scroll_y > 0, "the detail scrolled to its end")
 
 
 async def to_two_tall_details(pilot: Any, pane: Any, lines: int) -> None:
@@ -202,9 +206,7 @@ async def test_the_master_log_detail_starts_at_its_top_for_each_new_line(tmp_pat
         pane = shown.query_one("#log-detail")
         lines = shown.query_one("#messages", LogLines)
         await to_two_tall_details(pilot, pane, lines.line_count)
-        pane.scroll_end(animate=False, immediate=True)
-        await settle(pilot)
-        assert pane.scroll_y > 0
+        await scrolled_to_end(pilot, pane)
         await pilot.press("k")
         await settle(pilot)
         assert pane.scroll_y == 0
@@ -264,9 +266,7 @@ async def test_the_agent_detail_starts_at_its_top_for_each_new_agent(demo: Path)
         pane.styles.height = 3  # the demo's agents are short: a pane shorter than each
         roster = screen.query_one("#agents", CursorPane)
         await to_two_tall_details(pilot, pane, roster.line_count)
-        pane.scroll_end(animate=False, immediate=True)
-        await settle(pilot)
-        assert pane.scroll_y > 0
+        await scrolled_to_end(pilot, pane)
         await pilot.press("k")
         await settle(pilot)
         assert pane.scroll_y == 0
