@@ -281,11 +281,14 @@ async def _ctx_seal(args: argparse.Namespace) -> None:
     _emit(args, result, f"sealed {args.trigger!r} as snapshot {result['snapshot']}")
 
 
-async def _ctx_select(args: argparse.Namespace) -> None:
+async def _ctx_select(args: argparse.Namespace) -> int:
+    """The nodes a selector matches; exit 1 when there are none (as grep does), so a script
+    can test for a match."""
     async with await _open(args, read_only=True) as ws:
         nodes = await ws.select(args.name, args.selector)
     text = "\n".join(_node_line(n) for n in nodes) if nodes else "no match"
     _emit(args, [n.model_dump() for n in nodes], text)
+    return 0 if nodes else EXIT_FAILED
 
 
 def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
@@ -406,8 +409,8 @@ async def _ctx_changes(args: argparse.Namespace) -> None:
         between = None
         if args.between is not None:
             older, newer = (_snapshot_ref(ws, args.name, ref) for ref in args.between)
-            if older is None or newer is None:
-                raise UsageError("--between takes two snapshots ('now' is the live step: omit it)")
+            if older is None:
+                raise UsageError("--between A B: A is a snapshot ('now' can only be B)")
             between = (older, newer)
         step = await ws.changelogs(args.name, episode=args.episode, between=between)
     lines = [visible(step.title())]
@@ -892,7 +895,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     seal = add("seal", _ctx_seal, "record a named snapshot")
     seal.add_argument("trigger", nargs="?", default="checkpoint")
-    select = add("select", _ctx_select, "list the nodes a selector matches")
+    select = add("select", _ctx_select, "list the nodes a selector matches (exit 1: none)")
     select.add_argument("selector")
     printing = add("print", _ctx_print, "print the tree, the provider rendering or the export")
     printing.add_argument("--mode", choices=("tree", "provider", "json"), default="tree")
@@ -915,7 +918,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--between",
         nargs=2,
         metavar=("A", "B"),
-        help="the steps after snapshot A up to snapshot B (ids, eN or -N)",
+        help="the steps after snapshot A up to snapshot B (ids, eN or -N; B may be now)",
     )
     add("snapshots", _ctx_snapshots, "list a context's snapshots")
     fork = add(
