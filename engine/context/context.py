@@ -251,7 +251,7 @@ class Context(ContextView):
         doomed = [self._items[n.item.id] for n in targets if n.item is not None]
         touched = {self._where[item.id][0] for item in doomed}
         templates += [item.template_id for item in doomed if item.template_id is not None]
-        self._begin("delete", hold=True)
+        self._begin("delete", hold=self._may_empty_turns(doomed))
         rec = self._rec
         if rec is not None:
             for node in targets:
@@ -383,20 +383,20 @@ class Context(ContextView):
         self._ensure_indexed()
         if self.rules < 3:
             return self._advance_v2()
-        self._begin("advance", hold=True)
-        rec = self._rec
-        self._episode += 1
-        episode = self._episode
+        episode = self._episode + 1
         expired = self._due_expiries(episode)
         due = self._due_schedules(episode)
         items = self._items
         renewed = {t.live_id for t in due if t.live_id is not None and t.live_id in items}
+        leaving = [item for item in expired if item.id not in renewed]
+        self._begin("advance", hold=self._may_empty_turns(leaving))
+        rec = self._rec
+        self._episode = episode
         before: dict[str, Coords] = {}
         if rec is not None:
             there = {item.id: item for item in expired}
             there.update((item_id, items[item_id]) for item_id in renewed)
             before = self._coords_of(list(there.values()))
-        leaving = [item for item in expired if item.id not in renewed]
         touched = {self._where[item.id][0] for item in leaving}
         self._detach(*leaving)
         movers: list[Item] = []
@@ -695,7 +695,7 @@ class Context(ContextView):
             if i < count - 1 and turns[i].item_count() == fixed_in.get(turns[i].seq, 0)
         )
         removed: list[int] = []  # indexes in ``turns``, ascending
-        while True:
+        while hollow:
             deepest = count - 1 - len(removed)
             seats = {min(depth, deepest) for depth in kept_depths}
             going = set(removed)
@@ -895,6 +895,22 @@ class Context(ContextView):
     # =====================================================================================
     # the changelog (see engine/context/changelog.py)
     # =====================================================================================
+    def _may_empty_turns(self, leaving: Sequence[Item]) -> bool:
+        """Whether taking ``leaving`` out can leave a history turn with nothing, so that the
+        operation reshapes the turns after changing slots (and must hold what it started
+        from: see ``_Recording``)."""
+        if not self.record_changes:
+            return False
+        by_turn: dict[int, int] = {}
+        for item in leaving:
+            seq = self._where[item.id][0]
+            by_turn[seq] = by_turn.get(seq, 0) + 1
+        active = self._active.seq
+        return any(
+            seq not in (SYSTEM_SEQ, active) and self._turn_of_seq(seq).item_count() <= count
+            for seq, count in by_turn.items()
+        )
+
     def _begin(self, op: str, *, hold: bool = False) -> None:
         """An operation starts mutating: record what it does (unless recording is off).
         ``hold``: keep the state as it is now readable while the operation changes it (see
@@ -994,13 +1010,21 @@ class Context(ContextView):
             rec.entries.append(("turn_removed", turns[last - depth].id, None, (depth,), _NONE))
         noted = {draft[1] for draft in rec.entries}
         items, fixed_ids, where = self._items, self._fixed, self._where
-        fixed_depths = sorted(last - index[seq] for seq, _position in places)
         placed = [
             last - index[where[i][0]]
             for i in noted
             if i in items and i not in fixed_ids and where[i][0] != SYSTEM_SEQ
         ]
         before_turns = rec.turns_before
+        if not removed:  # a push alone (the common case): every turn moves, one band
+            system = sum(len(slot.items) for slot in self._system.slots.values())
+            moving = len(items) - system - len(fixed) - len(placed)
+            listed: list[_Draft] = []
+            if moving <= LIST_LIMIT:
+                self._list_before(before_turns, range(last + 1), noted, listed)
+            rec.shifts.append((1, last + 1, moving, (0, last), listed))
+            return  # nothing is removed: no depth is gone, nothing comes up
+        fixed_depths = sorted(last - index[seq] for seq, _position in places)
         bounds = [-1, *gone, last + 1]
         for k in range(len(bounds) - 1):
             by = (1 if push else 0) - k
@@ -1012,26 +1036,36 @@ class Context(ContextView):
                 - (bisect_right(fixed_depths, high) - bisect_left(fixed_depths, low))
                 - sum(1 for depth in placed if low <= depth <= high)
             )
-            listed: list[_Draft] = []
+            listed = []
             if moving <= LIST_LIMIT:
-                for depth in range(low, high + 1):
-                    turn = before_turns[last - depth]
-                    for position in sorted(turn.slots):
-                        slot = turn.slots[position]
-                        for i, item in enumerate(slot.items):
-                            if item.follows and item.id in items and item.id not in noted:
-                                at = (depth, position, i - slot.core)
-                                listed.append(("moved", item.id, item, at, _NONE))
+                self._list_before(before_turns, range(low, high + 1), noted, listed)
             rec.shifts.append((by, high - low + 1, moving, (low, high), listed))
         deepest = last + (1 if push else 0) - len(removed)
         came_up = []
         for item, (seq, position) in zip(fixed, places, strict=True):
             depth = last - index[seq]
             if depth > deepest and item.id not in noted:
-                offset = before_turns[index[seq]].slots[position].offset_of(item)
-                came_up.append(((depth, position, offset), item))
+                held = before_turns[index[seq]].slots.get(position)
+                slot = held if held is not None and item in held.items else self._slot_of(item)
+                came_up.append(((depth, position, slot.offset_of(item)), item))
         for at, item in sorted(came_up, key=lambda pair: pair[0]):
             rec.add("moved", item, at)
+
+    def _list_before(
+        self, before: PVector[Turn], depths: Iterable[int], noted: set[str], listed: list[_Draft]
+    ) -> None:
+        """List, as ``moved`` entries at their places in ``before`` (the turns as the operation
+        found them), the items of the turns at ``depths`` that move with their turn: those
+        that follow it, are still there and have no entry of their own."""
+        last, items = len(before) - 1, self._items
+        for depth in depths:
+            turn = before[last - depth]
+            for position in sorted(turn.slots):
+                slot = turn.slots[position]
+                for i, item in enumerate(slot.items):
+                    if item.follows and item.id in items and item.id not in noted:
+                        at = (depth, position, i - slot.core)
+                        listed.append(("moved", item.id, item, at, _NONE))
 
     def _items_in_depths(self, low: int, high: int) -> int:
         """How many items the turns at depths ``low``..``high`` hold: counted over those turns
