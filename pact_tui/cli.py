@@ -328,11 +328,14 @@ async def _ctx_seal(args: argparse.Namespace) -> None:
     _emit(args, result, f"sealed {args.trigger!r} as snapshot {result['snapshot']}")
 
 
-async def _ctx_select(args: argparse.Namespace) -> None:
+async def _ctx_select(args: argparse.Namespace) -> int:
+    """The nodes a selector matches; exit 1 when there are none (as grep does), so a script
+    can test for a match."""
     async with await _open(args, read_only=True) as ws:
         nodes = await ws.select(args.name, args.selector)
     text = "\n".join(_node_line(n) for n in nodes) if nodes else "no match"
     _emit(args, [n.model_dump() for n in nodes], text)
+    return 0 if nodes else EXIT_FAILED
 
 
 def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
@@ -465,8 +468,8 @@ async def _ctx_changes(args: argparse.Namespace) -> None:
         between = None
         if args.between is not None:
             older, newer = (_snapshot_ref(ws, args.name, ref) for ref in args.between)
-            if older is None or newer is None:
-                raise UsageError("--between takes two snapshots ('now' is the live step: omit it)")
+            if older is None:
+                raise UsageError("--between A B: A is a snapshot ('now' can only be B)")
             between = (older, newer)
         step = await ws.changelogs(args.name, episode=args.episode, between=between)
     lines = [visible(step.title())]
@@ -951,7 +954,8 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("--key")
     roles: tuple[Literal["user", "assistant"], ...] = ("user", "assistant")
     for role in roles:
-        message = add(role, _message_handler(role), f"add a {role} message (a new turn)")
+        article = "an" if role[0] in "aeiou" else "a"
+        message = add(role, _message_handler(role), f"add {article} {role} message (a new turn)")
         message.add_argument("text")
     advance = add("advance", _ctx_advance, "start the next episode")
     advance.add_argument(
@@ -964,7 +968,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     seal = add("seal", _ctx_seal, "record a named snapshot")
     seal.add_argument("trigger", nargs="?", default="checkpoint")
-    select = add("select", _ctx_select, "list the nodes a selector matches")
+    select = add("select", _ctx_select, "list the nodes a selector matches (exit 1: none)")
     select.add_argument("selector")
     printing = add("print", _ctx_print, "print the tree, the provider rendering or the export")
     printing.add_argument(
@@ -994,7 +998,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--between",
         nargs=2,
         metavar=("A", "B"),
-        help="the steps after snapshot A up to snapshot B (ids, eN or -N)",
+        help="the steps after snapshot A up to snapshot B (ids, eN or -N; B may be now)",
     )
     add("snapshots", _ctx_snapshots, "list a context's snapshots")
     fork = add(

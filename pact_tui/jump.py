@@ -67,9 +67,28 @@ def find_place(view: ContextView, text: str) -> Place:
         if isinstance(term, KeyIs):
             node = view.get_by_key(term.key)
             if node is None or node.depth is None or node.position is None:
-                raise JumpError(f"no item has the key #{visible(term.key, limit=80)}")
+                key = f"#{visible(term.key, limit=80)}"
+                raise JumpError(f"no item has the key {key}{_why_gone(view, term.key)}")
             return Place(node.depth, node.position, node.offset)
     raise JumpError(f"':' goes to {WHAT}, not to {visible(text.strip(), limit=80)!r}")
+
+
+def _why_gone(view: ContextView, key: str) -> str:
+    """Why a schedule's item is not there now (``: it expired at e7 (ttl 2), next instance at
+    e10``), from the schedule's phase; empty when no schedule has the key."""
+    episode = view.current_episode
+    for template in view.templates():
+        prototype = template.prototype
+        if prototype.key != key or prototype.ttl is None:
+            continue
+        elapsed = episode - template.born
+        born = template.born + (elapsed // template.cad) * template.cad if elapsed >= 0 else None
+        expired = born + prototype.ttl if born is not None else None
+        gone = ""
+        if expired is not None and expired <= episode:
+            gone = f"it expired at e{expired} (ttl {prototype.ttl}), "
+        return f": {gone}next instance at e{template.next_after(episode)}"
+    return ""
 
 
 def _checked(view: ContextView, place: Place) -> Place:

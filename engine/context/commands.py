@@ -37,7 +37,7 @@ from pydantic_core import ErrorDetails
 from engine.canonical import UnfitValue, check_fit
 
 from .components import ContextComponent, TextContent
-from .context import Context
+from .context import RULES, Context
 from .errors import ContextError, InvalidCommand, InvalidUpdateMode
 from .nodes import lived_ttl
 from .selectors import check_input_selector
@@ -185,9 +185,12 @@ _MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-FORMAT = 2
-"""The version of the command forms this module writes; an event records it (``"v"``) with its
-command. Version 1 (no ``"v"``) is the previous release's, read by :func:`parse_recorded`."""
+FORMAT = 3
+"""The version of the command forms and rules this module writes; an event records it (``"v"``)
+with its command. Version 1 (no ``"v"``) is an older release's forms, read by
+:func:`parse_recorded`. Version 3 has version 2's forms, run by the engine's rules of issue 27
+(``engine.context.context.RULES``): an event of version 2 or 1 replays by the rules it was
+written by (:func:`apply_command`'s ``version``), so it gives the state and account it gave."""
 
 
 def parse_command(
@@ -224,7 +227,7 @@ def parse_recorded(data: Any, version: int) -> ContextCommand:
     rules of the version that wrote it, so it runs as it ran then. Version 1 commands were
     checked less: keys it ignored are left out, ``"fields": null`` is no fields, and a
     component's ``type`` other than ``text`` gave the item the type ``component``."""
-    if version < FORMAT:
+    if version < 2:
         data = _as_version_1(data)
     return _validated(_as_recorded(data))
 
@@ -347,12 +350,21 @@ def _placed(node: Node) -> dict[str, Any]:
     return {"id": node.id, "coordinates": list(node.coordinates)}
 
 
-def apply_command(context: Context, command: ContextCommand) -> dict[str, Any]:
+def apply_command(
+    context: Context, command: ContextCommand, version: int = FORMAT
+) -> dict[str, Any]:
     """Run one command; raises a ``ContextError`` (state unchanged) if it is refused.
+
+    ``version``: the version of the event that recorded it (see ``FORMAT``); a command of an
+    older version runs by the engine's rules of then.
 
     The result carries what the command did under ``"changes"`` (``Changelog.to_json()``),
     unless the context records no changelog (``record_changes`` off)."""
-    result = _applied(context, command)
+    context.rules = RULES if version >= 3 else 2
+    try:
+        result = _applied(context, command)
+    finally:
+        context.rules = RULES
     changes = context.last_changes
     if changes is not None:
         result["changes"] = changes.to_json()

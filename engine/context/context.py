@@ -8,7 +8,7 @@ leaves the state exactly as it was. Mutations go through a few primitives (``_at
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -57,11 +57,18 @@ from .tree_diff import TreeDiff
 from .view import ContextView
 
 if TYPE_CHECKING:
+    from pyrsistent import PVector
+
     from .components import ContextComponent
 
 Where = tuple[int, int]  # (turn seq, position); seq -1 is the system region
 TURNS_REMOVED = -2  # journal entry: turns were removed, so depths shifted
 JOURNAL_LIMIT = 8192
+RULES = 3
+"""The rules the engine runs by (``Context.rules``). 3 (issue 27): a step that pushes a turn
+and removes emptied ones lifts the items that keep their depth once; a due schedule renews its
+instance in place; a changelog's ``before`` is always the state before the operation. A replay
+of an event written by the rules of version 2 runs by them (``commands.apply_command``)."""
 
 
 # One change as the operation records it: (kind, id, the item or None for a turn, coordinates
@@ -76,13 +83,26 @@ _NONE: Reasons = (None, None, None, None, None, None, False)  # no reasons
 _NO_AFTER = frozenset({"deleted", "expired", "turn_removed"})
 
 
+def _seating_order(lifted: tuple[int, int, int, Item]) -> tuple[int, int, int, int]:
+    """The order items that keep their depth are placed back in after a reshape: by depth and
+    position, then the core, the post side outward, the pre side outward."""
+    depth, position, offset, _item = lifted
+    return (depth, position, 0 if offset == 0 else 1 if offset > 0 else 2, abs(offset))
+
+
 class _Recording:
-    """The changelog of the operation under way, gathered as it mutates (see ``_begin``)."""
+    """The changelog of the operation under way, gathered as it mutates (see ``_begin``).
 
-    __slots__ = ("entries", "op", "shifts")
+    ``turns_before``: the turn list as the operation found it. An operation that may change
+    slots before it reshapes the turns (delete, advance) holds it (copy-on-write, as ``hold``
+    does); the others reshape first, so it is as they found it until then.
+    """
 
-    def __init__(self, op: str) -> None:
+    __slots__ = ("entries", "op", "shifts", "turns_before")
+
+    def __init__(self, op: str, turns_before: PVector[Turn]) -> None:
         self.op = op
+        self.turns_before = turns_before
         self.entries: list[_Draft] = []
         # (by, turns, items, depths before, the moved items listed when few)
         self.shifts: list[tuple[int, int, int, tuple[int, int], list[_Draft]]] = []
@@ -140,6 +160,8 @@ class Context(ContextView):
         self.record_changes = True
         """Whether operations record their changelog (off only to measure what it costs)."""
         self.last_changes: Changelog | None = None
+        self.rules = RULES
+        """The rules operations run by (see ``RULES``); a replay sets it per event."""
         """What the last operation that succeeded did, with reasons (``None`` before the
         first, or while ``record_changes`` is off)."""
         self._rec: _Recording | None = None
@@ -230,7 +252,7 @@ class Context(ContextView):
         doomed = [self._items[n.item.id] for n in targets if n.item is not None]
         touched = {self._where[item.id][0] for item in doomed}
         templates += [item.template_id for item in doomed if item.template_id is not None]
-        self._begin("delete")
+        self._begin("delete", hold=self._may_empty_turns(doomed))
         rec = self._rec
         if rec is not None:
             for node in targets:
@@ -350,32 +372,53 @@ class Context(ContextView):
         return self._add_message(role, text, fields)
 
     def advance(self) -> int:
-        """Start the next episode: expire, move render stages, rehydrate, then snapshot (§3)."""
+        """Start the next episode: expire, move render stages, rehydrate, then snapshot (§3).
+
+        A schedule whose instance is in the tree when the next one is due (a sticky item's,
+        expiring in this same advance, or one still alive) is renewed in place: the fresh
+        instance takes the old one's place in its slot, so neither it nor its neighbours move
+        (seed 002: "always visible at same position"). One with no instance (a cyclic item
+        between its lives) is inserted at its coordinates by the placement rules. Render
+        stages that run out together move in their items' creation order.
+        """
         self._ensure_indexed()
-        self._begin("advance")
-        rec = self._rec
-        self._episode += 1
-        episode = self._episode
+        if self.rules < 3:
+            return self._advance_v2()
+        episode = self._episode + 1
         expired = self._due_expiries(episode)
-        touched = {self._where[item.id][0] for item in expired}
-        before = self._coords_of(expired) if rec is not None else {}
-        self._detach(*expired)
+        due = self._due_schedules(episode)
+        items = self._items
+        renewed = {t.live_id for t in due if t.live_id is not None and t.live_id in items}
+        leaving = [item for item in expired if item.id not in renewed]
+        self._begin("advance", hold=self._may_empty_turns(leaving))
+        rec = self._rec
+        self._episode = episode
+        before: dict[str, Coords] = {}
+        if rec is not None:
+            there = {item.id: item for item in expired}
+            there.update((item_id, items[item_id]) for item_id in renewed)
+            before = self._coords_of(list(there.values()))
+        touched = {self._where[item.id][0] for item in leaving}
+        self._detach(*leaving)
         movers: list[Item] = []
         for item in expired:
             if item.lifecycle is not None:
                 movers.append(item)
                 continue
-            if item.template_id is not None:
+            if item.template_id is not None and item.id not in renewed:
                 self._set_live(item.template_id, None)
             if rec is not None:
                 age = episode - item.born_episode
                 reasons: Reasons = (age, item.ttl, None, None, None, None, False)
                 rec.add("expired", item, before[item.id], reasons)
+        movers.sort(key=lambda item: (item.creation_index, item.id))
         for item in movers:
             moved = self._next_stage(item, episode)
             if rec is not None:
                 rec.add("stage", item, before[item.id], self._stage_change(item, moved, episode))
-        self._rehydrate(episode, touched)
+        expiring = {item.id for item in expired}
+        for template in due:
+            self._renew(template, episode, before, expiring, touched)
         self._prune_empty_turns(touched)
         self._record_snapshot("episode")
         self._finish()
@@ -605,28 +648,81 @@ class Context(ContextView):
         return self._turns[-1]
 
     def _push_turn(self) -> None:
-        """A new message starts a turn at depth 0; every turn becomes one deeper (ODI)."""
+        """A new message starts a turn at depth 0; every turn becomes one deeper (ODI). A
+        history turn that held only temporary or cyclic items is left empty (they keep their
+        depth, so they move to the newer turn that now sits there) and goes in the same step."""
+        if self.rules < 3:
+            self._push_turn_v2()
+            return
+        self._reshape(push=True, candidates=(self._active.seq,))
 
-        def append_turn() -> None:
+    def _prune_empty_turns(self, seqs: Iterable[int]) -> None:
+        """A history turn with no message and no components disappears; older turns move up."""
+        if self.rules < 3:
+            self._prune_empty_turns_v2(seqs)
+            return
+        active_seq, turns, index = self._active.seq, self._turns, self._turn_index
+        candidates = [s for s in set(seqs) if s != active_seq and s in index]
+        if any(not turns[index[s]].slots for s in candidates):
+            self._reshape(push=False, candidates=candidates)
+
+    def _reshape(self, *, push: bool, candidates: Iterable[int]) -> None:
+        """Add a turn at depth 0 (``push``) and remove every history turn left with nothing, as
+        one step: permanent and sticky items stay in their turn, temporary and cyclic items
+        keep their depth and position.
+
+        The items that keep their depth are lifted out once (the slots they leave close up).
+        A history turn with no item that follows it goes unless such an item keeps the depth
+        it comes to; removing one moves the deeper turns up, so this is repeated, on paper,
+        until no more go. Then the turn list changes once and the lifted items are placed back
+        once, at their depth (clamped to the history), position and offset, by the ordinary
+        placement rules: core first, then the post side outward, then the pre side outward,
+        which reproduces their offsets in a slot that holds nothing else. Lifting them once per
+        operation, not once per removed turn, is what keeps a follower's offset in a slot they
+        share as it was (issue 27).
+        """
+        turns, index = self._turns, self._turn_index
+        last = len(turns) - 1  # the active turn, before the push
+        count = len(turns) + (1 if push else 0)
+        fixed = [self._items[item_id] for item_id in self._fixed]
+        places = [self._where[item.id] for item in fixed]
+        fixed_in: dict[int, int] = {}
+        for seq, _position in places:
+            fixed_in[seq] = fixed_in.get(seq, 0) + 1
+        kept_depths = {last - index[seq] for seq in fixed_in}
+        hollow = sorted(
+            i
+            for i in {index[seq] for seq in (*candidates, *fixed_in) if seq in index}
+            if i < count - 1 and turns[i].item_count() == fixed_in.get(turns[i].seq, 0)
+        )
+        removed: list[int] = []  # indexes in ``turns``, ascending
+        while hollow:
+            deepest = count - 1 - len(removed)
+            seats = {min(depth, deepest) for depth in kept_depths}
+            going = set(removed)
+            more = [
+                i
+                for i in hollow
+                if i not in going
+                and count - 1 - i - (len(removed) - bisect_right(removed, i)) not in seats
+            ]
+            if not more:
+                break
+            removed = sorted(removed + more)
+        if self._rec is not None:
+            self._record_reshape(self._rec, push, removed, fixed, places)
+        offsets = self._unplace_many(fixed)
+        lifted = [
+            (last - index[seq], position, offsets[item.id], item)
+            for item, (seq, position) in zip(fixed, places, strict=True)
+        ]
+        if push:
             turn = self._new_turn(self._take_turn_seq())
             self._note(turn.seq)
-            self._turn_index[turn.seq] = len(self._turns)
+            index[turn.seq] = len(self._turns)
             self._turns = self._turns.append(turn)
-
-        if self._rec is not None:
-            self._record_push()
-
-        # A history turn that held only temporary or cyclic items is left empty: they keep
-        # their depth, so they move to the newer turn that now sits there.
-        self._prune_empty_turns(self._keeping_fixed_coordinates(append_turn))
-
-    def _remove_turns(self, seqs: Iterable[int]) -> set[int]:
-        """Remove these (empty) turns; returns the turns that re-seating may have emptied."""
-        doomed = {self._turn_index[s] for s in seqs}
-        if self._rec is not None:
-            self._record_removal(doomed)
-
-        def delete_turns() -> None:
+        if removed:
+            doomed = set(removed)
             self._note(TURNS_REMOVED)
             kept = [t for i, t in enumerate(self._turns) if i not in doomed]
             self._turns = pvector(kept)
@@ -635,52 +731,10 @@ class Context(ContextView):
                 anchor = template.anchor_seq
                 if anchor not in (None, SYSTEM_SEQ) and anchor not in self._turn_index:
                     self._drop_template(template.id)
-
-        return self._keeping_fixed_coordinates(delete_turns)
-
-    def _keeping_fixed_coordinates(self, reshape: Callable[[], None]) -> set[int]:
-        """Change which turn sits at which depth; temporary and cyclic items keep their depth.
-
-        They are lifted out (the slots they leave close up), the turns are reshaped, and they
-        are placed back at the same coordinates by the ordinary placement rules: core first,
-        then the post side outward, then the pre side outward, which reproduces their offsets
-        in a slot that holds nothing else. Returns the turns they were lifted from, which may
-        now be empty.
-        """
-        fixed = [self._items[item_id] for item_id in self._fixed]
-        places = [self._where[item.id] for item in fixed]
-        offsets = self._unplace_many(fixed)
-        lifted = [
-            (self._depth_of_seq(seq), position, offsets[item.id], item)
-            for item, (seq, position) in zip(fixed, places, strict=True)
-        ]
-        sources = {seq for seq, _position in places}
-        reshape()
-        lifted.sort(key=lambda e: (e[0], e[1], 0 if e[2] == 0 else 1 if e[2] > 0 else 2, abs(e[2])))
+        lifted.sort(key=_seating_order)
         deepest = self.history_depth
-        rec = self._rec
         for depth, position, offset, item in lifted:
-            seq = self._seq_at(min(depth, deepest))
-            self._place(item, seq, position, offset)
-            if rec is not None and depth > deepest:  # its depth is gone: it comes up
-                rec.add("moved", item, (depth, position, offset))
-        return sources
-
-    def _prune_empty_turns(self, seqs: Iterable[int]) -> None:
-        """A history turn with no message and no components disappears; older turns move up."""
-        active_seq = self._active.seq
-        while True:
-            empty = [
-                s
-                for s in set(seqs)
-                if s != SYSTEM_SEQ
-                and s != active_seq
-                and s in self._turn_index
-                and not self._turns[self._turn_index[s]].slots
-            ]
-            if not empty:
-                return
-            seqs = self._remove_turns(empty)
+            self._place(item, self._seq_at(min(depth, deepest)), position, offset)
 
     # =====================================================================================
     # episodes: expiry, render lifecycles, cadence
@@ -714,56 +768,76 @@ class Context(ContextView):
         self._attach(moved, self._seq_at(depth), target.position, target.offset)
         return moved
 
-    def _rehydrate(self, episode: int, touched: set[int]) -> None:
+    def _due_schedules(self, episode: int) -> list[Template]:
+        """The schedules due at ``episode`` (taken off the heap), in the order they renew."""
+        due: list[Template] = []
         seen: set[str] = set()
         while self._schedule and self._schedule[0][0] <= episode:
             entry = heapq.heappop(self._schedule)
-            template_id = entry[2]
-            template = self._templates.get(template_id)
+            template = self._templates.get(entry[2])
             if (
                 template is None
-                or template_id in seen
+                or template.id in seen
                 or entry != self._entry(template, episode - 1)
             ):
                 # Dropped, rescheduled, given a new prototype (which reorders it) or already
                 # done: a stale heap entry. Only the entry the template's state gives counts,
                 # so a loaded copy, whose heap holds nothing else, rehydrates in the same order.
                 continue
-            seen.add(template_id)
-            live: Item | None = None
-            live_at: Coords | None = None
-            if template.live_id is not None and template.live_id in self._items:
-                live = self._items[template.live_id]
-                touched.add(self._where[live.id][0])
-                if self._rec is not None:
-                    live_at = self._coords_of([live])[live.id]
-                self._detach(live)
-            if template.anchor_seq is not None:
-                seq = template.anchor_seq
-                if seq != SYSTEM_SEQ and seq not in self._turn_index:
-                    self._drop_template(template_id)
-                    if self._rec is not None and live is not None:
-                        ended = (None, None, template_id, None, None, None, False)
-                        self._rec.add("deleted", live, live_at, ended)
-                    continue
-            else:
-                assert template.anchor_depth is not None
-                seq = self._seq_at(min(template.anchor_depth, self.history_depth))
-            self._creation_index += 1
-            fresh = template.prototype.evolve(
-                id=self._ids(),
-                born_episode=episode,
-                created_at_ns=self._clock.now_ns(),
-                creation_index=self._creation_index,
-                template_id=template_id,
-            )
+            seen.add(template.id)
+            due.append(template)
+        return due
+
+    def _renew(
+        self,
+        template: Template,
+        episode: int,
+        before: dict[str, Coords],
+        expiring: set[str],
+        touched: set[int],
+    ) -> None:
+        """A due schedule's fresh instance: in its instance's place if it has one in the tree
+        (``before`` holds that one's coordinates before the advance; ``expiring`` the ids that
+        expired in it), else inserted at the schedule's coordinates."""
+        current = self._templates.get(template.id)
+        if current is None:
+            return
+        template = current
+        rec = self._rec
+        live = self._items.get(template.live_id) if template.live_id is not None else None
+        if template.anchor_seq is not None:
+            seq = template.anchor_seq
+            if seq != SYSTEM_SEQ and seq not in self._turn_index:
+                self._drop_template(template.id)
+                if live is not None:
+                    touched.add(self._where[live.id][0])
+                    self._detach(live)
+                    if rec is not None and live.id not in expiring:
+                        ended = (None, None, template.id, None, None, None, False)
+                        rec.add("deleted", live, before.get(live.id), ended)
+                return
+        else:
+            assert template.anchor_depth is not None
+            seq = self._seq_at(min(template.anchor_depth, self.history_depth))
+        self._creation_index += 1
+        fresh = template.prototype.evolve(
+            id=self._ids(),
+            born_episode=episode,
+            created_at_ns=self._clock.now_ns(),
+            creation_index=self._creation_index,
+            template_id=template.id,
+        )
+        if live is not None:
+            self._swap(live, fresh)
+            self._where[fresh.id] = self._where.pop(live.id)
+        else:
             self._attach(fresh, seq, template.position, template.offset)
-            self._put_template(template.evolve(live_id=fresh.id))
-            self._push_schedule(template, episode)
-            if self._rec is not None:
-                replaced = live.id if live is not None else None
-                came = (None, None, template_id, replaced, None, None, False)
-                self._rec.add("rehydrated", fresh, live_at, came)
+        self._put_template(template.evolve(live_id=fresh.id))
+        self._push_schedule(template, episode)
+        if rec is not None:
+            replaced = live.id if live is not None and live.id not in expiring else None
+            came = (None, None, template.id, replaced, None, None, False)
+            rec.add("rehydrated", fresh, before.get(replaced) if replaced else None, came)
 
     @staticmethod
     def _entry(template: Template, after: int) -> tuple[int, int, str]:
@@ -822,9 +896,32 @@ class Context(ContextView):
     # =====================================================================================
     # the changelog (see engine/context/changelog.py)
     # =====================================================================================
-    def _begin(self, op: str) -> None:
-        """An operation starts mutating: record what it does (unless recording is off)."""
-        self._rec = _Recording(op) if self.record_changes else None
+    def _may_empty_turns(self, leaving: Sequence[Item]) -> bool:
+        """Whether taking ``leaving`` out can leave a history turn with nothing, so that the
+        operation reshapes the turns after changing slots (and must hold what it started
+        from: see ``_Recording``)."""
+        if not self.record_changes:
+            return False
+        by_turn: dict[int, int] = {}
+        for item in leaving:
+            seq = self._where[item.id][0]
+            by_turn[seq] = by_turn.get(seq, 0) + 1
+        active = self._active.seq
+        return any(
+            seq not in (SYSTEM_SEQ, active) and self._turn_of_seq(seq).item_count() <= count
+            for seq, count in by_turn.items()
+        )
+
+    def _begin(self, op: str, *, hold: bool = False) -> None:
+        """An operation starts mutating: record what it does (unless recording is off).
+        ``hold``: keep the state as it is now readable while the operation changes it (see
+        ``_Recording``); it costs what ``hold()`` costs."""
+        if not self.record_changes:
+            self._rec = None
+            return
+        if hold and self.rules >= 3:
+            self._gen += 1  # what is reachable now is frozen: later writes copy
+        self._rec = _Recording(op, self._turns)
 
     def _finish(self) -> None:
         """The operation is done: read the final places and keep its changelog."""
@@ -889,42 +986,87 @@ class Context(ContextView):
                     out[placed.id] = (depth, position, index - slot.core)
         return out
 
-    def _record_push(self) -> None:
-        """A new turn is about to push every turn one deeper: every item but the system's and
-        those that keep their coordinates moves (counted from the indexes, not the tree)."""
-        assert self._rec is not None
-        turns = len(self._turns)
-        system = sum(len(slot.items) for slot in self._system.slots.values())
-        count = len(self._items) - system - len(self._fixed)
-        listed: list[_Draft] = []
-        self._rec.shifts.append((1, turns, count, (0, turns - 1), listed))
-        if count <= LIST_LIMIT:
-            self._list_moving(range(turns), listed)
+    def _record_reshape(
+        self,
+        rec: _Recording,
+        push: bool,
+        removed: list[int],
+        fixed: list[Item],
+        places: list[Where],
+    ) -> None:
+        """What a reshape is about to do, in the coordinates from before the operation: each
+        removed turn (``turn_removed``); the turns that come to another depth, as mass moves
+        (``Shift``s), one per band between removed turns; the items that keep their depth but
+        whose depth is gone (``moved``: they come up to the deepest turn).
 
-    def _record_removal(self, doomed: set[int]) -> None:
-        """These turns (indexes in ``_turns``, all empty) are about to go: each is a
-        ``turn_removed``, and the deeper turns come up, past k removed turns by k."""
-        assert self._rec is not None
-        rec = self._rec
-        last = len(self._turns) - 1
-        depths = sorted(last - index for index in doomed)
-        for depth in depths:
-            turn = self._turns[last - depth]
-            rec.entries.append(("turn_removed", turn.id, None, (depth,), _NONE))
-        # The items that keep their depth, by the band they sit in (k: past k removed turns).
-        fixed = [0] * (len(depths) + 1)
-        turn_index = self._turn_index
-        for item_id in self._fixed:
-            fixed[bisect_left(depths, last - turn_index[self._where[item_id][0]])] += 1
-        for k, low in enumerate(depths, 1):
-            high = depths[k] - 1 if k < len(depths) else last
-            if high <= low:
-                continue
-            count = self._items_in_depths(low + 1, high) - fixed[k]
+        A reshape is the only change to the turn list an operation makes, so depths now are
+        depths before; offsets are read from the turns as the operation found them
+        (``rec.turns_before``). Items the operation already accounts for (placed by it: a
+        stage, a fresh instance) are neither counted nor listed again.
+        """
+        turns, index = self._turns, self._turn_index
+        last = len(turns) - 1
+        gone = [last - i for i in reversed(removed)]  # depths, ascending
+        for depth in gone:
+            rec.entries.append(("turn_removed", turns[last - depth].id, None, (depth,), _NONE))
+        noted = {draft[1] for draft in rec.entries}
+        items, fixed_ids, where = self._items, self._fixed, self._where
+        placed = [
+            last - index[where[i][0]]
+            for i in noted
+            if i in items and i not in fixed_ids and where[i][0] != SYSTEM_SEQ
+        ]
+        before_turns = rec.turns_before
+        if not removed:  # a push alone (the common case): every turn moves, one band
+            system = sum(len(slot.items) for slot in self._system.slots.values())
+            moving = len(items) - system - len(fixed) - len(placed)
             listed: list[_Draft] = []
-            rec.shifts.append((-k, high - low, count, (low + 1, high), listed))
-            if count <= LIST_LIMIT:
-                self._list_moving(range(low + 1, high + 1), listed)
+            if moving <= LIST_LIMIT:
+                self._list_before(before_turns, range(last + 1), noted, listed)
+            rec.shifts.append((1, last + 1, moving, (0, last), listed))
+            return  # nothing is removed: no depth is gone, nothing comes up
+        fixed_depths = sorted(last - index[seq] for seq, _position in places)
+        bounds = [-1, *gone, last + 1]
+        for k in range(len(bounds) - 1):
+            by = (1 if push else 0) - k
+            low, high = bounds[k] + 1, bounds[k + 1] - 1
+            if by == 0 or low > high:
+                continue
+            moving = (
+                self._items_in_depths(low, high)
+                - (bisect_right(fixed_depths, high) - bisect_left(fixed_depths, low))
+                - sum(1 for depth in placed if low <= depth <= high)
+            )
+            listed = []
+            if moving <= LIST_LIMIT:
+                self._list_before(before_turns, range(low, high + 1), noted, listed)
+            rec.shifts.append((by, high - low + 1, moving, (low, high), listed))
+        deepest = last + (1 if push else 0) - len(removed)
+        came_up = []
+        for item, (seq, position) in zip(fixed, places, strict=True):
+            depth = last - index[seq]
+            if depth > deepest and item.id not in noted:
+                held = before_turns[index[seq]].slots.get(position)
+                slot = held if held is not None and item in held.items else self._slot_of(item)
+                came_up.append(((depth, position, slot.offset_of(item)), item))
+        for at, item in sorted(came_up, key=lambda pair: pair[0]):
+            rec.add("moved", item, at)
+
+    def _list_before(
+        self, before: PVector[Turn], depths: Iterable[int], noted: set[str], listed: list[_Draft]
+    ) -> None:
+        """List, as ``moved`` entries at their places in ``before`` (the turns as the operation
+        found them), the items of the turns at ``depths`` that move with their turn: those
+        that follow it, are still there and have no entry of their own."""
+        last, items = len(before) - 1, self._items
+        for depth in depths:
+            turn = before[last - depth]
+            for position in sorted(turn.slots):
+                slot = turn.slots[position]
+                for i, item in enumerate(slot.items):
+                    if item.follows and item.id in items and item.id not in noted:
+                        at = (depth, position, i - slot.core)
+                        listed.append(("moved", item.id, item, at, _NONE))
 
     def _items_in_depths(self, low: int, high: int) -> int:
         """How many items the turns at depths ``low``..``high`` hold: counted over those turns
@@ -941,19 +1083,6 @@ class Context(ContextView):
         system = sum(len(slot.items) for slot in self._system.slots.values())
         outside = held(range(low)) + held(range(high + 1, last + 1))
         return len(self._items) - system - outside
-
-    def _list_moving(self, depths: Iterable[int], listed: list[_Draft]) -> None:
-        """List the items of the turns at ``depths`` that move with their turn (``moved``
-        entries, placed where they are now; their ``after`` is read at the end)."""
-        last = len(self._turns) - 1
-        for depth in depths:
-            turn = self._turns[last - depth]
-            for position in sorted(turn.slots):
-                slot = turn.slots[position]
-                for index, item in enumerate(slot.items):
-                    if item.id not in self._fixed:
-                        coords = (depth, position, index - slot.core)
-                        listed.append(("moved", item.id, item, coords, _NONE))
 
     # =====================================================================================
     # snapshots
@@ -1141,3 +1270,221 @@ class Context(ContextView):
         nodes = [self._node_of(self._items[i]) for i in ids]
         nodes.sort(key=canonical_key)
         return nodes
+
+    # =====================================================================================
+    # the rules of version 2: events written before issue 27 replay by them (``rules``)
+    # =====================================================================================
+    # A reshape lifted the items that keep their depth once per step (a push, then each round
+    # of removed turns), so a second step re-seated them from where the first had put them; a
+    # due schedule's instance was taken out and the fresh one inserted at the schedule's
+    # coordinates; the changelog read a later step's ``before`` after the earlier ones.
+    def _advance_v2(self) -> int:
+        """``advance`` by the rules of version 2."""
+        self._ensure_indexed()
+        self._begin("advance")
+        rec = self._rec
+        self._episode += 1
+        episode = self._episode
+        expired = self._due_expiries(episode)
+        touched = {self._where[item.id][0] for item in expired}
+        before = self._coords_of(expired) if rec is not None else {}
+        self._detach(*expired)
+        movers: list[Item] = []
+        for item in expired:
+            if item.lifecycle is not None:
+                movers.append(item)
+                continue
+            if item.template_id is not None:
+                self._set_live(item.template_id, None)
+            if rec is not None:
+                age = episode - item.born_episode
+                reasons: Reasons = (age, item.ttl, None, None, None, None, False)
+                rec.add("expired", item, before[item.id], reasons)
+        for item in movers:
+            moved = self._next_stage(item, episode)
+            if rec is not None:
+                rec.add("stage", item, before[item.id], self._stage_change(item, moved, episode))
+        self._rehydrate_v2(episode, touched)
+        self._prune_empty_turns_v2(touched)
+        self._record_snapshot("episode")
+        self._finish()
+        return episode
+
+    def _push_turn_v2(self) -> None:
+        """A new message starts a turn at depth 0; every turn becomes one deeper (ODI)."""
+
+        def append_turn() -> None:
+            turn = self._new_turn(self._take_turn_seq())
+            self._note(turn.seq)
+            self._turn_index[turn.seq] = len(self._turns)
+            self._turns = self._turns.append(turn)
+
+        if self._rec is not None:
+            self._record_push_v2()
+
+        # A history turn that held only temporary or cyclic items is left empty: they keep
+        # their depth, so they move to the newer turn that now sits there.
+        self._prune_empty_turns_v2(self._keeping_fixed_coordinates_v2(append_turn))
+
+    def _remove_turns_v2(self, seqs: Iterable[int]) -> set[int]:
+        """Remove these (empty) turns; returns the turns that re-seating may have emptied."""
+        doomed = {self._turn_index[s] for s in seqs}
+        if self._rec is not None:
+            self._record_removal_v2(doomed)
+
+        def delete_turns() -> None:
+            self._note(TURNS_REMOVED)
+            kept = [t for i, t in enumerate(self._turns) if i not in doomed]
+            self._turns = pvector(kept)
+            self._turn_index = {t.seq: i for i, t in enumerate(kept)}
+            for template in list(self._templates.values()):
+                anchor = template.anchor_seq
+                if anchor not in (None, SYSTEM_SEQ) and anchor not in self._turn_index:
+                    self._drop_template(template.id)
+
+        return self._keeping_fixed_coordinates_v2(delete_turns)
+
+    def _keeping_fixed_coordinates_v2(self, reshape: Callable[[], None]) -> set[int]:
+        """Change which turn sits at which depth; temporary and cyclic items keep their depth.
+
+        They are lifted out (the slots they leave close up), the turns are reshaped, and they
+        are placed back at the same coordinates by the ordinary placement rules: core first,
+        then the post side outward, then the pre side outward, which reproduces their offsets
+        in a slot that holds nothing else. Returns the turns they were lifted from, which may
+        now be empty.
+        """
+        fixed = [self._items[item_id] for item_id in self._fixed]
+        places = [self._where[item.id] for item in fixed]
+        offsets = self._unplace_many(fixed)
+        lifted = [
+            (self._depth_of_seq(seq), position, offsets[item.id], item)
+            for item, (seq, position) in zip(fixed, places, strict=True)
+        ]
+        sources = {seq for seq, _position in places}
+        reshape()
+        lifted.sort(key=lambda e: (e[0], e[1], 0 if e[2] == 0 else 1 if e[2] > 0 else 2, abs(e[2])))
+        deepest = self.history_depth
+        rec = self._rec
+        for depth, position, offset, item in lifted:
+            seq = self._seq_at(min(depth, deepest))
+            self._place(item, seq, position, offset)
+            if rec is not None and depth > deepest:  # its depth is gone: it comes up
+                rec.add("moved", item, (depth, position, offset))
+        return sources
+
+    def _prune_empty_turns_v2(self, seqs: Iterable[int]) -> None:
+        """A history turn with no message and no components disappears; older turns move up."""
+        active_seq = self._active.seq
+        while True:
+            empty = [
+                s
+                for s in set(seqs)
+                if s != SYSTEM_SEQ
+                and s != active_seq
+                and s in self._turn_index
+                and not self._turns[self._turn_index[s]].slots
+            ]
+            if not empty:
+                return
+            seqs = self._remove_turns_v2(empty)
+
+    def _rehydrate_v2(self, episode: int, touched: set[int]) -> None:
+        seen: set[str] = set()
+        while self._schedule and self._schedule[0][0] <= episode:
+            entry = heapq.heappop(self._schedule)
+            template_id = entry[2]
+            template = self._templates.get(template_id)
+            if (
+                template is None
+                or template_id in seen
+                or entry != self._entry(template, episode - 1)
+            ):
+                # Dropped, rescheduled, given a new prototype (which reorders it) or already
+                # done: a stale heap entry. Only the entry the template's state gives counts,
+                # so a loaded copy, whose heap holds nothing else, rehydrates in the same order.
+                continue
+            seen.add(template_id)
+            live: Item | None = None
+            live_at: Coords | None = None
+            if template.live_id is not None and template.live_id in self._items:
+                live = self._items[template.live_id]
+                touched.add(self._where[live.id][0])
+                if self._rec is not None:
+                    live_at = self._coords_of([live])[live.id]
+                self._detach(live)
+            if template.anchor_seq is not None:
+                seq = template.anchor_seq
+                if seq != SYSTEM_SEQ and seq not in self._turn_index:
+                    self._drop_template(template_id)
+                    if self._rec is not None and live is not None:
+                        ended = (None, None, template_id, None, None, None, False)
+                        self._rec.add("deleted", live, live_at, ended)
+                    continue
+            else:
+                assert template.anchor_depth is not None
+                seq = self._seq_at(min(template.anchor_depth, self.history_depth))
+            self._creation_index += 1
+            fresh = template.prototype.evolve(
+                id=self._ids(),
+                born_episode=episode,
+                created_at_ns=self._clock.now_ns(),
+                creation_index=self._creation_index,
+                template_id=template_id,
+            )
+            self._attach(fresh, seq, template.position, template.offset)
+            self._put_template(template.evolve(live_id=fresh.id))
+            self._push_schedule(template, episode)
+            if self._rec is not None:
+                replaced = live.id if live is not None else None
+                came = (None, None, template_id, replaced, None, None, False)
+                self._rec.add("rehydrated", fresh, live_at, came)
+
+    def _record_push_v2(self) -> None:
+        """A new turn is about to push every turn one deeper: every item but the system's and
+        those that keep their coordinates moves (counted from the indexes, not the tree)."""
+        assert self._rec is not None
+        turns = len(self._turns)
+        system = sum(len(slot.items) for slot in self._system.slots.values())
+        count = len(self._items) - system - len(self._fixed)
+        listed: list[_Draft] = []
+        self._rec.shifts.append((1, turns, count, (0, turns - 1), listed))
+        if count <= LIST_LIMIT:
+            self._list_moving_v2(range(turns), listed)
+
+    def _record_removal_v2(self, doomed: set[int]) -> None:
+        """These turns (indexes in ``_turns``, all empty) are about to go: each is a
+        ``turn_removed``, and the deeper turns come up, past k removed turns by k."""
+        assert self._rec is not None
+        rec = self._rec
+        last = len(self._turns) - 1
+        depths = sorted(last - index for index in doomed)
+        for depth in depths:
+            turn = self._turns[last - depth]
+            rec.entries.append(("turn_removed", turn.id, None, (depth,), _NONE))
+        # The items that keep their depth, by the band they sit in (k: past k removed turns).
+        fixed = [0] * (len(depths) + 1)
+        turn_index = self._turn_index
+        for item_id in self._fixed:
+            fixed[bisect_left(depths, last - turn_index[self._where[item_id][0]])] += 1
+        for k, low in enumerate(depths, 1):
+            high = depths[k] - 1 if k < len(depths) else last
+            if high <= low:
+                continue
+            count = self._items_in_depths(low + 1, high) - fixed[k]
+            listed: list[_Draft] = []
+            rec.shifts.append((-k, high - low, count, (low + 1, high), listed))
+            if count <= LIST_LIMIT:
+                self._list_moving_v2(range(low + 1, high + 1), listed)
+
+    def _list_moving_v2(self, depths: Iterable[int], listed: list[_Draft]) -> None:
+        """List the items of the turns at ``depths`` that move with their turn (``moved``
+        entries, placed where they are now; their ``after`` is read at the end)."""
+        last = len(self._turns) - 1
+        for depth in depths:
+            turn = self._turns[last - depth]
+            for position in sorted(turn.slots):
+                slot = turn.slots[position]
+                for index, item in enumerate(slot.items):
+                    if item.id not in self._fixed:
+                        coords = (depth, position, index - slot.core)
+                        listed.append(("moved", item.id, item, coords, _NONE))

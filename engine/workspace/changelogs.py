@@ -25,14 +25,15 @@ class Changelogs(PastStates):
         *,
         episode: int | None = None,
         snapshot: str | None = None,
-        between: tuple[str, str] | None = None,
+        between: tuple[str, str | None] | None = None,
     ) -> StepChanges:
         """The changelogs of the events that made one step of a context, read from the
         events' stored results (the context is not rebuilt for them):
 
         - ``episode=N`` or ``snapshot=ID``: the events after the snapshot before it, up to and
           including the one that recorded it (episode N is ``snapshot_of_episode``'s);
-        - ``between=(A, B)``: the events after snapshot A up to and including snapshot B;
+        - ``between=(A, B)``: the events after snapshot A up to and including snapshot B (B
+          None: up to now, the live events included);
         - none of them: the live step, the events since the newest snapshot (since the
           context's creation if it has none), or the newest snapshot's step when nothing has
           happened since.
@@ -50,8 +51,10 @@ class Changelogs(PastStates):
         kind: StepKind = "snapshot"
         since: SnapshotEntry | None
         until: SnapshotEntry | None
-        if between is not None:
-            older, newer = (self.snapshot(name, ref) for ref in between)
+        if between is not None and between[1] is None:
+            since, until, kind = self.snapshot(name, between[0]), None, "between"
+        elif between is not None:
+            older, newer = (self.snapshot(name, ref) for ref in between if ref is not None)
             if older.stream_seq > newer.stream_seq:
                 raise BadRange(
                     f"snapshot {older.id} (episode {older.episode}) comes after snapshot"

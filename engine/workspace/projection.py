@@ -88,15 +88,18 @@ class ContextProjection:
             data["forked_from"] = self.forked_from.to_json()
         return data
 
-    def apply(self, command: ContextCommand, time_ns: int) -> dict[str, Any]:
-        """Run a command at ``time_ns``; a refused command changes nothing, ids included."""
+    def apply(
+        self, command: ContextCommand, time_ns: int, version: int | None = None
+    ) -> dict[str, Any]:
+        """Run a command at ``time_ns``; a refused command changes nothing, ids included.
+        ``version``: a replayed event's (it runs by the rules it was written by)."""
         # pydantic (a quarter of the app's start-up) loads with the first command, not on open.
-        from engine.context.commands import apply_command
+        from engine.context.commands import FORMAT, apply_command
 
         self.clock.now = time_ns
         next_id = self.ids.next
         try:
-            return apply_command(self.context, command)
+            return apply_command(self.context, command, FORMAT if version is None else version)
         except BaseException:
             self.ids.next = next_id
             raise
@@ -133,7 +136,7 @@ class ContextProjection:
         command = _recorded_command(event)
         recorded = _recorded_result(event)
         try:
-            result = self.apply(command, event.time_ns)
+            result = self.apply(command, event.time_ns, event.payload.get("v", 1))
         except NotFound as refused:
             # Earlier releases stored a delete that matched nothing (now refused): it changed
             # nothing then, as the refusal changes nothing now.

@@ -170,7 +170,8 @@ class StepChanges:
         if self.kind == "live":
             return f"live: {events} since {since}"
         if self.kind == "between":
-            return f"from {since} to {_snapshot_named(self.until)}: {events}"
+            until = _snapshot_named(self.until) if self.until is not None else "now"
+            return f"from {since} to {until}: {events}"
         return f"{_snapshot_named(self.until)}: {events} since {since}"
 
     def to_json(self) -> dict[str, Any]:

@@ -1118,8 +1118,8 @@ class ContextScreen(Screen[None]):
             )
             return
         name, entry = shown.name, shown.entry
-        when = f"snapshot {entry.id}, episode {entry.episode}" if entry else "it is now"
-        question = f"Fork context {visible(name)!r} as of {visible(when)} into a new context named"
+        when = f"as of snapshot {entry.id}, episode {entry.episode}" if entry else "as it is now"
+        question = f"Fork context {visible(name)!r} {visible(when)} into a new context named"
 
         def fork(new: str | None) -> None:
             if new and new.strip():

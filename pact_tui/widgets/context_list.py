@@ -31,18 +31,28 @@ class ContextList(OptionList):
     """The context the screen shows (bound): the highlighted one."""
 
     def watch_contexts(self, old: tuple[ContextInfo, ...], new: tuple[ContextInfo, ...]) -> None:
-        """Unchanged entries are left alone: an advance relabels one option, no relayout."""
-        if [info.name for info in old] != [info.name for info in new]:
+        """Unchanged entries are left alone: an advance relabels one option, no relayout, and
+        the highlight stays where the user moved it (``c`` then ``j`` during ``demo --live``:
+        the next update must not take it back to the context shown). A changed list keeps
+        the highlighted context highlighted if it is still there, else the one shown."""
+        names = [info.name for info in new]
+        if [info.name for info in old] != names:
             highlighted = self.highlighted
+            kept = (
+                old[highlighted].name
+                if highlighted is not None and highlighted < len(old)
+                else None
+            )
             self.clear_options()
             self.add_options(Option(_label(info), id=info.name) for info in new)
-            if highlighted is not None and highlighted < len(new):
-                self.highlighted = highlighted
-        else:
-            for index, (before, after) in enumerate(zip(old, new, strict=True)):
-                if (before.episode, before.items) != (after.episode, after.items):
-                    self.replace_option_prompt_at_index(index, _label(after))
-        self._highlight_current()
+            if kept in names:
+                self.highlighted = names.index(kept)
+            else:
+                self._highlight_current()
+            return
+        for index, (before, after) in enumerate(zip(old, new, strict=True)):
+            if (before.episode, before.items) != (after.episode, after.items):
+                self.replace_option_prompt_at_index(index, _label(after))
 
     def watch_current(self) -> None:
         self._highlight_current()

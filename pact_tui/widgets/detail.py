@@ -187,12 +187,11 @@ def _describe_item(
     if item.lifecycle is not None:
         stages = item.lifecycle.stages
         nxt = stages[item.stage + 1].selector if item.stage + 1 < len(stages) else "end"
-        cycle = item.lifecycle.cycle
         timers.append(
             (
                 "render",
                 f"stage {item.stage + 1} of {len(stages)}  ·  pass {item.passes + 1}"
-                f"  ·  then {nxt}  ·  cycle={cycle}",
+                f"  ·  then {nxt}  ·  {_cycle_words(item.lifecycle.cycle)}",
             )
         )
     parts: list[RenderableType] = [
@@ -419,3 +418,12 @@ class NodeDetail(VerticalScroll):
             if subject.row.node_id != self._described:  # another node: read from its top
                 self._described = subject.row.node_id
                 self.scroll_home(animate=False)
+
+
+def _cycle_words(cycle: bool | int) -> str:
+    """What a render lifecycle does after its last stage, in words (not ``cycle=False``)."""
+    if cycle is True:
+        return "cycles forever"
+    if cycle is False:
+        return "no cycle: it ends after its last stage (stays there if that has no ttl)"
+    return "1 pass in all" if cycle == 1 else f"{cycle} passes in all"

@@ -15,7 +15,7 @@ import pytest
 from engine.workspace import Workspace
 from pact_tui.cli import build_parser
 
-from .conftest import cli, events, failed, ok, read_state
+from .conftest import Ran, cli, events, failed, ok, read_state
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -30,7 +30,10 @@ def placed(ran_out: str, verb: str) -> tuple[str, list[int]]:
 
 
 def select(path: Path, selector: str, name: str = "agent") -> list[dict[str, Any]]:
-    nodes: list[dict[str, Any]] = ok("ctx", "select", path, name, selector, "--json").data
+    """The nodes ``ctx select --json`` prints; it exits 0 with some, 1 with none."""
+    ran = cli("ctx", "select", path, name, selector, "--json")
+    nodes: list[dict[str, Any]] = ran.data
+    assert (ran.code, ran.err) == (0 if nodes else 1, ""), ran
     return nodes
 
 
@@ -271,8 +274,10 @@ def test_select_now_and_in_the_past(path: Path, history: dict[str, str]) -> None
     ]  # fmt: skip
     assert select(path, "@e1 .text") == select(path, "@t-2 .text")
     assert select(path, f"@snap:{history['one']} #note")[0]["content"] == "note"
-    assert ok("ctx", "select", path, "agent", "#missing").out == "no match\n"
-    assert select(path, "#missing") == []
+    # no match exits 1 as grep does, saying so on stdout (it is an answer, not an error)
+    assert cli("ctx", "select", path, "agent", "#missing") == Ran(1, "no match\n", "")
+    missing = cli("ctx", "select", path, "agent", "#missing", "--json")
+    assert (missing.code, missing.data, missing.err) == (1, [], "")
     failed("ctx", "select", path, "agent", "@t-9 *", code="UNKNOWN_SNAPSHOT")
 
 
@@ -427,11 +432,17 @@ def test_changes(path: Path, history: dict[str, str]) -> None:
     assert live[0] == f"live: 1 event since snapshot {history['two']} (episode 2)"
     assert "ODI: 3 items one deeper" in live[1]
     assert live[3] == "  ODI: 3 items in 1 turn moved one deeper (d0 → d1)"
+    # `now` ends a range as `ctx diff e1 now` does: the steps since e1, the live one included
+    until_now = ok("ctx", "changes", path, "agent", "--between", "e1", "now").out.splitlines()
+    assert until_now[0] == f"from snapshot {history['one']} (episode 1) to now: 4 events"
+    assert until_now[1:-1] == lines[1:-1] + live[1:]
+    data = ok("ctx", "changes", path, "agent", "--between", "e1", "now", "--json").data
+    assert (data["kind"], data["since"]["id"], data["until"]) == ("between", history["one"], None)
 
     failed("ctx", "changes", path, "agent", "--episode", "9", code="UNKNOWN_SNAPSHOT")
     failed("ctx", "changes", path, "agent", "--between", "e2", "e1", code="BAD_RANGE")
     failed("ctx", "changes", path, "agent", "--between", "e1", "n999", code="UNKNOWN_SNAPSHOT")
-    failed("ctx", "changes", path, "agent", "--between", "e1", "now", code="USAGE")
+    failed("ctx", "changes", path, "agent", "--between", "now", "e1", code="USAGE")
     failed("ctx", "changes", path, "nobody", code="UNKNOWN_CONTEXT")
     assert cli("ctx", "changes", path, "agent", "--episode", "1", "--between", "e1", "e2").code == 2
 

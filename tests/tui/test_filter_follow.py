@@ -14,6 +14,7 @@ from textual.widgets import Input, Label
 from engine.context import Context, ContextView, SequentialIds, SteppingClock, TextContent
 from engine.workspace import Workspace
 from pact_tui.filtered_layout import FilteredLayout
+from pact_tui.jump import JumpError, Place, find_place
 from pact_tui.screens.choose import ChooseScreen
 from pact_tui.screens.context import QUICK_FILTERS, ContextScreen
 from pact_tui.screens.help import HelpScreen
@@ -159,6 +160,8 @@ async def test_the_quick_filters_are_palette_commands(demo: Path) -> None:
         screen = screen_of(app)
         await pilot.press("ctrl+p", *"Filter: cyclic")
         await wait_until(pilot, lambda: "Filter: cyclic items" in screen_text(app), "the command")
+        # its help keeps the selector's text: not eaten as markup (issue 27)
+        assert "show only [cyclic] and their turns" in screen_text(app)
         await pilot.press("enter")
         await wait_until(pilot, lambda: screen.filtering, "filter mode")
         assert screen.selector == "[cyclic]"
@@ -518,3 +521,21 @@ async def test_hovering_a_row_says_what_its_badges_mean(demo: Path) -> None:
         assert "§3/3  render lifecycle: stage 3 of 3 (the last)" in str(tree.tooltip)
         await pilot.hover(ContextTree, _hover_offset(tree, "current_mode"))
         assert "↻e7  a fresh instance every episode, next at episode 7" in str(tree.tooltip)
+
+
+def test_colon_says_why_a_schedule_s_item_is_not_there() -> None:
+    """Issue 27: ``:`` ``#checkin`` between a cyclic item's lives says when it expired and when
+    the next instance comes, not only that no item has the key."""
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    context.add_user("hello")
+    context.pact_insert("d0, 1, 0", TextContent("check in", key="checkin", ttl=2, cadence=5))
+    for _ in range(7):
+        context.advance()
+    with pytest.raises(JumpError) as gone:
+        find_place(context, "#checkin")
+    assert str(gone.value) == (
+        "no item has the key #checkin: it expired at e7 (ttl 2), next instance at e10"
+    )
+    for _ in range(3):
+        context.advance()
+    assert find_place(context, "#checkin") == Place(0, 1, 0)  # back at e10

@@ -224,3 +224,27 @@ async def test_the_demo_driver_works_the_memo_while_the_custodian_acts(demo: Pat
         assert {"pact.agent.heartbeat", "pact.salience.set", "pact.proposal.created"} <= kinds
         # whatever the custodian merged stayed merged, whoever acted first
         assert all(final.proposals[pid].status == "Merged" for pid in approved)
+
+
+async def test_the_highlight_moved_in_the_context_list_stays_through_updates(demo: Path) -> None:
+    """Issue 27: ``c`` then ``j`` in the context list during ``demo --live``: the next update
+    took the highlight back to the first context. It stays where the keys put it."""
+    app = inspector(demo, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        contexts = screen.query_one("#contexts")
+        await pilot.press("c", "j")
+        await wait_until(pilot, lambda: contexts.highlighted == 1, "the writer highlighted")
+        for _ in range(2):  # the shown context and the highlighted one both move on
+            await _pact_tui("ctx", "advance", str(demo), "researcher")
+            await _pact_tui("ctx", "advance", str(demo), "writer")
+        await wait_until(
+            pilot,
+            lambda: (
+                "ep 8 · " in str(contexts.get_option_at_index(0).prompt)
+                and "ep 4 · " in str(contexts.get_option_at_index(1).prompt)
+            ),
+            "both contexts' new episodes in the list",
+        )
+        assert contexts.highlighted == 1
+        assert contexts.has_focus and screen.context_name == "researcher"

@@ -128,7 +128,7 @@ async def test_a_past_snapshot_is_compared_with_the_episode_before_it(demo: Path
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
-        await pilot.press("left_curly_bracket", "right_square_bracket")  # n34: episode 2
+        await pilot.press("left_curly_bracket", "right_square_bracket")  # n32: episode 2
         await settle(pilot)
         await _provider(pilot, screen)
         await wait_until(pilot, lambda: screen.provider_changes is not None, "the comparison")
@@ -136,7 +136,7 @@ async def test_a_past_snapshot_is_compared_with_the_episode_before_it(demo: Path
         assert screen.shown.entry.episode == 2
         assert "since e1:" in str(screen.provider.border_subtitle)
 
-        await pilot.press("left_curly_bracket")  # n25, episode 1: no episode 0 snapshot
+        await pilot.press("left_curly_bracket")  # n24, episode 1: no episode 0 snapshot
         await wait_until(pilot, lambda: screen.provider_changes is None, "no comparison")
         assert "since" not in str(screen.provider.border_subtitle)
 
@@ -653,10 +653,10 @@ async def test_in_the_past_the_selector_names_its_snapshot(demo: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         await pilot.press("left_curly_bracket", "right_square_bracket", "right_square_bracket")
-        await settle(pilot)  # n41
+        await settle(pilot)  # n39
         await _on_item(pilot, screen, 0, 0, 1)  # #alert there
         await pilot.press("y", "s")
-        assert app.clipboard == "@snap:n41 #alert"
+        assert app.clipboard == "@snap:n39 #alert"
         found = await screen.workspace.select("researcher", app.clipboard)
         assert [n.id for n in found] == [screen.highlighted.item.id]  # type: ignore[union-attr]
 
@@ -728,10 +728,10 @@ async def test_the_suffix_typed_decides_the_format(demo: Path, tmp_path: Path) -
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
-        await pilot.press("left_curly_bracket")  # a snapshot: n25
+        await pilot.press("left_curly_bracket")  # a snapshot: n24
         await settle(pilot)
         offered = await _export(pilot, "p", "~/../" + str(tmp_path / "sub.json")[1:])
-        assert offered == "researcher-n25-provider.md"
+        assert offered == "researcher-n24-provider.md"
         assert screen.view is not None
         assert json.loads((tmp_path / "sub.json").read_text()) == screen.view.render_provider()
 
@@ -746,19 +746,19 @@ async def test_the_diff_exports_as_json_and_markdown(demo: Path, tmp_path: Path)
         diff = screen.comparison.diff.to_diff()  # every change listed, as the engine lists it
         assert diff.added
 
-        assert await _export(pilot, "D") == "researcher-n25-n41-diff.json"
-        data = json.loads((tmp_path / "researcher-n25-n41-diff.json").read_text())
+        assert await _export(pilot, "D") == "researcher-n24-n39-diff.json"
+        data = json.loads((tmp_path / "researcher-n24-n39-diff.json").read_text())
         assert data == {
             "context": "researcher",
-            "older": {"snapshot": "n25", "episode": 1},
-            "newer": {"snapshot": "n41", "episode": 2},
+            "older": {"snapshot": "n24", "episode": 1},
+            "newer": {"snapshot": "n39", "episode": 2},
             **diff.to_dict(),
         }
 
         await _export(pilot, "d")
-        markdown = (tmp_path / "researcher-n25-n41-diff.md").read_text(encoding="utf-8")
-        older = await screen.workspace.at_snapshot("researcher", "n25")
-        newer = await screen.workspace.at_snapshot("researcher", "n41")
+        markdown = (tmp_path / "researcher-n24-n39-diff.md").read_text(encoding="utf-8")
+        older = await screen.workspace.at_snapshot("researcher", "n24")
+        newer = await screen.workspace.at_snapshot("researcher", "n39")
         for ids, view in ((diff.added, newer), (diff.removed, older)):
             for item_id in ids:
                 node = view.find(item_id)
@@ -908,8 +908,8 @@ async def test_a_fork_of_a_past_snapshot_is_that_snapshot_live_in_a_new_context(
         await pilot.press("left_curly_bracket", "right_square_bracket", "right_square_bracket")
         await settle(pilot)
         assert screen.shown is not None and screen.shown.entry is not None
-        assert screen.shown.entry.id == "n41"
-        snapshot = await screen.workspace.at_snapshot("researcher", "n41")
+        assert screen.shown.entry.id == "n39"
+        snapshot = await screen.workspace.at_snapshot("researcher", "n39")
         source_applied = screen.workspace.applied("researcher")
 
         assert await _fork(pilot) == "researcher-fork"
@@ -923,7 +923,7 @@ async def test_a_fork_of_a_past_snapshot_is_that_snapshot_live_in_a_new_context(
         assert fork.current_episode == snapshot.current_episode == 2
         assert "researcher-fork   EPISODE 2   ● LIVE" in status_text(app)
         assert notifications(app)[-1] == (
-            "Forked: researcher-fork: a copy of researcher at n41 (episode 2). "
+            "Forked: researcher-fork: a copy of researcher at n39 (episode 2). "
             "Commands here leave researcher as it was."
         )
 
@@ -931,8 +931,8 @@ async def test_a_fork_of_a_past_snapshot_is_that_snapshot_live_in_a_new_context(
         contexts = screen.query_one(ContextList)
         names = [str(contexts.get_option_at_index(i).prompt) for i in range(contexts.option_count)]
         (forked,) = [label for label in names if "researcher-fork" in label]
-        assert forked.startswith("⑂ researcher-fork") and "from researcher at n41" in forked
-        assert str(contexts.tooltip) == "⑂ forked from researcher at n41 (episode 2)"
+        assert forked.startswith("⑂ researcher-fork") and "from researcher at n39" in forked
+        assert str(contexts.tooltip) == "⑂ forked from researcher at n39 (episode 2)"
 
         # Commands on the fork leave the source as it was.
         await pilot.press("u", *"only in the fork", "enter", "full_stop")

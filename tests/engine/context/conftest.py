@@ -171,3 +171,71 @@ def empty_history_depths(context: Any) -> list[int]:
     """History depths (>= 1) whose turn holds no item at all."""
     dump = context.model_dump()
     return [t["depth"] for t in dump["turns"] if t["depth"] >= 1 and not t["slots"]]
+
+
+def check_changelog(before: Any, after: Any, log: Any) -> None:
+    """Issue 27, exact 2: a changelog is exact about where things were. ``before`` and
+    ``after`` are the states just before and just after the operation (``Context.load`` copies,
+    or views), ``log`` its ``Changelog``.
+
+    - every entry's ``before`` is where that item (a ``rehydrated`` entry: the instance it
+      replaced; a ``turn_removed``: that turn) was in ``before``, and its ``after`` where the
+      item is in ``after`` (``None``: not there);
+    - nothing is listed twice (entries and the items shifts list, by id), and a ``moved`` item
+      did move;
+    - the ids agree with the engine's diff: what it added is what was inserted or rehydrated,
+      what it removed is what was deleted, expired, ended its stages or was replaced by a fresh
+      instance; every item whose depth changed is an entry, or a shift counted it (and listed it
+      when the shift lists), moved by that shift's ``by`` from a depth in its range.
+    """
+    from engine.context.history import diff_views
+
+    diff = diff_views(before, after)
+    depth_before = {turn.id: depth for depth, turn in before.iter_turns()}
+    depth_after = {turn.id: depth for depth, turn in after.iter_turns()}
+    listed = [entry.id for entry in log.entries]
+    listed += [entry.id for shift in log.shifts for entry in shift.listed]
+    assert len(listed) == len(set(listed)), f"listed twice: {listed}"
+    for entry in log.entries:
+        if entry.kind == "turn_removed":
+            assert entry.before == (depth_before[entry.id],), entry
+            assert entry.after is None and entry.id not in depth_after, entry
+            continue
+        if entry.kind == "rehydrated":
+            was = coords(before, entry.replaced) if entry.replaced is not None else None
+            assert entry.before == was, entry
+            assert coords(before, entry.id) is None, entry
+        elif entry.kind == "inserted":
+            assert entry.before is None and coords(before, entry.id) is None, entry
+        else:
+            assert entry.before == coords(before, entry.id), entry
+        assert entry.after == coords(after, entry.id), entry
+        if entry.kind == "moved":
+            assert entry.before != entry.after, entry
+    added = set(log.ids("inserted", "rehydrated"))
+    removed = {e.id for e in log.of_kind("deleted", "expired") if e.before is not None}
+    removed |= {e.id for e in log.of_kind("stage") if e.ended}
+    removed |= {e.replaced for e in log.of_kind("rehydrated") if e.replaced is not None}
+    assert set(diff.added) == added
+    assert set(diff.removed) == removed
+    entry_ids = {entry.id for entry in log.entries}
+    deeper = {c.id: c.depth for c in diff.changed if c.depth is not None}
+    unaccounted = {item_id for item_id in deeper if item_id not in entry_ids}
+    for shift in log.shifts:
+        low, high = shift.depths
+        moved = {
+            item_id
+            for item_id in unaccounted
+            if (move := deeper[item_id]) is not None
+            and move[1] - move[0] == shift.by
+            and low <= move[0] <= high
+        }
+        assert shift.items == len(moved), (shift, moved)
+        for entry in shift.listed:
+            assert entry.kind == "moved", entry
+            assert entry.before == coords(before, entry.id), entry
+            assert entry.after == coords(after, entry.id), entry
+        if shift.items <= 20:
+            assert {entry.id for entry in shift.listed} == moved, shift
+        unaccounted -= moved
+    assert not unaccounted, f"moved with no entry and in no shift: {sorted(unaccounted)}"

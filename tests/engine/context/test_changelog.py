@@ -22,7 +22,7 @@ from engine.context.changelog import LIST_LIMIT
 from engine.context.commands import apply_command, parse_command
 from engine.context.history import diff_views
 
-from .conftest import coords, new_context
+from .conftest import check_changelog, coords, new_context
 
 
 def frozen(ctx: Context) -> Context:
@@ -406,38 +406,6 @@ COMMANDS = st.builds(
 )
 
 
-def check_against_diff(before: Context, after: Context, log: Changelog) -> None:
-    diff = diff_views(before, after)
-    rehydrated = log.of_kind("rehydrated")
-    added = set(log.ids("inserted", "rehydrated"))
-    removed = {e.id for e in log.of_kind("deleted", "expired") if e.before is not None}
-    removed |= {e.id for e in log.of_kind("stage") if e.ended}
-    removed |= {e.replaced for e in rehydrated if e.replaced is not None}
-    assert set(diff.added) == added
-    assert set(diff.removed) == removed
-    for entry in log.entries:
-        if entry.kind in ("inserted", "replaced", "rehydrated", "moved") or (
-            entry.kind == "stage" and not entry.ended
-        ):
-            assert entry.after == coords(after, entry.id), entry
-        if entry.kind in ("deleted", "expired", "stage") and entry.before is not None:
-            assert entry.before == coords(before, entry.id), entry
-        if entry.kind == "turn_removed":
-            assert entry.id in turn_ids(before) and entry.id not in turn_ids(after)
-    for shift in log.shifts:
-        for entry in shift.listed:
-            assert entry.after == coords(after, entry.id), entry
-    if len(log.shifts) == 1 and not log.of_kind("moved"):
-        # One mass move and nothing else moved by placement: the diff's moves are the shift's,
-        # give or take the items the operation also placed (a new stage, a rehydration).
-        [shift] = log.shifts
-        others = {e.id for e in log.entries}
-        moved = moved_by(before, after, shift.by) - others
-        assert len(moved) <= shift.items <= len(moved) + len(others)
-        if shift.items <= LIST_LIMIT:
-            assert {e.id for e in shift.listed} - others == moved
-
-
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(COMMANDS)
 def test_replayed_commands_give_equal_changelogs_that_agree_with_the_diff(
@@ -455,7 +423,7 @@ def test_replayed_commands_give_equal_changelogs_that_agree_with_the_diff(
             continue
         log = Changelog.from_json(result["changes"])
         assert log == live.last_changes
-        check_against_diff(before, live, log)
+        check_changelog(before, live, log)
         results.append(result)
         done.append(command)
     assert [apply_command(replay, command) for command in done] == results

@@ -22,7 +22,7 @@ def explored(ctx: Context) -> tuple[Context, ContextExplorer]:
     ctx.pact_insert("d0, 3, 0", TextContent("cyc", ttl=2, cadence=5))
     assert explorer.step("assistant_message", "Hi") == "n16"
     assert explorer.step("render") == 1
-    assert explorer.step("seal") == "n21"
+    assert explorer.step("seal") == "n20"
     return ctx, explorer
 
 
@@ -36,7 +36,7 @@ context n1  episode 1
 │  │  ├─ (1,0,0) text id=n6 key=- tags=[] permanent ttl=- age=1 remaining=- cad=- next=- "Hello"
 │  ├─ slot (1,1) id=n9
 │  │  ├─ (1,1,0) text id=n8 key=n tags=[a,b] permanent ttl=- age=1 remaining=- cad=- next=- "note"
-│  ├─ slot (1,2) id=n19
+│  ├─ slot (1,2) id=n11
 │  │  ├─ (1,2,0) text id=n18 key=- tags=[] sticky ttl=1 age=0 remaining=1 cad=1 next=2 "tick"
 ├─ turn d0 [active] role=assistant id=n14
 │  ├─ slot (0,0) id=n17
@@ -52,7 +52,7 @@ def test_steps_drive_the_context(explored: tuple[Context, ContextExplorer]) -> N
         ((1, 0, 0), "Hello", "user"),
         ((0, 0, 0), "Hi", "assistant"),
     ]
-    assert [(s.id, s.trigger) for s in ctx.history] == [("n20", "episode"), ("n21", "checkpoint")]
+    assert [(s.id, s.trigger) for s in ctx.history] == [("n19", "episode"), ("n20", "checkpoint")]
     check_structure(ctx)
 
 

@@ -362,3 +362,84 @@ def test_replacing_a_schedule_instance_keeps_the_schedule_phase() -> None:
         11: ["v2"],
     }
     check_structure(ctx)
+
+
+# ------------------------------------------------------------------------------------------
+# renewal in place (issue 27, exact 3) and the order of stages landing together (exact 4)
+# ------------------------------------------------------------------------------------------
+def test_sticky_renewal_keeps_its_place_and_its_neighbours(ctx: Context) -> None:
+    """Seed 002: a sticky item is "always visible at same position". Its expiring instance's
+    core place is not handed to the neighbour: the fresh instance takes the place the old one
+    leaves, so Note stays before the status and the provider order does not change."""
+    mode = ctx.pact_insert("d0, 0, 0", TextContent("Mode", key="mode", ttl=1, cadence=1))
+    ctx.pact_insert("d0, 0, -1", TextContent("Note"))
+    provider = [e["content"] for e in ctx.render_provider()]
+    for _ in range(3):
+        ctx.advance()
+        assert slot_layout(ctx, 0, 0) == {-1: "Note", 0: "Mode"}
+        assert [e["content"] for e in ctx.render_provider()] == provider
+    assert ctx.get_by_key("mode").id != mode.id  # type: ignore[union-attr]
+    log = ctx.last_changes
+    assert log is not None and [e.kind for e in log.entries] == ["expired", "rehydrated"]
+    assert log.shifts == ()
+    check_structure(ctx)
+
+
+def test_a_live_instance_is_renewed_where_it_is_now(ctx: Context) -> None:
+    """A schedule whose instance is still alive when the next one is due (here a permanent
+    schedule) renews it in place, even after a neighbour pushed it off the schedule's offset."""
+    ctx.add_user("m")
+    first = ctx.pact_insert("d0, 1, 0", TextContent("R", key="r", cadence=2))
+    ctx.pact_insert("d0, 1, 0", TextContent("X"))  # R is pushed to +1
+    ctx.advance()
+    ctx.advance()  # due: a fresh R
+    fresh = ctx.get_by_key("r")
+    assert fresh is not None and fresh.id != first.id
+    assert slot_layout(ctx, 0, 1) == {0: "X", 1: "R"}
+    log = ctx.last_changes
+    assert log is not None
+    [entry] = log.entries
+    assert (entry.kind, entry.replaced, entry.before, entry.after) == (
+        "rehydrated",
+        first.id,
+        (0, 1, 1),
+        (0, 1, 1),
+    )
+
+
+def test_a_hidden_schedule_comes_back_at_its_coordinates_by_the_insert_rule(
+    ctx: Context,
+) -> None:
+    """With no live instance to renew (a cyclic item between its lives) the fresh instance is
+    inserted at the schedule's coordinates, pushing what is there outward."""
+    ctx.add_user("m")
+    ctx.pact_insert("d0, 1, 0", TextContent("C", key="c", ttl=1, cadence=2))
+    ctx.advance()  # C expires: hidden
+    ctx.pact_insert("d0, 1, 0", TextContent("X"))
+    ctx.advance()  # C comes back at (0, 1, 0)
+    assert slot_layout(ctx, 0, 1) == {0: "C", 1: "X"}
+
+
+def test_items_staged_to_one_target_in_one_advance_land_as_inserted_in_creation_order(
+    ctx: Context,
+) -> None:
+    """The rule written in docs/context-tree.md: render stages that run out in the same advance
+    move in the items' creation order, each placed by the insert rule, so at an offset >= 0
+    the later-created item ends at the target and the earlier one one step outward (and
+    mirrored at a negative offset). Replacing an item keeps its creation order."""
+    ctx.add_user("m")
+    for name in ("A", "B"):
+        ctx.pact_insert(
+            "d0, 1, 0",
+            TextContent(name).render_lifecycle([Pos("d0, 1, 0", ttl=1), Pos("d0, 2, 0")]),
+        )
+    ctx.pact_insert("d0, 2, 0", TextContent("X"))
+    for name in ("D", "E"):
+        ctx.pact_insert(
+            "d0, 3, 0",
+            TextContent(name).render_lifecycle([Pos("d0, 3, 0", ttl=1), Pos("d0, 4, -1")]),
+        )
+    ctx.pact_insert("d0, 4, 0", TextContent("Y"))
+    ctx.advance()
+    assert slot_layout(ctx, 0, 2) == {0: "B", 1: "A", 2: "X"}
+    assert slot_layout(ctx, 0, 4) == {-2: "D", -1: "E", 0: "Y"}

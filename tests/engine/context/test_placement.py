@@ -451,3 +451,29 @@ def test_odi_past_a_temporary_message_removes_the_turn_it_leaves() -> None:
     assert layout(ctx) == [((1, 0, 0), "a"), ((0, 0, 0), "b"), ((0, 0, 1), "flash")]
     assert ctx.history_depth == 1
     check_structure(ctx)
+
+
+def test_odi_that_removes_the_turn_it_leaves_keeps_a_deeper_mixed_slot() -> None:
+    """Issue 27, exact 1: a message leaves the active turn holding only a temporary item, so
+    the operation pushes a turn and removes the emptied one. The deeper slot holding P
+    (permanent) and C (temporary) comes out as it went in: P's offset never changes, C keeps
+    its coordinates (it was lifted once, not once per step, so it is not seated twice)."""
+    ctx = new_context()
+    for text in ("u1", "u2", "u3"):
+        ctx.add_user(text)
+    perm = ctx.pact_insert("d2, 1, 0", TextContent("P"))
+    temp = ctx.pact_insert("d2, 1, 1", TextContent("C", ttl=5))
+    ctx.pact_delete("d0, 0, 0")
+    ctx.pact_insert("d0, 0, 0", TextContent("T", ttl=5))
+    ctx.add_user("u4")
+    assert coords(ctx, perm.id) == (2, 1, 0)
+    assert coords(ctx, temp.id) == (2, 1, 1)
+    assert layout(ctx) == [
+        ((2, 0, 0), "u1"),
+        ((2, 1, 0), "P"),
+        ((2, 1, 1), "C"),
+        ((1, 0, 0), "u2"),
+        ((0, 0, 0), "u4"),
+        ((0, 0, 1), "T"),
+    ]
+    check_structure(ctx)

@@ -24,6 +24,9 @@ after each operation, what that operation promises:
 - an advance rehydrates every due schedule where it belongs (a sticky or permanent schedule with
   its message, a cyclic one at its depth) and records an ``episode`` snapshot equal to the state;
 - a failing operation raises the expected typed error and changes nothing;
+- its changelog is exact (``check_changelog``): every entry's ``before`` is where the item was
+  before the operation and its ``after`` where it is after, nothing is listed twice, and the
+  ids and depth moves agree with the engine's diff;
 
 and at the end:
 
@@ -65,7 +68,14 @@ from engine.context import (
     UnknownKey,
 )
 
-from .conftest import CountingClock, CountingIds, check_structure, load_continuing, new_context
+from .conftest import (
+    CountingClock,
+    CountingIds,
+    check_changelog,
+    check_structure,
+    load_continuing,
+    new_context,
+)
 
 # ------------------------------------------------------------------------------------------
 # operations: plain tuples, so a run can be replayed on a fresh context
@@ -266,8 +276,11 @@ class ContextMachine(RuleBasedStateMachine):
         return (f"c{self.counter}", key, tags, ttl, cad, lifecycle)
 
     def run(self, op: Op) -> Any:
+        before = Context.load(self.ctx.model_dump())
         result = apply(self.ctx, op)
         self.ops.append((op, True))
+        assert self.ctx.last_changes is not None
+        check_changelog(before, self.ctx, self.ctx.last_changes)
         return result
 
     def depth(self, pick: int) -> int:

@@ -56,7 +56,7 @@ async def test_commands_of_the_previous_release_read_the_same_from_a_checkpoint_
         # what is appended now says which rules it was written by
         await ws.advance("agent")
         [event] = await ws.store.read(ws.head - 1)
-        assert event.payload["v"] == 2
+        assert event.payload["v"] == 3
     assert (await replay_from_scratch(path))["agent"].context.model_dump_json() == (
         opened.model_dump_json()
     )
@@ -99,3 +99,33 @@ async def test_what_the_previous_release_accepted_and_this_one_refuses_still_rep
 
 def insert(selector: str, content: object, type_: str = "text") -> dict[str, object]:
     return {"op": "insert", "selector": selector, "component": {"type": type_, "content": content}}
+
+
+RULES_2 = Path(__file__).resolve().parent / "fixtures" / "v2-rules.pact"
+
+
+async def test_steps_the_rules_of_version_2_ran_replay_as_then(tmp_path: Path) -> None:
+    """fixtures/v2-rules.pact (see write_v2_rules.py) holds steps the engine before issue 27
+    ran by other rules than today's (a temporary item re-seated twice, a sticky renewed at its
+    schedule's offset, changelogs whose ``before`` was read mid-step). Its events say version 2:
+    they replay by those rules, to the state and the changelogs they recorded, and what is
+    appended now runs by today's."""
+    path = tmp_path / "old.pact"
+    shutil.copy(RULES_2, path)
+    replayed = (await replay_from_scratch(path))["agent"].context  # diverging would raise
+    async with await Workspace.open(path, watch=False) as ws:
+        assert ws.checkpoint_problem is None
+        agent = ws.context("agent")
+        assert agent.model_dump_json() == replayed.model_dump_json()
+        where = {key: agent.get_by_key(key) for key in ("P", "Mode", "Note")}
+        assert {key: node.coordinates for key, node in where.items() if node} == {
+            "P": (2, 1, 0),
+            "Mode": (1, 2, 0),  # the renewed Mode pushed Note after it (issue 27, exact 3)
+            "Note": (1, 2, 1),
+        }
+        await ws.run("agent", {"op": "message", "role": "user", "text": "now"})
+        [event] = await ws.store.read(ws.head - 1)
+        assert event.payload["v"] == 3
+    assert (await replay_from_scratch(path))["agent"].context.model_dump_json() == (
+        agent.model_dump_json()
+    )

@@ -159,7 +159,7 @@ async def test_each_command_is_one_event_that_records_command_and_result(tmp_pat
     assert [e.stream_seq for e in events] == list(range(1, len(EVERY_OPERATION) + 2))
     assert [e.type for e in commands] == [f"context.{c['op']}" for c in EVERY_OPERATION]
     assert [dict(e.payload) for e in commands] == [
-        {"command": command, "result": result, "v": 2}  # v: the command forms' version
+        {"command": command, "result": result, "v": 3}  # v: the command forms and rules version
         for command, result in zip(EVERY_OPERATION, results, strict=True)
     ]
     assert {e.actor for e in commands} == {"tester"}
