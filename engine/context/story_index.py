@@ -56,9 +56,10 @@ class StoryIndex:
 
     def __init__(self, packed: str | None = None) -> None:
         self._packed = packed
-        # An id named by one event maps to its seq, by several to a tuple: ints and tuples of
-        # ints are not tracked by the cyclic collector, so 100,000 items add no pause to it.
-        self._items: dict[str, int | tuple[int, ...]] = {}
+        # An id named by one event maps to its seq, by several to their seqs in a string
+        # ("5 9 -12"): neither is tracked by the cyclic collector (100,000 items add no pause
+        # to it), and the saved form decodes to it as it is, with nothing to convert.
+        self._items: dict[str, int | str] = {}
         self._shifts = array("q")
         self._seqs: array[int] | None = None  # the shifts' seqs, for bisecting; built lazily
 
@@ -93,9 +94,9 @@ class StoryIndex:
             items[item_id] = seq
         elif isinstance(had, int):
             if had != seq:
-                items[item_id] = (had, seq)
-        elif had[-1] != seq:
-            items[item_id] = (*had, seq)
+                items[item_id] = f"{had} {seq}"
+        elif had.rpartition(" ")[2] != str(seq):
+            items[item_id] = f"{had} {seq}"
 
     # -- reading --------------------------------------------------------------------------
     def events(self, item_id: str) -> tuple[int, ...]:
@@ -105,7 +106,7 @@ class StoryIndex:
         had = self._items.get(item_id)
         if had is None:
             return ()
-        return (had,) if isinstance(had, int) else had
+        return (had,) if isinstance(had, int) else tuple(map(int, had.split()))
 
     def shifts(self, after: int, until: int | None) -> Iterable[tuple[int, ...]]:
         """The shifts of the events after ``after`` up to ``until`` (all, without), in order:
@@ -114,10 +115,9 @@ class StoryIndex:
         if self._seqs is None:
             self._seqs = self._shifts[::_FIELDS]
         seqs, rows = self._seqs, self._shifts
-        stop = len(seqs) if until is None else bisect_right(seqs, until)
-        for row in range(bisect_right(seqs, after), stop):
-            start = row * _FIELDS
-            yield tuple(rows[start : start + _FIELDS])
+        first = bisect_right(seqs, after) * _FIELDS
+        last = (len(seqs) if until is None else bisect_right(seqs, until)) * _FIELDS
+        return zip(*(rows[first + field : last : _FIELDS] for field in range(_FIELDS)), strict=True)
 
     # -- saving ---------------------------------------------------------------------------
     def pack(self) -> str:
@@ -133,18 +133,10 @@ class StoryIndex:
             return
         data = orjson.loads(self._packed)
         self._packed = None
-        items: dict[str, int | tuple[int, ...]] = {
-            key: value if isinstance(value, int) else tuple(value)
-            for key, value in data["items"].items()
-        }
+        items: dict[str, int | str] = data["items"]
         for key, value in self._items.items():
-            later = (value,) if isinstance(value, int) else value
             had = items.get(key)
-            if had is None:
-                items[key] = value
-            else:
-                earlier = (had,) if isinstance(had, int) else had
-                items[key] = earlier + later
+            items[key] = value if had is None else f"{had} {value}"
         shifts = array("q", data["shifts"])
         shifts.extend(self._shifts)
         self._items, self._shifts, self._seqs = items, shifts, None
@@ -175,34 +167,79 @@ def tell(
     story.tell(StoryEvent(first["episode"], first_seq, "born", detail))
     follows = follows_message(item.ttl, item.cad) and coords[0] >= 0
     by_seq = dict(named[1:])
+    named_seqs = sorted(by_seq)
     listed = {-seq for seq in index.events(item_id) if seq < 0}
-    shifts = list(index.shifts(first_seq, until))
-    at = 0
-    for seq in sorted({*by_seq, *(row[0] for row in shifts)}):
-        rows = []
-        while at < len(shifts) and shifts[at][0] == seq:
-            rows.append(shifts[at])
-            at += 1
-        changes = by_seq.get(seq)
-        if changes is not None:
-            after = _named(story, item_id, seq, changes, coords)
+    run = _Run(story)
+    for seq, episode, by, low, high, op, complete in index.shifts(first_seq, until):
+        while named_seqs and named_seqs[0] <= seq:
+            run.end()
+            named_seq = named_seqs.pop(0)
+            after = _named(story, item_id, named_seq, by_seq[named_seq], coords)
             if after is None:
                 return story.told(node, until=until)  # gone (not in the view asked for)
             coords = after
-            continue
-        before = coords
-        moved_all = seq in listed  # a shift of this event lists it among the items it moved
-        for _seq, _episode, by, low, high, _op, complete in rows:
-            if follows and (moved_all or not complete) and low <= coords[0] <= high:
-                coords = (coords[0] + by, *coords[1:])
-        if coords != before:
-            op = OPS[rows[0][5]] if rows[0][5] >= 0 else "?"
-            story.move(rows[0][1], seq, before, coords, MOVED_BY.get(op, op), depth_only=True)
+        if seq in by_seq:
+            continue  # the event's own entries said where it went
+        depth = coords[0]
+        if follows and (not complete or seq in listed) and low <= depth <= high:
+            run.add(episode, seq, coords, by, op)
+            coords = (depth + by, *coords[1:])
+    run.end()
+    for named_seq in named_seqs:
+        after = _named(story, item_id, named_seq, by_seq[named_seq], coords)
+        if after is None:
+            return story.told(node, until=until)
+        coords = after
     here = node.coordinates
     if here != coords:
         last = max((*by_seq, first_seq))
         story.move(node.episode, last, coords, here, WITHIN_SLOT)
     return story.told(node, until=until)
+
+
+class _Run:
+    """ODI moves by one operation, event after event, told as one move (``times`` events);
+    the shifts of one event make one move, and none if they cancel out."""
+
+    __slots__ = ("before", "episode", "first", "last", "op", "start", "story", "times", "to")
+
+    def __init__(self, story: ItemStory) -> None:
+        self.story = story
+        self.times = 0
+        self.op = self.episode = self.first = self.last = self.to = self.start = 0
+        self.before: tuple[int, ...] = ()
+
+    def add(self, episode: int, seq: int, coords: tuple[int, ...], by: int, op: int) -> None:
+        if self.times and seq == self.last:
+            self.to += by  # another shift of the same event
+            return
+        self._close_event()
+        if self.times and op != self.op:
+            self.end()
+        if not self.times:
+            self.op, self.episode, self.first, self.before = op, episode, seq, coords
+        self.last, self.start, self.to = seq, coords[0], coords[0] + by
+        self.times += 1
+
+    def _close_event(self) -> None:
+        """The last event's shifts cancelled out: it did not move the item."""
+        if self.times and self.to == self.start:
+            self.times -= 1
+
+    def end(self) -> None:
+        self._close_event()
+        if self.times:
+            name = OPS[self.op] if self.op >= 0 else "?"
+            self.story.move(
+                self.episode,
+                self.first,
+                self.before,
+                (self.to, *self.before[1:]),
+                MOVED_BY.get(name, name),
+                depth_only=True,
+                times=self.times,
+            )
+        self.times = 0
 
 
 def _born(item_id: str, changes: Mapping[str, Any]) -> tuple[int, ...] | None:

@@ -56,6 +56,7 @@ class _Move:
     after: tuple[int, ...]
     by: str  # how the operation is said ("a new message")
     depth_only: bool = False  # an ODI move told from the shifts: only its depth is known
+    times: int = 1  # the events it stands for (a run read from the shifts)
 
 
 def where(coordinates: tuple[int, ...]) -> str:
@@ -110,9 +111,11 @@ class ItemStory:
         by: str,
         *,
         depth_only: bool = False,
+        times: int = 1,
     ) -> None:
-        """Add a move read from the log; ``depth_only`` when only its depth is known."""
-        self._observed.append(_Move(episode, seq, before, after, by, depth_only))
+        """Add a move read from the log (``times`` events' worth); ``depth_only`` when only
+        its depth is known."""
+        self._observed.append(_Move(episode, seq, before, after, by, depth_only, times))
 
     def told(self, node: Node | None = None, *, until: int | None = None) -> list[StoryEvent]:
         """The story up to event ``until`` (all of it by default), moves by the same kind of
@@ -146,7 +149,7 @@ def _told_moves(run: list[_Move]) -> StoryEvent:
         detail = f"d{first.before[0]} → d{last.after[0]} · {first.by}"
     else:
         detail = f"{where(first.before)} → {where(last.after)} · {first.by}"
-    return StoryEvent(first.episode, first.seq, "moved", detail, times=len(run))
+    return StoryEvent(first.episode, first.seq, "moved", detail, times=sum(m.times for m in run))
 
 
 def due(node: Node) -> list[StoryEvent]:

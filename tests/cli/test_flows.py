@@ -498,7 +498,7 @@ def test_every_subcommand_is_covered_here() -> None:
     assert 'ok("verify"' in source
     assert set(ctx.choices) == {
         "create", "list", "insert", "update", "delete", "user", "assistant",
-        "advance", "seal", "select", "print", "diff", "changes", "snapshots", "fork",
+        "advance", "seal", "select", "print", "diff", "changes", "snapshots", "fork", "story",
     }  # fmt: skip
 
 
