@@ -27,6 +27,8 @@ Pure: the caller reads the events; this only indexes and compares.
 
 from __future__ import annotations
 
+import base64
+import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
@@ -125,19 +127,32 @@ class StoryIndex:
         if self._packed is not None and not self._items and not self._shifts:
             return self._packed  # nothing noted since it was read: saved as it was
         self._unpack()
-        return orjson.dumps({"items": self._items, "shifts": self._shifts.tolist()}).decode()
+        shifts = self._shifts
+        if sys.byteorder == "big":  # saved little-endian, whichever machine reads it
+            shifts = array("q", shifts)
+            shifts.byteswap()
+        packed = base64.b64encode(shifts.tobytes()).decode()
+        return orjson.dumps({"items": self._items, "shifts": packed}).decode()
 
     def _unpack(self) -> None:
-        """Read the saved form, and put the events noted since after it."""
+        """Read the saved form, and put the events noted since after it; ``ValueError`` if
+        it cannot be read (the caller indexes the log again)."""
         if self._packed is None:
             return
-        data = orjson.loads(self._packed)
+        try:
+            data = orjson.loads(self._packed)
+            items: dict[str, int | str] = data["items"]
+            shifts = array("q", base64.b64decode(data["shifts"], validate=True))
+            if not isinstance(items, dict) or len(shifts) % _FIELDS:
+                raise ValueError("not an index")
+        except (ValueError, TypeError, KeyError) as error:
+            raise ValueError(f"the saved story index cannot be read: {error}") from None
         self._packed = None
-        items: dict[str, int | str] = data["items"]
         for key, value in self._items.items():
             had = items.get(key)
             items[key] = value if had is None else f"{had} {value}"
-        shifts = array("q", data["shifts"])
+        if sys.byteorder == "big":
+            shifts.byteswap()
         shifts.extend(self._shifts)
         self._items, self._shifts, self._seqs = items, shifts, None
 

@@ -160,11 +160,13 @@ async def test_every_item_s_story_ends_at_its_depth(tmp_path: Path) -> None:
                     assert before.split(",")[0] == after.split(",")[0], (node.id, story)
 
 
+@pytest.mark.parametrize("saved", [None, "{", '{"items": {}, "shifts": "AAA"}'])
 async def test_a_checkpoint_without_the_index_is_indexed_once_and_saved(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, saved: str | None
 ) -> None:
-    """A checkpoint written before stories were indexed: the index is built from the changelogs
-    stored in the log (no replay), and saved with the context's next checkpoint."""
+    """A checkpoint written before stories were indexed (or whose index cannot be read): the
+    index is built from the changelogs stored in the log (no replay), and saved with the
+    context's next checkpoint."""
     small_checkpoints(monkeypatch, every=10, archive_every=7, on_close=1)
     path, clock = tmp_path / "w.pact", ManualClock()
     real_dump = ContextProjection.dump
@@ -172,20 +174,23 @@ async def test_a_checkpoint_without_the_index_is_indexed_once_and_saved(
     def without_stories(self: ContextProjection, **kwargs: Any) -> dict[str, Any]:
         data = real_dump(self, **kwargs)
         data.pop("stories", None)
+        if saved is not None:
+            data["stories"] = saved
         return data
 
     monkeypatch.setattr(ContextProjection, "dump", without_stories)
     note = await build(path, clock, messages=20)
     monkeypatch.setattr(ContextProjection, "dump", real_dump)
     async with await Workspace.open(path, clock=clock, watch=False) as ws:
-        assert ws._projection("agent").stories is None
+        assert (ws._projection("agent").stories is None) == (saved is None)
         story = await ws.item_story("agent", note)
         assert ws._projection("agent").stories is not None
     assert [(e.detail, e.times) for e in story if e.what == "moved"] == [
         ("d0 → d20 · a new message", 20)
     ]
     async with await Workspace.open(path, clock=clock, watch=False) as ws:
-        assert ws._projection("agent").stories is not None  # saved on closing
+        stories = ws._projection("agent").stories
+        assert stories is not None and stories.events(note)  # saved on closing
 
 
 async def test_an_item_that_is_not_there_has_no_story(tmp_path: Path) -> None:
