@@ -26,6 +26,12 @@ Every figure is measured in this run next to its anchor:
    turns and slots (and the status line's count): median ≤ 100 ms. Anchor, same run: a plain
    cursor move (the down key) to its frame. In-process and headless, as figure 2.
 
+6. selector typing (issue 27): at 100,000 items, a selector that scans every item (``.text``)
+   typed a key every 60 ms: each key to the first frame composed showing it in the input,
+   while the matches of what was typed before are found in a thread: median ≤ 50 ms. Anchor,
+   same run: one match of that selector, as the input's path used to wait for after each
+   pause in typing (3-4 s of lag was reported under load).
+
 The module is also the child processes: ``python -m bench.bench_app minimal|pact|writer|big …``;
 ``python -m bench.bench_app big-items`` runs benchmark 4 alone, ``… filter`` benchmark 5.
 """
@@ -439,6 +445,80 @@ def bench_filter(large: Path) -> None:
     )
 
 
+TYPED = ".text"  # a node type: a scan of every item
+
+
+async def typing_latencies(path: Path) -> tuple[list[float], float, float, int]:
+    """(each key to the frame showing it in the input; one match of TYPED; the last key to
+    its matches shown; how many), in seconds."""
+    from pact_tui.app import PactApp
+    from pact_tui.screens.context import ContextScreen
+    from pact_tui.widgets.selector_bar import SelectorBar
+
+    app = PactApp(path, watch=False, context="researcher")
+    samples: list[float] = []
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ContextScreen) and screen.view is not None
+        start = time.perf_counter()
+        matches = len(screen.view.select(TYPED))
+        scan = time.perf_counter() - start
+        await pilot.press("slash")
+        field = screen.query_one(SelectorBar).input
+        shown = asyncio.Event()
+        wanted = ""
+
+        def painted() -> None:
+            if wanted and field.value == wanted:
+                shown.set()
+
+        on_paint(app, painted)
+        for _ in range(3):  # three words typed, then cleared
+            for count in range(1, len(TYPED) + 1):
+                wanted = TYPED[:count]
+                shown.clear()
+                start = time.perf_counter()
+                app.simulate_key(TYPED[count - 1])
+                await asyncio.wait_for(shown.wait(), timeout=60)
+                samples.append(time.perf_counter() - start)
+                await asyncio.sleep(0.06)  # a quick typist
+            start = time.perf_counter()
+            while screen.matching or len(screen.matches) != matches:
+                await pilot.pause(0.01)
+            found = time.perf_counter() - start
+            wanted = ""
+            for _ in TYPED:
+                await pilot.press("backspace")
+            while screen.matching or screen.selection.text:
+                await pilot.pause(0.01)
+    return samples, scan, found, matches
+
+
+def bench_typing(large: Path) -> None:
+    print(f"6. typing {TYPED!r} in the selector bar, a key every 60 ms, three times")
+    keys, scan, found, matches = asyncio.run(typing_latencies(large))
+    print(
+        f"  key → its frame: median {fmt(statistics.median(keys))}, max {fmt(max(keys))};"
+        f" one match of {TYPED!r} ({matches:,} items): {fmt(scan)}; last key → matches shown"
+        f" {fmt(found)}"
+    )
+    report_limit(
+        "a key typed in the selector bar → repaint while a 100k scan runs, median",
+        statistics.median(keys) * 1e3,
+        50,
+        "ms",
+        anchor_text=f"one match of {TYPED!r}, once on the input's path: {fmt(scan)}",
+    )
+
+
+def typing_only() -> None:
+    """Benchmark 6 alone: ``python -m bench.bench_app typing``."""
+    print("Inspector app (pact_tui), benchmark 6 only")
+    with tempfile.TemporaryDirectory(prefix="bench-app-") as scratch:
+        bench_typing(build(Path(scratch), LARGE))
+
+
 def filter_only() -> None:
     """Benchmark 5 alone: ``python -m bench.bench_app filter``."""
     print("Inspector app (pact_tui), benchmark 5 only")
@@ -466,6 +546,7 @@ def main() -> None:
         bench_live(large)
         bench_big_items(directory)
         bench_filter(large)
+        bench_typing(large)
 
 
 if __name__ == "__main__":
@@ -480,6 +561,8 @@ if __name__ == "__main__":
         big_items_only()
     elif role == "filter":
         filter_only()
+    elif role == "typing":
+        typing_only()
     elif role == "writer":
         child_writer(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     else:
