@@ -543,12 +543,16 @@ async def session(path: Path) -> dict[str, Any]:
 
     pauses: list[float] = []
     started: list[float] = []
+    doing = ["opening"]  # the session's phase, to say where the longest collection fell
+    longest: dict[str, float] = {}
 
     def collected(phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             started.append(time.perf_counter())
         elif started:
-            pauses.append(time.perf_counter() - started.pop())
+            pause = time.perf_counter() - started.pop()
+            pauses.append(pause)
+            longest[doing[0]] = max(longest.get(doing[0], 0.0), pause)
 
     app = PactApp(path, watch=False, context="researcher")
     times: dict[str, list[float]] = {"advance": [], "step": [], "provider": [], "story": []}
@@ -579,6 +583,7 @@ async def session(path: Path) -> dict[str, Any]:
                 wanted = lambda: False  # noqa: E731
                 await pilot.pause()
 
+            doing[0] = "advances"
             for _ in range(5):
                 episode = screen.view.current_episode + 1
                 await timed(
@@ -587,24 +592,29 @@ async def session(path: Path) -> dict[str, Any]:
                     "advance",
                 )
             tree = screen.context_tree
-            for _ in range(20):
-                line = tree.cursor_line + 1
-                await timed("down", lambda line=line: tree.cursor_line == line, "step")
+            doing[0] = "steps"
+            for _ in range(20):  # up from the active turn the cursor opened on
+                line = tree.cursor_line - 1
+                await timed("up", lambda line=line: tree.cursor_line == line, "step")
                 await pilot.pause(STORY_DELAY)  # as a person reads: the story is told
+            doing[0] = "typing"
             await pilot.press("slash", *TYPED)
             while screen.matching or screen.selection.text != TYPED:
                 await pilot.pause(0.01)
             await pilot.press("enter")
+            doing[0] = "filter"
             screen.selector = FILTERED
             await pilot.press("F")
             await pilot.pause(0.2)
             await pilot.press("F")
+            doing[0] = "provider view"
             for _ in range(3):
                 provider = screen.query_one("#provider")
                 await timed("v", lambda p=provider: p.display and p.size.height > 0, "provider")
                 await pilot.pause(0.2)
                 await pilot.press("v")
                 await pilot.pause(0.2)
+            doing[0] = "story"
             items = [n for n in screen.workspace.context("researcher").select("*") if n.item]
             oldest = min(items, key=lambda n: n.creation_index or 0)
             start = time.perf_counter()
@@ -612,7 +622,7 @@ async def session(path: Path) -> dict[str, Any]:
             times["story"].append(time.perf_counter() - start)
         finally:
             gc.callbacks.remove(collected)
-    return {**{k: v for k, v in times.items()}, "pauses": pauses}
+    return {**{k: v for k, v in times.items()}, "pauses": pauses, "longest": longest}
 
 
 def bench_session(large: Path) -> None:
@@ -625,6 +635,10 @@ def bench_session(large: Path) -> None:
         f" cursor step median {fmt(step)};"
         f" v → provider view {', '.join(map(fmt, got['provider']))};"
         f" the oldest item's story {fmt(got['story'][0])}; advance median {fmt(advance)}"
+    )
+    print(
+        "  the longest collection by phase: "
+        + ", ".join(f"{phase} {fmt(pause)}" for phase, pause in got["longest"].items())
     )
     anchor = f"advance → repaint median {fmt(advance)}"
     report_limit(
