@@ -66,6 +66,14 @@ class ItemStories(Queries):
                 self._followed = followed
         return followed.story.told(node, until=entry.seq if entry is not None else None)
 
+    def read_story_index(self, name: str) -> None:
+        """Decode now the story index a checkpoint saved for the loaded context ``name`` (a
+        no-op once read): a reader calls it while idle, so the first story does not wait."""
+        index = self._projection(name).stories
+        if index is not None:
+            with contextlib.suppress(ValueError):  # unreadable: the first story indexes again
+                index.events("")
+
     async def _story_read(
         self, name: str, item_id: str, node: Node, until: int | None
     ) -> list[StoryEvent] | None:

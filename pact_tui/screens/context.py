@@ -470,9 +470,11 @@ class ContextScreen(Screen[None]):
             self.call_after_refresh(self._build_indexes, shown.name)
 
     def _build_indexes(self, name: str) -> None:
-        """Once a context is on screen: the indexes opening left for later (Context.restore),
-        so that its first command does not wait for them (a no-op once built)."""
+        """Once a context is on screen: the indexes opening left for later (Context.restore,
+        and its story index), so that its first command and its first story do not wait for
+        them (a no-op once built)."""
         self.workspace.context(name).build_indexes()
+        self.workspace.read_story_index(name)
 
     def watch_selector(self) -> None:
         self._select()
