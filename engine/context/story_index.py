@@ -185,26 +185,23 @@ def tell(
     named_seqs = sorted(by_seq)
     listed = {-seq for seq in index.events(item_id) if seq < 0}
     run = _Run(story)
-    for seq, episode, by, low, high, op, complete in index.shifts(first_seq, until):
-        while named_seqs and named_seqs[0] <= seq:
-            run.end()
-            named_seq = named_seqs.pop(0)
-            after = _named(story, item_id, named_seq, by_seq[named_seq], coords)
-            if after is None:
-                return story.told(node, until=until)  # gone (not in the view asked for)
-            coords = after
-        if seq in by_seq:
-            continue  # the event's own entries said where it went
-        depth = coords[0]
-        if follows and (not complete or seq in listed) and low <= depth <= high:
-            run.add(episode, seq, coords, by, op)
-            coords = (depth + by, *coords[1:])
-    run.end()
-    for named_seq in named_seqs:
-        after = _named(story, item_id, named_seq, by_seq[named_seq], coords)
+    after_seq = first_seq
+    for stop in [*named_seqs, None]:
+        # The shifts between two events that name it (the item keeps its slot meanwhile),
+        # then that event's own entries: they say where it went.
+        last = until if stop is None else stop - 1
+        if follows and (until is None or after_seq < until):
+            depth = run.walk(index.shifts(after_seq, last), coords, listed)
+            coords = (depth, *coords[1:])
+        run.end()
+        if stop is None:
+            break
+        if until is not None and stop > until:
+            break
+        after = _named(story, item_id, stop, by_seq[stop], coords)
         if after is None:
-            return story.told(node, until=until)
-        coords = after
+            return story.told(node, until=until)  # gone (not in the view asked for)
+        coords, after_seq = after, stop
     here = node.coordinates
     if here != coords:
         last = max((*by_seq, first_seq))
@@ -224,17 +221,35 @@ class _Run:
         self.op = self.episode = self.first = self.last = self.to = self.start = 0
         self.before: tuple[int, ...] = ()
 
-    def add(self, episode: int, seq: int, coords: tuple[int, ...], by: int, op: int) -> None:
-        if self.times and seq == self.last:
-            self.to += by  # another shift of the same event
-            return
-        self._close_event()
-        if self.times and op != self.op:
-            self.end()
-        if not self.times:
-            self.op, self.episode, self.first, self.before = op, episode, seq, coords
-        self.last, self.start, self.to = seq, coords[0], coords[0] + by
-        self.times += 1
+    def walk(
+        self, rows: Iterable[tuple[int, ...]], coords: tuple[int, ...], listed: set[int]
+    ) -> int:
+        """Follow the item (at ``coords``) through the shifts ``rows``: it moves with every
+        shift over its depth that did not list the items it moved, or that listed it. Returns
+        its depth after them. (The hot loop of an old item's story: 33,000 shifts at 100k
+        items, kept to local variables.)"""
+        depth = coords[0]
+        times, op_now, last, start = self.times, self.op, self.last, self.start
+        for seq, episode, by, low, high, op, complete in rows:
+            if (complete and seq not in listed) or depth < low or depth > high:
+                continue
+            if times and seq == last:
+                depth += by  # another shift of the same event
+                continue
+            if times and depth == start:
+                times -= 1  # the last event's shifts cancelled out: it did not move the item
+            if times and op != op_now:
+                self.times, self.to, self.start = times, depth, start
+                self.end()
+                times = 0
+            if not times:
+                op_now, self.episode, self.first = op, episode, seq
+                self.before = (depth, *coords[1:])
+            last, start = seq, depth
+            depth += by
+            times += 1
+        self.times, self.op, self.last, self.start, self.to = times, op_now, last, start, depth
+        return depth
 
     def _close_event(self) -> None:
         """The last event's shifts cancelled out: it did not move the item."""
