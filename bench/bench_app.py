@@ -26,6 +26,19 @@ Every figure is measured in this run next to its anchor:
    turns and slots (and the status line's count): median ≤ 100 ms. Anchor, same run: a plain
    cursor move (the down key) to its frame. In-process and headless, as figure 2.
 
+6. selector typing (issue 27): at 100,000 items, a selector that scans every item (``.text``)
+   typed a key every 60 ms: each key to the first frame composed showing it in the input,
+   while the matches of what was typed before are found in a thread ÷ the same for a selector
+   the key index answers at once (``#text``): median ≤ 2. Printed too: one match of
+   ``.text``, which the input's path used to wait for after each pause in typing.
+
+7. a scripted session at 100,000 items (issue 27): advances, cursor steps (the detail telling
+   each item's story), selector typing, filter mode on and off, the provider view and back, and
+   the story of the oldest item. Printed: the longest garbage collection (``gc.callbacks``,
+   target ≤ 50 ms), the cursor step → repaint median (target ≤ 16 ms), ``v`` → the provider
+   view's frame (target ≤ 100 ms), and the oldest item's story told in the detail. Anchor,
+   same run: the advance → repaint median of the session.
+
 The module is also the child processes: ``python -m bench.bench_app minimal|pact|writer|big …``;
 ``python -m bench.bench_app big-items`` runs benchmark 4 alone, ``… filter`` benchmark 5.
 """
@@ -439,6 +452,219 @@ def bench_filter(large: Path) -> None:
     )
 
 
+TYPED = ".text"  # a node type: a scan of every item
+
+
+async def typing_latencies(
+    path: Path, typed: str = ".text"
+) -> tuple[list[float], float, float, int]:
+    """(each key of ``typed`` to the frame showing it in the input; one match of it; the last
+    key to its matches shown; how many), in seconds."""
+    from pact_tui.app import PactApp
+    from pact_tui.screens.context import ContextScreen
+    from pact_tui.widgets.selector_bar import SelectorBar
+
+    app = PactApp(path, watch=False, context="researcher")
+    samples: list[float] = []
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ContextScreen) and screen.view is not None
+        start = time.perf_counter()
+        matches = len(screen.view.select(typed))
+        scan = time.perf_counter() - start
+        await pilot.press("slash")
+        field = screen.query_one(SelectorBar).input
+        shown = asyncio.Event()
+        wanted = ""
+
+        def painted() -> None:
+            if wanted and field.value == wanted:
+                shown.set()
+
+        on_paint(app, painted)
+        for _ in range(3):  # three words typed, then cleared
+            for count in range(1, len(typed) + 1):
+                wanted = typed[:count]
+                shown.clear()
+                start = time.perf_counter()
+                app.simulate_key(typed[count - 1])
+                await asyncio.wait_for(shown.wait(), timeout=60)
+                samples.append(time.perf_counter() - start)
+                await asyncio.sleep(0.06)  # a quick typist
+            start = time.perf_counter()
+            while screen.matching or len(screen.matches) != matches:
+                await pilot.pause(0.01)
+            found = time.perf_counter() - start
+            wanted = ""
+            for _ in typed:
+                await pilot.press("backspace")
+            while screen.matching or screen.selection.text:
+                await pilot.pause(0.01)
+    return samples, scan, found, matches
+
+
+INDEXED = "#text"  # as long, answered by the key index at once
+
+
+def bench_typing(large: Path) -> None:
+    print(f"6. typing {TYPED!r} in the selector bar, a key every 60 ms, three times")
+    keys, scan, found, matches = asyncio.run(typing_latencies(large, TYPED))
+    cheap, _, _, _ = asyncio.run(typing_latencies(large, INDEXED))
+    print(
+        f"  key → its frame: median {fmt(statistics.median(keys))}, max {fmt(max(keys))};"
+        f" one match of {TYPED!r} ({matches:,} items): {fmt(scan)}, which the input's path"
+        f" waited for before; last key → matches shown {fmt(found)}; typing {INDEXED!r}"
+        f" (no scan): median {fmt(statistics.median(cheap))}, max {fmt(max(cheap))}"
+    )
+    report_ratio(
+        f"a key → repaint while {TYPED!r} is matched at 100k ÷ while typing {INDEXED!r}, median",
+        statistics.median(keys),
+        statistics.median(cheap),
+        2.0,
+        anchor_label=f"typing {INDEXED!r}",
+    )
+
+
+def typing_only() -> None:
+    """Benchmark 6 alone: ``python -m bench.bench_app typing``."""
+    print("Inspector app (pact_tui), benchmark 6 only")
+    with tempfile.TemporaryDirectory(prefix="bench-app-") as scratch:
+        bench_typing(build(Path(scratch), LARGE))
+
+
+async def session(path: Path) -> dict[str, Any]:
+    """Figure 7's session; every time in seconds."""
+    import gc
+
+    from pact_tui.app import PactApp
+    from pact_tui.screens.context import STORY_DELAY, ContextScreen
+    from pact_tui.widgets.status import StatusBar
+
+    pauses: list[float] = []
+    started: list[float] = []
+    doing = ["opening"]  # the session's phase, to say where the longest collection fell
+    longest: dict[str, float] = {}
+
+    def collected(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            pause = time.perf_counter() - started.pop()
+            pauses.append(pause)
+            longest[doing[0]] = max(longest.get(doing[0], 0.0), pause)
+
+    app = PactApp(path, watch=False, context="researcher")
+    times: dict[str, list[float]] = {"advance": [], "step": [], "provider": [], "story": []}
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ContextScreen) and screen.view is not None
+        bar = screen.query_one(StatusBar)
+        gc.callbacks.append(collected)
+        try:
+            shown = asyncio.Event()
+            wanted: Callable[[], bool] = lambda: False  # noqa: E731
+
+            def painted() -> None:
+                if wanted():
+                    shown.set()
+
+            on_paint(app, painted)
+
+            async def timed(key: str, condition: Callable[[], bool], label: str) -> None:
+                nonlocal wanted
+                wanted = condition
+                shown.clear()
+                start = time.perf_counter()
+                app.simulate_key(key)
+                await asyncio.wait_for(shown.wait(), timeout=60)
+                times[label].append(time.perf_counter() - start)
+                wanted = lambda: False  # noqa: E731
+                await pilot.pause()
+
+            doing[0] = "advances"
+            for _ in range(5):
+                episode = screen.view.current_episode + 1
+                await timed(
+                    "full_stop",
+                    lambda e=episode: bar.status is not None and bar.status.episode == e,
+                    "advance",
+                )
+            tree = screen.context_tree
+            doing[0] = "steps"
+            for _ in range(20):  # up from the active turn the cursor opened on
+                line = tree.cursor_line - 1
+                await timed("up", lambda line=line: tree.cursor_line == line, "step")
+                await pilot.pause(STORY_DELAY)  # as a person reads: the story is told
+            doing[0] = "typing"
+            await pilot.press("slash", *TYPED)
+            while screen.matching or screen.selection.text != TYPED:
+                await pilot.pause(0.01)
+            await pilot.press("enter")
+            doing[0] = "filter"
+            screen.selector = FILTERED
+            await pilot.press("F")
+            await pilot.pause(0.2)
+            await pilot.press("F")
+            doing[0] = "provider view"
+            for _ in range(3):
+                provider = screen.query_one("#provider")
+                await timed("v", lambda p=provider: p.display and p.size.height > 0, "provider")
+                await pilot.pause(0.2)
+                await pilot.press("v")
+                await pilot.pause(0.2)
+            doing[0] = "story"
+            items = [n for n in screen.workspace.context("researcher").select("*") if n.item]
+            oldest = min(items, key=lambda n: n.creation_index or 0)
+            start = time.perf_counter()
+            await screen.workspace.item_story("researcher", oldest.id)
+            times["story"].append(time.perf_counter() - start)
+        finally:
+            gc.callbacks.remove(collected)
+    return {**{k: v for k, v in times.items()}, "pauses": pauses, "longest": longest}
+
+
+def bench_session(large: Path) -> None:
+    print("7. a scripted session at 100k items: advances, steps, typing, filter, v, a story")
+    got = asyncio.run(session(large))
+    pauses = got["pauses"]
+    step, advance = statistics.median(got["step"]), statistics.median(got["advance"])
+    print(
+        f"  {len(pauses)} collections, the longest {fmt(max(pauses, default=0.0))};"
+        f" cursor step median {fmt(step)};"
+        f" v → provider view {', '.join(map(fmt, got['provider']))};"
+        f" the oldest item's story {fmt(got['story'][0])}; advance median {fmt(advance)}"
+    )
+    print(
+        "  the longest collection by phase: "
+        + ", ".join(f"{phase} {fmt(pause)}" for phase, pause in got["longest"].items())
+    )
+    anchor = f"advance → repaint median {fmt(advance)}"
+    report_limit(
+        "longest garbage collection in the session",
+        max(pauses, default=0.0) * 1e3,
+        50,
+        "ms",
+        anchor_text=anchor,
+    )
+    report_limit("cursor step → repaint at 100k, median", step * 1e3, 16, "ms", anchor_text=anchor)
+    report_limit(
+        "v → provider view at 100k, median",
+        statistics.median(got["provider"]) * 1e3,
+        100,
+        "ms",
+        anchor_text=anchor,
+    )
+
+
+def session_only() -> None:
+    """Benchmark 7 alone: ``python -m bench.bench_app session``."""
+    print("Inspector app (pact_tui), benchmark 7 only")
+    with tempfile.TemporaryDirectory(prefix="bench-app-") as scratch:
+        bench_session(build(Path(scratch), LARGE))
+
+
 def filter_only() -> None:
     """Benchmark 5 alone: ``python -m bench.bench_app filter``."""
     print("Inspector app (pact_tui), benchmark 5 only")
@@ -466,6 +692,8 @@ def main() -> None:
         bench_live(large)
         bench_big_items(directory)
         bench_filter(large)
+        bench_typing(large)
+        bench_session(large)
 
 
 if __name__ == "__main__":
@@ -480,6 +708,10 @@ if __name__ == "__main__":
         big_items_only()
     elif role == "filter":
         filter_only()
+    elif role == "typing":
+        typing_only()
+    elif role == "session":
+        session_only()
     elif role == "writer":
         child_writer(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     else:

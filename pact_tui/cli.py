@@ -338,6 +338,49 @@ async def _ctx_select(args: argparse.Namespace) -> int:
     return 0 if nodes else EXIT_FAILED
 
 
+STORY_ITEMS = 20  # the stories one ``ctx story`` tells; more matches are counted
+
+
+async def _ctx_story(args: argparse.Namespace) -> None:
+    from engine.context import NotFound
+    from engine.context.selectors import check_input_selector
+
+    async with await _open(args, read_only=True) as ws:
+        parsed = check_input_selector(args.selector)
+        nodes = [n for n in await ws.select(args.name, args.selector) if n.item is not None]
+        if not nodes:
+            raise NotFound(f"no item of context {args.name!r} matches {args.selector!r}")
+        at = ws.resolve_time(args.name, parsed).id if parsed.is_time_qualified else None
+        told = [(n, await ws.item_story(args.name, n.id, at)) for n in nodes[:STORY_ITEMS]]
+    lines, data = [], []
+    for node, story in told:
+        lines.append(_node_line(node))
+        for event in story:
+            times = f" ({event.times} times)" if event.times > 1 else ""
+            due = " (due)" if event.seq is None else ""
+            what = f"{event.what:<10}"
+            lines.append(f"  ep {event.episode:<6} {what} {visible(event.detail)}{times}{due}")
+        data.append(
+            {
+                "id": node.id,
+                "coordinates": list(node.coordinates),
+                "story": [
+                    {
+                        "episode": e.episode,
+                        "seq": e.seq,
+                        "what": e.what,
+                        "detail": e.detail,
+                        "times": e.times,
+                    }
+                    for e in story
+                ],
+            }
+        )
+    if len(nodes) > STORY_ITEMS:
+        lines.append(f"… and {len(nodes) - STORY_ITEMS:,} more items (narrow the selector)")
+    _emit(args, data, "\n".join(lines))
+
+
 def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
     if args.episode is not None:
         entry = ws.snapshot_of_episode(args.name, args.episode)
@@ -1001,6 +1044,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the steps after snapshot A up to snapshot B (ids, eN or -N; B may be now)",
     )
     add("snapshots", _ctx_snapshots, "list a context's snapshots")
+    story = add(
+        "story",
+        _ctx_story,
+        "what happened to the items a selector matches (born, moved, replaced, staged) and"
+        " what is due for them, read from the log (a time-qualified selector: as of then)",
+    )
+    story.add_argument("selector", help="e.g. '#finding_7', 'd3, 1, 0' or '@e4 #note'")
     fork = add(
         "fork",
         _ctx_fork,

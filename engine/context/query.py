@@ -72,7 +72,7 @@ ALIASES = {"type": "node_type", "cadence": "cad"}
 
 def select_nodes(view: ContextView, selector: str | Selector) -> list[Node]:
     parsed = selector if isinstance(selector, Selector) else parse_selector(selector)
-    _check_fields(parsed)
+    check_fields(parsed)
     target = view.resolve_time(parsed) if parsed.is_time_qualified else view
     fast = _fast_path(target, parsed)
     if fast is not None:
@@ -80,7 +80,7 @@ def select_nodes(view: ContextView, selector: str | Selector) -> list[Node]:
     return [node for node, chain in _walk(target) if _matches_any(parsed.alternatives, chain)]
 
 
-def _check_fields(selector: Selector) -> None:
+def check_fields(selector: Selector) -> None:
     for complex_ in selector.alternatives:
         for compound in complex_.parts:
             for term in compound.terms:
@@ -120,6 +120,34 @@ def _fast_path(view: ContextView, selector: Selector) -> list[Node] | None:
         results = list(unique.values())
     results.sort(key=canonical_key)
     return results
+
+
+INDEXED_DEPTHS = 100
+"""A coordinate selector spanning at most this many depths is read without a walk."""
+
+
+def index_served(selector: Selector) -> bool:
+    """Whether :func:`select_nodes` answers ``selector`` from the working context's indexes
+    and the addressed turns (``#key``, ``+tag``, coordinates over a few depths) rather than by
+    scanning every node: a reader may match it at once, and send the others off its path."""
+    if selector.is_time_qualified:
+        return False
+    for complex_ in selector.alternatives:
+        if len(complex_.parts) != 1:
+            return False
+        compound = complex_.parts[0]
+        if _names_structure(compound):
+            return False
+        coord = compound.coord
+        if coord is not None:
+            depth = coord.depth
+            if isinstance(depth, Star):
+                return False
+            if isinstance(depth, Span) and depth.hi - depth.lo >= INDEXED_DEPTHS:
+                return False
+        elif not (compound.terms and isinstance(compound.terms[0], KeyIs | HasTag)):
+            return False
+    return True
 
 
 def canonical_key(node: Node) -> tuple[int, int, int, int]:

@@ -55,6 +55,8 @@ class _Move:
     before: tuple[int, ...]
     after: tuple[int, ...]
     by: str  # how the operation is said ("a new message")
+    depth_only: bool = False  # an ODI move told from the shifts: only its depth is known
+    times: int = 1  # the events it stands for (a run read from the shifts)
 
 
 def where(coordinates: tuple[int, ...]) -> str:
@@ -96,6 +98,25 @@ class ItemStory:
         if here != before and not staged:
             self._observed.append(_Move(episode, seq, before, here, MOVED_BY.get(op, op)))
 
+    def tell(self, event: StoryEvent) -> None:
+        """Add a line read from the log rather than observed (``story_index.tell``)."""
+        self._observed.append(event)
+
+    def move(
+        self,
+        episode: int,
+        seq: int,
+        before: tuple[int, ...],
+        after: tuple[int, ...],
+        by: str,
+        *,
+        depth_only: bool = False,
+        times: int = 1,
+    ) -> None:
+        """Add a move read from the log (``times`` events' worth); ``depth_only`` when only
+        its depth is known."""
+        self._observed.append(_Move(episode, seq, before, after, by, depth_only, times))
+
     def told(self, node: Node | None = None, *, until: int | None = None) -> list[StoryEvent]:
         """The story up to event ``until`` (all of it by default), moves by the same kind of
         operation one after another told as one, then what is due for the item as ``node``
@@ -106,7 +127,7 @@ class ItemStory:
             if until is not None and observed.seq is not None and observed.seq > until:
                 break  # what was observed is in the order of the events
             if isinstance(observed, _Move):
-                if run and run[-1].by != observed.by:
+                if run and (run[-1].by, run[-1].depth_only) != (observed.by, observed.depth_only):
                     events.append(_told_moves(run))
                     run = []
                 run.append(observed)
@@ -124,8 +145,11 @@ class ItemStory:
 
 def _told_moves(run: list[_Move]) -> StoryEvent:
     first, last = run[0], run[-1]
-    detail = f"{where(first.before)} → {where(last.after)} · {first.by}"
-    return StoryEvent(first.episode, first.seq, "moved", detail, times=len(run))
+    if first.depth_only:
+        detail = f"d{first.before[0]} → d{last.after[0]} · {first.by}"
+    else:
+        detail = f"{where(first.before)} → {where(last.after)} · {first.by}"
+    return StoryEvent(first.episode, first.seq, "moved", detail, times=sum(m.times for m in run))
 
 
 def due(node: Node) -> list[StoryEvent]:

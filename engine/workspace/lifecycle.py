@@ -107,7 +107,8 @@ class Lifecycle(ContextCommands, DocumentsAndFrameworks):
         """Save the loaded contexts ``tail`` or more events past their checkpoint, then the
         index (and, once that is saved, drop a version-2 checkpoint read at opening)."""
         for name, projection in sorted(self._contexts.items()):
-            if projection.stream_seq - projection.checkpointed >= tail:
+            behind = projection.stream_seq - projection.checkpointed >= tail
+            if behind or projection.stories_unsaved:
                 await self._save_context(name, projection)
         for name, document in sorted(self._documents.items()):
             if document.stream_seq - document.checkpointed >= tail:

@@ -179,3 +179,4 @@ class ContextLoading(WorkspaceState):
         data = encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})
         await self.store.save_checkpoint(CONTEXT_CHECKPOINT + name, projection.seq, data)
         projection.checkpointed = max(projection.checkpointed, stream_seq)
+        projection.stories_unsaved = False

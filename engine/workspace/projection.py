@@ -14,6 +14,7 @@ from engine.context import Context, ContextError
 from engine.context.clock import FixedClock, SequentialIds
 from engine.context.compact import dump_compact, load_compact, restore_compact
 from engine.context.errors import NotFound
+from engine.context.story_index import StoryIndex
 from engine.context.timeline import ItemStory
 from engine.documents import DocumentProjection
 from engine.store import StoredEvent
@@ -39,6 +40,10 @@ class ContextProjection:
         self.snapshots: list[SnapshotEntry] = []
         self.cached_from: str | None = None  # the cache it was restored from, to name it
         self.forked_from: ForkOrigin | None = None
+        # The events that named each item (stories are read, not replayed); None: not known
+        # (restored from an archive, or from a checkpoint written before it was kept).
+        self.stories: StoryIndex | None = StoryIndex()
+        self.stories_unsaved = False  # built from the log since the checkpoint was read
 
     @classmethod
     def fresh(cls, time_ns: int) -> ContextProjection:
@@ -60,6 +65,8 @@ class ContextProjection:
         projection.snapshots = [SnapshotEntry.load(i, row) for i, row in enumerate(rows)]
         if data.get("forked_from") is not None:
             projection.forked_from = ForkOrigin.from_json(data["forked_from"])
+        stories = data.get("stories")
+        projection.stories = StoryIndex(stories) if isinstance(stories, str) else None
         return projection
 
     def info(self, name: str) -> ContextInfo:
@@ -84,6 +91,8 @@ class ContextProjection:
         }
         if with_snapshots:
             data["snapshots"] = [entry.dump() for entry in self.snapshots]
+            if self.stories is not None:
+                data["stories"] = self.stories.pack()
         if self.forked_from is not None:
             data["forked_from"] = self.forked_from.to_json()
         return data
@@ -107,6 +116,8 @@ class ContextProjection:
     def committed(self, seq: int, stream_seq: int, result: dict[str, Any]) -> None:
         """Note that the last applied command was stored as event ``seq``."""
         self.seq, self.stream_seq = seq, stream_seq
+        if self.stories is not None:
+            self.stories.note(seq, result.get("changes"))
         snapshot_id = result.get("snapshot")
         if snapshot_id is not None:
             snapshot = self.context.history.get(snapshot_id)

@@ -27,6 +27,8 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher, OptionList
 
 from engine.context import ContextError, ContextView, InvalidSelector, Node
+from engine.context.query import check_fields, index_served
+from engine.context.selector_ast import Selector
 from engine.context.selectors import check_input_selector, parse_selector
 from engine.context.tree_diff import TreeDiff
 from engine.store import StoreError
@@ -94,6 +96,9 @@ if TYPE_CHECKING:
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
 SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated
+SYNC_SELECT_ITEMS = 5_000
+"""A selector that must scan a view of more items than this is matched in a thread, off the
+input's path (one that the indexes answer is matched at once, whatever the size)."""
 STORY_DELAY = 0.1  # seconds the cursor rests on an item before its story is read from the log
 SYNC_DIFF_ITEMS = 20_000  # items a diff compares one by one in the handler; more: in a thread
 REBUILD_FOR_PROVIDER = 20_000  # items: a context this small is rebuilt for the marks
@@ -263,6 +268,9 @@ class ContextScreen(Screen[None]):
     """What is drawn: the view for (context_name, position, revision)."""
     selection: var[Selection] = var(Selection, init=False)
     """The selector's matches in the view shown, or why it cannot be read."""
+    matching: var[str] = var("", init=False)
+    """A selector being matched in a thread for the view shown; "" when ``selection`` is up
+    to date (the bar says the matches shown are stale meanwhile)."""
     comparison: var[Comparison | None] = var(None, init=False)
     """The diff between the base and the view shown (the panes draw its glyphs, notes and
     ghosts)."""
@@ -340,7 +348,9 @@ class ContextScreen(Screen[None]):
                 yield Scrubber(id="scrubber").data_bind(
                     shown=ContextScreen.shown, base=ContextScreen.base_index
                 )
-                yield SelectorBar(id="selector").data_bind(selection=ContextScreen.selection)
+                yield SelectorBar(id="selector").data_bind(
+                    selection=ContextScreen.selection, matching=ContextScreen.matching
+                )
             yield NodeDetail(id="detail").data_bind(subject=ContextScreen.subject)
         yield FittedFooter(compact=True)
 
@@ -461,9 +471,11 @@ class ContextScreen(Screen[None]):
             self.call_after_refresh(self._build_indexes, shown.name)
 
     def _build_indexes(self, name: str) -> None:
-        """Once a context is on screen: the indexes opening left for later (Context.restore),
-        so that its first command does not wait for them (a no-op once built)."""
+        """Once a context is on screen: the indexes opening left for later (Context.restore,
+        and its story index), so that its first command and its first story do not wait for
+        them (a no-op once built)."""
         self.workspace.context(name).build_indexes()
+        self.workspace.read_story_index(name)
 
     def watch_selector(self) -> None:
         self._select()
@@ -472,10 +484,12 @@ class ContextScreen(Screen[None]):
         self._select()
 
     def _select(self) -> None:
-        """The selector's matches in the view shown."""
+        """The selector's matches in the view shown: at once, or, when that means scanning a
+        big view, in a thread (``_match_off_path``)."""
         view, text = self.view, self.selector
+        self.matching, self._match_next = "", None
         if not text or view is None:
-            self.selection = Selection()
+            self._selected(Selection())
             return
         try:
             parsed = parse_selector(text)
@@ -483,20 +497,81 @@ class ContextScreen(Screen[None]):
                 entry = self.workspace.resolve_time(self.context_name, parsed)  # one that exists?
                 if self.read_time != text:  # typed, not read: the view does not move per key
                     where = f"snapshot {entry.id} (episode {entry.episode})"
-                    self.selection = Selection(text, note=f"{where} · Enter goes there")
+                    self._selected(Selection(text, note=f"{where} · Enter goes there"))
                     return
                 # It names its own snapshot: its matches are those nodes, wherever the view now
                 # is (a node that is not here has no place to be highlighted).
                 matches = tuple(view.locate(self.pinned)) if self.pinned else ()
+            elif view.item_count() > SYNC_SELECT_ITEMS and not index_served(parsed):
+                check_fields(parsed)  # a typo is said at once, not after a scan
+                self._match_off_path(text, parsed)
+                return
             else:
                 matches = tuple(view.select(parsed))
         except InvalidSelector as error:
-            self.selection = Selection(text, (), SelectorProblem(error.position, error.reason))
+            problem = SelectorProblem(error.position, error.reason)
+            self._selected(Selection(text, (), problem))
             return
         except ContextError as error:
-            self.selection = Selection(text, (), SelectorProblem(0, error.message))
+            self._selected(Selection(text, (), SelectorProblem(0, error.message)))
             return
-        self.selection = Selection(text, matches)
+        self._selected(Selection(text, matches))
+
+    def _selected(self, selection: Selection, shown: Shown | None = None) -> None:
+        """The selection found in ``shown`` (the view shown by default)."""
+        self._selection_shown = shown if shown is not None else self.shown
+        self.selection = selection
+
+    _selection_shown: Shown | None = None  # the view the selection was found in
+    _match_running = False  # a thread is matching a selector
+    _match_next: tuple[Shown, str, ContextView, Selector] | None = None  # then this one
+
+    def _match_off_path(self, text: str, parsed: Selector) -> None:
+        """Match ``text`` in a thread, on the view shown (the live one held as it is now: it
+        changes in place as commands run). One thread at a time: a newer request waits for
+        the running one, and replaces any other waiting."""
+        shown = self.shown
+        assert shown is not None
+        view = shown.view
+        if view.live() is not None:
+            view = self.workspace.context(shown.name).hold()
+        self.matching = text
+        self._match_next = (shown, text, view, parsed)
+        if not self._match_running:
+            self._start_match()
+
+    def _start_match(self) -> None:
+        wanted, self._match_next = self._match_next, None
+        if wanted is None:
+            self._match_running = False
+            return
+        self._match_running = True
+        self._match_in_thread(*wanted)
+
+    @work(group="select", thread=True)
+    def _match_in_thread(
+        self, shown: Shown, text: str, view: ContextView, parsed: Selector
+    ) -> None:
+        try:
+            found: tuple[Node, ...] | ContextError = tuple(view.select(parsed))
+        except ContextError as error:
+            found = error
+        self.app.call_from_thread(self._matched, shown, text, found)
+
+    def _matched(self, shown: Shown, text: str, found: tuple[Node, ...] | ContextError) -> None:
+        """A thread's matches: shown if they are still what is wanted."""
+        if (shown, text) == (self.shown, self.selector) and self._match_next is None:
+            self.matching = ""
+            if isinstance(found, ContextError):
+                self._selected(Selection(text, (), SelectorProblem(0, found.message)), shown)
+            else:
+                self._selected(Selection(text, found), shown)
+            if self._first_match_wanted == text and self.selection.matches:
+                self.match_index = -1
+                self.action_next_match()
+        self._start_match()
+
+    _first_match_wanted = ""  # typed: go to the first match once it is found
 
     def watch_selection(self, old: Selection, new: Selection) -> None:
         if old.matches != new.matches and self.match_index >= len(new.matches):
@@ -907,7 +982,7 @@ class ContextScreen(Screen[None]):
 
     def action_search(self) -> None:
         self._before_search = (self.position, self.active_pane.bookmark())  # for Esc
-        self.query_one(SelectorBar).open(self.selector)
+        self.query_one(SelectorBar).open(self.selector, back_to=self.active_pane)
 
     @on(SelectorBar.Changed)
     def _on_selector_changed(self, event: SelectorBar.Changed) -> None:
@@ -923,8 +998,10 @@ class ContextScreen(Screen[None]):
             self.match_index = -1
             self.selector = text
             return
+        self._first_match_wanted = text  # also when it is found in a thread
         await self._apply_selector(text)
-        if self.selection.matches:
+        if self.selection.matches and not self.matching:
+            self._first_match_wanted = ""
             self.match_index = -1
             self.action_next_match()
 
@@ -1380,11 +1457,11 @@ class ContextScreen(Screen[None]):
     def _filter_rows(self) -> None:
         """Filter mode's rows: the selection, in the view it was found in (the panes lay them
         out for that view only); None when not filtering, or when no selector is typed."""
-        shown, selection = self.shown, self.selection
+        shown, selection = self._selection_shown, self.selection
         if not self.filtering or shown is None or not selection.text:
             self.row_filter = None
         else:
-            self.row_filter = RowFilter(shown, selection)
+            self.row_filter = RowFilter(shown, selection)  # the view it was found in
 
     def _filter_counts(self) -> tuple[int, int] | None:
         """(matches, rows) for the status line while filtering."""

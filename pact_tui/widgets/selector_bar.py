@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual.binding import Binding, BindingType
+from textual import events
+from textual.binding import Binding, BindingsMap, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -14,6 +15,9 @@ from textual.widgets import Input, Static
 from engine.visible import WITHOUT_ANY, visible
 
 from ..types import Selection
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
 
 
 class SelectorBar(Vertical):
@@ -30,6 +34,11 @@ class SelectorBar(Vertical):
 
     selection: var[Selection] = var(Selection)
     """What the selector found (bound to the screen's): the feedback under the input."""
+    matching: var[str] = var("")
+    """A selector whose matches are still being found (bound to the screen's); "" when none:
+    the matches shown are then stale, and the feedback says so."""
+
+    _back_to: Widget | None = None  # where the focus goes when the bar closes
 
     class Changed(Message):
         def __init__(self, text: str) -> None:
@@ -42,7 +51,7 @@ class SelectorBar(Vertical):
             self.keep = keep  # Enter keeps the matches highlighted; Escape clears them
 
     def compose(self) -> Any:
-        yield Input(
+        yield SelectorInput(
             placeholder="selector: d1-3, 1, *   #key   +tag   .text   [remaining<=1]   @t-1 …",
             id="selector-input",
             restrict=WITHOUT_ANY,  # a paste holding control characters is refused
@@ -53,7 +62,9 @@ class SelectorBar(Vertical):
     def input(self) -> Input:
         return self.query_one(Input)
 
-    def open(self, text: str = "") -> None:
+    def open(self, text: str = "", *, back_to: Widget | None = None) -> None:
+        """Show the bar with ``text``; closing it gives the focus to ``back_to``."""
+        self._back_to = back_to
         self.add_class("-open")
         self.input.value = text
         self.input.cursor_blink = False
@@ -63,22 +74,79 @@ class SelectorBar(Vertical):
         event.stop()
         self.post_message(self.Changed(event.value))
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.remove_class("-open")
-        self.post_message(self.Closed(keep=True))
-
     def action_close(self) -> None:
+        self.close(keep=False)
+
+    def close(self, *, keep: bool) -> None:
+        """Hide the bar, the focus back where it was (at once: see ``SelectorInput``), and
+        say whether its selector is kept (Enter) or cleared (Escape)."""
         self.remove_class("-open")
-        self.post_message(self.Closed(keep=False))
+        if self._back_to is not None:
+            self.screen.set_focus(self._back_to)  # now: the next key must not reach the input
+        self.post_message(self.Closed(keep=keep))
 
-    def watch_selection(self, selection: Selection) -> None:
-        self.query_one("#selector-feedback", Static).update(feedback(selection))
+    def watch_selection(self) -> None:
+        self._show_feedback()
+
+    def watch_matching(self) -> None:
+        self._show_feedback()
+
+    def _show_feedback(self) -> None:
+        shown = feedback(self.selection, self.matching)
+        self.query_one("#selector-feedback", Static).update(shown)
 
 
-def feedback(selection: Selection) -> Content:
+_EDITING = BindingsMap(Input.BINDINGS).key_to_bindings
+
+
+class SelectorInput(Input):
+    """The bar's input, taking keys strictly in the order they were typed.
+
+    Textual runs an input's bindings (backspace, the arrows, Enter) when the key has bubbled
+    up to the app, and its letters at once: typed in one go, `s` `backspace` `t` came out as
+    "…s", and a key typed right after Enter went on to the input, which had not yet handed
+    the focus back (an Enter and an `F` ended up in the selector's text). Here every key is
+    handled as it comes: editing keys run their action at once, Enter and Escape close the
+    bar and give the focus back in the same handler, and a key the app had already sent here
+    before that goes on to what has the focus now.
+    """
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self.screen.focused is not self:  # sent here before Enter or Escape moved the focus
+            event.stop()
+            event.prevent_default()
+            focused = self.screen.focused
+            target = focused if focused is not None else self.screen
+            # Forwarded, as the app forwards a key it reads: handled there, then bubbling up
+            # to the bindings (a key posted anew would come back to the app as a new one).
+            target._forward_event(events.Key(event.key, event.character))
+            return
+        bar = self.parent
+        if event.key in ("enter", "escape") and isinstance(bar, SelectorBar):
+            event.stop()
+            event.prevent_default()
+            bar.close(keep=event.key == "enter")
+            return
+        editing = _EDITING.get(event.key)
+        if editing:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(editing[0].action)
+            return
+        await super()._on_key(event)
+
+
+def feedback(selection: Selection, matching: str = "") -> Content:
     """A caret under the offending character (the input has one cell of padding), the match
-    count, or nothing when no selector is typed."""
+    count, or nothing when no selector is typed; while ``matching`` is being matched, that it
+    is, and that the matches shown are those of the selector before."""
+    if matching:
+        before = ""
+        if selection.text and selection.text != matching:
+            before = f" · the {len(selection.matches):,} shown are for '{visible(selection.text)}'"
+        elif selection.text:
+            before = f" · the {len(selection.matches):,} shown are of an older state"
+        return Content.styled(f"matching '{visible(matching, limit=200)}'…{before}", "dim")
     problem = selection.problem
     if problem is not None:
         return Content.assemble(

@@ -509,7 +509,7 @@ def test_every_subcommand_is_covered_here() -> None:
     assert 'ok("verify"' in source
     assert set(ctx.choices) == {
         "create", "list", "insert", "update", "delete", "user", "assistant",
-        "advance", "seal", "select", "print", "diff", "changes", "snapshots", "fork",
+        "advance", "seal", "select", "print", "diff", "changes", "snapshots", "fork", "story",
     }  # fmt: skip
 
 
@@ -520,3 +520,21 @@ def test_help_lists_every_subcommand() -> None:
         assert name in ran.out
     usage = cli("ctx", "insert")
     assert usage.code == 2 and "the following arguments are required" in usage.err
+
+
+def test_story(path: Path, history: dict[str, str]) -> None:
+    """Issue 27: an item's story as ``ctx story WS CTX SELECTOR``, now or as of a snapshot."""
+    ok("ctx", "user", path, "agent", "Again")
+    lines = ok("ctx", "story", path, "agent", "#note").out.splitlines()
+    assert lines[0].startswith("(1,1,0)  text  ") and lines[0].endswith('"note, revised"')
+    assert [line.split(None, 3)[2:] for line in lines[1:]] == [
+        ["born", "(0,1,0) · inserted"],
+        ["replaced", '(0,1,0) · now "note, revised"'],
+        ["moved", "d0 → d1 · a new message"],
+    ]
+    past = ok("ctx", "story", path, "agent", "@e1 #note", "--json").data
+    assert [(e["what"], e["detail"]) for e in past[0]["story"]] == [("born", "(0,1,0) · inserted")]
+    assert past[0]["id"] == history["note"]
+    temporary = ok("ctx", "story", path, "agent", "@e1 d0, 2, 0").out.splitlines()
+    assert temporary[-1].split() == ["ep", "2", "expires", "(due)"]
+    failed("ctx", "story", path, "agent", "#nothing", code="NOT_FOUND")

@@ -74,6 +74,7 @@ READS = [
     ("print", "--mode", "provider"),
     ("diff", "-1", "now"),
     ("changes", "--episode", "1"),
+    ("story", "@t-1 *"),
     ("snapshots",),
 ]
 WRITES = [

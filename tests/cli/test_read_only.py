@@ -43,6 +43,7 @@ LOOKING = [
     ("ctx", "diff", "{path}", "agent", "-1"),
     ("ctx", "changes", "{path}", "agent"),
     ("ctx", "changes", "{path}", "agent", "--episode", "1"),
+    ("ctx", "story", "{path}", "agent", "*"),
 ]
 
 

@@ -3,6 +3,7 @@ shows a caret under the offending character, and a time-qualified one moves to i
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +11,20 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+import pact_tui.screens.context as context_module
+from engine.context import ContextView
 from pact_tui.screens.context import ContextScreen
 from pact_tui.widgets.selector_bar import SelectorBar
 
-from .inspector import SIZE, inspector, screen_of, screen_text, status_text, wait_until
+from .inspector import (
+    SIZE,
+    inspector,
+    screen_of,
+    screen_text,
+    status_text,
+    type_ahead,
+    wait_until,
+)
 
 THREE_KEYS = "#user_prefs, #finding, #alert"
 
@@ -249,3 +260,47 @@ async def test_enter_before_the_pause_in_typing_selects_once(demo: Path) -> None
         await wait_until(pilot, lambda: len(screen.matches) == 8, "the matches")
         await pilot.pause(0.3)  # longer than that pause: a late evaluation would show here
         assert len(calls) == 1
+
+
+async def test_keys_typed_during_a_slow_match_are_neither_lost_nor_reordered(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27: at 100k items a scan took 3-4 s on the input's path, and keys typed meanwhile
+    landed late (an Enter and an `F` ended up in the selector's text). A scan now runs in a
+    thread: the keys go on reaching the input in order, the bar says the matches shown are
+    stale, and a key after Enter reaches the pane."""
+    monkeypatch.setattr(context_module, "SYNC_SELECT_ITEMS", 0)  # scan the demo off the path
+    release = threading.Event()
+    scans: list[str] = []
+    real = ContextView.select
+
+    def slow(view: ContextView, selector: Any) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            scans.append(threading.current_thread().name)
+            assert release.wait(60), "the test never let the scan finish"
+        return real(view, selector)
+
+    monkeypatch.setattr(ContextView, "select", slow)
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        bar = screen.query_one(SelectorBar)
+        await pilot.press("slash", *".te")
+        await wait_until(pilot, lambda: screen.matching == ".te", "the scan under way")
+        # While the scan is held, keys typed ahead all reach the input, in order.
+        type_ahead(app, *"xs", "backspace", "t")
+        await wait_until(pilot, lambda: bar.input.value == ".text", "the keys, in order")
+        assert "matching '.te'" in _feedback(screen)  # what is shown is said to be stale
+        before = _row_id(screen)
+        type_ahead(app, "enter", "j", "j")  # Enter keeps the selector; j moves the pane's cursor
+        await wait_until(pilot, lambda: app.focused is screen.active_pane, "the pane focused")
+        await pilot.pause()
+        assert bar.input.value == ".text"  # neither j reached the input
+        assert screen.selector == ".text"
+        release.set()
+        await wait_until(pilot, lambda: not screen.matching, "the matches found")
+        assert {n.id for n in screen.matches} == {
+            n.id for n in screen.workspace.context("researcher").select(".text")
+        }
+        assert screen.matches and "match" in screen.context_tree.marks.values()
+        assert _row_id(screen) != before
