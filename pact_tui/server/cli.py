@@ -20,6 +20,7 @@ def _serve(args: argparse.Namespace) -> int:
     from engine.store import StoreError
     from engine.store.opening import is_url, where_shown
 
+    from .live import FeedFailed
     from .run import CannotServe, serve
 
     where = visible(str(where_shown(args.workspace)))
@@ -41,7 +42,7 @@ def _serve(args: argparse.Namespace) -> int:
                 rate=args.rate,
             )
         )
-    except CannotServe as error:
+    except (CannotServe, FeedFailed) as error:
         _fail(args, str(error), error.to_dict())
         return 1
     except (ContextError, StoreError) as error:

@@ -17,6 +17,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from engine.documents import DOC_PREFIX
+from engine.errors import CodedError
 from engine.protocol.errors import ProtocolError
 from engine.store import StoreError
 
@@ -25,6 +26,14 @@ if TYPE_CHECKING:
 
 DUE_EVERY_S = 1.0  # how often the timer looks for due work
 QUEUE_MAX = 10_000  # events a slow stream may fall behind by before it is ended
+FEED_RETRIES = 5  # restarts of the change feed in a row, with no event between, before giving up
+FEED_BACKOFF_S = 0.2  # the first wait before a restart; doubled after each failure in a row
+
+
+class FeedFailed(CodedError):
+    """The change feed kept failing: the server can no longer keep its projections current."""
+
+    code = "FEED_FAILED"
 
 
 class Live:
@@ -33,6 +42,8 @@ class Live:
         self._queues: dict[str, set[asyncio.Queue[dict[str, Any] | None]]] = defaultdict(set)
         self._changed: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
         self.followed = asyncio.Event()  # set once the feed is being read
+        self.delivered: int | None = None  # the last sequence handed on (None: none yet)
+        self.restarts = 0  # times the feed was restarted after a failure
 
     def subscribe(self, name: str) -> asyncio.Queue[dict[str, Any] | None]:
         """A queue of document ``name``'s events (envelopes) as they are committed; None in it
@@ -52,10 +63,34 @@ class Live:
             await asyncio.wait_for(event.wait(), seconds)
 
     async def follow(self) -> None:
-        changes = self.workspace.changes()
+        """Read the change feed for the server's lifetime. If it fails, it is read again from
+        the last sequence delivered (nothing missed, nothing twice), after a backoff; after
+        ``FEED_RETRIES`` failures in a row with nothing delivered between, ``FeedFailed``."""
+        self.delivered = self.workspace.head
+        failures = 0
+        while True:
+            before = self.delivered
+            try:
+                await self._follow_from(self.delivered)
+                return
+            except Exception as error:  # any failure of the feed: restart it, or give up
+                failures = 1 if self.delivered != before else failures + 1
+                if failures > FEED_RETRIES:
+                    raise FeedFailed(
+                        f"the workspace's change feed failed {failures} times in a row after "
+                        f"event {self.delivered} ({type(error).__name__}: {error}); "
+                        "the server stopped rather than serve stale documents",
+                        path=str(self.workspace.path),
+                    ) from error
+                self.restarts += 1
+                await asyncio.sleep(FEED_BACKOFF_S * 2 ** (failures - 1))
+
+    async def _follow_from(self, after: int | None) -> None:
+        changes = self.workspace.changes(after)
         self.followed.set()
         async for change in changes:
             for stored in change.events:
+                self.delivered = stored.seq
                 if not stored.stream.startswith(DOC_PREFIX):
                     continue
                 name = stored.stream[len(DOC_PREFIX) :]

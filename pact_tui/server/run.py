@@ -145,12 +145,23 @@ async def serve(
                 asyncio.create_task(server.live.fire_due(), name="server-due-work"),
             ]
             await server.live.followed.wait()
+            failed: list[BaseException] = []
+
+            def stop_if_failed(task: asyncio.Task[None]) -> None:
+                """The follower gave up (``FeedFailed``): stop serving stale documents."""
+                if not task.cancelled() and task.exception() is not None:
+                    failed.append(task.exception())  # type: ignore[arg-type]
+                    runner.should_exit = True
+
+            tasks[0].add_done_callback(stop_if_failed)
             try:
                 await runner.serve(sockets=[sock])
             finally:
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
+            if failed:
+                raise failed[0]
         finally:
             sock.close()
     finally:
