@@ -510,6 +510,7 @@ def test_every_subcommand_is_covered_here() -> None:
     assert set(ctx.choices) == {
         "create", "list", "insert", "update", "delete", "user", "assistant",
         "advance", "seal", "select", "print", "diff", "changes", "snapshots", "fork", "story",
+        "run",
     }  # fmt: skip
 
 
@@ -538,3 +539,19 @@ def test_story(path: Path, history: dict[str, str]) -> None:
     temporary = ok("ctx", "story", path, "agent", "@e1 d0, 2, 0").out.splitlines()
     assert temporary[-1].split() == ["ep", "2", "expires", "(due)"]
     failed("ctx", "story", path, "agent", "#nothing", code="NOT_FOUND")
+
+
+def test_run(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: ``ctx run`` applies the JSON commands on its input in one transaction
+    (``tests/cli/test_ctx_run.py`` has its refusals)."""
+    import io
+
+    lines = [
+        json.dumps({"op": "message", "role": "user", "text": "batched one"}),
+        json.dumps({"op": "message", "role": "assistant", "text": "batched two"}),
+    ]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    results = ok("ctx", "run", path, "agent", "--json").data
+    assert len(results) == 2
+    printed = ok("ctx", "print", path, "agent", "--mode", "provider", "--json").data
+    assert [m["content"] for m in printed][-2:] == ["batched one", "batched two"]
