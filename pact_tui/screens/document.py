@@ -1033,7 +1033,9 @@ class DocumentScreen(CustodianActions):
         self.query_one("#proposal-detail", Static).update(detail)
         if self.proposal_id != self._proposal_drawn:  # another proposal: read from its top
             self._proposal_drawn = self.proposal_id
-            self.query_one("#proposal-pane", VerticalScroll).scroll_home(animate=False)
+            self.query_one("#proposal-pane", VerticalScroll).scroll_home(
+                animate=False, immediate=True
+            )
 
     @on(ProposalQueue.FilterAsked)
     def _ask_queue_filter(self) -> None:
@@ -1249,7 +1251,9 @@ class DocumentScreen(CustodianActions):
 
     def watch_agent_id(self) -> None:
         self._show_agent()
-        self.query_one("#agent-pane", VerticalScroll).scroll_home(animate=False)  # its top
+        self.query_one("#agent-pane", VerticalScroll).scroll_home(
+            animate=False, immediate=True
+        )  # its top
 
     def _show_agent(self) -> None:
         if self.shown is None or self.view != "agents":
@@ -1403,7 +1407,7 @@ class DocumentScreen(CustodianActions):
 
     def watch_event_sequence(self) -> None:
         self._show_event()
-        self.query_one("#event-pane", VerticalScroll).scroll_home(animate=False)
+        self.query_one("#event-pane", VerticalScroll).scroll_home(animate=False, immediate=True)
 
     def _show_event(self) -> None:
         shown = self.shown

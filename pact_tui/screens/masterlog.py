@@ -203,7 +203,7 @@ class MasterLogScreen(Screen[None]):
         )
         if (self.log_name, line) != self._described:  # another line: read from its top
             self._described = (self.log_name, line)
-            self.query_one("#log-detail", VerticalScroll).scroll_home(animate=False)
+            self.query_one("#log-detail", VerticalScroll).scroll_home(animate=False, immediate=True)
         self.span = self._span(verdicts[choice] if verdicts else None)
 
     def _span(self, verdict: Verdict | None) -> tuple[int, int] | None:

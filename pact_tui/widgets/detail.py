@@ -417,7 +417,7 @@ class NodeDetail(VerticalScroll):
             self.query_one("#detail-body", Static).update(describe_subject(subject, palette))
             if subject.row.node_id != self._described:  # another node: read from its top
                 self._described = subject.row.node_id
-                self.scroll_home(animate=False)
+                self.scroll_home(animate=False, immediate=True)
 
 
 def _cycle_words(cycle: bool | int) -> str:
