@@ -19,8 +19,10 @@ SMALL = (80, 24)
 
 def test_the_provider_view_with_sizes_and_changes(snap_compare: Any, demo: Path) -> None:
     """A message and an advance, then ``v``: each message's coordinates, characters and ~tokens;
-    the new message and the rehydrated mode marked + (since e6); the totals on the border."""
-    run = steps("u", *"Any news on compaction?", "enter", "full_stop", "v", "end")
+    the new message and the rehydrated mode marked + (since e6); the totals on the border.
+    ``end`` waits for the commands: typed ahead, it would go to the end of the view before
+    them, and the cursor stays on its row when they land (a slow run drew that)."""
+    run = steps("u", *"Any news on compaction?", "enter", "full_stop", "v", then=("end",))
     assert snap_compare(still(demo), terminal_size=(120, 40), run_before=run)
 
 
