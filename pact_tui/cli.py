@@ -997,8 +997,8 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("--key")
     roles: tuple[Literal["user", "assistant"], ...] = ("user", "assistant")
     for role in roles:
-        article = "an" if role[0] in "aeiou" else "a"
-        message = add(role, _message_handler(role), f"add {article} {role} message (a new turn)")
+        said = {"user": "a user", "assistant": "an assistant"}[role]  # "a" before a "you" sound
+        message = add(role, _message_handler(role), f"add {said} message (a new turn)")
         message.add_argument("text")
     advance = add("advance", _ctx_advance, "start the next episode")
     advance.add_argument(

@@ -519,6 +519,9 @@ def test_help_lists_every_subcommand() -> None:
     assert ran.code == 0
     for name in ("create", "insert", "update", "delete", "advance", "seal", "diff", "snapshots"):
         assert name in ran.out
+    # The article goes by the sound ("a user", never "an user"), the line as argparse wraps it.
+    said = " ".join(ran.out.split())
+    assert "add a user message" in said and "add an assistant message" in said
     usage = cli("ctx", "insert")
     assert usage.code == 2 and "the following arguments are required" in usage.err
 
