@@ -116,6 +116,19 @@ async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+def story_told(app: PactApp) -> bool:
+    """Whether the context screen's detail tells the story of the item under the cursor (read
+    once the cursor rests, after ``STORY_DELAY``: a timer, which ``settle`` does not wait for),
+    or has none to tell (no context screen shown, or no item under the cursor)."""
+    screen = app.screen
+    if not isinstance(screen, ContextScreen):
+        return True
+    row, shown, told = screen.highlighted, screen.shown, screen.told
+    if row is None or row.item is None or shown is None:
+        return True
+    return told is not None and (told.item_id, told.shown) == (row.item.id, shown)
+
+
 async def holds_within(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float) -> bool:
     """Let the app run until ``condition()`` holds (True) or ``timeout`` passes (False)."""
     loop = asyncio.get_running_loop()

@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from pact_tui.app import PactApp
 from pact_tui.screens.masterlog import MasterLogScreen
 
-from .inspector import inspector, wait_until
+from .inspector import inspector, settle, wait_until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gptme"
 SIZE = (120, 40)
@@ -44,10 +44,10 @@ def steps(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
     async def run(pilot: Pilot[Any]) -> None:
         app = pilot.app
         await wait_until(pilot, lambda: isinstance(app.screen, MasterLogScreen), "the screen")
-        await app.workers.wait_for_complete()
+        await settle(pilot)
         await pilot.pause()
         await pilot.press(*keys)
-        await app.workers.wait_for_complete()
+        await settle(pilot)
         app.clear_notifications()
         await pilot.pause()
 

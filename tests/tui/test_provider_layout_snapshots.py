@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from .inspector import screen_of, wait_until
+from .inspector import screen_of, settle, wait_until
 from .test_snapshots import steps, still
 
 SMALL = (80, 24)
@@ -22,7 +22,7 @@ def test_the_provider_view_with_sizes_and_changes(snap_compare: Any, demo: Path)
     the new message and the rehydrated mode marked + (since e6); the totals on the border.
     ``end`` waits for the commands: typed ahead, it would go to the end of the view before
     them, and the cursor stays on its row when they land (a slow run drew that)."""
-    run = steps("u", *"Any news on compaction?", "enter", "full_stop", "v", then=("end",))
+    run = steps("u", *"Any news on compaction?", "enter", "full_stop", "v", last=("end",))
     assert snap_compare(still(demo), terminal_size=(120, 40), run_before=run)
 
 
@@ -51,9 +51,9 @@ def test_a_fork_in_the_context_list_and_its_notice(snap_compare: Any, demo: Path
         app = pilot.app
         await pilot.pause()
         await pilot.press("left_curly_bracket", "right_square_bracket", "right_square_bracket")
-        await app.workers.wait_for_complete()
+        await settle(pilot)
         await pilot.press("K", "enter")
-        await app.workers.wait_for_complete()
+        await settle(pilot)
         await wait_until(
             pilot, lambda: screen_of(app).context_name == "researcher-fork", "the fork"
         )
