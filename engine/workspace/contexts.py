@@ -81,6 +81,64 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         for event in stored:
             self._apply(event)
 
+    async def create_context_with(
+        self,
+        name: str,
+        commands: Sequence[ContextCommand | Mapping[str, Any]],
+        *,
+        actor: str = "",
+    ) -> list[dict[str, Any]]:
+        """Create context ``name`` and run ``commands`` on it, in one transaction: the
+        ``context.created`` event and one event per command are appended, or nothing is (an
+        import: ``ctx import``). Every command is checked first; a refusal raises its
+        ``ContextError`` (``ContextExists`` when the name is taken) with nothing written."""
+        from engine.context.commands import FORMAT, parse_command  # see ContextProjection.apply
+
+        self._check_writable()
+        check_context_name(name)
+        check_actor(actor)
+        parsed = [parse_command(command) for command in commands]
+        if self._needs_reload:
+            await self._reload(set(self._needs_reload))
+        stream = CONTEXT_PREFIX + name
+        results: list[dict[str, Any]] = []
+        projection: ContextProjection | None = None
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            nonlocal projection
+            self._deciding = True
+            for event in others:
+                self._apply(event)
+            if name in self._heads:
+                raise ContextExists(f"context {name!r} already exists", name=name)
+            now = self.now_ns()
+            projection = ContextProjection.fresh(now)  # as a replay of the creation makes it
+            results.clear()
+            events = [NewEvent(stream, "context.created", {"name": name}, actor, now)]
+            for command, stored in parsed:
+                result = projection.apply(command, now)
+                results.append(result)
+                payload = {"command": stored, "result": result, "v": FORMAT}
+                events.append(NewEvent(stream, f"context.{command.op}", payload, actor, now))
+            return events
+
+        stored = await self._execute(decide)  # refused: the projection is dropped unseen
+        assert projection is not None
+        created = stored[0]
+        projection.seq, projection.stream_seq = created.seq, created.stream_seq
+        self._contexts[name] = projection
+        self._note(name, created.seq, created.stream_seq)
+        for event, result in zip(stored[1:], results, strict=True):
+            projection.committed(event.seq, event.stream_seq, result)
+        self._applied = stored[-1].seq
+        self._note(name, stored[-1].seq, stored[-1].stream_seq)
+        # The import is in the log: its checkpoint, so that opening it replays nothing.
+        if projection.stream_seq >= cadence.CHECKPOINT_EVERY:
+            await self._save_caches(self._save_context(name, projection))
+        if self._applied - self._index_seq >= cadence.INDEX_EVERY:
+            await self._save_caches(self._save_index())
+        return results
+
     async def fork_context(
         self, name: str, new: str, *, at: str | None = None, actor: str = ""
     ) -> ForkOrigin:

@@ -1,0 +1,307 @@
+"""A gptme 0.35.1 conversation directory as a context, and following it as gptme appends.
+
+The directory is read with the master-log reader (:class:`engine.masterlog.conversation.
+Conversation`: its byte index, its line parser, its reference parser and its verifier's
+recovery); nothing is written into it. The context goes through what the model was sent, in
+order (docs/masterlog.md, "A conversation as a context"):
+
+1. for each view ``views/compacted-NNN.jsonl``, in order: the messages as they were before the
+   compaction (the view's lines up to gptme's status message, each compacted line as its
+   original, recovered from the master log, a branch or the saved tool output), then the view
+   itself (the compacted lines replace those originals where they sit), sealed as a snapshot
+   named after the view (``compacted-001``);
+2. then the log gptme sends from now: the view ``views/.current`` names, else the master log.
+
+:class:`Follower` keeps the context in step with that log while gptme appends to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any
+
+from engine.masterlog.conversation import MASTER, Conversation, Found
+from engine.masterlog.lines import ROLES, LineProblem, Message, parse_line
+from engine.masterlog.references import find_references
+from engine.masterlog.verify import Status, Verifier, recover
+from engine.masterlog.watch import changes, update
+
+from .errors import BadLogLine, TruncatedLog
+from .plan import Entry, Plan
+
+TOOL_OUTPUTS = "tool-outputs"
+MARKERS = ("Master context: ", "[Stale tool output pruned - ")  # a line with a reference or stub
+
+
+def read_log(conversation: Conversation, name: str, first: int = 0) -> list[Message]:
+    """The messages of log ``name`` from line ``first`` on; a line that is none, or a last line
+    cut off, is a typed error naming the file and the line."""
+    index = conversation.index(name)
+    if index.partial:
+        line = index.lines + 1
+        raise TruncatedLog(
+            f"{name}:{line}: the last line is cut off ({index.partial:,} bytes and no newline)",
+            path=str(index.path),
+            line=line,
+        )
+    messages = []
+    for line, raw in index.each(first, index.lines):
+        message = parse_line(raw)
+        if isinstance(message, LineProblem):
+            what = "a blank line" if message.kind == "blank" else message.reason
+            raise BadLogLine(
+                f"{name}:{line + 1}: {what}: not a message gptme writes",
+                path=str(index.path),
+                line=line + 1,
+            )
+        if message.role not in ROLES:
+            raise BadLogLine(
+                f"{name}:{line + 1}: role {message.role!r} is not system, user or assistant",
+                path=str(index.path),
+                line=line + 1,
+            )
+        messages.append(message)
+    return messages
+
+
+def entry(conversation: Conversation, name: str, line: int, message: Message, **more: Any) -> Entry:
+    """The context's entry for line ``line`` (0-based) of log ``name``: its role and text, and
+    ``source``: where it was read, gptme's other keys, and the references and stubs it holds
+    (each saved tool output as its path in the directory)."""
+    source: dict[str, Any] = {"from": "gptme", "log": name, "line": line + 1, **more}
+    kept: dict[str, Any] = {}
+    if message.timestamp is not None:
+        kept["timestamp"] = message.timestamp
+    kept.update(message.extra)
+    if kept:
+        source["message"] = kept
+    content = message.content
+    if any(marker in content for marker in MARKERS):
+        references, stubs = find_references(content)
+        if references:
+            source["references"] = [
+                {
+                    "kind": ref.kind,
+                    "master": ref.master_path,
+                    "bytes": [ref.start, ref.end],
+                    "tokens": ref.tokens,
+                    "preview": ref.preview,
+                    **_saved(conversation, ref.tool_output),
+                }
+                for ref in references
+            ]
+        if stubs:
+            source["stubs"] = [
+                {"tokens": stub.tokens, **_saved(conversation, stub.tool_output)} for stub in stubs
+            ]
+    return Entry(message.role, content, source)
+
+
+def _saved(conversation: Conversation, written: str | None) -> dict[str, Any]:
+    """A saved tool output as written and as a path in the directory (when it is there)."""
+    if written is None:
+        return {}
+    saved: dict[str, Any] = {"tool_output": written}
+    local = conversation.local_path(written, TOOL_OUTPUTS)
+    if local is not None and local.is_file():
+        saved["saved_output"] = str(PurePath(local).relative_to(conversation.directory))
+    return saved
+
+
+def log_entries(conversation: Conversation, name: str) -> list[Entry]:
+    """The entries of log ``name``; a view's line that is its master line (gptme's 1:1: view
+    line *i* is master line *i*) names it (``master_line``): the same message, or one whose
+    reference's byte range is exactly that line."""
+    master = read_log(conversation, MASTER) if name != MASTER else None
+    entries = []
+    for line, message in enumerate(read_log(conversation, name)):
+        made = entry(conversation, name, line, message)
+        if master is None:
+            made.source["master_line"] = line + 1
+        elif line < len(master):
+            references = made.source.get("references", [])
+            if _same(master[line], message) or (
+                len(references) == 1
+                and tuple(references[0]["bytes"]) == conversation.master.bounds(line)
+            ):
+                made.source["master_line"] = line + 1
+        entries.append(made)
+    return entries
+
+
+def before_compaction(conversation: Conversation, name: str, view: list[Entry]) -> list[Entry]:
+    """The messages of view ``name`` as they were before its compaction: its lines up to
+    gptme's status message (the first ``ui_only`` line after the last compacted one), each
+    compacted line as its original where it can be recovered."""
+    _, founds = conversation.references_of(name)
+    by_line: dict[int, list[Found]] = {}
+    for found in founds:
+        by_line.setdefault(found.where.line, []).append(found)
+    stubs = {where.line: stub for where, stub in conversation.stubs() if where.name == name}
+    compacted = sorted({*by_line, *stubs})
+    if not compacted:
+        return []
+    end = len(view)
+    for line in range(compacted[-1] + 1, len(view)):
+        if view[line].role == "system" and view[line].source.get("message", {}).get("ui_only"):
+            end = line
+            break
+    before = []
+    for line, shown in enumerate(view[:end]):
+        original: Entry | None = None
+        if line in by_line and len(by_line[line]) == 1:
+            recovery = recover(conversation, by_line[line][0])
+            if recovery.content is not None:
+                source = {"from": "gptme", "log": name, "line": line + 1}
+                source["recovered_from"] = recovery.source
+                original = Entry(shown.role, recovery.content, source)
+        elif line in stubs:
+            local = conversation.local_path(stubs[line].tool_output, TOOL_OUTPUTS)
+            if local is not None and local.is_file():
+                text = local.read_bytes().decode("utf-8", "replace")
+                source = {"from": "gptme", "log": name, "line": line + 1}
+                source["recovered_from"] = str(local.relative_to(conversation.directory))
+                original = Entry(shown.role, text, source)
+        before.append(original or shown)
+    return before
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """What an import planned: the commands, the snapshots they seal, the log followed."""
+
+    commands: list[dict[str, Any]]
+    snapshots: list[str]
+    messages: int  # the messages the context holds after them
+    log: str  # the log gptme sends from now (a view, or the master)
+    lines: int  # its lines taken in
+
+
+def followed_log(conversation: Conversation) -> str:
+    current = conversation.current_view
+    return current if current is not None and current in conversation.views else MASTER
+
+
+def plan_conversation(conversation: Conversation, plan: Plan | None = None) -> Imported:
+    """The commands that build a context from ``conversation`` (see the module)."""
+    plan = plan or Plan()
+    for name in conversation.views:
+        _compaction(conversation, plan, name)
+    log = followed_log(conversation)
+    target = log_entries(conversation, log)
+    plan.become(target)
+    return Imported(plan.take(), list(plan.snapshots), len(plan.held), log, len(target))
+
+
+def _compaction(conversation: Conversation, plan: Plan, name: str) -> None:
+    view = log_entries(conversation, name)
+    before = before_compaction(conversation, name, view)
+    if before:
+        plan.become(before)
+    plan.become(view)
+    plan.seal(PurePath(name).stem)
+
+
+def _same(a: Message, b: Message) -> bool:
+    return a.role == b.role and a.content == b.content
+
+
+# -- following ----------------------------------------------------------------------------------
+@dataclass(slots=True)
+class Step:
+    """What one look at the directory found: the commands to run, and what to say."""
+
+    commands: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Follower:
+    """Keeps a context in step with a conversation as gptme appends to it: a new message is a
+    command (one event each), a new view its compaction and snapshot; a rewrite of the log
+    followed (an undo, an edit) is said as the master-log verifier says it and not merged: the
+    context is left as it was, and nothing more is taken from that log."""
+
+    def __init__(self, conversation: Conversation, plan: Plan, imported: Imported) -> None:
+        self.conversation = conversation
+        self.verifier = Verifier(conversation)
+        self.verifier.update()
+        for _ in conversation.catalogue_all():  # what a rewrite is compared against, now
+            pass
+        self.plan = plan
+        self.log = imported.log
+        self.lines = imported.lines
+        self.views = set(conversation.views)
+        self.held: str | None = None  # why nothing more is merged (a rewrite), once said
+
+    def step(self, touched: set[Path] | None = None) -> Step:
+        conversation = self.conversation
+        result = update(conversation, self.verifier, touched)
+        step = Step()
+        rewritten = {r.name for r in result.refreshes if r.rewritten}
+        if MASTER in rewritten and self.log != MASTER:
+            step.events.append(self._rewrite(MASTER, held=False))  # the view followed stands
+        if self.held is not None:
+            return step
+        if self.log in rewritten:
+            event = self._rewrite(self.log, held=True)
+            self.held = event["what"]
+            step.events.append(event)
+            return step
+        new_views = [name for name in conversation.views if name not in self.views]
+        for name in new_views:
+            _compaction(conversation, self.plan, name)
+            self.views.add(name)
+            snapshot = self.plan.snapshots[-1]
+            step.events.append({"event": "compacted", "view": name, "snapshot": snapshot})
+        log = followed_log(conversation)
+        if new_views or log != self.log:
+            target = log_entries(conversation, log)
+            self.plan.become(target)
+            if log != self.log:
+                step.events.append({"event": "switched", "from": self.log, "to": log})
+            self.log, self.lines = log, len(target)
+        else:
+            for line, message in enumerate(read_log(conversation, log, self.lines), self.lines):
+                more = {"master_line": line + 1} if log == MASTER else {}
+                self.plan.append(entry(conversation, log, line, message, **more))
+                step.events.append(
+                    {
+                        "event": "message",
+                        "log": log,
+                        "line": line + 1,
+                        "role": message.role,
+                        "first_line": message.first_line,
+                    }
+                )
+                self.lines = line + 1
+        step.commands = self.plan.take()
+        return step
+
+    def _rewrite(self, name: str, *, held: bool) -> dict[str, Any]:
+        conversation = self.conversation
+        what = conversation.rewrite if name == MASTER else None
+        what = what or f"{name} was rewritten (not an append of what was read)"
+        counts: dict[str, int] = {}
+        for verdict in self.verifier.verdicts.values():
+            counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
+        return {
+            "event": "rewritten",
+            "log": name,
+            "what": what,
+            "verdicts": counts,
+            "not_ok": sum(n for status, n in counts.items() if status != Status.OK.value),
+            "held": held,  # the context is left as it was and takes no more from this log
+        }
+
+
+async def follow(
+    follower: Follower, stop: asyncio.Event | None = None, poll: int = 1_000
+) -> AsyncIterator[Step]:
+    """A :class:`Step` after each batch of changes in the directory that found something."""
+    async for touched in changes(follower.conversation.directory, stop, poll):
+        step = await asyncio.to_thread(follower.step, touched)
+        if step.events or step.commands:
+            yield step
