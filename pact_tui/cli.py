@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO
 
 from engine.canonical import MAX_NESTING, text_problem, whole_number
 from engine.context import ContextError, Node
+from engine.importing.errors import ImportRefused
 from engine.masterlog.errors import MasterLogError
 from engine.protocol.errors import ProtocolError
 from engine.store import StoreError
@@ -1044,6 +1045,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="the steps after snapshot A up to snapshot B (ids, eN or -N; B may be now)",
     )
     add("snapshots", _ctx_snapshots, "list a context's snapshots")
+    from . import importcli  # ctx import: a gptme conversation or a messages list
+
+    importcli.add_arguments(
+        add(
+            "import",
+            importcli.ctx_import,
+            "create a context from a gptme conversation directory or a messages list, in one"
+            " transaction (--follow: then keep it in step as gptme appends)",
+        )
+    )
     story = add(
         "story",
         _ctx_story,
@@ -1110,7 +1121,7 @@ def _main(argv: Sequence[str] | None) -> int:
         code = asyncio.run(args.handler(args)) or 0
     except ProtocolError as error:  # a refused protocol command: the v0.3 error document
         _refused(args, error)
-    except (ContextError, StoreError, MasterLogError) as error:
+    except (ContextError, StoreError, MasterLogError, ImportRefused) as error:
         _fail(args, str(error), error.to_dict())
     except KeyboardInterrupt:
         _fail(args, "interrupted", {"code": "INTERRUPTED"})

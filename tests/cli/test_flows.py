@@ -510,7 +510,7 @@ def test_every_subcommand_is_covered_here() -> None:
     assert set(ctx.choices) == {
         "create", "list", "insert", "update", "delete", "user", "assistant",
         "advance", "seal", "select", "print", "diff", "changes", "snapshots", "fork", "story",
-        "run",
+        "run", "import",
     }  # fmt: skip
 
 
@@ -558,3 +558,24 @@ def test_run(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(results) == 2
     printed = ok("ctx", "print", path, "agent", "--mode", "provider", "--json").data
     assert [m["content"] for m in printed][-2:] == ["batched one", "batched two"]
+
+
+def test_import(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: ``ctx import`` makes a new context of a messages list or a gptme directory in
+    one transaction (``tests/cli/test_ctx_import.py`` has the rest)."""
+    monkeypatch.setenv("PACT_TUI_CACHE", str(tmp_path / "cache"))
+    given = tmp_path / "messages.json"
+    given.write_text(
+        json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    )
+    ran = ok("ctx", "import", path, "chat", "--messages", given)
+    assert ran.out == f"imported 2 messages from {given} into context 'chat' in {path}\n"
+    printed = ok("ctx", "print", path, "chat", "--mode", "provider", "--json").data
+    assert printed == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    written = read_state(path)
+    failed("ctx", "import", path, "chat", "--messages", given, code="CONTEXT_EXISTS")
+    failed(
+        "ctx", "import", path, "other", "--messages", tmp_path / "none.json", code="BAD_MESSAGES"
+    )
+    failed("ctx", "import", path, "other", "--messages", given, "--follow", code="USAGE")
+    assert read_state(path) == written
