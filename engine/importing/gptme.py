@@ -111,11 +111,17 @@ def _saved(conversation: Conversation, written: str | None) -> dict[str, Any]:
     return saved
 
 
-def log_entries(conversation: Conversation, name: str) -> list[Entry]:
+def log_entries(
+    conversation: Conversation, name: str, master: list[Message] | None = None
+) -> list[Entry]:
     """The entries of log ``name``; a view's line that is its master line (gptme's 1:1: view
     line *i* is master line *i*) names it (``master_line``): the same message, or one whose
-    reference's byte range is exactly that line."""
-    master = read_log(conversation, MASTER) if name != MASTER else None
+    reference's byte range is exactly that line. ``master``: the master's messages, when the
+    caller has read them."""
+    if name == MASTER:
+        master = None
+    elif master is None:
+        master = read_log(conversation, MASTER)
     entries = []
     for line, message in enumerate(read_log(conversation, name)):
         made = entry(conversation, name, line, message)
@@ -188,16 +194,21 @@ def followed_log(conversation: Conversation) -> str:
 def plan_conversation(conversation: Conversation, plan: Plan | None = None) -> Imported:
     """The commands that build a context from ``conversation`` (see the module)."""
     plan = plan or Plan()
+    master = read_log(conversation, MASTER)  # read once, for every view
+    read: dict[str, list[Entry]] = {}
     for name in conversation.views:
-        _compaction(conversation, plan, name)
+        read[name] = log_entries(conversation, name, master)
+        _compaction(conversation, plan, name, read[name])
     log = followed_log(conversation)
-    target = log_entries(conversation, log)
+    target = read[log] if log in read else log_entries(conversation, log, master)
     plan.become(target)
     return Imported(plan.take(), list(plan.snapshots), len(plan.held), log, len(target))
 
 
-def _compaction(conversation: Conversation, plan: Plan, name: str) -> None:
-    view = log_entries(conversation, name)
+def _compaction(
+    conversation: Conversation, plan: Plan, name: str, view: list[Entry] | None = None
+) -> None:
+    view = log_entries(conversation, name) if view is None else view
     before = before_compaction(conversation, name, view)
     if before:
         plan.become(before)
