@@ -7,9 +7,9 @@ misses its target.
 
 A group is a module ``bench/bench_<name>.py`` with a ``main()``, found by its name: ``app``,
 ``store``, ``workspace``, ``context``, ``changes``, ``protocol``, ``queue``, ``heatmap``,
-``inbox``, ``doclive``, ``doctime``, ``masterlog``, ``custodian`` (the audit trail, the
-events view, a key after a view switch reaching the view shown) and ``server`` (``pact-tui
-serve`` on loopback).
+``inbox``, ``doclive``, ``doctime``, ``masterlog``, ``import`` (``ctx import --gptme`` and
+following it), ``custodian`` (the audit trail, the events view, a key after a view switch
+reaching the view shown) and ``server`` (``pact-tui serve`` on loopback).
 
 ``python -m bench --tiny`` is CI's smoke run: each group that has sizes for it
 (``bench.common.sized``; ``TINY_GROUPS``) runs once at those sizes, so that a group that no longer
@@ -30,7 +30,8 @@ from bench.common import RESULTS
 
 MISSED_PREFIX = "  MISSED: "
 TINY_FLAG = "--tiny"
-TINY_GROUPS = ("bench_changes", "bench_store")  # the groups with sizes for a smoke run
+# The groups with sizes for a smoke run.
+TINY_GROUPS = ("bench_changes", "bench_import", "bench_store")
 
 
 def run_one(name: str) -> int:

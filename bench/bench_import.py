@@ -1,0 +1,239 @@
+"""Benchmarks of ``ctx import --gptme`` (issue 28, ``engine/importing``), each figure beside its
+anchor measured in the same run: ``python -m bench import``.
+
+The conversation is made here as ``bench.bench_masterlog`` makes its own (the same messages as
+gptme writes them), ``BENCH_IMPORT_SIZE`` of master log (default 1 GiB, about 256k messages;
+``BENCH_IMPORT_SIZE=64M`` for a quick run), and its active view ``views/compacted-001.jsonl``
+is the whole conversation as gptme's autocompact leaves it: every line of the master, with
+``REFERENCES`` of them compacted (tool outputs saved to ``tool-outputs/autocompact/`` and cut to
+gptme's summary and a reference, long answers to their opening and a reference).
+
+1. Importing it: a fresh master-log cache, ``Conversation.open``, ``plan_conversation`` (every
+   line of the master and the view read and parsed, each reference's original recovered) and
+   ``Workspace.create_context_with`` into a new workspace file (the context and every command
+   in one transaction), once ÷ indexing it as ``pact-tui log index`` does (``Conversation.open``
+   on a fresh cache, the byte index of every log, then ``catalogue_all``: each line's digest and
+   the FTS5 search index), once: ≤ 20. The byte index alone is printed beside it.
+2. One message appended as gptme appends it on a view (to the master log and the view), until
+   it is in the followed context: the import's follower over the master log's watcher
+   (``engine.importing.gptme.follow``: watchfiles, the logs' indexes refreshed, the verdicts
+   and catalogue updated, the message planned) and ``Workspace.run_many`` appending its event:
+   p95 of ``APPENDS`` appends (after ``WARM``) ≤ 250 ms. Anchor: the same appends followed by
+   the master log's own watcher alone (``engine.masterlog.watch.follow``), in the same run.
+
+``BENCH_TINY=1`` (``python -m bench --tiny``): a conversation of 256 KiB and 3 appends, only
+to see it run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import statistics
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+from bench.bench_masterlog import (
+    Messages,
+    compactable,
+    make_conversation,
+    parse_size,
+    size_text,
+)
+from bench.common import TINY, fmt, percentile, report_limit, report_ratio, sized
+from engine.importing.gptme import Follower, follow, plan_conversation
+from engine.importing.plan import Plan
+from engine.masterlog.conversation import MASTER, Conversation
+from engine.masterlog.lines import encode_message, preview_of
+from engine.masterlog.references import format_reference, format_tool_summary
+from engine.masterlog.verify import Verifier
+from engine.masterlog.watch import follow as follow_log
+from engine.workspace import Workspace
+
+SIZE = "1G"
+REFERENCES = sized(10_000, 5)
+APPENDS, WARM = sized(20, 3), sized(3, 1)
+VIEW = "views/compacted-001.jsonl"
+NOTICED_WITHIN = 30.0  # seconds an append may take to be followed before the run fails
+
+
+def write_view(directory: Path, references: int) -> int:
+    """The active view: every master line, ``references`` of the compactable ones (spread
+    evenly) cut as autocompact cuts them; how many lines it compacted."""
+    master_path = str(directory / MASTER)
+    saved_dir = directory / "tool-outputs" / "autocompact"
+    saved_dir.mkdir(parents=True, exist_ok=True)
+    raw_lines = (directory / MASTER).read_bytes().splitlines(keepends=True)
+    messages = [json.loads(raw) for raw in raw_lines]
+    cuttable = [n for n, m in enumerate(messages) if compactable(m) is not None]
+    step = max(1, len(cuttable) // max(1, references))
+    chosen = set(cuttable[::step][:references])
+    start = 0
+    view: list[bytes] = []
+    for n, (raw, message) in enumerate(zip(raw_lines, messages, strict=True)):
+        end = start + len(raw)
+        if n in chosen:
+            content = message["content"]
+            tokens = len(content) // 4
+            reference = format_reference(master_path, start, end, tokens, preview_of(content))
+            if compactable(message) == "tool-output":
+                when = datetime.fromisoformat(message["timestamp"]).strftime("%Y%m%d_%H%M%S")
+                digest = hashlib.sha256(content.encode()).hexdigest()[:8]
+                saved = saved_dir / f"{when}-{digest}.txt"
+                saved.write_text(content, encoding="utf-8")
+                command = content.split("\n", 1)[0].strip()
+                text = f"{format_tool_summary(tokens, command, str(saved))}\n\n{reference}"
+            else:
+                text = f"{content[: len(content) // 4]}\n\n{reference}"
+            raw = encode_message({**message, "content": text})
+        view.append(raw)
+        start = end
+    (directory / "views").mkdir(exist_ok=True)
+    (directory / VIEW).write_bytes(b"".join(view))
+    (directory / "views" / ".current").write_text("compacted-001\n")
+    return len(chosen)
+
+
+def append_message(directory: Path, stream: Messages) -> None:
+    """The next message, as gptme writes it on a view: to the master log and the view."""
+    raw = encode_message(stream.next())
+    for name in (MASTER, VIEW):
+        with open(directory / name, "ab") as log:
+            log.write(raw)
+
+
+def log_index(directory: Path, cache: Path) -> tuple[float, float]:
+    """``pact-tui log index`` on a fresh cache: (the byte index, with the catalogue)."""
+    start = time.perf_counter()
+    with Conversation.open(directory, cache) as conversation:
+        indexed = time.perf_counter() - start
+        for _ in conversation.catalogue_all():
+            pass
+    return indexed, time.perf_counter() - start
+
+
+async def import_once(directory: Path, cache: Path, workspace: Path) -> tuple[float, int]:
+    start = time.perf_counter()
+    with Conversation.open(directory, cache) as conversation:
+        planned = plan_conversation(conversation)
+        async with await Workspace.open(workspace, create=True, watch=False) as ws:
+            await ws.create_context_with("agent", planned.commands)
+    return time.perf_counter() - start, len(planned.commands)
+
+
+async def followed_latencies(directory: Path, cache: Path, scratch: Path) -> list[float]:
+    """Append → the message in the followed context, ``WARM + APPENDS`` times."""
+    stream = Messages(seed=28)
+    with Conversation.open(directory, cache) as conversation:
+        plan = Plan()
+        planned = plan_conversation(conversation, plan)
+        async with await Workspace.open(scratch / "follow.pact", create=True, watch=False) as ws:
+            await ws.create_context_with("agent", planned.commands)
+            follower = Follower(conversation, plan, planned)
+            taken = asyncio.Event()
+            stop = asyncio.Event()
+
+            async def run() -> None:
+                async for step in follow(follower, stop, poll=200):
+                    if step.commands:
+                        await ws.run_many("agent", step.commands)
+                    if any(e["event"] == "message" for e in step.events):
+                        taken.set()
+
+            return await _timed(directory, stream, run, taken, stop)
+
+
+async def watched_latencies(directory: Path, cache: Path) -> list[float]:
+    """Append → the master log's own watcher has updated: the anchor."""
+    stream = Messages(seed=29)
+    with Conversation.open(directory, cache) as conversation:
+        for _ in conversation.catalogue_all():
+            pass
+        verifier = Verifier(conversation)
+        verifier.update()
+        taken = asyncio.Event()
+        stop = asyncio.Event()
+
+        async def run() -> None:
+            async for update in follow_log(conversation, verifier, stop, poll=200):
+                if any(r.new_lines for r in update.refreshes):
+                    taken.set()
+
+        return await _timed(directory, stream, run, taken, stop)
+
+
+async def _timed(
+    directory: Path,
+    stream: Messages,
+    run: object,
+    taken: asyncio.Event,
+    stop: asyncio.Event,
+) -> list[float]:
+    assert callable(run)
+    task = asyncio.create_task(run())
+    try:
+        await asyncio.sleep(0.5)  # the watcher in place (warm-up rounds are not counted anyway)
+        samples = []
+        for _ in range(WARM + APPENDS):
+            taken.clear()
+            start = time.perf_counter()
+            append_message(directory, stream)
+            await asyncio.wait_for(taken.wait(), NOTICED_WITHIN)
+            samples.append(time.perf_counter() - start)
+        return samples[WARM:]
+    finally:
+        stop.set()
+        await task
+
+
+def main() -> None:
+    size = 256 << 10 if TINY else parse_size(os.environ.get("BENCH_IMPORT_SIZE", SIZE))
+    print(f"Import (engine/importing): a gptme conversation of {size_text(size)}")
+    with tempfile.TemporaryDirectory(prefix="bench-import-") as folder:
+        scratch = Path(folder)
+        start = time.perf_counter()
+        made = make_conversation(scratch / "conversation", size, 1)  # its view: replaced below
+        directory = made.directory
+        compacted = write_view(directory, REFERENCES)
+        print(
+            f"  (made in {fmt(time.perf_counter() - start)}: {made.lines:,} messages, the view"
+            f" with {compacted:,} compacted)"
+        )
+        print("1. importing it ÷ indexing it as `log index` does")
+        indexed, catalogued = log_index(directory, scratch / "index.sqlite")
+        took, commands = asyncio.run(
+            import_once(directory, scratch / "import.sqlite", scratch / "import.pact")
+        )
+        written = size_text((scratch / "import.pact").stat().st_size)
+        print(
+            f"  ({commands:,} commands; the byte index alone {fmt(indexed)}, ratio"
+            f" {took / indexed:.1f}; the workspace file {written})"
+        )
+        report_ratio(
+            "ctx import --gptme, fresh cache and workspace",
+            took,
+            catalogued,
+            20,
+            anchor_label="log index (byte index + catalogue)",
+        )
+        print("2. one message appended (master and view) → in the followed context")
+        anchor = asyncio.run(watched_latencies(directory, scratch / "watch.sqlite"))
+        samples = asyncio.run(followed_latencies(directory, scratch / "follow.sqlite", scratch))
+        figure = percentile(samples, 0.95)
+        floor = percentile(anchor, 0.95)
+        report_limit(
+            f"append → followed context, p95 of {APPENDS}",
+            figure * 1e3,
+            250,
+            "ms",
+            anchor_text=f"median {fmt(statistics.median(samples))}; the master log's watcher"
+            f" alone p95 {fmt(floor)}, ratio {figure / floor:.2f}",
+        )
+
+
+if __name__ == "__main__":
+    main()
