@@ -161,6 +161,8 @@ def _event_line(event: dict[str, Any]) -> str:
         return f"compacted: {event['view']}, sealed as snapshot {event['snapshot']!r}"
     if kind == "switched":
         return f"switched: gptme sends {event['to']} (was {event['from']})"
+    if kind == "refused":
+        return f"refused: {visible(event['what'])}; the context takes nothing more (import again)"
     assert kind == "rewritten"
     held = (
         "; the context is left as it was and takes nothing more from it (import again)"

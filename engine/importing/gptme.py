@@ -29,18 +29,21 @@ from engine.masterlog.references import find_references
 from engine.masterlog.verify import Status, Verifier, recover
 from engine.masterlog.watch import changes, update
 
-from .errors import BadLogLine, TruncatedLog
+from .errors import BadLogLine, ImportRefused, TruncatedLog
 from .plan import Entry, Plan
 
 TOOL_OUTPUTS = "tool-outputs"
 MARKERS = ("Master context: ", "[Stale tool output pruned - ")  # a line with a reference or stub
 
 
-def read_log(conversation: Conversation, name: str, first: int = 0) -> list[Message]:
+def read_log(
+    conversation: Conversation, name: str, first: int = 0, *, writing: bool = False
+) -> list[Message]:
     """The messages of log ``name`` from line ``first`` on; a line that is none, or a last line
-    cut off, is a typed error naming the file and the line."""
+    cut off, is a typed error naming the file and the line. ``writing``: gptme may be writing
+    the last line (a follower's look), so one with no newline yet is left for the next look."""
     index = conversation.index(name)
-    if index.partial:
+    if index.partial and not writing:
         line = index.lines + 1
         raise TruncatedLog(
             f"{name}:{line}: the last line is cut off ({index.partial:,} bytes and no newline)",
@@ -248,6 +251,18 @@ class Follower:
         self.held: str | None = None  # why nothing more is merged (a rewrite), once said
 
     def step(self, touched: set[Path] | None = None) -> Step:
+        """One look: what changed since the last, as commands and events. A log that can no
+        longer be read as gptme writes it (a line that is no message) is said (``refused``)
+        and nothing more is taken from the directory."""
+        try:
+            return self._step(touched)
+        except ImportRefused as error:
+            self.held = error.message
+            self.plan.take()  # whatever this look planned is not run
+            event = {"event": "refused", "code": error.code, "what": error.message}
+            return Step(events=[event])
+
+    def _step(self, touched: set[Path] | None) -> Step:
         conversation = self.conversation
         result = update(conversation, self.verifier, touched)
         step = Step()
@@ -275,7 +290,8 @@ class Follower:
                 step.events.append({"event": "switched", "from": self.log, "to": log})
             self.log, self.lines = log, len(target)
         else:
-            for line, message in enumerate(read_log(conversation, log, self.lines), self.lines):
+            taken = read_log(conversation, log, self.lines, writing=True)
+            for line, message in enumerate(taken, self.lines):
                 more = {"master_line": line + 1} if log == MASTER else {}
                 self.plan.append(entry(conversation, log, line, message, **more))
                 step.events.append(

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from engine.importing.errors import BadLogLine, TruncatedLog
-from engine.importing.gptme import Follower, plan_conversation
+from engine.importing.gptme import Follower, Step, plan_conversation
 from engine.importing.plan import Plan
 from engine.masterlog.conversation import Conversation
 from engine.workspace import Workspace
@@ -247,6 +247,23 @@ async def test_following_takes_each_appended_message_as_one_event(
         await ws.run_many("agent", step.commands)
         assert (await ws.view("agent")).render_provider() == sent(view)
         assert follower.step().commands == []  # nothing new: nothing done
+        raw = (json.dumps({"role": "user", "content": "half written"}) + "\n").encode()
+        for log in (directory / "conversation.jsonl", view):
+            with log.open("ab") as file:
+                file.write(raw[:15])  # gptme in the middle of its write
+        assert follower.step().events == []  # left for the next look, not an error
+        for log in (directory / "conversation.jsonl", view):
+            with log.open("ab") as file:
+                file.write(raw[15:])
+        [event] = follower.step().events
+        assert (event["line"], event["first_line"]) == (26, "half written")
+        with view.open("ab") as file:
+            file.write(b"[1, 2]\n")  # no message gptme writes
+        [event] = follower.step().events
+        assert event["event"] == "refused" and event["code"] == "BAD_LOG_LINE"
+        assert event["what"].startswith("views/compacted-001.jsonl:27: a JSON list")
+        append(view, {"role": "user", "content": "later"})
+        assert follower.step() == Step()  # nothing more is taken
     finally:
         await ws.close()
 
