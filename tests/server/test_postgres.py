@@ -10,6 +10,7 @@ from typing import Any
 from tests.server.served import make_workspace, pact, pact_server, until
 
 AGENTS = 20
+BUDGET = "sec:plan/budget"
 
 
 def test_two_servers_on_one_database_record_every_join_once(postgres_url: str) -> None:
@@ -50,3 +51,24 @@ def test_two_servers_on_one_database_record_every_join_once(postgres_url: str) -
     assert [row["sequenceNumber"] for row in seen[0]] == list(range(len(seen[0])))
     ran = pact("verify", postgres_url, "--json")
     assert ran.returncode == 0, ran.stderr
+
+
+def test_a_write_retried_on_the_other_server_is_made_once(postgres_url: str) -> None:
+    """A client that lost the answer of a write made through one server retries it through the
+    other with its Idempotency-Key: the first write's answer, and nothing new in the log."""
+    make_workspace(postgres_url)  # type: ignore[arg-type]
+    with pact_server(postgres_url) as one, pact_server(postgres_url) as two:  # type: ignore[arg-type]
+        key, _ = one.join("plan", "legal")
+        sent = {"sectionId": BUDGET, "newContent": "## Budget\n\nTwo.\n"}
+        retry = {"Idempotency-Key": "offer-1"}
+        with one.client(key, retry) as first, two.client(key, retry) as second:
+            made = first.post("/api/pact/plan/proposals", json=sent)
+            assert made.status_code == 201, made.text
+            again = second.post("/api/pact/plan/proposals", json=sent)
+            assert again.status_code == 201, again.text
+            assert again.json()["id"] == made.json()["id"] and again.json()["retried"] is True
+            other = {**sent, "newContent": "## Budget\n\nThree.\n"}
+            reused = second.post("/api/pact/plan/proposals", json=other)
+            assert reused.status_code == 409, reused.text
+            listed = second.get("/api/pact/plan/proposals")
+        assert [p["id"] for p in listed.json()] == [made.json()["id"]]
