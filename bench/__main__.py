@@ -31,7 +31,7 @@ from bench.common import RESULTS
 MISSED_PREFIX = "  MISSED: "
 TINY_FLAG = "--tiny"
 # The groups with sizes for a smoke run.
-TINY_GROUPS = ("bench_changes", "bench_import", "bench_store")
+TINY_GROUPS = ("bench_changes", "bench_import", "bench_pg", "bench_store")
 
 
 def run_one(name: str) -> int:

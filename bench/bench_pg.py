@@ -17,9 +17,11 @@ unix socket. Each figure is printed next to an anchor measured in the same run:
    for is in the feed's figure too);
 4. reopening a workspace of ``PACT_BENCH_PG_EVENTS`` events (1,000,000 unless set) from its
    checkpoint ÷ a full replay, both on PostgreSQL: ≤ 0.1. The workspace is built through
-   ``Workspace.run_many`` on a file (the agents of ``bench.bench_workspace``), then copied into
-   the database with ``pact-tui backup``'s copy; each opening is ``bench.bench_workspace open``
-   in a fresh process.
+   ``Workspace.run_many`` on a file (the agents of ``bench.bench_workspace``; ``build`` says
+   why its collector is paused), then copied into the database with ``pact-tui backup``'s copy
+   (``COPY``); each opening is ``bench.bench_workspace open`` in a fresh process.
+
+``python -m bench --tiny`` runs each benchmark once at a few hundred events (2,000 for 4).
 
 The module is also the other process of benchmark 3: ``python -m bench.bench_pg follow URL N``.
 """
@@ -49,6 +51,7 @@ from bench.common import (
     percentile,
     report_limit,
     report_ratio,
+    sized,
     start_follower,
 )
 from engine.store import NewEvent, SqliteEventStore
@@ -135,7 +138,7 @@ async def _raw_batch(url: str, rows: list[ChainRow]) -> float:
 
 
 async def bench_batched_appends(server: PostgresServer) -> None:
-    total, repeat = 10_000, 5
+    total, repeat = sized(10_000, 200), sized(5, 1)
     print(
         f"1. batched appends: {total:,} events in one store.append vs raw asyncpg executemany"
         " of the same rows, one transaction"
@@ -176,7 +179,7 @@ async def _latencies(store: Any, count: int) -> list[float]:
 
 
 async def bench_append_latency(server: PostgresServer, directory: Path) -> None:
-    count = 500
+    count = sized(500, 10)
     print(f"2. one command's append latency ({count} appends of one event)")
     async with await PostgresEventStore.open(
         await new_database(server), create=True, watch=False
@@ -225,7 +228,7 @@ async def _line(process: asyncio.subprocess.Process) -> list[bytes]:
 
 
 async def bench_feed_latency(server: PostgresServer) -> None:
-    rounds = 300
+    rounds = sized(300, 5)
     print(
         f"3. a commit here to another process's change feed ({rounds} commits, one at a time),"
         " timed from before the commit; anchors from this process to a raw LISTEN in that one:"
@@ -290,9 +293,9 @@ async def bench_feed_latency(server: PostgresServer) -> None:
 
 
 def bench_reopen(server: PostgresServer, directory: Path) -> None:
-    total = int(os.environ.get("PACT_BENCH_PG_EVENTS", 1_000_000))
-    tail = 2_500
-    scaled = "" if total == 1_000_000 else " (scaled down from 1,000,000 by PACT_BENCH_PG_EVENTS)"
+    total = int(os.environ.get("PACT_BENCH_PG_EVENTS", sized(1_000_000, 2_000)))
+    tail = sized(2_500, 100)
+    scaled = "" if total == 1_000_000 else " (scaled down from 1,000,000)"
     print(
         f"4. reopening a workspace of {total:,} events on PostgreSQL: checkpoint +"
         f" {tail:,}-event tail vs full replay{scaled}"
@@ -327,10 +330,18 @@ def bench_reopen(server: PostgresServer, directory: Path) -> None:
 async def build(path: str, total: str, tail: str) -> None:
     """The large workspace of benchmark 4 (in a process of its own): bench_workspace's agents,
     its windowed ones deleting their oldest exchange once they have twenty; the one checkpoint
-    taken ``tail`` events before the end."""
+    taken ``tail`` events before the end.
+
+    Every event is made by ``Workspace.run_many``, as an agent's process makes it. The cyclic
+    collector is paused during each batch and what the batch left alive is frozen after it
+    (``heap.collector_paused``, as loading does): a collection walked the whole growing heap
+    again and again, 36% of the CPU time at 60,000 events, most of it near 1,000,000 (the build
+    had reached 276k events in 12 minutes). Which events are made is unchanged, and each
+    opening measured runs in a process of its own."""
     from bench.bench_workspace import AGENTS, GROWING, NEVER, agent_cycle, agent_setup
     from bench.bench_workspace import checkpoints as checkpoint_settings
     from engine.workspace import Workspace
+    from engine.workspace.heap import collector_paused
 
     names = [f"agent-{n}" for n in range(AGENTS)]
 
@@ -355,7 +366,8 @@ async def build(path: str, total: str, tail: str) -> None:
             for until in (int(total) - int(tail), int(total)):
                 while ws.head < until:
                     name, batch = next(made)
-                    await ws.run_many(name, batch[: until - ws.head], actor=name)
+                    with collector_paused(freeze=True):
+                        await ws.run_many(name, batch[: until - ws.head], actor=name)
                 if until < int(total):
                     await ws.checkpoint()
     print("{}")
