@@ -201,11 +201,21 @@ async def bench_append_latency(server: PostgresServer, directory: Path) -> None:
 
 async def follow(url: str, count: str) -> None:
     """The other process of benchmark 3: print ``<seq> <ns>`` for each event its feed hands
-    out, and ``anchor <ns>`` for each raw notification on ANCHOR_CHANNEL."""
+    out, and ``anchor <ns>`` for each raw notification on ANCHOR_CHANNEL (two a round); it ends
+    once it has printed ``count`` of each kind (the last round's anchors come after its event:
+    ending at the event left them unanswered, now and then)."""
+    anchors = 0
+    all_anchors = asyncio.Event()
+
+    def anchored(*_args: object) -> None:
+        nonlocal anchors
+        print("anchor", monotonic_ns(), flush=True)
+        anchors += 1
+        if anchors == 2 * int(count):
+            all_anchors.set()
+
     listener = await asyncpg.connect(url)
-    await listener.add_listener(
-        ANCHOR_CHANNEL, lambda *_args: print("anchor", monotonic_ns(), flush=True)
-    )
+    await listener.add_listener(ANCHOR_CHANNEL, anchored)
     async with (
         await PostgresEventStore.open(url) as store,
         store.subscribe(await store.head()) as events,
@@ -218,6 +228,8 @@ async def follow(url: str, count: str) -> None:
             received += 1
             if received == int(count):
                 break
+    async with asyncio.timeout(30):  # failure guard
+        await all_anchors.wait()
     await listener.close()
 
 
