@@ -9,6 +9,7 @@ only the screen talks to the workspace, and every action goes through
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -27,6 +28,7 @@ from engine.store import StoreError
 from engine.visible import visible
 from engine.workspace import Change, UnreplayableEvent, Workspace
 
+from ..server.activity import KeyActivity, read_activity
 from ..text import plain
 from ..types import DocShown
 from ..widgets.agents import AgentRoster, AgentRow, agent_detail
@@ -420,6 +422,8 @@ class DocumentScreen(CustodianActions):
     def _on_clock(self) -> None:
         app: PactApp = self.app  # type: ignore[assignment]
         self.now_ms = app.protocol_clock() // 1_000_000
+        if self.view == "agents":
+            self.read_key_activity()
         name = self.document_name
         if name is None or self.workspace.read_only or self._stepping:
             return
@@ -430,6 +434,20 @@ class DocumentScreen(CustodianActions):
                 self._opening.add(name)
         if due is not None and due <= self.now_ms:  # something is due: fire it here
             self.fire_due()
+
+    key_activity: dict[str, KeyActivity] = {}  # replaced whole, never changed in place
+
+    @work(exclusive=True, group="key-activity")
+    async def read_key_activity(self) -> None:
+        """What the servers on this workspace heard from each key (its label, its last request:
+        ``pact_tui.server.activity``), for the agents view; read in a thread, once a tick."""
+        path = self.workspace.path
+        if not isinstance(path, Path):
+            return  # a database: no folder the servers share with the app
+        activity = await asyncio.to_thread(read_activity, path)
+        if activity != self.key_activity:
+            self.key_activity = activity
+            self._show_agent()
 
     _looked_at: set[str]  # documents the clock has looked at since this screen opened
     _opening: set[str]  # those whose first firing is yet to be said ("fired on opening: …")
@@ -1258,7 +1276,7 @@ class DocumentScreen(CustodianActions):
     def _show_agent(self) -> None:
         if self.shown is None or self.view != "agents":
             return
-        detail = agent_detail(self.shown, self.agent_id)
+        detail = agent_detail(self.shown, self.agent_id, self.key_activity)
         self.query_one("#agent-detail", Static).update(detail)
 
     @on(AgentRoster.Act)

@@ -38,6 +38,7 @@ from engine.protocol.errors import (
 )
 from engine.protocol.short_ids import proposal_id as whole_proposal_id
 
+from .activity import KeyActivity
 from .identity import Identity, Keys, presented_key
 from .limits import BodyLimit, RateLimit, error_body
 from .live import Live
@@ -257,7 +258,10 @@ class Server:
         self.invite_only = invite_only
         self._names: dict[str, str] = {}  # document id → name
         self._known: set[str] = set()  # the documents' names, as last read
-        self.seen: dict[str, tuple[str, int]] = {}  # key hash → (label, last request in ms)
+        # key hash → its label and last request: written beside the workspace for the app
+        # (pact_tui/server/activity.py); ``heard`` counts the requests, to write only news.
+        self.seen: dict[str, KeyActivity] = {}
+        self.heard = 0
 
     def now_ms(self) -> int:
         return self.workspace.now_ns() // 1_000_000
@@ -299,7 +303,8 @@ class Server:
         who = await self.keys.identify(key, name, doc)
         self.throttle(who.key_hash)
         now = self.now_ms()
-        self.seen[who.key_hash] = (who.label, now)
+        self.seen[who.key_hash] = KeyActivity(who.label, now)
+        self.heard += 1
         call = Call(name, doc, who)
         agent = call.reader
         if (

@@ -23,16 +23,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Identity:
-    """The actor a key acts as; ``agent_id`` for an agent's key, None for a custodian's."""
+    """The actor a key acts as; ``agent_id`` for an agent's key, None for a custodian's.
+    ``label`` names the key: an agent's name, or the label given at ``pact-tui key create``
+    (its human's name if none was)."""
 
     actor: Actor
     key_hash: str
     agent_id: str | None
-
-    @property
-    def label(self) -> str:
-        kind = "custodian" if self.agent_id is None else "agent"
-        return f"{kind} {self.actor.name} (key {self.key_hash[:12]})"
+    label: str
 
 
 def presented_key(x_api_key: str | None, authorization: str | None) -> str | None:
@@ -72,7 +70,7 @@ class Keys:
             return None
         if not found.active:
             raise Unauthorized("this API key was revoked", reason="revoked")
-        return Identity(Actor.human(found.human), hashed, None)
+        return Identity(Actor.human(found.human), hashed, None, found.label or found.human)
 
     async def identify(self, key: str | None, name: str | None, doc: Document | None) -> Identity:
         """Who ``key`` is on document ``name`` (None: a route of no document)."""
@@ -89,7 +87,7 @@ class Keys:
                         f"this API key's agent is gone ({agent.gone}): join again for a new key",
                         reason=agent.gone or "gone",
                     )
-                return Identity(Actor.agent(agent.name), hashed, agent.id)
+                return Identity(Actor.agent(agent.name), hashed, agent.id, agent.name)
         custodian = await self.custodian(key)
         if custodian is not None:
             return custodian

@@ -27,8 +27,11 @@ from engine.errors import CodedError
 if TYPE_CHECKING:
     from engine.workspace import Workspace
 
+    from .app import Server
+
 
 SWITCH_INTERVAL_S = 0.0005
+ACTIVITY_EVERY_S = 1.0  # how often the keys' last requests are written for the app
 
 
 class CannotServe(CodedError):
@@ -144,6 +147,8 @@ async def serve(
                 asyncio.create_task(server.live.follow(), name="server-feed"),
                 asyncio.create_task(server.live.fire_due(), name="server-due-work"),
             ]
+            if isinstance(path, Path):
+                tasks.append(asyncio.create_task(_tell(server, path), name="server-activity"))
             await server.live.followed.wait()
             failed: list[BaseException] = []
 
@@ -166,6 +171,23 @@ async def serve(
             sock.close()
     finally:
         await workspace.close()
+
+
+async def _tell(server: Server, workspace: Path) -> None:
+    """Write the keys' last requests beside the workspace for the app (``activity``), once a
+    second when there were requests since; the file goes when the server stops."""
+    from .activity import remove_activity, write_activity
+
+    told, pid = 0, os.getpid()
+    try:
+        while True:
+            await asyncio.sleep(ACTIVITY_EVERY_S)
+            if server.heard != told:
+                told = server.heard
+                with contextlib.suppress(OSError):  # a hint: the next second tries again
+                    await asyncio.to_thread(write_activity, workspace, pid, dict(server.seen))
+    finally:
+        remove_activity(workspace, pid)
 
 
 async def _check_writable(workspace: Workspace, path: Path) -> None:

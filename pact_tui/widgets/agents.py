@@ -6,7 +6,7 @@ level and the reason, and runs ``trust``, ``clearance`` or ``remove`` as the cus
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -20,6 +20,7 @@ from textual.message import Message
 from engine.visible import visible
 
 from ..doc_time import duration
+from ..server.activity import KeyActivity
 from ..types import DocShown
 from .outline import countdown
 from .rows import RowList
@@ -209,10 +210,14 @@ def agent_cells(row: AgentRow, now: int) -> dict[str, tuple[str, str]]:
 DETAIL_LISTED = 20  # proposals and keys listed in the detail; the rest are counted
 
 
-def agent_detail(shown: DocShown, agent_id: str | None) -> Text:
+def agent_detail(
+    shown: DocShown, agent_id: str | None, activity: Mapping[str, KeyActivity] | None = None
+) -> Text:
     """What the custodian reads about one agent, beside the roster: who it is, the sections it
     set a salience on, its proposals (newest first), the locks it holds and its idempotency
-    keys; only what the reader may read (viewing as an agent: through its barriers)."""
+    keys; only what the reader may read (viewing as an agent: through its barriers). For an
+    agent that joined over HTTP, ``activity`` (what the servers on the workspace heard, by key
+    hash: ``pact_tui.server.activity``) gives its key's label and its last request."""
     from engine.protocol.barriers import reads
     from engine.protocol.model import who
 
@@ -236,6 +241,11 @@ def agent_detail(shown: DocShown, agent_id: str | None) -> Text:
             "" if agent.active else " (dead: agent gone)"
         )
         text.append(f"over HTTP · {key} · last seen {seen} ago\n", "dim")
+        heard = (activity or {}).get(agent.key_hash)
+        if heard is not None:  # a server on this workspace heard it (its file beside it)
+            ago = duration(max(0, shown.now_ms - heard.last_request_ms) // 1000)
+            label = visible(heard.label)
+            text.append(f"key label {label} · last request {ago} ago\n", "dim")
     if agent.completion is not None:
         status, note = agent.completion
         text.append(f"done: {status}{f' ({visible(note)})' if note else ''}\n", "dim")

@@ -6,12 +6,18 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from textual.widgets import Static
+
 from engine.keys import key_hash
 from engine.protocol.commands import Actor
 from engine.workspace import Workspace
+from pact_tui.server.activity import read_activity
 from pact_tui.types import DocShown
-from pact_tui.widgets.agents import agent_detail
-from tests.server.served import HUMAN, make_workspace
+from pact_tui.widgets.agents import AgentRoster, agent_detail
+from tests.server.served import HUMAN, make_workspace, pact_server, until
+from tests.tui.inspector import SIZE, inspector, wait_until
+from tests.tui.test_document_inbox import cursor_to, opened
+from tests.tui.test_document_queue import text_of
 
 
 def detail(path: Path, *, leave: bool) -> str:
@@ -76,3 +82,35 @@ def test_a_key_hash_survives_a_checkpoint_and_is_never_shown_to_agents(tmp_path:
             assert all(hashed not in str(views.redact(doc, peer, e)) for e in events)
 
     asyncio.run(run())
+
+
+async def test_the_agents_view_shows_a_served_agents_label_and_last_request(
+    tmp_path: Path,
+) -> None:
+    """A real server on the workspace, an agent joined and reading over HTTP, and the app open
+    on the same file: the agents view shows the key's label (the join's name) and when the
+    server last heard the key, from the file the server keeps beside the workspace."""
+    ws = tmp_path / "ws.pact"
+    await asyncio.to_thread(make_workspace, ws)
+    with pact_server(ws) as served:
+        key, joined = served.join("plan", "legal-bot")
+        with served.client(key) as http:
+            assert http.get("/api/pact/plan/sections").status_code == 200
+        heard = await asyncio.to_thread(
+            until, lambda: read_activity(ws).get(key_hash(key)), "the server to say what it heard"
+        )
+        assert heard.label == "legal-bot"
+        app = inspector(ws, human=HUMAN)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await opened(pilot, "A")
+            roster = screen.query_one(AgentRoster)
+            await cursor_to(pilot, roster, lambda row: row is not None and row.name == "legal-bot")
+            detail = screen.query_one("#agent-detail", Static)
+
+            def said() -> str:
+                return text_of(detail.content, 200)
+
+            await wait_until(pilot, lambda: "last request" in said(), "the last request")
+            assert f"key {joined['keyId']}" in said()
+            assert "key label legal-bot · last request" in said()
+    assert read_activity(ws) == {}  # the server's file goes with it

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,8 @@ from engine.store import StoreError
 from engine.workspace import Change, Workspace
 from pact_tui.server import live as live_module
 from pact_tui.server.live import FeedFailed, Live
-from tests.server.served import HUMAN, make_workspace, pact
+from tests.server.served import HUMAN, START_TIMEOUT, make_workspace, pact
+from tests.web_server import REPO_ROOT
 
 BUDGET = "sec:plan/budget"
 
@@ -118,3 +122,46 @@ def test_a_feed_that_keeps_failing_stops_the_follower(
     assert isinstance(error, FeedFailed)
     assert error.code == "FEED_FAILED" and "stopped" in str(error)
     assert len(reads) == live_module.FEED_RETRIES + 1
+
+
+def test_a_server_whose_workspace_file_goes_bad_under_it_stops_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """A real ``pact-tui serve`` process whose workspace file, its write-ahead log and its
+    shared memory are overwritten with noise under it (a disk gone bad): its change feed fails
+    for real, is read again five times, and the process stops with one line on stderr
+    (FEED_FAILED) and status 1 rather than serve stale documents."""
+    ws = tmp_path / "ws.pact"
+    make_workspace(ws)
+    errors = tmp_path / "stderr.txt"
+    with errors.open("wb") as said:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pact_tui", "serve", str(ws), "--port", "0", "--json"],
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=said,
+            start_new_session=True,
+        )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith(b"Serving ")  # it follows the feed now
+        for part in (ws, ws.with_name(ws.name + "-wal"), ws.with_name(ws.name + "-shm")):
+            if part.exists():
+                with part.open("r+b") as file:
+                    file.write(os.urandom(part.stat().st_size))
+        # Five restarts after 0.2, 0.4, … 3.2 s: about 6 s.
+        status = process.wait(timeout=START_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    lines = errors.read_text().splitlines()
+    assert status == 1, lines
+    assert len(lines) == 1, lines
+    error = json.loads(lines[0])["error"]
+    assert error["code"] == "FEED_FAILED", error
+    assert error["path"] == str(ws)
+    assert "failed 6 times in a row" in error["message"], error  # the first, and 5 restarts
+    assert "the server stopped rather than serve stale documents" in error["message"], error
