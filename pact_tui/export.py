@@ -116,6 +116,27 @@ GPTME_FIELDS: dict[str, type | tuple[type, ...]] = {
 }
 
 
+# gptme's MessageMetadata and UsageData fields in the order gptme declares them, which is the
+# order it sets and writes them in; the workspace stores a dict with its keys sorted.
+GPTME_METADATA = (
+    "model",
+    "resolved_model",
+    "served_model",
+    "cost",
+    "usage",
+    "input_log_messages",
+    "input_log_digest",
+    "input_log_model",
+    "compaction_reminder_view",
+    "compaction_checkpoint_view",
+    "compaction_checkpoint_failed_view",
+    "compaction_checkpoint_needs_continuation",
+    "result_stubs",
+    "max_steps_stop",
+)
+GPTME_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+
+
 def gptme_messages(view: ContextView) -> list[Message]:
     """The messages of ``view`` as gptme's master log holds them: each provider message's role
     and text, and its time (the item's creation, as gptme writes times: ISO 8601, naive local
@@ -159,7 +180,18 @@ def _gptme_fields(data: dict[str, Any] | None) -> dict[str, Any]:
         value = message.get(name)
         if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
             kept[name] = value
+    if "metadata" in kept:
+        metadata = _in_order(kept["metadata"], GPTME_METADATA)
+        if isinstance(metadata.get("usage"), dict):
+            metadata["usage"] = _in_order(metadata["usage"], GPTME_USAGE)
+        kept["metadata"] = metadata
     return kept
+
+
+def _in_order(fields: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """``fields`` with the names of ``order`` first, in that order, then the others."""
+    known = {name: fields[name] for name in order if name in fields}
+    return {**known, **{name: value for name, value in fields.items() if name not in known}}
 
 
 # -- a diff ---------------------------------------------------------------------------------------

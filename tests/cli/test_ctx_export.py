@@ -13,6 +13,8 @@ from engine.masterlog.lines import Message, parse_line
 
 from .conftest import failed, ok
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gptme"
+
 HOSTILE = "[b]bold[/b] [@click=app.quit]x[/] \x1b[31mred\x1b[0m\ttab"
 
 
@@ -149,3 +151,17 @@ def test_a_folder_that_holds_anything_is_refused_and_left_as_it_was(tmp_path: Pa
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*before, "hidden", "file.jsonl"])
     failed("ctx", "export", ws, "nobody", "--gptme", tmp_path / "new", code="UNKNOWN_CONTEXT")
     assert not (tmp_path / "new").exists()
+
+
+def test_an_imported_conversation_is_written_back_as_the_view_gptme_sends(
+    tmp_path: Path,
+) -> None:
+    """``ctx import --gptme`` then ``ctx export --gptme``: the master log written is, byte for
+    byte, the log gptme sends from (``views/.current``), for both fixtures."""
+    ws = tmp_path / "ws.db"
+    for name in ("conv-basic", "conv-branches"):
+        ok("ctx", "import", ws, name, "--gptme", FIXTURES / name)
+        ok("ctx", "export", ws, name, "--gptme", tmp_path / name)
+        current = (FIXTURES / name / "views" / ".current").read_text().strip()
+        sent = (FIXTURES / name / "views" / f"{current}.jsonl").read_bytes()
+        assert (tmp_path / name / MASTER).read_bytes() == sent, name

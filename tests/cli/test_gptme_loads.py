@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ok
-from .test_ctx_export import make_context
+from .test_ctx_export import FIXTURES, make_context
 
 GPTME = "gptme==0.35.1"
 LOADER = Path(__file__).with_name("gptme_load.py")
@@ -96,3 +96,17 @@ def test_gptme_opens_an_exported_context(gptme_python: Path, tmp_path: Path) -> 
         "hide": True,
     }
     assert read["written_again_the_same"] is True  # byte for byte as gptme writes its log
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("pip")
+def test_gptme_opens_an_imported_conversation_exported(gptme_python: Path, tmp_path: Path) -> None:
+    ws, out, home = tmp_path / "ws.db", tmp_path / "conv", tmp_path / "home"
+    home.mkdir()
+    ok("ctx", "import", ws, "basic", "--gptme", FIXTURES / "conv-basic")
+    ok("ctx", "export", ws, "basic", "--gptme", out)
+    read = gptme_reads(gptme_python, out, home)
+    view = FIXTURES / "conv-basic" / "views" / "compacted-001.jsonl"
+    sent = [json.loads(line) for line in view.read_text().splitlines()]
+    assert read["messages"] == sent  # every field as gptme reads its own view
+    assert read["written_again_the_same"] is True
