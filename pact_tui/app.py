@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import threading
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -194,6 +195,10 @@ class PactApp(App[int]):
         opening it; None: never (the status line says which)."""
         self.conversation: LogSession | None = None
         """The gptme conversation directory shown, when ``path`` is one (not a workspace)."""
+        self.reference_sessions: dict[str, LogSession] = {}
+        """The conversation folders an imported context's reference items point into, opened
+        and verified when the context screen first judges them (``reference_session``)."""
+        self._reference_lock = threading.Lock()
         self.conversation_changed: Signal[list[Refresh]] = Signal(self, "conversation-changed")
         """The conversation directory changed (gptme wrote to it): the master-log screen
         subscribes."""
@@ -400,6 +405,26 @@ class PactApp(App[int]):
             await self.workspace.close()
         if self.conversation is not None:
             self.conversation.close()
+        for session in self.reference_sessions.values():
+            session.close()
+
+    def reference_session(self, directory: str) -> LogSession:
+        """The conversation folder ``directory`` as the master-log screen reads it, opened and
+        every reference verified once (in a thread worker: it reads the folder);
+        ``MasterLogError`` when it cannot be read."""
+        from .logcli import cache_for
+
+        with self._reference_lock:
+            session = self.reference_sessions.get(directory)
+            if session is None:
+                session = LogSession.open(directory, cache_for(directory))
+                try:
+                    session.verify()
+                except BaseException:
+                    session.close()
+                    raise
+                self.reference_sessions[directory] = session
+            return session
 
     # -- a gptme conversation directory ---------------------------------------------------------
     async def _open_conversation(self) -> None:

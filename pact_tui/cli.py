@@ -409,6 +409,31 @@ async def _ctx_print(args: argparse.Namespace) -> None:
             _print(await ws.render(args.name, args.mode, at))
 
 
+class ExportRefused(ContextError):
+    """A folder ``ctx export`` cannot write: the code of the files' refusal (``NOT_EMPTY``,
+    ``WRITE_FAILED``)."""
+
+    def __init__(self, code: str, message: str, path: str) -> None:
+        super().__init__(message, path=path)
+        self.code = code
+
+
+async def _ctx_export(args: argparse.Namespace) -> None:
+    from .export import gptme_files, gptme_messages
+    from .files import WriteError, write_folder_atomically
+
+    async with await _open(args, read_only=True) as ws:
+        messages = gptme_messages(await ws.view(args.name, None))
+    try:
+        written = write_folder_atomically(Path(args.gptme), gptme_files(messages))
+    except WriteError as error:
+        where = visible(str(error.path))
+        raise ExportRefused(error.code, f"--gptme {where}: {error.why}", str(error.path)) from None
+    count = f"{len(messages):,} message{'' if len(messages) == 1 else 's'}"
+    text = f"exported context {args.name!r} ({count}) to {visible(str(written))}"
+    _emit(args, {"exported": args.name, "gptme": str(written), "messages": len(messages)}, text)
+
+
 def _snapshot_ref(ws: Any, name: str, ref: str) -> str | None:
     """``now``, a snapshot id, ``eN`` (episode N) or ``-N`` (N-th newest)."""
     if ref == "now":
@@ -1071,6 +1096,15 @@ def build_parser() -> argparse.ArgumentParser:
     fork.add_argument("new", help="the new context's name")
     fork.add_argument(
         "--at", help="a snapshot to copy as of (an id, eN or -N; default: as it is now)"
+    )
+    export = add(
+        "export",
+        _ctx_export,
+        "write the context as a new gptme conversation folder: what the model is sent, one"
+        " message a line of its conversation.jsonl (the folder must be new or empty)",
+    )
+    export.add_argument(
+        "--gptme", required=True, metavar="DIR", help="the folder to write (new or empty)"
     )
 
     from .tap import register  # doc and tap: documents and the PACT v0.3 verbs

@@ -10,6 +10,11 @@ Markdown is for people: a title saying what and when, then each message (or chan
 message's text is put in a fenced block whose fence is longer than any run of backticks in it,
 so that the text reads back exactly as it was; text from the workspace in a heading or a list
 line is made visible (one line, no control characters).
+
+A gptme conversation (``ctx export --gptme DIR``) is the provider rendering as gptme 0.35.1's
+master log: a ``conversation.jsonl`` of one message a line, in the order the model reads them,
+each written as gptme writes one (``engine.masterlog.lines.encode_message``); the folder is
+written whole (``pact_tui.files.write_folder_atomically``).
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from engine.masterlog.conversation import MASTER
+from engine.masterlog.lines import Message, encode_message
 from engine.visible import visible
 
 from .provider import char_count, provider_items, provider_totals, token_estimate
@@ -92,6 +100,98 @@ def provider_markdown(view: ContextView, where: Where) -> str:
             _fenced(item.text()),
         ]
     return "\n".join(parts) + "\n"
+
+
+# -- a gptme conversation ------------------------------------------------------------------------
+# gptme's message fields an item imported from gptme carries in ``source.message``, with the
+# type gptme reads each as; another key, or one of another type, is not written (gptme drops
+# keys it does not know, and a wrong type would fail its Message).
+GPTME_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "pinned": bool,
+    "hide": bool,
+    "ui_only": bool,
+    "ephemeral_ttl": int,
+    "call_id": str,
+    "metadata": dict,
+}
+
+
+# gptme's MessageMetadata and UsageData fields in the order gptme declares them, which is the
+# order it sets and writes them in; the workspace stores a dict with its keys sorted.
+GPTME_METADATA = (
+    "model",
+    "resolved_model",
+    "served_model",
+    "cost",
+    "usage",
+    "input_log_messages",
+    "input_log_digest",
+    "input_log_model",
+    "compaction_reminder_view",
+    "compaction_checkpoint_view",
+    "compaction_checkpoint_failed_view",
+    "compaction_checkpoint_needs_continuation",
+    "result_stubs",
+    "max_steps_stop",
+)
+GPTME_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+
+
+def gptme_messages(view: ContextView) -> list[Message]:
+    """The messages of ``view`` as gptme's master log holds them: each provider message's role
+    and text, and its time (the item's creation, as gptme writes times: ISO 8601, naive local
+    time). An item imported from a gptme log (``source`` ``{"from": "gptme", "message": …}``)
+    keeps its own timestamp and gptme's fields (:data:`GPTME_FIELDS`)."""
+    messages = []
+    for role, item in provider_items(view):
+        kept = _gptme_fields(item.data)
+        timestamp = kept.pop("timestamp", None) or _local_time(item.created_at_ns)
+        messages.append(Message(role, item.text(), timestamp, kept))
+    return messages
+
+
+def gptme_files(messages: list[Message]) -> dict[str, bytes]:
+    """The files of a gptme conversation folder holding ``messages``: its master log."""
+    return {MASTER: b"".join(encode_message(message.to_json()) for message in messages)}
+
+
+def _local_time(ns: int) -> str:
+    seconds, rest = divmod(ns, 1_000_000_000)
+    return datetime.fromtimestamp(seconds).replace(microsecond=rest // 1_000).isoformat()
+
+
+def _gptme_fields(data: dict[str, Any] | None) -> dict[str, Any]:
+    source = (data or {}).get("source")
+    if not isinstance(source, dict) or source.get("from") != "gptme":
+        return {}
+    message = source.get("message")
+    if not isinstance(message, dict):
+        return {}
+    kept: dict[str, Any] = {}
+    timestamp = message.get("timestamp")
+    if isinstance(timestamp, str):
+        try:
+            datetime.fromisoformat(timestamp)
+        except ValueError:
+            pass  # gptme could not read it: the item's own time instead
+        else:
+            kept["timestamp"] = timestamp
+    for name, kind in GPTME_FIELDS.items():
+        value = message.get(name)
+        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            kept[name] = value
+    if "metadata" in kept:
+        metadata = _in_order(kept["metadata"], GPTME_METADATA)
+        if isinstance(metadata.get("usage"), dict):
+            metadata["usage"] = _in_order(metadata["usage"], GPTME_USAGE)
+        kept["metadata"] = metadata
+    return kept
+
+
+def _in_order(fields: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """``fields`` with the names of ``order`` first, in that order, then the others."""
+    known = {name: fields[name] for name in order if name in fields}
+    return {**known, **{name: value for name, value in fields.items() if name not in known}}
 
 
 # -- a diff ---------------------------------------------------------------------------------------

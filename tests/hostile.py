@@ -235,12 +235,13 @@ GPTME_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "gptme"
 HOSTILE_BRANCHES = ("x[link=https:evil]q", "a[@click=app.bell('pwned')]c", f"e{PAYLOAD[:12]}")
 
 
-def build_hostile_conversation(directory: Path, *, big: bool = True) -> Path:
+def build_hostile_conversation(directory: Path, *, big: bool = True, odd_role: bool = True) -> Path:
     """A copy of the ``conv-basic`` fixture at ``directory`` to which hostile messages are
     appended (content, role, timestamp and an unknown key holding ``HOSTILE``; with ``big``,
     one of 10 MB), branches whose file names are markup and escapes, and a view that this
     project's compaction cuts (its references' previews quote the hostile text, a tool output
-    saved whole). Returns the directory."""
+    saved whole); without ``odd_role``, every role is one gptme writes (``ctx import`` takes
+    it). Returns the directory."""
     import shutil
     from datetime import datetime
 
@@ -261,6 +262,8 @@ def build_hostile_conversation(directory: Path, *, big: bool = True) -> Path:
         },
         {"role": "system", "content": f"Ran command: `ls {h}`\n" + h * 60, "timestamp": h},
     ]
+    if not odd_role:
+        del messages[1]
     if big:
         messages.append({"role": "assistant", "content": big_text(), "timestamp": "2026-03-14"})
     with (directory / MASTER).open("ab") as master:

@@ -85,6 +85,9 @@ def entry(conversation: Conversation, name: str, line: int, message: Message, **
     if any(marker in content for marker in MARKERS):
         references, stubs = find_references(content)
         if references:
+            # where the app finds the conversation to verify and recover them (the master
+            # path a reference names is the writing machine's)
+            source["conversation"] = str(conversation.directory)
             source["references"] = [
                 {
                     "kind": ref.kind,

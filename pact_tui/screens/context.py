@@ -31,6 +31,7 @@ from engine.context.query import check_fields, index_served
 from engine.context.selector_ast import Selector
 from engine.context.selectors import check_input_selector, parse_selector
 from engine.context.tree_diff import TreeDiff
+from engine.masterlog.errors import MasterLogError
 from engine.store import StoreError
 from engine.store.opening import where_shown
 from engine.visible import visible
@@ -50,8 +51,10 @@ from ..export import (
 )
 from ..files import WriteError, write_atomically
 from ..jump import JumpError, Place, find_place
+from ..logsession import LogSession
 from ..provider import provider_changes
 from ..reasons import Reasons
+from ..reference_items import Badges, ItemSource, judge, made_from, reference_of, source_of
 from ..tree_diff import ghosts_of
 from ..tree_layout import Row, TreeLayout
 from ..types import (
@@ -153,7 +156,20 @@ class ContextScreen(Screen[None]):
         Binding("N", "previous_match", "Prev match", show=False, tooltip="previous match"),
         Binding("escape", "clear_selector", "Clear", show=False, tooltip="clear the selector"),
         Binding("v", "toggle_provider", "Provider", tooltip="tree ↔ what the model is sent"),
-        Binding("o", "read_content", "Read", show=False, tooltip="read the item's whole content"),
+        Binding(
+            "o",
+            "read_content",
+            "Read",
+            show=False,
+            tooltip="read the item's whole content (a reference item: beside its original)",
+        ),
+        Binding(
+            "J",
+            "to_master_log",
+            "Master log",
+            show=False,
+            tooltip="a reference item: its line on the master-log screen (J there comes back)",
+        ),
         Binding("z", "fold_history", "Fold history", show=False, tooltip="fold history turns"),
         Binding("Z", "unfold_all", "Unfold all", show=False, tooltip="unfold everything"),
         Binding(
@@ -317,6 +333,9 @@ class ContextScreen(Screen[None]):
     reasons: var[Reasons | None] = var(None, init=False)
     """Why the items of the diff shown changed, from the changelogs of the steps between its
     two sides (read in a worker when ``comparison`` changes: ``_explain``)."""
+    badges: var[Badges] = var(dict, init=False)
+    """The master-log verifier's verdict on each reference item of the view shown, by id
+    (judged in a thread when ``shown`` changes: ``_judge_references``)."""
 
     def compose(self) -> Any:
         yield StatusBar(id="status").data_bind(status=ContextScreen.status)
@@ -334,6 +353,7 @@ class ContextScreen(Screen[None]):
                         comparison=ContextScreen.comparison,
                         reasons=ContextScreen.reasons,
                         account=ContextScreen.account,
+                        badges=ContextScreen.badges,
                     )
                     yield ProviderList(id="provider").data_bind(
                         shown=ContextScreen.shown,
@@ -466,6 +486,7 @@ class ContextScreen(Screen[None]):
         self._compare()
         self._compare_provider()
         self._read_account()
+        self._judge_references()
         self._tell()
         if shown is not None and (old is None or old.name != shown.name):
             self.call_after_refresh(self._build_indexes, shown.name)
@@ -1105,7 +1126,135 @@ class ContextScreen(Screen[None]):
         assert item is not None and row.slot is not None
         where = f"({row.depth},{row.slot.position},{row.offset})"
         title = f" {visible(item.node_type, limit=40)} {visible(item.id)} {where} · Esc closes"
+        source = reference_of(item)
+        if source is not None:
+            self._read_reference(title, item.text(), source)
+            return
         self.app.push_screen(ReaderScreen(title, item.text()))
+
+    # -- reference items: a gptme master log's references, judged --------------------------
+    def _judge_references(self) -> None:
+        """The badges of the view shown's reference items, judged in a thread (opening and
+        verifying their conversation folders reads files); a view whose first items were not
+        imported from gptme has none, and is not walked."""
+        shown = self.shown
+        if shown is None or not _imported_from_gptme(shown.view):
+            self.badges = {}
+            return
+        view = shown.view
+        if view.live() is not None:  # it changes in place as commands run: judge it as it is
+            view = self.workspace.context(shown.name).hold()
+        self._judge_in_thread(shown, view)
+
+    @work(exclusive=True, group="references", thread=True)
+    def _judge_in_thread(self, shown: Shown, view: ContextView) -> None:
+        sessions: dict[str, LogSession | None] = {}
+        problems: list[str] = []
+
+        def statuses(source: ItemSource) -> list[str] | None:
+            folder = source.conversation
+            assert folder is not None
+            if folder not in sessions:
+                try:
+                    sessions[folder] = self._app.reference_session(folder)
+                except (MasterLogError, OSError) as error:
+                    sessions[folder] = None
+                    problems.append(str(error))
+            session = sessions[folder]
+            if session is None:
+                return None
+            return [v.status.value for v in session.verdicts_on(source.log, source.line)]
+
+        badges = judge(view, statuses)
+        self.app.call_from_thread(self._judged, shown, badges, problems)
+
+    def _judged(self, shown: Shown, badges: Badges, problems: list[str]) -> None:
+        for problem in problems:
+            self.notify(f"references not verified: {problem}", title="Master log", timeout=6)
+        if shown == self.shown:  # still what is shown
+            self.badges = badges
+
+    @property
+    def _app(self) -> PactApp:
+        return self.app  # type: ignore[return-value]
+
+    @work(exclusive=True, group="reference")
+    async def _read_reference(self, title: str, text: str, source: ItemSource) -> None:
+        """What the model was shown beside the original its reference recovers."""
+        from .original import OriginalScreen
+
+        folder = source.conversation
+        assert folder is not None
+        try:
+            session = await asyncio.to_thread(self._app.reference_session, folder)
+            verdicts = session.verdicts_on(source.log, source.line)
+            recoveries = [await asyncio.to_thread(session.recover, v) for v in verdicts]
+        except (MasterLogError, OSError) as error:
+            self.notify(f"cannot read its conversation: {error}", title="Read", severity="error")
+            self.app.push_screen(ReaderScreen(title, text))
+            return
+        if not verdicts:
+            self.notify("its line holds no reference now", title="Read", severity="warning")
+            self.app.push_screen(ReaderScreen(title, text))
+            return
+        said, originals, sources = [], [], []
+        for verdict, recovery in zip(verdicts, recoveries, strict=True):
+            ref = verdict.reference
+            said.append(
+                f"{verdict.where} bytes {ref.start}-{ref.end}: {verdict.status.value}"
+                + (f" · {verdict.explanation}" if verdict.explanation else "")
+            )
+            originals.append(
+                recovery.content
+                if recovery.content is not None
+                else f"(not recovered: {recovery.evidence})"
+            )
+            sources.append(recovery.source)
+        ok = all(verdict.ok for verdict in verdicts)
+        original = "\n\n".join(originals)  # a line with two references: both originals
+        self.app.push_screen(
+            OriginalScreen(title, "\n".join(said), ok, text, original, ", ".join(sources))
+        )
+
+    def action_to_master_log(self) -> None:
+        """A reference item's line on the master-log screen, pushed over this one (``J`` there
+        comes back to the item made from the line under its cursor)."""
+        row = self.highlighted
+        item = row.item if row is not None else None
+        source = reference_of(item) if item is not None else None
+        if source is None:
+            self.notify(
+                "put the cursor on a reference item (one imported from gptme with a ✓ or ✗)",
+                title="Master log",
+                severity="warning",
+            )
+            return
+        self._open_master_log(source)
+
+    @work(exclusive=True, group="reference")
+    async def _open_master_log(self, source: ItemSource) -> None:
+        from .masterlog import MasterLogScreen
+
+        folder = source.conversation
+        assert folder is not None
+        try:
+            session = await asyncio.to_thread(self._app.reference_session, folder)
+        except (MasterLogError, OSError) as error:
+            self.notify(f"cannot read its conversation: {error}", title="Master log")
+            return
+        screen = MasterLogScreen(session, back=self.go_to_made_from)
+        await self.app.push_screen(screen)
+        screen.go_to(source.log, source.line)
+
+    def go_to_made_from(self, log: str, line: int) -> bool:
+        """The cursor on the item of the view shown read from line ``line`` of ``log`` (for
+        the master log: also a view's line that is that master line); False: none is."""
+        view = self.view
+        found = made_from(view, log, line) if view is not None else None
+        if found is None:
+            return False
+        self.go_to_item(found[0].id)
+        return True
 
     def action_fold_history(self) -> None:
         self.context_tree.fold_history()
@@ -1744,3 +1893,14 @@ def _ordered(a: int | None, b: int | None) -> tuple[int | None, int | None]:
     a_key = float("inf") if a is None else a
     b_key = float("inf") if b is None else b
     return (a, b) if a_key <= b_key else (b, a)
+
+
+def _imported_from_gptme(view: ContextView, first: int = 8) -> bool:
+    """Whether one of the first items of ``view`` was read from a gptme log (an imported
+    context's system prompt and first messages are)."""
+    for number, (item, _depth, _slot, _offset) in enumerate(view.iter_items()):
+        if number >= first:
+            return False
+        if source_of(item) is not None:
+            return True
+    return False

@@ -12,6 +12,7 @@ a time, while the lists draw what is on screen.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -70,6 +71,13 @@ class MasterLogScreen(Screen[None]):
         Binding("c", "copy_original", "Copy", tooltip="copy the recovered original"),
         Binding("o", "read_original", "Read", tooltip="read the recovered original whole"),
         Binding("colon", "go_to_line", "Go to", tooltip="a line of the log shown, or bN: a byte"),
+        Binding(
+            "J",
+            "to_context",
+            "Context",
+            show=False,
+            tooltip="opened from a context (J on a reference item): the item made from this line",
+        ),
         Binding("tab", "app.focus_next", "Next list", show=False, tooltip="the next list, pane"),
         Binding(
             "escape",
@@ -104,6 +112,18 @@ class MasterLogScreen(Screen[None]):
     hits: var[tuple[Hit, ...]] = var((), init=False)
     """What the search found."""
 
+    def __init__(
+        self,
+        session: LogSession | None = None,
+        back: Callable[[str, int], bool] | None = None,
+    ) -> None:
+        """The app's conversation (``pact-tui DIR``), or ``session``: a reference item's
+        conversation, opened from a context, which ``back`` goes to the item of (True: it found
+        the item made from that log's line)."""
+        super().__init__()
+        self._session = session
+        self._back = back
+
     def compose(self) -> Any:
         yield Static(id="log-status", markup=False)
         yield Static(id="log-banner", markup=False)
@@ -135,13 +155,16 @@ class MasterLogScreen(Screen[None]):
 
     @property
     def session(self) -> LogSession:
+        if self._session is not None:
+            return self._session
         app: PactApp = self.app  # type: ignore[assignment]
         assert app.conversation is not None
         return app.conversation
 
     def on_mount(self) -> None:
         app: PactApp = self.app  # type: ignore[assignment]
-        app.conversation_changed.subscribe(self, self._on_changed)
+        if self._session is None:  # the app follows its own conversation only
+            app.conversation_changed.subscribe(self, self._on_changed)
         self.query_one("#log-search").display = False
         self.query_one("#log-banner").display = False
         if any(r.rewritten and r.name == MASTER for r in self.session.conversation.opened):
@@ -323,6 +346,29 @@ class MasterLogScreen(Screen[None]):
             f" {MASTER} holding byte N"
         )
         self.app.push_screen(PromptScreen(question, check=problem), chosen)
+
+    def action_to_context(self) -> None:
+        """Back to the context this screen was opened from, on the item made from the line
+        under the cursor (a message of a view, or of the master log that a view's line is)."""
+        line = self.line
+        if self._back is None:
+            self.notify(
+                "opened on the conversation alone: J on a context's reference item opens it"
+                " with its context",
+                title="Context",
+                severity="warning",
+            )
+            return
+        if line is None:
+            return
+        if not self._back(self.log_name, line):
+            self.notify(
+                f"no item of the context shown was made from {self.log_name}:{line + 1}",
+                title="Context",
+                severity="warning",
+            )
+            return
+        self.dismiss()
 
     # -- problems ---------------------------------------------------------------------------------
     def action_next_problem(self) -> None:

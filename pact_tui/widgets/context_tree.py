@@ -78,6 +78,7 @@ TREE_LEGEND = [
     ("▰▰▱▱ 2/4", "life left: 2 of its 4 episodes (ttl); 1/… is gone at the next advance"),
     ("↻e7", "its next fresh instance comes at episode 7 (hover a row: the cadence)"),
     ("§1/2", "render lifecycle: stage 1 of 2 (moves on when its ttl runs out)"),
+    ("✓ ok  ✗ shifted", "a reference into a gptme master log: the verifier's verdict (o, J)"),
     ("#key  +tag", "the item's key and tags"),
     ('"Find me…"', "the start of its content (⏎ is a newline, … means more follows)"),
     ("highlighted row", "a selector's match; in a diff, an added, removed or changed item"),
@@ -741,6 +742,8 @@ class ContextTree(LinePane):
         "tree--cyclic",
         "tree--bar",
         "tree--stage",
+        "tree--reference-ok",
+        "tree--reference-bad",
     }
 
     account: var[Account | None] = var(None)
@@ -749,6 +752,13 @@ class ContextTree(LinePane):
 
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(headers=True, name=name, id=id)
+
+    badges: var[Mapping[str, str]] = var(dict)
+    """The verdicts of the reference items shown (bound to the screen's), by item id: the
+    master-log verifier's status, drawn as a badge on the item's row."""
+
+    def watch_badges(self) -> None:
+        self.refresh()
 
     def watch_account(self, account: Account | None) -> None:
         said = account.summary if account is not None else ""
@@ -904,6 +914,11 @@ class ContextTree(LinePane):
         elif item.lifecycle is not None:
             stages = len(item.lifecycle.stages)
             out.append(Segment(f"§{item.stage + 1}/{stages} ", s("tree--stage")))
+        verdict = self.badges.get(item.id)
+        if verdict is not None:  # a reference into a gptme master log, as the verifier judged it
+            ok = verdict == "ok"
+            style = s("tree--reference-ok" if ok else "tree--reference-bad")
+            out.append(Segment(f"{'✓' if ok else '✗'} {verdict} ", style))
         note = self.note_of(row)
         if note:
             out.append(Segment(f"{note} ", s("tree--note")))

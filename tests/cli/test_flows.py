@@ -488,6 +488,22 @@ def test_fork(path: Path, history: dict[str, str]) -> None:
     assert read_state(path) == written
 
 
+def test_export(path: Path, history: dict[str, str]) -> None:
+    """``ctx export --gptme``: what the model is sent, as gptme's master log (more in
+    test_ctx_export.py and, by gptme itself, test_gptme_loads.py)."""
+    out = path.parent / "conv"
+    provider = ok("ctx", "print", path, "agent", "--mode", "provider", "--json").data
+    ran = ok("ctx", "export", path, "agent", "--gptme", out)
+    assert ran.out == f"exported context 'agent' ({len(provider)} messages) to {out}\n"
+    lines = [json.loads(line) for line in (out / "conversation.jsonl").read_text().splitlines()]
+    assert [(line["role"], line["content"]) for line in lines] == [
+        (entry["role"], entry["content"]) for entry in provider
+    ]
+    written = read_state(path)
+    failed("ctx", "export", path, "agent", "--gptme", out, code="NOT_EMPTY")
+    assert read_state(path) == written  # exporting reads only
+
+
 def test_verify(path: Path, history: dict[str, str]) -> None:
     head = read_state(path)[0]
     assert ok("verify", path).out == f"ok: {head} events, chain intact\n"
@@ -510,7 +526,7 @@ def test_every_subcommand_is_covered_here() -> None:
     assert set(ctx.choices) == {
         "create", "list", "insert", "update", "delete", "user", "assistant",
         "advance", "seal", "select", "print", "diff", "changes", "snapshots", "fork", "story",
-        "run", "import",
+        "run", "import", "export",
     }  # fmt: skip
 
 

@@ -25,6 +25,7 @@ from pact_tui.screens.choose import ChooseScreen
 from pact_tui.screens.custodian import InvitesScreen, TokenScreen
 from pact_tui.screens.document import DocumentScreen
 from pact_tui.screens.masterlog import MasterLogScreen
+from pact_tui.screens.original import OriginalScreen
 from pact_tui.screens.pick import PickScreen
 from pact_tui.screens.prompt import PromptScreen
 from pact_tui.screens.reader import ReaderScreen
@@ -402,3 +403,66 @@ async def test_every_master_log_view_draws_hostile_data_as_text(
         await step(pilot, "escape", where="the palette closed")
         assert "x[link=https:evil]q" in drawn  # a branch named with markup, shown as text
         assert SHOWN_MARKUP in drawn
+
+
+@pytest.fixture(scope="session")  # kept while other modules' slow tests run
+def hostile_import(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A hostile conversation (no 10 MB message, only roles gptme writes) imported into a
+    workspace with ``ctx import``: its folder is beside the workspace."""
+    import contextlib
+    import io
+
+    from pact_tui.cli import main
+
+    folder = tmp_path_factory.mktemp("imported")
+    conversation = build_hostile_conversation(folder / "conversation", big=False, odd_role=False)
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        argv = ["ctx", "import", str(folder / "evil.pact"), "evil", "--gptme", str(conversation)]
+        assert main(argv) == 0, err.getvalue()
+    return folder
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.slow
+async def test_reference_items_of_a_hostile_conversation_draw_as_text(
+    hostile_import: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
+) -> None:
+    """The context imported from it: the reference items' badges (this project's compaction
+    quotes the hostile text in its previews), ``o``'s original beside what was shown, ``J`` to
+    the master-log screen over the context and back. The folder stays where the import read
+    it (the items name it), the workspace is copied."""
+    monkeypatch.setenv("PACT_TUI_CACHE", str(tmp_path / "cache"))
+    workspace = tmp_path / "evil.pact"
+    shutil.copy(hostile_import / "evil.pact", workspace)
+    app = inspector(workspace, context="evil")
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: getattr(app.screen, "view", None) is not None, "a context")
+        screen = app.screen
+        # the newest snapshot: the view this project's compaction wrote, hostile previews
+        drawn = await step(pilot, "right_curly_bracket", where="the newest snapshot")
+        await wait_until(pilot, lambda: bool(screen.badges), "the badges")  # type: ignore[attr-defined]
+        tree = screen.active_pane  # type: ignore[attr-defined]
+        badges = screen.badges  # type: ignore[attr-defined]
+        drawn += await step(pilot, "end", where="the tree")
+        read = 0  # the newest two: the hostile messages' (the oldest are gptme's own)
+        for line in range(tree.layout_model.line_count - 2, -1, -1):
+            drawn += await step(pilot, "up", where=f"the tree, row {line}")
+            row = screen.highlighted  # type: ignore[attr-defined]
+            if row is None or row.item is None or row.item.id not in badges or read >= 2:
+                continue
+            read += 1
+            drawn += await through(pilot, "o", where=f"row {line}'s original")
+            assert isinstance(app.screen, OriginalScreen)
+            drawn += await step(pilot, "tab", "end", where="the other side, its end")
+            await close_to(pilot, screen)
+            drawn += await through(pilot, "J", where=f"row {line} on the master log")
+            log_screen = app.screen
+            assert isinstance(log_screen, MasterLogScreen)
+            await settle(pilot)
+            drawn += check(app, "the master-log screen over the context")
+            drawn += await step(pilot, "J", where="back to the context")
+            assert app.screen is screen
+        assert read == 2
+        assert "✓ ok" in drawn
+        assert "[@click=" in drawn  # the data's markup drawn as text (a half is narrow)
