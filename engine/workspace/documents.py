@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,13 +16,12 @@ from engine.documents import (
     DocumentInfo,
     DocumentProjection,
 )
-from engine.store import NewEvent, StoredEvent, StoreError
+from engine.store import Checkpoint, NewEvent, StoredEvent, StoreError
 from engine.workspace import cadence
 from engine.workspace.checkpoints import decode_checkpoint, encode_checkpoint
 from engine.workspace.checks import check_actor, check_text
 from engine.workspace.clock import ProtocolClock
 from engine.workspace.errors import (
-    CACHE_ERRORS,
     CheckpointMismatch,
     ContextNotLoaded,
     DocumentReadAgain,
@@ -31,6 +31,7 @@ from engine.workspace.errors import (
 from engine.workspace.heap import collector_paused
 from engine.workspace.keys import DOC_ARCHIVE_PREFIX
 from engine.workspace.projection import replay_document_event
+from engine.workspace.repository import StreamRepository
 
 if TYPE_CHECKING:
     from engine.keys import CustodianKey
@@ -102,68 +103,12 @@ class DocumentsAndFrameworks(ProtocolClock):
         there is no usable checkpoint, from the whole stream (``checkpoint_problem`` says why
         one was not used)."""
         with collector_paused(freeze=True):
-            try:
-                restored = await self._restore_document(name)
-            except CACHE_ERRORS as error:
-                restored = None
-                self.checkpoint_problem = (
-                    f"the checkpoint of document {name!r} could not be used ({error});"
-                    " replayed its stream"
-                )
-            if restored is not None:
-                try:
-                    return await self._catch_up_document(name, restored)
-                except (CheckpointMismatch, UnreplayableEvent) as error:
-                    self.checkpoint_problem = (
-                        f"the checkpoint of document {name!r} does not match the log ({error});"
-                        " replayed its stream"
-                    )
-            return await self._catch_up_document(name, None)
+            return await self._document_streams.get(name)
 
-    async def _restore_document(self, name: str) -> DocumentProjection | None:
-        checkpoint = await self.store.load_checkpoint(DOC_CHECKPOINT + name)
-        if checkpoint is None:
-            return None
-        data = decode_checkpoint(checkpoint.data)
-        return DocumentProjection.restore(name, checkpoint.seq, data)
-
-    async def _catch_up_document(
-        self, name: str, restored: DocumentProjection | None
-    ) -> DocumentProjection:
-        """Fold the events of the document's stream after ``restored`` (all, if None). From a
-        checkpoint, its own last event is read first: it must be the log's."""
-        from engine.protocol.errors import DocumentNotFound
-
-        stream = DOC_PREFIX + name
-        projection = restored or DocumentProjection()
-        after = 0 if restored is None else restored.stream_seq - 1
-        anchored = restored is None
-        while True:
-            events = await self.store.read_stream(stream, after, limit=cadence.READ_BATCH)
-            for event in events:
-                if not anchored:
-                    anchored = True
-                    if event.seq != projection.seq or event.payload.get("id") != (
-                        projection.doc.last_event_id
-                    ):
-                        raise CheckpointMismatch(
-                            f"event {projection.stream_seq} of its stream is {event.seq},"
-                            f" not {projection.seq}"
-                        )
-                    continue
-                replay_document_event(projection, event)
-            if len(events) < cadence.READ_BATCH:
-                break
-            after = events[-1].stream_seq
-        if not anchored:
-            raise CheckpointMismatch(f"its stream has no event {after + 1}")
-        if projection.stream_seq == 0:
-            known = ", ".join(await self.document_names()) or "none yet"
-            raise DocumentNotFound(
-                f"no document named {name!r} in {self.path} (documents: {known})",
-                document=name,
-            )
-        return projection
+    @functools.cached_property
+    def _document_streams(self) -> StreamRepository[DocumentProjection]:
+        """The documents' repository: checkpoints, catching up, archives (``repository.py``)."""
+        return StreamRepository(self.store, DocumentKind(self), self._note_cache_problem)
 
     async def document_at(self, name: str, count: int) -> Document:
         """Document ``name`` as it was after the first ``count`` events of its stream: a new
@@ -177,58 +122,12 @@ class DocumentsAndFrameworks(ProtocolClock):
 
         if count < 1:
             raise ValueError(f"event {count} of document {name!r}: the first is 1, its creation")
-        stream = DOC_PREFIX + name
         with collector_paused():
-            projection = await self._document_before(name, count) or DocumentProjection()
-            while projection.stream_seq < count:
-                wanted = min(cadence.READ_BATCH, count - projection.stream_seq)
-                events = await self.store.read_stream(stream, projection.stream_seq, wanted)
-                for done, event in enumerate(events, 1):
-                    replay_document_event(projection, event)
-                    if done % cadence.REPLAY_YIELD_EVERY == 0:
-                        await asyncio.sleep(0)  # a long fold leaves the app its turns
-                if len(events) < wanted:
-                    break
+            projection = await self._document_streams.before(name, count) or DocumentProjection()
+            await self._document_streams.replay_up_to(name, projection, count)
         if projection.stream_seq == 0:
             raise DocumentNotFound(f"no document named {name!r} in {self.path}", document=name)
         return projection.doc
-
-    async def _document_before(self, name: str, count: int) -> DocumentProjection | None:
-        """A fresh projection of the document from its latest cache at or before event
-        ``count`` of its stream whose last event is the log's (None: there is none). A cache
-        that cannot be used is passed over for the one before."""
-        cached = await self.store.checkpoints()
-        prefix = DOC_ARCHIVE_PREFIX + name + ":"
-        archives = sorted(
-            (int(key[len(prefix) :]), key)
-            for key in cached
-            if key.startswith(prefix) and key[len(prefix) :].isdigit()
-        )
-        candidates = [key for at, key in reversed(archives) if at <= count]
-        if DOC_CHECKPOINT + name in cached:
-            candidates.insert(0, DOC_CHECKPOINT + name)  # the latest, when it is not past count
-        for key in candidates:
-            try:
-                checkpoint = await self.store.load_checkpoint(key)
-                if checkpoint is None:
-                    continue
-                data = decode_checkpoint(checkpoint.data)
-                projection = DocumentProjection.restore(name, checkpoint.seq, data)
-                if projection.stream_seq > count:
-                    continue
-                stream = DOC_PREFIX + name
-                last = await self.store.read_stream(stream, projection.stream_seq - 1, limit=1)
-                if last and (last[0].seq, last[0].payload.get("id")) == (
-                    projection.seq,
-                    projection.doc.last_event_id,
-                ):
-                    return projection
-                raise CheckpointMismatch(f"event {projection.stream_seq} is not the log's")
-            except (*CACHE_ERRORS, CheckpointMismatch) as error:
-                self.checkpoint_problem = (
-                    f"{key!r} could not be used ({error}); read from an earlier state"
-                )
-        return None
 
     async def _save_document(
         self, name: str, projection: DocumentProjection, *, archive: bool = False
@@ -238,14 +137,10 @@ class DocumentsAndFrameworks(ProtocolClock):
         the past from (the checkpoint itself is replaced as the document moves on)."""
         if name in self._documents_behind:
             return  # it may hold a command the log does not
-        stream_seq = projection.stream_seq  # what the dump below reflects
-        with collector_paused():
-            data = encode_checkpoint(projection.dump(name))
-        await self.store.save_checkpoint(DOC_CHECKPOINT + name, projection.seq, data)
-        projection.checkpointed = max(projection.checkpointed, stream_seq)
+        stream_seq = projection.stream_seq  # what the checkpoint reflects
+        data = await self._document_streams.save(name, projection)
         if archive:
-            key = f"{DOC_ARCHIVE_PREFIX}{name}:{stream_seq}"
-            await self.store.save_checkpoint(key, projection.seq, data)
+            await self._document_streams.archive(name, projection, stream_seq, data)
 
     def document(self, name: str) -> Document:
         """The live projection of a loaded document. Read it; change it only through commands."""
@@ -567,3 +462,52 @@ def _decide(doc: Document, command: Command, actor: Actor, now_ms: int, ids: Ids
     from engine.protocol.decide import decide
 
     return decide(doc, command, actor, now_ms, ids)
+
+
+class DocumentKind:
+    """How a document's stream differs from other streams (see ``StreamKind``)."""
+
+    noun = "document"
+    stream_prefix = DOC_PREFIX
+    checkpoint_prefix = DOC_CHECKPOINT
+    archive_prefix = DOC_ARCHIVE_PREFIX
+    mismatched: tuple[type[Exception], ...] = (CheckpointMismatch, UnreplayableEvent)
+    diverged: tuple[type[Exception], ...] = ()
+
+    def __init__(self, workspace: DocumentsAndFrameworks) -> None:
+        self._workspace = workspace
+
+    def restore(self, name: str, checkpoint: Checkpoint) -> DocumentProjection:
+        return DocumentProjection.restore(name, checkpoint.seq, decode_checkpoint(checkpoint.data))
+
+    def restore_archive(self, name: str, checkpoint: Checkpoint) -> DocumentProjection:
+        return self.restore(name, checkpoint)  # an archive is a checkpoint kept
+
+    def begin(self, name: str, first: StoredEvent) -> DocumentProjection:
+        return DocumentProjection()
+
+    def apply(self, projection: DocumentProjection, event: StoredEvent) -> None:
+        replay_document_event(projection, event)
+
+    def is_anchor(self, projection: DocumentProjection, event: StoredEvent) -> bool:
+        said = event.payload.get("id")
+        return event.seq == projection.seq and said == projection.doc.last_event_id
+
+    def checkpoint_data(self, name: str, projection: DocumentProjection) -> bytes:
+        with collector_paused():
+            return encode_checkpoint(projection.dump(name))
+
+    def archive_data(self, name: str, projection: DocumentProjection) -> bytes:
+        return self.checkpoint_data(name, projection)
+
+    def saved(self, projection: DocumentProjection) -> None:
+        pass  # a document keeps nothing unsaved besides its events
+
+    async def missing(self, name: str) -> Exception:
+        from engine.protocol.errors import DocumentNotFound
+
+        known = ", ".join(await self._workspace.document_names()) or "none yet"
+        return DocumentNotFound(
+            f"no document named {name!r} in {self._workspace.path} (documents: {known})",
+            document=name,
+        )

@@ -3,22 +3,31 @@ saving that checkpoint."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 
 from engine.context import Context
-from engine.store import StreamHead
-from engine.workspace import cadence
-from engine.workspace.checkpoints import context_checkpoint_projection, encode_checkpoint
+from engine.store import Checkpoint, StoredEvent, StreamHead
+from engine.workspace.checkpoints import (
+    context_checkpoint_projection,
+    encode_checkpoint,
+    restored_projection,
+)
 from engine.workspace.errors import (
-    CACHE_ERRORS,
     CheckpointMismatch,
     ContextNotLoaded,
     ReplayDiverged,
     UnknownContext,
 )
 from engine.workspace.heap import collector_paused
-from engine.workspace.keys import CHECKPOINT_VERSION, CONTEXT_CHECKPOINT, CONTEXT_PREFIX
+from engine.workspace.keys import (
+    ARCHIVE_PREFIX,
+    CHECKPOINT_VERSION,
+    CONTEXT_CHECKPOINT,
+    CONTEXT_PREFIX,
+)
 from engine.workspace.projection import ContextProjection, check_stream_start, empty_info
+from engine.workspace.repository import StreamRepository
 from engine.workspace.state import WorkspaceState
 
 
@@ -66,73 +75,19 @@ class ContextLoading(WorkspaceState):
     async def _read_context(
         self, name: str, restored: ContextProjection | None
     ) -> ContextProjection:
-        projection = restored
-        if projection is None:
-            try:
-                projection = await self._restore(name)
-            except CACHE_ERRORS as error:
-                self.checkpoint_problem = (
-                    f"the checkpoint of context {name!r} could not be used ({error});"
-                    " replayed its stream"
-                )
-        if projection is not None:
-            try:
-                return await self._catch_up(name, projection)
-            except CheckpointMismatch as error:
-                self.checkpoint_problem = (
-                    f"the checkpoint of context {name!r} does not match the log ({error});"
-                    " replayed its stream"
-                )
-            except ReplayDiverged as error:
-                # The log's events after it do not replay onto it: a state that is not the
-                # log's at its place. Replaying from the start says whether the log is at fault.
-                self.checkpoint_problem = (
-                    f"the checkpoint of context {name!r} is not the log's state at its place"
-                    f" (after it, {error}); replayed its stream"
-                )
-        return await self._catch_up(name, None)
+        return await self._context_streams.get(name, restored)
+
+    @functools.cached_property
+    def _context_streams(self) -> StreamRepository[ContextProjection]:
+        """The contexts' repository: checkpoints, catching up, archives (``repository.py``)."""
+        return StreamRepository(self.store, ContextKind(self), self._note_cache_problem)
 
     async def _restore(self, name: str) -> ContextProjection | None:
-        checkpoint = await self.store.load_checkpoint(CONTEXT_CHECKPOINT + name)
-        if checkpoint is None:
-            return None
-        projection = context_checkpoint_projection(name, checkpoint)
-        projection.checkpointed = projection.stream_seq
-        return projection
+        return await self._context_streams.restore(name)
 
     async def _catch_up(self, name: str, projection: ContextProjection | None) -> ContextProjection:
         """Apply the events of the context's stream after ``projection`` (all, if None)."""
-        stream = CONTEXT_PREFIX + name
-        # From a checkpoint, read its own last event first: it must be the log's.
-        after = 0 if projection is None else projection.stream_seq - 1
-        anchored = projection is None
-        while True:
-            events = await self.store.read_stream(stream, after, limit=cadence.READ_BATCH)
-            for event in events:
-                if not anchored:
-                    anchored = True
-                    assert projection is not None
-                    if event.seq != projection.seq:
-                        raise CheckpointMismatch(
-                            f"event {projection.stream_seq} of its stream is {event.seq}, "
-                            f"not {projection.seq}"
-                        )
-                    continue
-                if projection is None:
-                    check_stream_start(event)
-                    projection = ContextProjection.fresh(event.time_ns)
-                projection.replay(event)
-            if len(events) < cadence.READ_BATCH:
-                break
-            after = events[-1].stream_seq
-        if not anchored:
-            raise CheckpointMismatch(f"its stream has no event {after + 1}")
-        if projection is None:
-            known = ", ".join(sorted(self._heads)) or "none yet"
-            raise UnknownContext(
-                f"no context named {name!r} in {self.path} (contexts: {known})", name=name
-            )
-        return projection
+        return await self._context_streams.catch_up(name, projection)
 
     async def _reload(self, names: Collection[str]) -> None:
         """Rebuild these contexts from the log (a command may have left them ahead of it)."""
@@ -175,8 +130,51 @@ class ContextLoading(WorkspaceState):
     async def _save_context(self, name: str, projection: ContextProjection) -> None:
         if name in self._needs_reload:
             return  # it may hold a command the log does not
-        stream_seq = projection.stream_seq  # what the dump below reflects
-        data = encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})
-        await self.store.save_checkpoint(CONTEXT_CHECKPOINT + name, projection.seq, data)
-        projection.checkpointed = max(projection.checkpointed, stream_seq)
-        projection.stories_unsaved = False
+        await self._context_streams.save(name, projection)
+
+
+class ContextKind:
+    """How a context's stream differs from other streams (see ``StreamKind``)."""
+
+    noun = "context"
+    stream_prefix = CONTEXT_PREFIX
+    checkpoint_prefix = CONTEXT_CHECKPOINT
+    archive_prefix = ARCHIVE_PREFIX
+    mismatched: tuple[type[Exception], ...] = (CheckpointMismatch,)
+    diverged: tuple[type[Exception], ...] = (ReplayDiverged,)
+
+    def __init__(self, workspace: WorkspaceState) -> None:
+        self._workspace = workspace
+
+    def restore(self, name: str, checkpoint: Checkpoint) -> ContextProjection:
+        with collector_paused():
+            return context_checkpoint_projection(name, checkpoint)
+
+    def restore_archive(self, name: str, checkpoint: Checkpoint) -> ContextProjection:
+        with collector_paused():
+            return restored_projection(checkpoint)
+
+    def begin(self, name: str, first: StoredEvent) -> ContextProjection:
+        check_stream_start(first)
+        return ContextProjection.fresh(first.time_ns)
+
+    def apply(self, projection: ContextProjection, event: StoredEvent) -> None:
+        projection.replay(event)
+
+    def is_anchor(self, projection: ContextProjection, event: StoredEvent) -> bool:
+        return event.seq == projection.seq
+
+    def checkpoint_data(self, name: str, projection: ContextProjection) -> bytes:
+        return encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})
+
+    def saved(self, projection: ContextProjection) -> None:
+        projection.stories_unsaved = False  # its story index is in the checkpoint just saved
+
+    def archive_data(self, name: str, projection: ContextProjection) -> bytes:
+        return encode_checkpoint(projection.dump(with_snapshots=False))
+
+    async def missing(self, name: str) -> Exception:
+        known = ", ".join(sorted(self._workspace._heads)) or "none yet"
+        return UnknownContext(
+            f"no context named {name!r} in {self._workspace.path} (contexts: {known})", name=name
+        )

@@ -10,12 +10,10 @@ from engine.context import ContextView
 from engine.context.errors import UnknownSnapshot
 from engine.store import StoredEvent
 from engine.workspace import cadence
-from engine.workspace.checkpoints import archive_name, encode_checkpoint, restored_projection
-from engine.workspace.errors import CACHE_ERRORS, CheckpointMismatch, ReplayDiverged, UnknownContext
-from engine.workspace.heap import collector_paused
+from engine.workspace.errors import ReplayDiverged
 from engine.workspace.keys import CONTEXT_PREFIX
 from engine.workspace.loading import ContextLoading
-from engine.workspace.projection import ContextProjection, check_stream_start
+from engine.workspace.projection import ContextProjection
 from engine.workspace.types import SnapshotEntry
 
 
@@ -119,63 +117,17 @@ class PastStates(ContextLoading):
         """Replay the context's stream onto ``projection`` up to ``stream_seq`` (or its end),
         calling ``observe`` after each event; a long replay gives the event loop a turn now
         and then, so the app draws meanwhile."""
-        stream = CONTEXT_PREFIX + name
-        while projection.stream_seq < stream_seq:
-            wanted = min(stream_seq - projection.stream_seq, cadence.READ_BATCH)
-            events = await self.store.read_stream(stream, projection.stream_seq, limit=wanted)
-            if not events:
-                return
-            for count, event in enumerate(events, 1):
-                projection.replay(event)
-                if observe is not None:
-                    observe(event)
-                if count % cadence.REPLAY_YIELD_EVERY == 0:
-                    await asyncio.sleep(0)
+        await self._context_streams.replay_up_to(name, projection, stream_seq, observe)
 
     async def _nearest_archive(self, name: str, stream_seq: int) -> ContextProjection:
-        mark = stream_seq - stream_seq % cadence.ARCHIVE_EVERY
-        while mark > 0:
-            # An archive is only a cache: one that cannot be used is passed over for the one
-            # before.
-            archive = archive_name(name, mark)
-            try:
-                checkpoint = await self.store.load_checkpoint(archive)
-                if checkpoint is not None:
-                    with collector_paused():
-                        archived = restored_projection(checkpoint)
-                    # A batch of commands may have carried the archive past its mark.
-                    if archived.stream_seq <= stream_seq:
-                        await self._check_anchor(name, archived)
-                        archived.cached_from = f"archive {archive!r}"
-                        return archived
-            except (*CACHE_ERRORS, CheckpointMismatch) as error:
-                self.checkpoint_problem = (
-                    f"archive {archive!r} could not be used ({error}); replayed from an earlier"
-                    " state"
-                )
-            mark -= cadence.ARCHIVE_EVERY
-        return await self._fresh(name)
+        """The context from its latest archive at or before event ``stream_seq`` of its stream
+        that is the log's, else before its first event."""
+        archived = await self._context_streams.before(name, stream_seq, checkpoint=False)
+        return archived if archived is not None else await self._fresh(name)
 
     async def _fresh(self, name: str) -> ContextProjection:
         """The context before its first event (its creation, replayed next)."""
-        stream = CONTEXT_PREFIX + name
-        first = await self.store.read_stream(stream, 0, limit=1)
-        if not first:
-            raise UnknownContext(f"no context named {name!r} in {self.path}", name=name)
-        check_stream_start(first[0])
-        return ContextProjection.fresh(first[0].time_ns)
-
-    async def _check_anchor(self, name: str, projection: ContextProjection) -> None:
-        """Raise ``CheckpointMismatch`` unless the log's event at the projection's place in its
-        stream is the one it says it reflects."""
-        stream = CONTEXT_PREFIX + name
-        events = await self.store.read_stream(stream, projection.stream_seq - 1, limit=1)
-        if not events or events[0].seq != projection.seq:
-            found = f"event {events[0].seq}" if events else "no such event"
-            raise CheckpointMismatch(
-                f"its state is after event {projection.stream_seq} of {stream!r}, the log's"
-                f" event {projection.seq}, but the log has {found} there"
-            )
+        return await self._context_streams.first(name)
 
     def _cache_not_replayed(self, name: str, cached_from: str, error: ReplayDiverged) -> None:
         self.checkpoint_problem = (
@@ -187,17 +139,11 @@ class PastStates(ContextLoading):
         """A fresh projection of the context at or before event ``stream_seq`` of its stream,
         from the latest cache that is: its own checkpoint (often close behind: an item born
         since the checkpoint replays only what came after it), else an archive."""
-        with contextlib.suppress(*CACHE_ERRORS, CheckpointMismatch), collector_paused():
-            saved = await self._restore(name)
-            if saved is not None and saved.stream_seq <= stream_seq:
-                await self._check_anchor(name, saved)
-                saved.cached_from = f"the checkpoint of context {name!r}"
-                return saved
-        return await self._nearest_archive(name, stream_seq)
+        cached = await self._context_streams.before(name, stream_seq)
+        return cached if cached is not None else await self._fresh(name)
 
     async def _archive(self, name: str, projection: ContextProjection, mark: int) -> None:
         """Save the projection as the archive for ``mark`` (its stream_seq is ``mark`` or, after
         a batch of commands, a little past it)."""
         projection.archived = projection.stream_seq
-        data = encode_checkpoint(projection.dump(with_snapshots=False))
-        await self.store.save_checkpoint(archive_name(name, mark), projection.seq, data)
+        await self._context_streams.archive(name, projection, mark)

@@ -86,3 +86,7 @@ class WorkspaceState:
             await saving
         except StoreError as error:
             self.checkpoint_problem = f"a checkpoint could not be saved ({error})"
+
+    def _note_cache_problem(self, problem: str) -> None:
+        """A checkpoint or archive could not be used: why (the log was read instead)."""
+        self.checkpoint_problem = problem

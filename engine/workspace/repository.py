@@ -1,0 +1,259 @@
+"""One repository for an event-sourced stream of any kind (a context's, a document's).
+
+What every kind of stream does alike lives here: restore a projection from its checkpoint and
+catch it up with the events of its stream after it (checking that the checkpoint's own last
+event is still the log's), fall back to the whole stream when a cache cannot be used (saying why
+in ``checkpoint_problem``), save a checkpoint, keep an archive, and find the latest cache at or
+before a place in the stream, to rebuild the past from. What differs between kinds (how a
+checkpoint is decoded, how an event is applied, what an empty stream means) is the kind's
+``StreamKind``, a small adapter. The shape is eventsourcing's ``Repository`` (a snapshot store
+beside the event store, ``get`` at a version) with our checkpoints and archives as the snapshots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
+
+from engine.store import Checkpoint, EventStore, StoredEvent
+from engine.workspace import cadence
+from engine.workspace.errors import CACHE_ERRORS, CheckpointMismatch
+
+
+class Positioned(Protocol):
+    """A projection of one stream: the last event it reflects, globally and in its stream."""
+
+    seq: int
+    stream_seq: int
+    checkpointed: int  # the stream_seq of its last checkpoint (saved, or loaded)
+    cached_from: str | None  # the cache it was restored from, to name it
+
+
+P = TypeVar("P", bound=Positioned)
+
+
+class StreamKind(Protocol[P]):
+    """What one kind of stream does its own way; the repository does the rest."""
+
+    noun: str  # "context", "document": how messages name one
+    stream_prefix: str  # its stream is ``stream_prefix + name``
+    checkpoint_prefix: str  # its checkpoint is ``checkpoint_prefix + name``
+    archive_prefix: str  # its archives are ``archive_prefix + name + ":" + place``
+    # Errors catching up after a checkpoint that say it does not match the log, and those that
+    # say its state is not the log's at its place (the events after it do not replay onto it).
+    mismatched: tuple[type[Exception], ...]
+    diverged: tuple[type[Exception], ...]
+
+    def restore(self, name: str, checkpoint: Checkpoint) -> P:
+        """The projection its checkpoint holds; raises one of ``CACHE_ERRORS`` if malformed."""
+
+    def restore_archive(self, name: str, checkpoint: Checkpoint) -> P:
+        """The projection one of its archives holds; raises one of ``CACHE_ERRORS`` likewise."""
+
+    def begin(self, name: str, first: StoredEvent) -> P:
+        """The projection before the stream's first event (which is applied next)."""
+
+    def apply(self, projection: P, event: StoredEvent) -> None: ...
+
+    def is_anchor(self, projection: P, event: StoredEvent) -> bool:
+        """Whether ``event`` (at the projection's place in its stream) is the one it reflects."""
+
+    def checkpoint_data(self, name: str, projection: P) -> bytes: ...
+
+    def archive_data(self, name: str, projection: P) -> bytes: ...
+
+    def saved(self, projection: P) -> None:
+        """After its checkpoint is saved: what the projection kept unsaved besides its events
+        (a context's story index) is saved now."""
+
+    async def missing(self, name: str) -> Exception:
+        """The error for a stream that has no events: no such context or document."""
+
+
+class StreamRepository(Generic[P]):
+    """The projections of every stream of one kind, from the store's events and caches."""
+
+    def __init__(
+        self, store: EventStore, kind: StreamKind[P], note_problem: Callable[[str], None]
+    ) -> None:
+        self.store = store
+        self.kind = kind
+        self._note_problem = note_problem  # a cache that could not be used: why
+
+    def stream(self, name: str) -> str:
+        return self.kind.stream_prefix + name
+
+    def archive_key(self, name: str, place: int) -> str:
+        return f"{self.kind.archive_prefix}{name}:{place}"
+
+    # -- the present ---------------------------------------------------------------------------
+    async def get(self, name: str, restored: P | None = None) -> P:
+        """Stream ``name``'s projection: from ``restored``, else its checkpoint, caught up with
+        the events after it; from the whole stream if neither can be used (``checkpoint_problem``
+        says why)."""
+        noun = self.kind.noun
+        projection = restored
+        if projection is None:
+            try:
+                projection = await self.restore(name)
+            except CACHE_ERRORS as error:
+                self._note_problem(
+                    f"the checkpoint of {noun} {name!r} could not be used ({error});"
+                    " replayed its stream"
+                )
+        if projection is not None:
+            try:
+                return await self.catch_up(name, projection)
+            except self.kind.mismatched as error:
+                self._note_problem(
+                    f"the checkpoint of {noun} {name!r} does not match the log ({error});"
+                    " replayed its stream"
+                )
+            except self.kind.diverged as error:
+                # The log's events after it do not replay onto it: a state that is not the
+                # log's at its place. Replaying from the start says whether the log is at fault.
+                self._note_problem(
+                    f"the checkpoint of {noun} {name!r} is not the log's state at its place"
+                    f" (after it, {error}); replayed its stream"
+                )
+        return await self.catch_up(name, None)
+
+    async def restore(self, name: str) -> P | None:
+        """The projection stream ``name``'s checkpoint holds (None: it has none)."""
+        checkpoint = await self.store.load_checkpoint(self.kind.checkpoint_prefix + name)
+        if checkpoint is None:
+            return None
+        projection = self.kind.restore(name, checkpoint)
+        projection.checkpointed = projection.stream_seq
+        return projection
+
+    async def catch_up(self, name: str, projection: P | None) -> P:
+        """Apply the events of the stream after ``projection`` (all, if None). From a
+        checkpoint, its own last event is read first: it must be the log's."""
+        stream = self.stream(name)
+        after = 0 if projection is None else projection.stream_seq - 1
+        anchored = projection is None
+        while True:
+            events = await self.store.read_stream(stream, after, limit=cadence.READ_BATCH)
+            for event in events:
+                if not anchored:
+                    anchored = True
+                    assert projection is not None
+                    if not self.kind.is_anchor(projection, event):
+                        raise CheckpointMismatch(
+                            f"event {projection.stream_seq} of its stream is {event.seq},"
+                            f" not {projection.seq}"
+                        )
+                    continue
+                if projection is None:
+                    projection = self.kind.begin(name, event)
+                self.kind.apply(projection, event)
+            if len(events) < cadence.READ_BATCH:
+                break
+            after = events[-1].stream_seq
+        if not anchored:
+            raise CheckpointMismatch(f"its stream has no event {after + 1}")
+        if projection is None:
+            raise await self.kind.missing(name)
+        return projection
+
+    async def save(self, name: str, projection: P) -> bytes:
+        """Save the projection as stream ``name``'s checkpoint; its bytes."""
+        stream_seq = projection.stream_seq  # what the data below reflects
+        data = self.kind.checkpoint_data(name, projection)
+        await self.store.save_checkpoint(self.kind.checkpoint_prefix + name, projection.seq, data)
+        projection.checkpointed = max(projection.checkpointed, stream_seq)
+        self.kind.saved(projection)
+        return data
+
+    async def archive(
+        self, name: str, projection: P, place: int, data: bytes | None = None
+    ) -> None:
+        """Keep the projection as the archive for ``place`` of stream ``name`` (``data``: its
+        archive's bytes, if made already)."""
+        if data is None:
+            data = self.kind.archive_data(name, projection)
+        await self.store.save_checkpoint(self.archive_key(name, place), projection.seq, data)
+
+    # -- the past ------------------------------------------------------------------------------
+    async def before(self, name: str, stream_seq: int, *, checkpoint: bool = True) -> P | None:
+        """A fresh projection of stream ``name`` from its latest cache at or before event
+        ``stream_seq`` that is the log's at its place: its checkpoint (with ``checkpoint``;
+        often close behind), else an archive; None if there is none. A cache that cannot be
+        used is passed over for the one before (``checkpoint_problem`` says why)."""
+        cached = await self.store.checkpoints()
+        prefix = self.kind.archive_prefix + name + ":"
+        archives = sorted(
+            (int(key[len(prefix) :]), key)
+            for key in cached
+            if key.startswith(prefix) and key[len(prefix) :].isdigit()
+        )
+        candidates = [key for place, key in reversed(archives) if place <= stream_seq]
+        own = self.kind.checkpoint_prefix + name
+        if checkpoint and own in cached:
+            candidates.insert(0, own)  # the latest, when it is not past stream_seq
+        for key in candidates:
+            label = (
+                f"the checkpoint of {self.kind.noun} {name!r}" if key == own else f"archive {key!r}"
+            )
+            try:
+                found = await self.store.load_checkpoint(key)
+                if found is None:
+                    continue
+                if key == own:
+                    projection = self.kind.restore(name, found)
+                else:
+                    projection = self.kind.restore_archive(name, found)
+                if projection.stream_seq > stream_seq:
+                    continue  # a batch of commands may have carried it past its place
+                await self.check_anchor(name, projection)
+                projection.cached_from = label
+                return projection
+            except (*CACHE_ERRORS, CheckpointMismatch) as error:
+                self._note_problem(
+                    f"{label} could not be used ({error}); replayed from an earlier state"
+                )
+        return None
+
+    async def first(self, name: str) -> P:
+        """The projection before the stream's first event (its creation, replayed next)."""
+        events = await self.store.read_stream(self.stream(name), 0, limit=1)
+        if not events:
+            raise await self.kind.missing(name)
+        return self.kind.begin(name, events[0])
+
+    async def check_anchor(self, name: str, projection: P) -> None:
+        """Raise ``CheckpointMismatch`` unless the log's event at the projection's place in its
+        stream is the one it says it reflects."""
+        stream = self.stream(name)
+        events = await self.store.read_stream(stream, projection.stream_seq - 1, limit=1)
+        if not events or not self.kind.is_anchor(projection, events[0]):
+            found = f"event {events[0].seq}" if events else "no such event"
+            raise CheckpointMismatch(
+                f"its state is after event {projection.stream_seq} of {stream!r}, the log's"
+                f" event {projection.seq}, but the log has {found} there"
+            )
+
+    async def replay_up_to(
+        self,
+        name: str,
+        projection: P,
+        stream_seq: int,
+        observe: Callable[[StoredEvent], None] | None = None,
+    ) -> None:
+        """Replay the stream onto ``projection`` up to event ``stream_seq`` (or its end),
+        calling ``observe`` after each event; a long replay gives the event loop a turn now and
+        then, so the app draws meanwhile."""
+        stream = self.stream(name)
+        while projection.stream_seq < stream_seq:
+            wanted = min(stream_seq - projection.stream_seq, cadence.READ_BATCH)
+            events = await self.store.read_stream(stream, projection.stream_seq, limit=wanted)
+            for count, event in enumerate(events, 1):
+                self.kind.apply(projection, event)
+                if observe is not None:
+                    observe(event)
+                if count % cadence.REPLAY_YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
+            if len(events) < wanted:
+                return
