@@ -53,7 +53,8 @@ async def build(path: str, total: str) -> None:
     archived, archives = 0, []
     async with await SqliteEventStore.open(path, create=True, watch=False) as store:
         while (head := await store.head()) < total_n:
-            spacing = max(cadence.CHECKPOINT_EVERY, len(doc.proposals) + len(doc.agents))
+            every = cadence.INTERVALS["document"].checkpoint_every
+            spacing = max(every, len(doc.proposals) + len(doc.agents))
             batch = min(spacing - (head - archived), total_n - head)
             await _append(store, list(itertools.islice(events, batch)))
             if await store.head() - archived >= spacing:

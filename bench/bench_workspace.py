@@ -32,6 +32,7 @@ The module is also those processes, and the other process of benchmark 3:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import hashlib
 import itertools
@@ -80,11 +81,18 @@ TOTAL_EVENTS, TAIL = 1_000_000, 2_500
 @contextmanager
 def checkpoints(**settings: Any) -> Iterator[None]:
     """Override the workspace's checkpoint settings (CHECKPOINT_EVERY, INDEX_CHECKPOINT, ...),
-    each where the workspace reads it: the cadence in ``cadence``, a checkpoint's name in the
-    role that loads and saves it."""
+    each where the workspace reads it: the cadence in ``cadence`` (CHECKPOINT_EVERY: every
+    kind's in ``cadence.INTERVALS``), a checkpoint's name in the role that loads and saves it."""
     where = {"INDEX_CHECKPOINT": index_role, "CONTEXT_CHECKPOINT": loading_role}
     with ExitStack() as stack:
         for setting, value in settings.items():
+            if setting == "CHECKPOINT_EVERY":
+                every = {
+                    kind: dataclasses.replace(intervals, checkpoint_every=value)
+                    for kind, intervals in cadence.INTERVALS.items()
+                }
+                stack.enter_context(mock.patch.dict(cadence.INTERVALS, every))
+                continue
             module = where.get(setting, cadence)
             stack.enter_context(mock.patch.object(module, setting, value))
         yield

@@ -55,6 +55,7 @@ class DocumentProjection:
         self.seq = 0  # global seq of the last applied event
         self.stream_seq = 0
         self.checkpointed = 0  # the stream_seq of its last checkpoint (saved, or loaded)
+        self.archived = 0  # the stream_seq of its last archive
         self.cached_from: str | None = None  # the cache it was restored from, to name it
 
     def replay(self, event: StoredEvent) -> None:

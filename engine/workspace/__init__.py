@@ -39,18 +39,18 @@ still the log's event at its place, with the hash it had when the checkpoint was
 cannot be used is replayed instead, for that context only, and ``checkpoint_problem`` says why; so
 is one whose state the events after it do not replay onto (its state is not the log's), and an
 archive whose place in its stream is not the log's. A context's checkpoint is saved while running
-every ``CHECKPOINT_EVERY`` events of its stream, and on close once ``CHECKPOINT_ON_CLOSE`` have come
+every ``checkpoint_every`` events of its stream, and on close once ``CHECKPOINT_ON_CLOSE`` have come
 after it. The version-2 ``workspace`` checkpoint of earlier releases (every context in one) is read
 once, when there is no index yet, and replaced by the per-context checkpoints and the index.
 
 A document (``engine/documents.py``) has a checkpoint of its own too (``workspace:doc:<name>``),
 vouched for the same way: loading it reads the checkpoint, checks that its last event is the
 log's, and folds the events after it. Its checkpoint is saved on close and by ``checkpoint`` as a
-context's is, and while running once the events since the last one number ``CHECKPOINT_EVERY`` or
+context's is, and while running once the events since the last one number ``checkpoint_every`` or
 the document's proposals and agents, whichever is more (a dump costs time in proportion to them).
 
 Past states come from the snapshots kept in memory, or are rebuilt from the nearest per-context
-archive checkpoint plus a short replay. Archives are named by marks every ``ARCHIVE_EVERY`` events
+archive checkpoint plus a short replay. Archives are named by marks every ``archive_every`` events
 of a context, but one is only written when the context has moved on by half its size since the
 last: a big context archived every thousand events would fill the disk with copies of itself.
 
@@ -70,12 +70,15 @@ is made of; a role builds on the roles below it, never on one above (import-lint
   what each step did; an item's story.
 - ``lifecycle.py``: opening, starting, checkpointing and closing.
 
-Beside them: ``errors.py`` and ``types.py`` (what callers catch and get), ``keys.py`` (stream
-and checkpoint names, format versions), ``cadence.py`` (how often caches are written: set
-there, read there), ``checks.py`` (names, actors, text), ``projection.py`` (a context's
-projection and how a stored event is replayed), ``checkpoints.py`` (checkpoints' bytes, the
-index's entries) and ``heap.py`` (the one place the garbage collector is paused and the loaded
-heap frozen).
+Beside them: ``repository.py`` (one ``StreamRepository`` for every kind of stream: restoring
+from a checkpoint, catching up, saving, archiving, the latest cache before a place; what differs
+per kind is its ``StreamKind``, ``ContextKind`` in ``loading.py`` and ``DocumentKind`` in
+``documents.py``), ``errors.py`` and ``types.py`` (what callers catch and get), ``keys.py``
+(stream and checkpoint names, format versions), ``cadence.py`` (how often caches are written,
+per kind of stream in ``INTERVALS``: set there, read there), ``checks.py`` (names, actors,
+text), ``projection.py`` (a context's projection and how a stored event is replayed),
+``checkpoints.py`` (checkpoints' bytes, the index's entries) and ``heap.py`` (the one place the
+garbage collector is paused and the loaded heap frozen).
 """
 
 # Callers have always found these here too.

@@ -1,13 +1,33 @@
 """How often the workspace writes its caches, and how much it reads or replays at a time.
 
 Read where they are used as ``cadence.NAME`` (never imported by name), so that a test or a
-benchmark that sets one here changes it for every role."""
+benchmark that sets one here changes it for every role.
+
+``INTERVALS`` declares, for each kind of stream, how often its caches are written while the
+workspace runs (as eventsourcing's ``snapshotting_intervals`` does per aggregate class); the
+stream's ``StreamRepository`` reads it. A cache's cost grows with what it holds, so a kind may
+space its caches further apart as it grows (``StreamKind.checkpoint_weight``/``archive_weight``).
+"""
 
 from __future__ import annotations
 
-CHECKPOINT_EVERY = 5_000  # events of a context since its checkpoint, while running
-CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """How often one kind of stream's caches are written while running."""
+
+    checkpoint_every: int  # events of a stream since its checkpoint (at least)
+    archive_every: int | None  # events between archive marks; None: one with each checkpoint
+
+
+INTERVALS: dict[str, Intervals] = {
+    "context": Intervals(checkpoint_every=5_000, archive_every=1_000),
+    "document": Intervals(checkpoint_every=5_000, archive_every=None),
+}
+
+CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint (every kind)
 INDEX_EVERY = 100  # events applied since the index was saved, while running
-ARCHIVE_EVERY = 1_000  # events of one context between archive marks
-READ_BATCH = 10_000  # events read at a time when a context catches up with its stream
+READ_BATCH = 10_000  # events read at a time when a stream catches up
 REPLAY_YIELD_EVERY = 200  # events a replay for the app applies between giving the loop a turn

@@ -133,7 +133,7 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         self._applied = stored[-1].seq
         self._note(name, stored[-1].seq, stored[-1].stream_seq)
         # The import is in the log: its checkpoint, so that opening it replays nothing.
-        if projection.stream_seq >= cadence.CHECKPOINT_EVERY:
+        if self._context_streams.checkpoint_due(projection):
             await self._save_caches(self._save_context(name, projection))
         if self._applied - self._index_seq >= cadence.INDEX_EVERY:
             await self._save_caches(self._save_index())
@@ -253,11 +253,10 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         self._applied = stored[-1].seq
         self._note(name, stored[-1].seq, stored[-1].stream_seq)
         # The command is in the log: saving caches after it may fail, but must not say it did.
-        mark = projection.stream_seq - projection.stream_seq % cadence.ARCHIVE_EVERY
-        spacing = max(cadence.ARCHIVE_EVERY, projection.context.item_count() // 2)
-        if mark > first and projection.stream_seq - projection.archived >= spacing:
+        mark = self._context_streams.archive_due(projection, first)
+        if mark is not None:
             await self._save_caches(self._archive(name, projection, mark))
-        if projection.stream_seq - projection.checkpointed >= cadence.CHECKPOINT_EVERY:
+        if self._context_streams.checkpoint_due(projection):
             await self._save_caches(self._save_context(name, projection))
         if self._applied - self._index_seq >= cadence.INDEX_EVERY:
             await self._save_caches(self._save_index())

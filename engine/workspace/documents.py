@@ -309,12 +309,7 @@ class DocumentsAndFrameworks(ProtocolClock):
         if stored:
             projection.seq, projection.stream_seq = stored[-1].seq, stored[-1].stream_seq
             self._applied = max(self._applied, stored[-1].seq)
-            # A checkpoint's cost grows with the document: one every so many events, more
-            # apart as it grows, keeps its share of each command's time bounded.
-            spacing = max(
-                cadence.CHECKPOINT_EVERY, len(projection.doc.proposals) + len(projection.doc.agents)
-            )
-            if projection.stream_seq - projection.checkpointed >= spacing:
+            if self._document_streams.checkpoint_due(projection):
                 await self._save_caches(self._save_document(name, projection, archive=True))
         result = outcome[-1]
         if isinstance(result, ProtocolError):
@@ -492,6 +487,14 @@ class DocumentKind:
     def is_anchor(self, projection: DocumentProjection, event: StoredEvent) -> bool:
         said = event.payload.get("id")
         return event.seq == projection.seq and said == projection.doc.last_event_id
+
+    def checkpoint_weight(self, projection: DocumentProjection) -> int:
+        # A checkpoint's cost grows with the document: one every so many events, more apart
+        # as it grows, keeps its share of each command's time bounded.
+        return len(projection.doc.proposals) + len(projection.doc.agents)
+
+    def archive_weight(self, projection: DocumentProjection) -> int:
+        return 0  # archived with each checkpoint saved while running
 
     def checkpoint_data(self, name: str, projection: DocumentProjection) -> bytes:
         with collector_paused():

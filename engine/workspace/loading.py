@@ -138,13 +138,16 @@ class ContextKind:
 
     noun = "context"
     stream_prefix = CONTEXT_PREFIX
-    checkpoint_prefix = CONTEXT_CHECKPOINT
     archive_prefix = ARCHIVE_PREFIX
     mismatched: tuple[type[Exception], ...] = (CheckpointMismatch,)
     diverged: tuple[type[Exception], ...] = (ReplayDiverged,)
 
     def __init__(self, workspace: WorkspaceState) -> None:
         self._workspace = workspace
+
+    @property
+    def checkpoint_prefix(self) -> str:
+        return CONTEXT_CHECKPOINT  # read here when used (a benchmark sets it to load none)
 
     def restore(self, name: str, checkpoint: Checkpoint) -> ContextProjection:
         with collector_paused():
@@ -163,6 +166,14 @@ class ContextKind:
 
     def is_anchor(self, projection: ContextProjection, event: StoredEvent) -> bool:
         return event.seq == projection.seq
+
+    def checkpoint_weight(self, projection: ContextProjection) -> int:
+        return 0  # a context's checkpoint is saved every so many events, whatever its size
+
+    def archive_weight(self, projection: ContextProjection) -> int:
+        # A big context archived every thousand events would fill the disk with copies of
+        # itself: one only once it has moved on by half its size since the last.
+        return projection.context.item_count() // 2
 
     def checkpoint_data(self, name: str, projection: ContextProjection) -> bytes:
         return encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})

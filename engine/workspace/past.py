@@ -9,7 +9,6 @@ from collections.abc import Callable
 from engine.context import ContextView
 from engine.context.errors import UnknownSnapshot
 from engine.store import StoredEvent
-from engine.workspace import cadence
 from engine.workspace.errors import ReplayDiverged
 from engine.workspace.keys import CONTEXT_PREFIX
 from engine.workspace.loading import ContextLoading
@@ -83,7 +82,8 @@ class PastStates(ContextLoading):
             # Event ``entry.stream_seq`` records the snapshot, and archives hold no history:
             # start from a state before that event, or from a rebuild that replayed it.
             before = entry.stream_seq - 1
-            nearest = before - before % cadence.ARCHIVE_EVERY
+            every = self._context_streams.intervals.archive_every or 1
+            nearest = before - before % every
             reusable = projection is not None and (
                 nearest <= projection.stream_seq <= before
                 or (
@@ -145,5 +145,4 @@ class PastStates(ContextLoading):
     async def _archive(self, name: str, projection: ContextProjection, mark: int) -> None:
         """Save the projection as the archive for ``mark`` (its stream_seq is ``mark`` or, after
         a batch of commands, a little past it)."""
-        projection.archived = projection.stream_seq
         await self._context_streams.archive(name, projection, mark)

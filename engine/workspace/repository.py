@@ -27,6 +27,7 @@ class Positioned(Protocol):
     seq: int
     stream_seq: int
     checkpointed: int  # the stream_seq of its last checkpoint (saved, or loaded)
+    archived: int  # the stream_seq of its last archive
     cached_from: str | None  # the cache it was restored from, to name it
 
 
@@ -38,12 +39,15 @@ class StreamKind(Protocol[P]):
 
     noun: str  # "context", "document": how messages name one
     stream_prefix: str  # its stream is ``stream_prefix + name``
-    checkpoint_prefix: str  # its checkpoint is ``checkpoint_prefix + name``
     archive_prefix: str  # its archives are ``archive_prefix + name + ":" + place``
     # Errors catching up after a checkpoint that say it does not match the log, and those that
     # say its state is not the log's at its place (the events after it do not replay onto it).
     mismatched: tuple[type[Exception], ...]
     diverged: tuple[type[Exception], ...]
+
+    @property
+    def checkpoint_prefix(self) -> str:
+        """Its checkpoint is ``checkpoint_prefix + name``."""
 
     def restore(self, name: str, checkpoint: Checkpoint) -> P:
         """The projection its checkpoint holds; raises one of ``CACHE_ERRORS`` if malformed."""
@@ -58,6 +62,13 @@ class StreamKind(Protocol[P]):
 
     def is_anchor(self, projection: P, event: StoredEvent) -> bool:
         """Whether ``event`` (at the projection's place in its stream) is the one it reflects."""
+
+    def checkpoint_weight(self, projection: P) -> int:
+        """Events between its checkpoints at the least, for what it holds (0: no more than
+        its ``Intervals`` say)."""
+
+    def archive_weight(self, projection: P) -> int:
+        """Events between its archives at the least, for what it holds, likewise."""
 
     def checkpoint_data(self, name: str, projection: P) -> bytes: ...
 
@@ -86,6 +97,33 @@ class StreamRepository(Generic[P]):
 
     def archive_key(self, name: str, place: int) -> str:
         return f"{self.kind.archive_prefix}{name}:{place}"
+
+    # -- the cadence ---------------------------------------------------------------------------
+    @property
+    def intervals(self) -> cadence.Intervals:
+        """How often this kind's caches are written (``cadence.INTERVALS``, read each time)."""
+        return cadence.INTERVALS[self.kind.noun]
+
+    def checkpoint_due(self, projection: P) -> bool:
+        """Whether a checkpoint is due while running, after the command that brought the
+        projection where it is."""
+        every = max(self.intervals.checkpoint_every, self.kind.checkpoint_weight(projection))
+        return projection.stream_seq - projection.checkpointed >= every
+
+    def archive_due(self, projection: P, first: int) -> int | None:
+        """The mark an archive is due for after a command that took the projection from event
+        ``first`` of its stream to where it is (None: none is). Archives are named by marks
+        every ``archive_every`` events, but one is only written once the stream has moved on
+        by its weight since the last (a big context archived every thousand events would fill
+        the disk with copies of itself)."""
+        every = self.intervals.archive_every
+        if every is None:
+            return None  # archived with each checkpoint saved while running
+        mark = projection.stream_seq - projection.stream_seq % every
+        spacing = max(every, self.kind.archive_weight(projection))
+        if mark > first and projection.stream_seq - projection.archived >= spacing:
+            return mark
+        return None
 
     # -- the present ---------------------------------------------------------------------------
     async def get(self, name: str, restored: P | None = None) -> P:
@@ -172,6 +210,7 @@ class StreamRepository(Generic[P]):
     ) -> None:
         """Keep the projection as the archive for ``place`` of stream ``name`` (``data``: its
         archive's bytes, if made already)."""
+        projection.archived = projection.stream_seq
         if data is None:
             data = self.kind.archive_data(name, projection)
         await self.store.save_checkpoint(self.archive_key(name, place), projection.seq, data)

@@ -56,7 +56,7 @@ async def workspace_with_a_long_tail(path: Path, monkeypatch: pytest.MonkeyPatch
     read-write saves one (more than CHECKPOINT_ON_CLOSE), so looking must not."""
     with monkeypatch.context() as patch:
         patch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 10**9)
-        patch.setattr(cadence, "CHECKPOINT_EVERY", 10**9)
+        patch.setitem(cadence.INTERVALS, "context", cadence.Intervals(10**9, 10**9))
         patch.setattr(cadence, "INDEX_EVERY", 10**9)
         async with await Workspace.open(path, create=True, watch=False) as ws:
             await ws.create_context("agent")

@@ -36,8 +36,8 @@ def small_checkpoints(
     monkeypatch: pytest.MonkeyPatch, *, every: int, archive_every: int, on_close: int
 ) -> None:
     """Make the workspace checkpoint and archive after a few events instead of thousands."""
-    monkeypatch.setattr(cadence, "CHECKPOINT_EVERY", every)
-    monkeypatch.setattr(cadence, "ARCHIVE_EVERY", archive_every)
+    monkeypatch.setitem(cadence.INTERVALS, "context", cadence.Intervals(every, archive_every))
+    monkeypatch.setitem(cadence.INTERVALS, "document", cadence.Intervals(every, None))
     monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", on_close)
 
 

@@ -35,7 +35,7 @@ async def folds(path: Path, name: str) -> list[dict[str, Any]]:
 
 async def archived_memo(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The demo memo, its state archived every few events; returns where the archives are."""
-    monkeypatch.setattr(cadence, "CHECKPOINT_EVERY", 7)
+    monkeypatch.setitem(cadence.INTERVALS, "document", cadence.Intervals(7, None))
     async with await Workspace.open(path, create=True, watch=False, clock=ManualClock()) as ws:
         await create_memo(ws)
     async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:

@@ -102,7 +102,7 @@ async def test_a_restored_document_catches_up_with_events_after_its_checkpoint(
 async def test_a_running_workspace_checkpoints_a_document_every_so_many_events(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cadence, "CHECKPOINT_EVERY", 5)
+    monkeypatch.setitem(cadence.INTERVALS, "document", cadence.Intervals(5, None))
     monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 10_000)
     path = tmp_path / "ws.pact"
     async with await Workspace.open(path, create=True, watch=False) as ws:

@@ -225,7 +225,7 @@ def test_a_workspace_replays_to_the_in_memory_contexts(
         pytest.MonkeyPatch.context() as patch,
         tempfile.TemporaryDirectory(prefix="pact-ws-") as directory,
     ):
-        patch.setattr(cadence, "CHECKPOINT_EVERY", every)
-        patch.setattr(cadence, "ARCHIVE_EVERY", archive_every)
+        patch.setitem(cadence.INTERVALS, "context", cadence.Intervals(every, archive_every))
+        patch.setitem(cadence.INTERVALS, "document", cadence.Intervals(every, None))
         patch.setattr(cadence, "CHECKPOINT_ON_CLOSE", on_close)
         asyncio.run(run_scenario(Path(directory), interval, script))

@@ -72,7 +72,9 @@ async def run(
     from engine.workspace import Workspace, cadence
 
     if intervals is not None:
-        cadence.CHECKPOINT_EVERY, cadence.ARCHIVE_EVERY = intervals
+        every, archive_every = intervals
+        cadence.INTERVALS["context"] = cadence.Intervals(every, archive_every)
+        cadence.INTERVALS["document"] = cadence.Intervals(every, None)
     async with await Workspace.open(path, watch=False, lazy=lazy) as ws:
         if wait_for_go:
             print("ready", flush=True)
