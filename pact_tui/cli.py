@@ -7,7 +7,7 @@ finding a broken chain is a result, printed like an intact one, with exit status
 ``verify --deep`` finding a checkpoint that is not what the log's events build, or a context
 they do not rebuild.
 
-Every line goes out through :func:`_print`, which makes control characters visible
+Every line goes out through :func:`commandline.echo`, which makes control characters visible
 (``engine.visible``): a key, a trigger or a path from the workspace or the command line never
 acts on the operator's terminal. Fields are made visible one by one as they are put on a line
 (a newline in a key cannot forge a row), and the whole output again on its way out; a JSON
@@ -30,9 +30,9 @@ import io
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from engine.canonical import MAX_NESTING, text_problem, whole_number
 from engine.context import ContextError, Node
@@ -42,6 +42,16 @@ from engine.protocol.errors import ProtocolError
 from engine.store import StoreError
 from engine.store.opening import is_url, open_store, where_shown
 from engine.visible import visible
+
+from .commandline import (
+    Handler,
+    UsageError,
+    echo,
+    emit,
+    fail,
+    open_workspace,
+    whole_int,
+)
 
 if TYPE_CHECKING:
     from engine.context.commands import ComponentSpec, ContextCommand, StageSpec
@@ -53,22 +63,8 @@ EXIT_READER_GONE = 128 + 13  # stdout's reader went away: what a shell reports a
 MAX_STEPS = 1_000
 DEFAULT_WEB_HOST, DEFAULT_WEB_PORT = "127.0.0.1", 8000  # pact-tui web: loopback only
 
-Handler = Callable[[argparse.Namespace], Awaitable[int | None]]  # an exit status, None for 0
-
 
 # -- output -----------------------------------------------------------------------------------
-def _print(text: str, *, file: TextIO | None = None) -> None:
-    """The one way out: lines keep their line breaks, nothing else reaches the terminal raw."""
-    print(visible(text, multiline=True), file=file or sys.stdout)
-
-
-def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    if getattr(args, "json", False):
-        _print(json.dumps(data, ensure_ascii=False, sort_keys=True))
-    elif text:
-        _print(text)
-
-
 def _node_line(node: Node) -> str:
     coords = ",".join(str(c) for c in node.coordinates)
     text = node.item.text_head(71) if node.item is not None else ""  # 71: more than 70?
@@ -81,10 +77,6 @@ def _node_line(node: Node) -> str:
     if node.lifecycle:
         parts.append(node.lifecycle)
     return "  ".join(parts) + f"  {visible(json.dumps(text, ensure_ascii=False))}"
-
-
-class UsageError(ContextError):
-    code = "USAGE"
 
 
 # -- ctx: building commands from arguments ----------------------------------------------------
@@ -151,25 +143,6 @@ def _cycle(text: str | None) -> bool | int:
 
 
 # -- ctx: handlers ----------------------------------------------------------------------------
-async def _open(args: argparse.Namespace, *, create: bool = False, read_only: bool = False) -> Any:
-    """The workspace, opened lazily with only the context the command names loaded; a query
-    opens it ``read_only``: looking writes nothing, and works where writing cannot."""
-    from engine.workspace import Workspace
-
-    ws = await Workspace.open(
-        args.workspace, create=create, watch=False, lazy=True, read_only=read_only
-    )
-    args.opened = ws  # for the note on a checkpoint it could not use (see _main)
-    name = getattr(args, "name", None)
-    if name is not None and not create:
-        try:
-            await ws.load(name)
-        except BaseException:
-            await ws.close()
-            raise
-    return ws
-
-
 async def _ctx_create(args: argparse.Namespace) -> None:
     from engine.store import made_or_nothing
     from engine.workspace import check_context_name
@@ -182,14 +155,14 @@ async def _ctx_create(args: argparse.Namespace) -> None:
         else made_or_nothing(Path(args.workspace))
     )
     with made:
-        async with await _open(args, create=True) as ws:
+        async with await open_workspace(args, create=True) as ws:
             await ws.create_context(args.name, actor=args.actor)
     where = visible(str(where_shown(args.workspace)))
-    _emit(args, {"created": args.name}, f"created context {args.name!r} in {where}")
+    emit(args, {"created": args.name}, f"created context {args.name!r} in {where}")
 
 
 async def _ctx_list(args: argparse.Namespace) -> None:
-    async with await _open(args, read_only=True) as ws:
+    async with await open_workspace(args, read_only=True) as ws:
         infos = await ws.list_contexts()  # loads only contexts the index has no numbers for
     rows = [dataclasses.asdict(info) for info in infos]
     forks = any(info.forked_from is not None for info in infos)
@@ -203,22 +176,22 @@ async def _ctx_list(args: argparse.Namespace) -> None:
         if info.forked_from is not None:
             line += f"  {visible(info.forked_from.describe())}"
         lines.append(line)
-    _emit(args, rows, "\n".join(lines) if rows else "no contexts yet")
+    emit(args, rows, "\n".join(lines) if rows else "no contexts yet")
 
 
 async def _ctx_fork(args: argparse.Namespace) -> None:
     from engine.workspace import check_context_name
 
     check_context_name(args.new)  # before opening: a bad name is refused as it is
-    async with await _open(args) as ws:
+    async with await open_workspace(args) as ws:
         at = _snapshot_ref(ws, args.name, args.at) if args.at is not None else None
         origin = await ws.fork_context(args.name, args.new, at=at, actor=args.actor)
     text = f"forked {visible(origin.describe())} into context {visible(args.new)!r}"
-    _emit(args, {"forked": args.new, "from": origin.to_json()}, text)
+    emit(args, {"forked": args.new, "from": origin.to_json()}, text)
 
 
 async def _run(args: argparse.Namespace, command: ContextCommand) -> dict[str, Any]:
-    async with await _open(args) as ws:
+    async with await open_workspace(args) as ws:
         result: dict[str, Any] = await ws.run(args.name, command, actor=args.actor)
     return result
 
@@ -232,7 +205,7 @@ async def _ctx_insert(args: argparse.Namespace) -> None:
     from engine.context.commands import InsertCommand
 
     result = await _run(args, InsertCommand(selector=args.selector, component=_component(args)))
-    _emit(args, result, _placed_text("inserted", result))
+    emit(args, result, _placed_text("inserted", result))
 
 
 async def _ctx_update(args: argparse.Namespace) -> None:
@@ -240,7 +213,7 @@ async def _ctx_update(args: argparse.Namespace) -> None:
 
     command = UpdateCommand(selector=args.selector, component=_component(args), mode=args.mode)
     result = await _run(args, command)
-    _emit(args, result, _placed_text("replaced" if args.mode == "replace" else "appended", result))
+    emit(args, result, _placed_text("replaced" if args.mode == "replace" else "appended", result))
 
 
 async def _ctx_delete(args: argparse.Namespace) -> None:
@@ -250,7 +223,7 @@ async def _ctx_delete(args: argparse.Namespace) -> None:
         raise UsageError("delete takes a SELECTOR or --key KEY (one of them)")
     result = await _run(args, DeleteCommand(selector=args.selector, key=args.key))
     deleted = " ".join(visible(node_id) for node_id in result["deleted"])
-    _emit(args, result, f"deleted {len(result['deleted'])}: {deleted}")
+    emit(args, result, f"deleted {len(result['deleted'])}: {deleted}")
 
 
 def _message_handler(role: Literal["user", "assistant"]) -> Handler:
@@ -258,7 +231,7 @@ def _message_handler(role: Literal["user", "assistant"]) -> Handler:
         from engine.context.commands import MessageCommand
 
         result = await _run(args, MessageCommand(role=role, text=args.text))
-        _emit(args, result, _placed_text(f"{role} message", result))
+        emit(args, result, _placed_text(f"{role} message", result))
 
     return handler
 
@@ -297,9 +270,9 @@ def _read_commands(stream: Any) -> list[dict[str, Any]]:
 
 async def _ctx_run(args: argparse.Namespace) -> None:
     commands = _read_commands(sys.stdin)
-    async with await _open(args) as ws:
+    async with await open_workspace(args) as ws:
         results = await ws.run_many(args.name, commands, actor=args.actor)
-    _emit(args, results, f"ran {len(results):,} commands in one transaction")
+    emit(args, results, f"ran {len(results):,} commands in one transaction")
 
 
 async def _ctx_advance(args: argparse.Namespace) -> None:
@@ -308,11 +281,11 @@ async def _ctx_advance(args: argparse.Namespace) -> None:
     if not 1 <= args.steps <= MAX_STEPS:
         raise UsageError(f"--steps must be from 1 to {MAX_STEPS:,}, got {args.steps}")
     results = []
-    async with await _open(args) as ws:
+    async with await open_workspace(args) as ws:
         for _ in range(args.steps):
             results.append(await ws.run(args.name, AdvanceCommand(), actor=args.actor))
     last = results[-1]
-    _emit(
+    emit(
         args,
         results if args.steps > 1 else last,
         f"episode {last['episode']} (snapshot {last['snapshot']})",
@@ -326,16 +299,16 @@ async def _ctx_seal(args: argparse.Namespace) -> None:
     # pydantic error.
     command, _stored = parse_command({"op": "seal", "trigger": args.trigger})
     result = await _run(args, command)
-    _emit(args, result, f"sealed {args.trigger!r} as snapshot {result['snapshot']}")
+    emit(args, result, f"sealed {args.trigger!r} as snapshot {result['snapshot']}")
 
 
 async def _ctx_select(args: argparse.Namespace) -> int:
     """The nodes a selector matches; exit 1 when there are none (as grep does), so a script
     can test for a match."""
-    async with await _open(args, read_only=True) as ws:
+    async with await open_workspace(args, read_only=True) as ws:
         nodes = await ws.select(args.name, args.selector)
     text = "\n".join(_node_line(n) for n in nodes) if nodes else "no match"
-    _emit(args, [n.model_dump() for n in nodes], text)
+    emit(args, [n.model_dump() for n in nodes], text)
     return 0 if nodes else EXIT_FAILED
 
 
@@ -346,7 +319,7 @@ async def _ctx_story(args: argparse.Namespace) -> None:
     from engine.context import NotFound
     from engine.context.selectors import check_input_selector
 
-    async with await _open(args, read_only=True) as ws:
+    async with await open_workspace(args, read_only=True) as ws:
         parsed = check_input_selector(args.selector)
         nodes = [n for n in await ws.select(args.name, args.selector) if n.item is not None]
         if not nodes:
@@ -379,7 +352,7 @@ async def _ctx_story(args: argparse.Namespace) -> None:
         )
     if len(nodes) > STORY_ITEMS:
         lines.append(f"… and {len(nodes) - STORY_ITEMS:,} more items (narrow the selector)")
-    _emit(args, data, "\n".join(lines))
+    emit(args, data, "\n".join(lines))
 
 
 def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
@@ -390,23 +363,23 @@ def _resolve_at(ws: Any, args: argparse.Namespace) -> str | None:
 
 
 async def _ctx_print(args: argparse.Namespace) -> None:
-    async with await _open(args, read_only=True) as ws:
+    async with await open_workspace(args, read_only=True) as ws:
         at = _resolve_at(ws, args)
         if args.mode == "messages":  # a request's messages: JSON whatever --json says
             from .requests import request_messages
 
             view = await ws.view(args.name, at)
             request = request_messages(view.render_provider(), args.format or "openai")
-            _print(json.dumps(request, indent=None if args.json else 2, ensure_ascii=False))
+            echo(json.dumps(request, indent=None if args.json else 2, ensure_ascii=False))
             return
         if args.format is not None:
             raise UsageError("--format is for --mode messages")
         if args.json:
             view = await ws.view(args.name, at)
             data = view.render_provider() if args.mode == "provider" else view.model_dump()
-            _emit(args, data, "")
+            emit(args, data, "")
         else:
-            _print(await ws.render(args.name, args.mode, at))
+            echo(await ws.render(args.name, args.mode, at))
 
 
 class ExportRefused(ContextError):
@@ -422,7 +395,7 @@ async def _ctx_export(args: argparse.Namespace) -> None:
     from .export import gptme_files, gptme_messages
     from .files import WriteError, write_folder_atomically
 
-    async with await _open(args, read_only=True) as ws:
+    async with await open_workspace(args, read_only=True) as ws:
         messages = gptme_messages(await ws.view(args.name, None))
     try:
         written = write_folder_atomically(Path(args.gptme), gptme_files(messages))
@@ -431,7 +404,7 @@ async def _ctx_export(args: argparse.Namespace) -> None:
         raise ExportRefused(error.code, f"--gptme {where}: {error.why}", str(error.path)) from None
     count = f"{len(messages):,} message{'' if len(messages) == 1 else 's'}"
     text = f"exported context {args.name!r} ({count}) to {visible(str(written))}"
-    _emit(args, {"exported": args.name, "gptme": str(written), "messages": len(messages)}, text)
+    emit(args, {"exported": args.name, "gptme": str(written), "messages": len(messages)}, text)
 
 
 def _snapshot_ref(ws: Any, name: str, ref: str) -> str | None:
@@ -463,7 +436,7 @@ def _number(text: str, given: str) -> int:
 async def _ctx_diff(args: argparse.Namespace) -> None:
     from engine.context.changelog import LIST_LIMIT
 
-    async with await _open(args, read_only=True) as ws:
+    async with await open_workspace(args, read_only=True) as ws:
         older = _snapshot_ref(ws, args.name, args.older)
         newer = _snapshot_ref(ws, args.name, args.newer)
         diff, before, after = await ws.located_diff(args.name, older, newer)
@@ -489,7 +462,7 @@ async def _ctx_diff(args: argparse.Namespace) -> None:
             way = "deeper" if by > 0 else "shallower"
             lines.append(f"~ ODI: {len(ids):,} items moved one {way} (depth {by:+d}), nothing else")
     if not args.json:  # the JSON document lists every change: built only when asked for
-        _print("\n".join(lines) if lines else "no changes")
+        echo("\n".join(lines) if lines else "no changes")
         return
     data = diff.to_dict()
     data["items"] = {
@@ -497,7 +470,7 @@ async def _ctx_diff(args: argparse.Namespace) -> None:
         for i in [*diff.added, *diff.removed, *(c.id for c in diff.changed)]
     }
     data["odi"] = {f"{by:+d}": len(ids) for by, ids in sorted(odi.items(), reverse=True)}
-    _emit(args, data, "")
+    emit(args, data, "")
 
 
 Located = tuple[Any, int, int, int]  # (item, depth, position, offset)
@@ -533,7 +506,7 @@ def _diff_item(before: Located | None, after: Located | None) -> dict[str, Any]:
 
 
 async def _ctx_changes(args: argparse.Namespace) -> None:
-    async with await _open(args, read_only=True) as ws:
+    async with await open_workspace(args, read_only=True) as ws:
         between = None
         if args.between is not None:
             older, newer = (_snapshot_ref(ws, args.name, ref) for ref in args.between)
@@ -551,11 +524,11 @@ async def _ctx_changes(args: argparse.Namespace) -> None:
         lines.extend("  " + line for line in log.lines())
     if len(step.events) > 1:
         lines.append(f"in all: {visible(step.summary())}")
-    _emit(args, step.to_json(), "\n".join(lines))
+    emit(args, step.to_json(), "\n".join(lines))
 
 
 async def _ctx_snapshots(args: argparse.Namespace) -> None:
-    async with await _open(args, read_only=True) as ws:
+    async with await open_workspace(args, read_only=True) as ws:
         entries = ws.snapshots(args.name)
     rows = [
         {"index": e.index, "id": e.id, "episode": e.episode, "trigger": e.trigger, "seq": e.seq}
@@ -565,7 +538,7 @@ async def _ctx_snapshots(args: argparse.Namespace) -> None:
         f"{r['index']:>5}  {visible(r['id']):<10} episode {r['episode']:<6} {visible(r['trigger'])}"
         for r in rows
     )
-    _emit(args, rows, text or "no snapshots yet")
+    emit(args, rows, text or "no snapshots yet")
 
 
 async def _verify(args: argparse.Namespace) -> int:
@@ -592,7 +565,7 @@ async def _verify(args: argparse.Namespace) -> int:
         data["checkpoints"] = [finding.to_dict() for finding in deep.checkpoints]
         data["recorded"] = deep.ok and args.record and await _record_pass(args, deep)
         lines.extend(_deep_lines(deep))
-    _emit(args, data, "\n".join(lines))
+    emit(args, data, "\n".join(lines))
     return 0 if data["ok"] else EXIT_FAILED
 
 
@@ -690,7 +663,7 @@ async def _backup(args: argparse.Namespace) -> int:
         text = f"backed up {source} to {copy}: {what}; chain intact"
     else:  # a faithful copy of a broken chain: kept, and said as verify says it
         text = f"backed up {source} to {copy}; broken: {visible(str(chain))}"
-    _emit(args, data, text)
+    emit(args, data, text)
     return 0 if chain.ok else EXIT_FAILED
 
 
@@ -701,7 +674,7 @@ def _open_app(args: argparse.Namespace) -> int:
     path = Path(args.workspace)
     if not is_url(args.workspace) and not path.exists():
         where = visible(str(path))
-        _print(
+        echo(
             f"pact-tui: no workspace at {where} (create one with: pact-tui ctx create "
             f"{where} NAME)",
             file=sys.stderr,
@@ -739,9 +712,9 @@ def _demo(args: argparse.Namespace) -> int:
     # open again, or to look at with `ctx`, while the app runs.
     where = visible(str(path))
     if args.live:
-        _print(f"The demo workspace is {where}; demo agents write to it every {args.interval:g} s")
+        echo(f"The demo workspace is {where}; demo agents write to it every {args.interval:g} s")
     else:
-        _print(f"The demo workspace is {where}")
+        echo(f"The demo workspace is {where}")
     sys.stdout.flush()  # before the app's first frame, whatever stdout is
     driver = None
     if args.live:
@@ -768,7 +741,7 @@ def _demo(args: argparse.Namespace) -> int:
         if driver is not None:
             driver.terminate()
             driver.wait(timeout=5)
-    _print(f"The demo workspace is kept at {where}; reopen it with: pact-tui {where}")
+    echo(f"The demo workspace is kept at {where}; reopen it with: pact-tui {where}")
     return code
 
 
@@ -783,14 +756,14 @@ def _web(args: argparse.Namespace) -> int:
             f"--host {args.host!r} listens on every address, and the page must name the one its"
             " browser uses: give that address (loopback, the default, unless you mean otherwise)"
         )
-        _fail(args, f"USAGE: {problem}", {"code": "USAGE", "message": problem})
+        fail(args, f"USAGE: {problem}", {"code": "USAGE", "message": problem})
         return EXIT_FAILED
     path = Path(args.workspace)
     if not path.is_dir():  # a folder is a gptme conversation: the app shows its master log
         try:
             asyncio.run(_check_workspace(path))
         except (ContextError, StoreError) as error:
-            _fail(args, str(error), error.to_dict())
+            fail(args, str(error), error.to_dict())
             return EXIT_FAILED
     human = args.human or configured_human() or login_name()
     options = AppOptions(
@@ -804,7 +777,7 @@ def _web(args: argparse.Namespace) -> int:
     where = visible(str(path))
 
     def ready(url: str) -> None:
-        _print(f"Serving {where} at {url} as {visible(human)}; Ctrl+C stops")
+        echo(f"Serving {where} at {url} as {visible(human)}; Ctrl+C stops")
         if not is_loopback(args.host):
             _note(
                 args,
@@ -814,14 +787,14 @@ def _web(args: argparse.Namespace) -> int:
             )
 
     try:
-        serve(options, host=args.host, port=args.port, ready=ready, say=_print)
+        serve(options, host=args.host, port=args.port, ready=ready, say=echo)
     except CannotListen as error:
-        _fail(args, str(error), error.to_dict())
+        fail(args, str(error), error.to_dict())
         return EXIT_FAILED
     except KeyboardInterrupt:  # before the server listened (after, Ctrl+C stops it)
-        _fail(args, "interrupted", {"code": "INTERRUPTED"})
+        fail(args, "interrupted", {"code": "INTERRUPTED"})
         return EXIT_FAILED
-    _print("Stopped: every app it started has quit")
+    echo("Stopped: every app it started has quit")
     return 0
 
 
@@ -844,25 +817,18 @@ def _print_demo(args: argparse.Namespace) -> int:
     for number, (description, action) in enumerate(demo_steps(), start=1):
         action(context)
         if args.verbose:
-            _print(f"\n── step {number}: {description}  (episode {context.current_episode})")
-            _print(explorer.render("tree"))
-    _print(f"\n── the context after the demo (episode {context.current_episode})")
-    _print(explorer.render("tree"))
-    _print("\n── what the model would be sent")
-    _print(explorer.render("provider"))
+            echo(f"\n── step {number}: {description}  (episode {context.current_episode})")
+            echo(explorer.render("tree"))
+    echo(f"\n── the context after the demo (episode {context.current_episode})")
+    echo(explorer.render("tree"))
+    echo("\n── what the model would be sent")
+    echo(explorer.render("provider"))
     return 0
 
 
 # -- the parser -------------------------------------------------------------------------------
-def _int(text: str) -> int:
-    try:
-        return whole_number(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
 def _port(text: str) -> int:
-    port = _int(text)
+    port = whole_int(text)
     if port > 65_535:
         raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535)")
     return port
@@ -907,7 +873,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--live", action="store_true", help="keep the demo agents working")
     demo.add_argument("--human", default="ann", help="who acts on the demo document (ann)")
     demo.add_argument("--interval", type=float, default=1.0, help="seconds between live steps")
-    demo.add_argument("--items", type=_int, help="scale the researcher context to N items")
+    demo.add_argument("--items", type=whole_int, help="scale the researcher context to N items")
     demo.add_argument("--theme", help="a theme name (see themes/)")
     demo.add_argument("--print", action="store_true", help="print the scripted walk instead")
     demo.add_argument(
@@ -999,9 +965,9 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument("text", nargs="?", help="the component's text")
         parser.add_argument("--key", help="a key to find it by (#key)")
         parser.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
-        parser.add_argument("--ttl", type=_int, help="episodes it lives (default: permanent)")
-        parser.add_argument("--cad", "--cadence", type=_int, help="rehydrate every N episodes")
-        parser.add_argument("--priority", type=_int)
+        parser.add_argument("--ttl", type=whole_int, help="episodes it lives (default: permanent)")
+        parser.add_argument("--cad", "--cadence", type=whole_int, help="rehydrate every N episodes")
+        parser.add_argument("--priority", type=whole_int)
         parser.add_argument(
             "--stage",
             action="append",
@@ -1028,7 +994,7 @@ def build_parser() -> argparse.ArgumentParser:
         message.add_argument("text")
     advance = add("advance", _ctx_advance, "start the next episode")
     advance.add_argument(
-        "--steps", type=_int, default=1, help=f"how many episodes (1 to {MAX_STEPS:,})"
+        "--steps", type=whole_int, default=1, help=f"how many episodes (1 to {MAX_STEPS:,})"
     )
     add(
         "run",
@@ -1050,7 +1016,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     when = printing.add_mutually_exclusive_group()
     when.add_argument("--at", help="a snapshot id: print the context as it was then")
-    when.add_argument("--episode", type=_int, help="print the context at episode N")
+    when.add_argument("--episode", type=whole_int, help="print the context at episode N")
     diff = add("diff", _ctx_diff, "what changed between two snapshots")
     diff.add_argument("older", help="a snapshot id, eN (episode N), -N (N-th newest) or now")
     diff.add_argument("newer", nargs="?", default="now")
@@ -1062,7 +1028,7 @@ def build_parser() -> argparse.ArgumentParser:
         " those between two snapshots",
     )
     step = changes.add_mutually_exclusive_group()
-    step.add_argument("--episode", type=_int, help="the step that made episode N's snapshot")
+    step.add_argument("--episode", type=whole_int, help="the step that made episode N's snapshot")
     step.add_argument(
         "--between",
         nargs=2,
@@ -1144,7 +1110,7 @@ def _main(argv: Sequence[str] | None) -> int:
     problem = _argument_problem(argv)
     if problem is not None:
         fake = argparse.Namespace(json="--json" in argv)
-        _fail(fake, f"USAGE: {problem}", {"code": "USAGE", "message": problem})
+        fail(fake, f"USAGE: {problem}", {"code": "USAGE", "message": problem})
         return EXIT_FAILED
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv.insert(0, "open")  # pact-tui WORKSPACE
@@ -1156,16 +1122,16 @@ def _main(argv: Sequence[str] | None) -> int:
     except ProtocolError as error:  # a refused protocol command: the v0.3 error document
         _refused(args, error)
     except (ContextError, StoreError, MasterLogError, ImportRefused) as error:
-        _fail(args, str(error), error.to_dict())
+        fail(args, str(error), error.to_dict())
     except KeyboardInterrupt:
-        _fail(args, "interrupted", {"code": "INTERRUPTED"})
+        fail(args, "interrupted", {"code": "INTERRUPTED"})
     except BrokenPipeError:
         raise
     except Exception as error:
         if os.environ.get("PACT_TUI_DEBUG"):
             raise
         message = f"INTERNAL: {type(error).__name__}: {error} (PACT_TUI_DEBUG=1 shows where)"
-        _fail(args, message, {"code": "INTERNAL", "message": str(error)})
+        fail(args, message, {"code": "INTERNAL", "message": str(error)})
     else:
         _note_checkpoint_problem(args)
         return code
@@ -1194,9 +1160,9 @@ def _note(args: argparse.Namespace, code: str, message: str) -> None:
     """Say something on stderr beside a command's result, which stands."""
     if getattr(args, "json", False):
         note = {"code": code, "message": message}
-        _print(json.dumps({"note": note}, ensure_ascii=False), file=sys.stderr)
+        echo(json.dumps({"note": note}, ensure_ascii=False), file=sys.stderr)
     else:
-        _print(f"pact-tui: note: {visible(' '.join(message.split()))}", file=sys.stderr)
+        echo(f"pact-tui: note: {visible(' '.join(message.split()))}", file=sys.stderr)
 
 
 def _note_checkpoint_problem(args: argparse.Namespace) -> None:
@@ -1208,23 +1174,15 @@ def _note_checkpoint_problem(args: argparse.Namespace) -> None:
     _note(args, "CHECKPOINT_NOT_USED", problem)
 
 
-def _fail(args: argparse.Namespace, message: str, payload: dict[str, Any]) -> None:
-    if getattr(args, "json", False):
-        error = json.dumps({"error": payload}, ensure_ascii=False, default=str)
-        _print(error, file=sys.stderr)
-    else:
-        _print(f"pact-tui: {visible(' '.join(message.split()))}", file=sys.stderr)
-
-
 def _refused(args: argparse.Namespace, error: ProtocolError) -> None:
     """``{"errors": [{"code", "description", "metadata"}]}`` with ``--json``, else one line."""
     if getattr(args, "json", False):
         entry = error.wire()
         entry.setdefault("metadata", {})
-        _print(json.dumps({"errors": [entry]}, ensure_ascii=False, default=str), file=sys.stderr)
+        echo(json.dumps({"errors": [entry]}, ensure_ascii=False, default=str), file=sys.stderr)
     else:
         message = " ".join(error.description.split())
-        _print(f"pact-tui: {visible(error.code)}: {visible(message)}", file=sys.stderr)
+        echo(f"pact-tui: {visible(error.code)}: {visible(message)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from typing import Any
 from engine.store.opening import is_url, where_shown
 from engine.visible import visible
 
-from .cli import UsageError, _emit, _open
+from .commandline import UsageError, emit, open_workspace
 from .logcli import cache_for
 
 FIRST_LINE = 80  # characters of a new message's first line a follow line shows
@@ -64,7 +64,7 @@ async def ctx_import(args: argparse.Namespace) -> None:
         else made_or_nothing(Path(args.workspace))
     )
     with made:
-        async with await _open(args, create=True) as ws:
+        async with await open_workspace(args, create=True) as ws:
             await ws.create_context_with(args.name, commands, actor=args.actor)
     data = {"imported": args.name, "from": args.messages, "messages": len(plan.held)}
     data["events"] = len(commands) + 1
@@ -72,7 +72,7 @@ async def ctx_import(args: argparse.Namespace) -> None:
         f"imported {len(plan.held):,} messages from {visible(args.messages)} into context"
         f" {visible(args.name)!r} in {visible(str(where_shown(args.workspace)))}"
     )
-    _emit(args, data, text)
+    emit(args, data, text)
 
 
 def _message_entries(path: Path) -> list[Any]:
@@ -112,7 +112,7 @@ async def _import_gptme(args: argparse.Namespace, made_or_nothing: Any) -> None:
             else made_or_nothing(Path(args.workspace))
         )
         with made:  # a refused import leaves no workspace file it made
-            ws = await _open(args, create=True)
+            ws = await open_workspace(args, create=True)
             try:
                 await ws.create_context_with(args.name, imported.commands, actor=args.actor)
             except BaseException:
@@ -134,7 +134,7 @@ async def _import_gptme(args: argparse.Namespace, made_or_nothing: Any) -> None:
                 f" ({len(imported.commands) + 1:,} events; snapshots: {visible(snapshots)};"
                 f" gptme sends {visible(imported.log)})"
             )
-            _emit(args, data, text)
+            emit(args, data, text)
             if not args.follow:
                 return
             follower = Follower(conversation, plan, imported)
@@ -147,7 +147,7 @@ async def _import_gptme(args: argparse.Namespace, made_or_nothing: Any) -> None:
 
 
 def _say(args: argparse.Namespace, event: dict[str, Any], text: str) -> None:
-    _emit(args, event, text)
+    emit(args, event, text)
     sys.stdout.flush()  # a follower's reader sees each event as it happens
 
 

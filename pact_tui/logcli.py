@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.visible import visible
 
-from .cli import Handler, _emit, _int, _print
+from .commandline import Handler, echo, emit, whole_int
 
 if TYPE_CHECKING:
     from engine.masterlog.conversation import Conversation, Found
@@ -153,7 +153,7 @@ async def _index(args: argparse.Namespace) -> int | None:
             text.append(
                 f"  {MASTER}: {master.new_lines:,} new lines ({master.bytes_read:,} bytes read)"
             )
-        _emit(args, data, "\n".join(text))
+        emit(args, data, "\n".join(text))
     return None
 
 
@@ -177,7 +177,7 @@ async def _verify(args: argparse.Namespace) -> int | None:
         text = [_verdict_line(v) for v in verdicts] + [f"{len(verdicts)} references: {counts}"]
         notes = sorted({note for v in verdicts for note in v.notes})
         text.extend(f"note: {visible(note)}" for note in notes)
-        _emit(args, data, "\n".join(text))
+        emit(args, data, "\n".join(text))
     return EXIT_PROBLEMS if bad else None
 
 
@@ -250,11 +250,11 @@ async def _recover(args: argparse.Namespace) -> int | None:
             "message": result.message.to_json() if result.message else None,
         }
         if args.json:
-            _emit(args, data, "")
+            emit(args, data, "")
         else:
             print(f"# {result.source or 'not recovered'}: {result.evidence}", file=sys.stderr)
             if result.content is not None:
-                _print(result.content)
+                echo(result.content)
     return None if result.content is not None else EXIT_PROBLEMS
 
 
@@ -282,7 +282,7 @@ async def _search(args: argparse.Namespace) -> int | None:
                 f"  {visible(' '.join(snippet.split()))}"
             )
         text = "\n".join(lines)
-        _emit(args, data, text or "no match")
+        emit(args, data, text or "no match")
         if len(hits) == args.limit and not args.json:
             found = conversation.catalogue.matches(args.query)
             if found > len(hits):
@@ -332,7 +332,7 @@ async def _tail(args: argparse.Namespace) -> int | None:
                         f"{line + 1:>6}  {start:>12,}  {message.role:<9} {end - start:>9,} B "
                         f" {visible(message.first_line[:80])}"
                     )
-                _emit(args, entry, text)
+                emit(args, entry, text)
             shown = master.lines
             sys.stdout.flush()
 
@@ -340,7 +340,7 @@ async def _tail(args: argparse.Namespace) -> int | None:
         async for update in follow(conversation, verifier):
             if any(r.rewritten and r.name == MASTER for r in update.refreshes):
                 said = conversation.rewrite or "rewritten"
-                _emit(
+                emit(
                     args,
                     {
                         "rewritten": True,
@@ -353,7 +353,7 @@ async def _tail(args: argparse.Namespace) -> int | None:
                 shown = min(shown, first if conversation.compared else master.lines)
             show_new()
             for verdict in update.changed:
-                _emit(args, {"verdict": verdict.to_json()}, _verdict_line(verdict))
+                emit(args, {"verdict": verdict.to_json()}, _verdict_line(verdict))
             sys.stdout.flush()
     return None
 
@@ -382,7 +382,7 @@ async def _compact(args: argparse.Namespace) -> int | None:
         )
         if not plan.within:
             text += "; the budget cannot be met: the head and pinned messages are kept whole"
-        _emit(args, data, text)
+        emit(args, data, text)
     return None if plan.within else EXIT_PROBLEMS
 
 
@@ -413,9 +413,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     which.add_argument("--bytes", help="a byte range START-END of conversation.jsonl")
     search = add("search", _search, "search message contents (SQLite FTS5), newest first")
     search.add_argument("query")
-    search.add_argument("--limit", type=_int, default=20)
+    search.add_argument("--limit", type=whole_int, default=20)
     tail = add("tail", _tail, "follow the directory as gptme writes (Ctrl-C stops)")
-    tail.add_argument("--lines", type=_int, default=10, help="recent messages shown first")
+    tail.add_argument("--lines", type=whole_int, default=10, help="recent messages shown first")
     compact = add("compact", _compact, "write a compacted view with gptme's references")
-    compact.add_argument("--budget", type=_int, required=True, help="tokens (len/4)")
+    compact.add_argument("--budget", type=whole_int, required=True, help="tokens (len/4)")
     compact.add_argument("--out", help="the view file (default: views/compacted-NNN.jsonl)")

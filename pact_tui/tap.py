@@ -16,7 +16,7 @@ and every event passed through ``views.redact``. Every write takes ``--idempoten
 A refusal is the engine's ``ProtocolError``: ``pact-tui: CODE: description`` on stderr, or with
 ``--json`` the v0.3 error document ``{"errors": [{"code", "description", "metadata"}]}``, and
 exit status 1 (see ``cli._main``). One process runs one command; a query opens the workspace
-read-only. Every line goes out through ``cli._print``.
+read-only. Every line goes out through ``commandline.echo``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from engine.canonical import whole_number
 from engine.store.opening import is_url, where_shown
 from engine.visible import visible
 
-from .cli import Handler, _emit, _int, _print
+from .commandline import Handler, echo, emit, whole_int
 from .files import ReadError, read_text_input
 
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ async def _doc_create(args: argparse.Namespace) -> None:
             info = await ws.create_document(args.doc, markdown, **options)
     data = {"created": args.doc, "documentId": info.id, "sections": info.sections}
     where = visible(str(where_shown(args.workspace)))
-    _emit(args, data, f"created document {args.doc!r} ({info.sections} sections) in {where}")
+    emit(args, data, f"created document {args.doc!r} ({info.sections} sections) in {where}")
 
 
 async def _doc_list(args: argparse.Namespace) -> None:
@@ -221,7 +221,7 @@ async def _doc_list(args: argparse.Namespace) -> None:
         f" {r['openProposals']:>5} {r['events']:>7}"
         for r in rows
     ]
-    _emit(args, rows, "\n".join(lines) if rows else "no documents yet")
+    emit(args, rows, "\n".join(lines) if rows else "no documents yet")
 
 
 def _section_lines(rows: list[dict[str, Any]]) -> list[str]:
@@ -270,7 +270,7 @@ async def _doc_show(args: argparse.Namespace) -> None:
         f"document {visible(doc.name)!r} v{doc.version}, policy {visible(doc.policy)},"
         f" {len(agents)} agent(s)"
     )
-    _emit(args, data, "\n".join([head, *_section_lines(rows)]))
+    emit(args, data, "\n".join([head, *_section_lines(rows)]))
 
 
 async def _doc_export(args: argparse.Namespace) -> None:
@@ -295,7 +295,7 @@ async def _doc_export(args: argparse.Namespace) -> None:
         else:
             markdown = doc.markdown()
     if args.json:
-        _emit(args, {**data, "markdown": markdown}, "")
+        emit(args, {**data, "markdown": markdown}, "")
     else:  # the Markdown exactly (made visible: a control character cannot act)
         sys.stdout.write(visible(markdown, multiline=True))
 
@@ -395,7 +395,7 @@ async def _doc_log(args: argparse.Namespace) -> None:
                     break
             if args.limit is not None and len(data) >= args.limit:
                 break
-    _emit(args, data, "\n".join(lines) if lines else "no events")
+    emit(args, data, "\n".join(lines) if lines else "no events")
 
 
 async def _doc_audit(args: argparse.Namespace) -> None:
@@ -460,7 +460,7 @@ def _write(op: str, build: Build, *, joining: bool = False) -> Handler:
             text += "  (a retry: nothing new)"
         elif decision.result.get("changed") is False:
             text += "  (nothing changed: nothing appended)"
-        _emit(args, decision.result, text)
+        emit(args, decision.result, text)
 
     return handler
 
@@ -557,7 +557,7 @@ async def _tick(args: argparse.Namespace) -> None:
     async with await _open(args, read_only=False) as ws:
         decision = await ws.tick_document(args.doc)
     fired = len(decision.events)
-    _emit(args, {"fired": fired}, f"tick: {fired} event(s) of due work fired")
+    emit(args, {"fired": fired}, f"tick: {fired} event(s) of due work fired")
 
 
 async def _framework_create(args: argparse.Namespace) -> None:
@@ -567,7 +567,7 @@ async def _framework_create(args: argparse.Namespace) -> None:
     async with await _open(args, read_only=False) as ws:
         await ws.create_framework(args.name, levels, human=args.human)
     shown = " < ".join(visible(level) for level in levels)
-    _emit(
+    emit(
         args,
         {"framework": args.name, "levels": levels},
         f"created framework {args.name!r}: {shown}",
@@ -593,7 +593,7 @@ async def _get(args: argparse.Namespace) -> None:
     async with ws:
         markdown = views.content(doc, reader)
     if args.json:
-        _emit(args, {"documentId": doc.id, "name": doc.name, "content": markdown}, "")
+        emit(args, {"documentId": doc.id, "name": doc.name, "content": markdown}, "")
     else:
         sys.stdout.write(visible(markdown, multiline=True))
 
@@ -604,7 +604,7 @@ async def _sections(args: argparse.Namespace) -> None:
     doc, reader, ws = await _read(args)
     async with ws:
         rows = views.section_rows(doc, reader, _now_ms())
-    _emit(args, rows, "\n".join(_section_lines(rows)) or "no sections you may see")
+    emit(args, rows, "\n".join(_section_lines(rows)) or "no sections you may see")
 
 
 async def _invites(args: argparse.Namespace) -> None:
@@ -621,7 +621,7 @@ async def _invites(args: argparse.Namespace) -> None:
         + (f"  revoked by {visible(row['revokedBy'])}" if row["revokedBy"] else "")
         for row in rows
     ]
-    _emit(args, rows, "\n".join(lines) or "no invites")
+    emit(args, rows, "\n".join(lines) or "no invites")
 
 
 async def _briefing(args: argparse.Namespace) -> None:
@@ -660,7 +660,7 @@ async def _briefing(args: argparse.Namespace) -> None:
     lines += [_comment_line(k) for k in data["comments"]]
     if data["drafter"]:
         lines.append(f"invited to draft: {visible(data['drafter'])}")
-    _emit(args, data, "\n".join(lines))
+    emit(args, data, "\n".join(lines))
 
 
 def _comment_line(row: dict[str, Any]) -> str:
@@ -708,7 +708,7 @@ async def _poll(args: argparse.Namespace) -> None:
     data = {"items": items, "nextCursor": f"evt_{after}", "hasMore": more}
     lines = [_shown_line(e) for e in items]
     lines.append(f"next: evt_{after}" + ("  (more)" if more else ""))
-    _emit(args, data, "\n".join(lines))
+    emit(args, data, "\n".join(lines))
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # what stops `tap watch` cleanly
@@ -741,16 +741,16 @@ async def _watch(args: argparse.Namespace) -> int:
             else:
                 backlog = []
             if args.ready:
-                _print("watching", file=sys.stderr)
+                echo("watching", file=sys.stderr)
                 sys.stderr.flush()
 
             def show(event: dict[str, Any]) -> bool:
                 nonlocal shown
                 redacted = views.redact(doc, reader, event)
                 if args.json:
-                    _print(json.dumps(redacted, ensure_ascii=False, sort_keys=True))
+                    echo(json.dumps(redacted, ensure_ascii=False, sort_keys=True))
                 else:
-                    _print(_shown_line(redacted))
+                    echo(_shown_line(redacted))
                 sys.stdout.flush()
                 shown += 1
                 return args.count is not None and shown >= args.count
@@ -813,7 +813,7 @@ def _register_doc(
     create = add("create", _doc_create, "create a document (and the workspace file if missing)")
     create.add_argument("--from", dest="source", required=True, help="the Markdown file")
     create.add_argument("--policy", choices=POLICIES)
-    create.add_argument("--window", type=_int, help="the objection window, in seconds")
+    create.add_argument("--window", type=whole_int, help="the objection window, in seconds")
     create.add_argument("--strategy", choices=STRATEGIES)
     create.add_argument("--trust", choices=TRUST_LEVELS, help="the trust of agents who join")
     create.add_argument("--human", default="cli", help="the human custodian")
@@ -823,8 +823,8 @@ def _register_doc(
     export.add_argument("--as", dest="as_", metavar="AGENT", help="only what this agent may read")
     export.add_argument("--clearance", metavar="LEVEL", help="only what this clearance may read")
     log = add("log", _doc_log, "the document's events: when, who, what, on what, why")
-    log.add_argument("--since", type=_int, default=0, help="from sequence number N")
-    log.add_argument("--limit", type=_int)
+    log.add_argument("--since", type=whole_int, default=0, help="from sequence number N")
+    log.add_argument("--limit", type=whole_int)
     log.add_argument(
         "--type", action="append", help="only events whose type holds this (repeatable)"
     )
@@ -939,15 +939,15 @@ def _register_tap(
         "how much you care about a section (0-10)",
     )
     salience.add_argument("--section", required=True)
-    salience.add_argument("--score", required=True, type=_int)
+    salience.add_argument("--score", required=True, type=whole_int)
 
     propose = write("propose", _propose, "propose new content for a section")
     propose.add_argument("--section", required=True)
     content_options(propose)
     propose.add_argument("--summary")
-    propose.add_argument("--base-version", type=_int)
+    propose.add_argument("--base-version", type=whole_int)
     propose.add_argument("--reasoning")
-    propose.add_argument("--window", type=_int, help="this proposal's objection window (s)")
+    propose.add_argument("--window", type=whole_int, help="this proposal's objection window (s)")
     approve = proposal_verb("approve", _on_proposal("approve", why="reason"), "approve")
     approve.add_argument("--reason", help="a human says why (their approval merges at once)")
     reject = proposal_verb("reject", _on_proposal("reject", reason="reason"), "reject")
@@ -975,7 +975,7 @@ def _register_tap(
         "lock", _fields_of("lock", sectionId="section", ttlSeconds="ttl"), "lock a section"
     )
     lock.add_argument("--section", required=True)
-    lock.add_argument("--ttl", type=_int, help="seconds (1-60, default 30)")
+    lock.add_argument("--ttl", type=whole_int, help="seconds (1-60, default 30)")
     unlock = write(
         "unlock", _fields_of("unlock", sectionId="section", why="why"), "unlock a section"
     )
@@ -995,7 +995,7 @@ def _register_tap(
     )
     ask.add_argument("--question", required=True)
     ask.add_argument("--section")
-    ask.add_argument("--timeout", type=_int, help="seconds (10-3600, default 60)")
+    ask.add_argument("--timeout", type=whole_int, help="seconds (10-3600, default 60)")
     ask.add_argument("--context")
     respond = write(
         "respond", _fields_of("respond", queryId="query", response="response"), "answer a query"
@@ -1040,10 +1040,10 @@ def _register_tap(
 
     poll = add("poll", _poll, "events since a cursor", write=False)
     poll.add_argument("--since", help="a cursor: evt_N, from sequence number N (default evt_0)")
-    poll.add_argument("--limit", type=_int, default=POLL_DEFAULT, help="1-200 (default 50)")
+    poll.add_argument("--limit", type=whole_int, default=POLL_DEFAULT, help="1-200 (default 50)")
     watch = add("watch", _watch, "events as they happen, one a line", write=False)
     watch.add_argument("--since", help="first the events from this cursor (evt_N)")
-    watch.add_argument("--count", type=_int, help="stop after N events")
+    watch.add_argument("--count", type=whole_int, help="stop after N events")
     watch.add_argument("--ready", action="store_true", help=argparse.SUPPRESS)  # for tests
 
     classify = write(
@@ -1087,7 +1087,10 @@ def _register_tap(
     )
     disclosure.add_argument("--agent", dest="target", required=True, help="the agent (name or id)")
     disclosure.add_argument(
-        "--level", required=True, type=_int, help="1: the boundary (default); 2: its category too"
+        "--level",
+        required=True,
+        type=whole_int,
+        help="1: the boundary (default); 2: its category too",
     )
     remove = write(
         "remove",
@@ -1104,7 +1107,7 @@ def _register_tap(
     invite.add_argument("--org")
     invite.add_argument("--mode", choices=CONTEXT_MODES, default="Full")
     invite.add_argument("--section", action="append", default=[], help="repeatable, or a,b")
-    invite.add_argument("--ttl", type=_int, help="seconds (default 7 days)")
+    invite.add_argument("--ttl", type=whole_int, help="seconds (default 7 days)")
     revoke = write(
         "revoke-invite",
         _fields_of("revoke-invite", invite="invite", why="why"),
@@ -1132,11 +1135,11 @@ def _register_tap(
         "change the approval policy, strategy or removal guard",
     )
     policy.add_argument("--policy", choices=POLICIES)
-    policy.add_argument("--window", type=_int)
+    policy.add_argument("--window", type=whole_int)
     policy.add_argument("--strategy", choices=STRATEGIES)
     policy.add_argument(
         "--removal-guard",
-        type=_int,
+        type=whole_int,
         help="%% of a section's lines a proposal may remove and still merge without a human",
     )
     policy.add_argument("--why", required=True)

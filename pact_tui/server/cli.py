@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.visible import visible
 
-from ..cli import _emit, _fail, _int, _print
+from ..commandline import echo, emit, fail, whole_int
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8080
 
@@ -26,7 +26,7 @@ def _serve(args: argparse.Namespace) -> int:
     where = visible(str(where_shown(args.workspace)))
 
     def ready(url: str) -> None:
-        _print(f"Serving {where} at {url} (PACT v0.3: {url}/api/pact/DOC/…); Ctrl+C stops")
+        echo(f"Serving {where} at {url} (PACT v0.3: {url}/api/pact/DOC/…); Ctrl+C stops")
         import sys
 
         sys.stdout.flush()
@@ -43,15 +43,15 @@ def _serve(args: argparse.Namespace) -> int:
             )
         )
     except (CannotServe, FeedFailed) as error:
-        _fail(args, str(error), error.to_dict())
+        fail(args, str(error), error.to_dict())
         return 1
     except (ContextError, StoreError) as error:
-        _fail(args, str(error), error.to_dict())
+        fail(args, str(error), error.to_dict())
         return 1
     except KeyboardInterrupt:
-        _fail(args, "interrupted", {"code": "INTERRUPTED"})
+        fail(args, "interrupted", {"code": "INTERRUPTED"})
         return 1
-    _print("Stopped")
+    echo("Stopped")
     return 0
 
 
@@ -69,7 +69,7 @@ async def _key_create(args: argparse.Namespace) -> None:
         key = await ws.create_custodian_key(human=human, label=args.label)
     key_id = key_hash(key)[:12]
     data = {"key": key, "keyId": key_id, "human": human, "label": args.label}
-    _emit(
+    emit(
         args,
         data,
         f"custodian key {key_id} for human {visible(human)!r} (shown this once):\n{key}",
@@ -127,7 +127,7 @@ async def _key_list(args: argparse.Namespace) -> None:
         )
         for r in rows
     ]
-    _emit(args, rows, "\n".join(lines) or "no keys")
+    emit(args, rows, "\n".join(lines) or "no keys")
 
 
 async def _key_revoke(args: argparse.Namespace) -> None:
@@ -179,11 +179,11 @@ async def _key_revoke(args: argparse.Namespace) -> None:
             await ws.run_document(document, command, Actor.human(human))
             data = {"revoked": given, "kind": kind, "agent": which, "document": document}
             text = f"revoked agent {visible(which)}'s key on {visible(document)} (agent removed)"
-    _emit(args, data, text)
+    emit(args, data, text)
 
 
 def _port(text: str) -> int:
-    value = _int(text)
+    value = whole_int(text)
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
     return value
