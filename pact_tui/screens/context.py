@@ -1309,7 +1309,8 @@ class ContextScreen(Screen[None]):
         before = self._held(shown.name, entry) if entry is not None else None
         if before is None:
             self.provider_changes = None
-            small = self.workspace.context(shown.name).item_count() <= REBUILD_FOR_PROVIDER
+            totals = self.provider.totals  # of the view shown: the pane was just laid out
+            small = totals is not None and totals.messages <= REBUILD_FOR_PROVIDER
             if entry is not None and small:  # a rebuild of a small context takes milliseconds
                 self._rebuild_provider_base(shown, entry)
         else:
