@@ -12,7 +12,9 @@ A message is what ``ContextView.render_provider`` sends for one item: its role a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from textual.cache import LRUCache
@@ -104,21 +106,21 @@ class ProviderLayout(TreeLayout):
 
     def __init__(self) -> None:
         super().__init__(headers=False)
-        self._messages: list[int] = []  # by the layout's entry: the system region, then turns
-        self._chars: list[int] = []
-        self._largest: list[int] = []
+        # By the layout's entry (the system region, then the turns oldest first); arrays,
+        # which the garbage collector does not walk.
+        self._messages, self._chars, self._largest = array("q"), array("q"), array("q")
 
     def forget(self) -> None:
         super().forget()
-        self._messages, self._chars, self._largest = [], [], []
+        self._messages, self._chars, self._largest = array("q"), array("q"), array("q")
 
-    def _measure_all(self, turns: list[Turn]) -> list[int]:
+    def _measure_all(self, turns: list[Turn]) -> Sequence[int]:
         counted = [turn_totals(turn) for turn in turns]
-        self._messages = [m for m, _c, _l in counted]
-        self._chars = [c for _m, c, _l in counted]
-        self._largest = [most for _m, _c, most in counted]
+        self._messages = array("q", [m for m, _c, _l in counted])
+        self._chars = array("q", [c for _m, c, _l in counted])
+        self._largest = array("q", [most for _m, _c, most in counted])
         if not self._ghosts:  # one line per message
-            return list(self._messages)
+            return self._messages
         return super()._measure_all(turns)
 
     def _measure(self, index: int, turn: Turn) -> int:
@@ -144,20 +146,14 @@ def provider_changes(before: ContextView, now: ContextView, since: str) -> Provi
 
     A turn that is the same object in both views was not written between them (the context
     copies a turn a snapshot holds before writing it), so its messages are the same: only the
-    turns that are not are compared item by item, found by identity (a set of each side's
-    turns, at C speed: a walk of 30,000 turns side by side took a tenth of a second)."""
+    turns that are not are compared item by item, found by identity (set differences of
+    each side's turns, at C speed: a walk of 33,000 turns side by side took a tenth of a
+    second on every ``v``)."""
     old_turns, new_turns = _turn_list(before), _turn_list(now)
-    old_ids, new_ids = set(map(id, old_turns)), set(map(id, new_turns))
     old: dict[str, tuple[str, Item]] = {}
-    for index, turn in enumerate(old_turns):
-        if id(turn) not in new_ids:  # gone since, or written since
-            depth = -1 if index == 0 else len(old_turns) - 1 - index
-            old.update((item.id, (role, item)) for role, item in _messages(depth, turn))
-    written = [
-        (-1 if index == 0 else len(new_turns) - 1 - index, turn)
-        for index, turn in enumerate(new_turns)
-        if id(turn) not in old_ids
-    ]
+    for depth, turn in _placed(old_turns, set(old_turns).difference(new_turns)):
+        old.update((item.id, (role, item)) for role, item in _messages(depth, turn))
+    written = _placed(new_turns, set(new_turns).difference(old_turns))
     added: set[str] = set()
     changed: set[str] = set()
     still_sent = 0
@@ -180,6 +176,24 @@ def _turn_list(view: ContextView) -> list[Turn]:
     system = view.turn_at(-1)
     assert system is not None
     return [system, *view.turns_oldest_first()]
+
+
+def _placed(turns: list[Turn], picked: set[Turn]) -> list[tuple[int, Turn]]:
+    """(depth, turn) of the ``picked`` turns of ``turns`` (``_turn_list``'s), in their order."""
+    last = len(turns) - 1
+    placed = []
+    for turn in picked:
+        if turn is turns[0]:
+            placed.append((-1, turn))
+        else:  # the turns after the system region are in seq order
+            index = bisect_left(turns, turn.seq, lo=1, key=_seq_of)
+            placed.append((last - index, turn))
+    placed.sort(key=lambda pair: -pair[0])
+    return placed
+
+
+def _seq_of(turn: Turn) -> int:
+    return turn.seq
 
 
 def _messages(depth: int, turn: Turn) -> Iterator[tuple[str, Item]]:
