@@ -226,7 +226,7 @@ class TreeLayout:
         self._lines = LineIndex(self._measure_all(self._turns))
         self._last_seq = self._turns[-1].seq if len(self._turns) > 1 else SYSTEM_SEQ
 
-    def _measure_all(self, turns: list[Turn]) -> list[int]:
+    def _measure_all(self, turns: list[Turn]) -> Sequence[int]:
         """The heights of every turn, for a layout made anew."""
         collapsed, headers, ghosts = self.collapsed, self.headers, self._ghosts
         return [_height(turn, collapsed, headers, ghosts.get(turn.seq)) for turn in turns]

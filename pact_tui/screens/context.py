@@ -494,9 +494,8 @@ class ContextScreen(Screen[None]):
     def _build_indexes(self, name: str) -> None:
         """Once a context is on screen: the indexes opening left for later (Context.restore,
         and its story index), so that its first command and its first story do not wait for
-        them (a no-op once built)."""
-        self.workspace.context(name).build_indexes()
-        self.workspace.read_story_index(name)
+        them (a no-op once built), and the heap frozen (``Workspace.build_indexes``)."""
+        self.workspace.build_indexes(name)
 
     def watch_selector(self) -> None:
         self._select()
