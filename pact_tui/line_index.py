@@ -7,6 +7,7 @@ turns. Both are O(log n) here, where a plain list of prefix sums would cost O(n)
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 
 
@@ -14,9 +15,12 @@ class LineIndex:
     __slots__ = ("_sizes", "_tree")
 
     def __init__(self, sizes: Iterable[int] = ()) -> None:
-        self._sizes: list[int] = list(sizes)
+        # Arrays, not lists: the collector does not track them (a list of 33,000 ints is
+        # walked entry by entry by every full collection).
+        self._sizes = array("q", sizes)
         # Linear-time construction: each node passes its partial sum to its parent.
-        tree = [0, *self._sizes]
+        tree = array("q", [0])
+        tree.extend(self._sizes)
         for i in range(1, len(tree)):
             parent = i + (i & -i)
             if parent < len(tree):

@@ -212,7 +212,9 @@ class TreeLayout:
             if index is not None:
                 self._remeasure(index, self._turns[index])
 
-    def _measure(self, turn: Turn) -> int:
+    def _measure(self, index: int, turn: Turn) -> int:
+        """The height of ``turn``, the layout's entry ``index`` (a subclass may note more of
+        it here: every turn laid out, or laid out again, passes through)."""
         return _height(turn, self.collapsed, self.headers, self._ghosts.get(turn.seq))
 
     def _rebuild(self, view: ContextView) -> None:
@@ -221,11 +223,13 @@ class TreeLayout:
         self._token = live.journal_token if live is not None else 0
         self._turns = [turn for _depth, turn in view.iter_turns()]
         self._blocks = {}
-        collapsed, headers, ghosts = self.collapsed, self.headers, self._ghosts
-        self._lines = LineIndex(
-            [_height(turn, collapsed, headers, ghosts.get(turn.seq)) for turn in self._turns]
-        )
+        self._lines = LineIndex(self._measure_all(self._turns))
         self._last_seq = self._turns[-1].seq if len(self._turns) > 1 else SYSTEM_SEQ
+
+    def _measure_all(self, turns: list[Turn]) -> Sequence[int]:
+        """The heights of every turn, for a layout made anew."""
+        collapsed, headers, ghosts = self.collapsed, self.headers, self._ghosts
+        return [_height(turn, collapsed, headers, ghosts.get(turn.seq)) for turn in turns]
 
     def _apply_changes(self, view: ContextView, seqs: set[int]) -> None:
         turns = list(_new_turns(view, self._last_seq))
@@ -239,14 +243,14 @@ class TreeLayout:
                 self._remeasure(index, view.turn_at(depth))
         for turn in turns:
             self._turns.append(turn)
-            self._lines.append(self._measure(turn))
+            self._lines.append(self._measure(len(self._turns) - 1, turn))
             self._last_seq = turn.seq
 
     def _remeasure(self, index: int, turn: Turn | None) -> None:
         assert turn is not None
         self._turns[index] = turn
         self._blocks.pop(index, None)
-        self._lines.set(index, self._measure(turn))
+        self._lines.set(index, self._measure(index, turn))
 
     def _block(self, index: int) -> _Block:
         block = self._blocks.get(index)

@@ -494,9 +494,8 @@ class ContextScreen(Screen[None]):
     def _build_indexes(self, name: str) -> None:
         """Once a context is on screen: the indexes opening left for later (Context.restore,
         and its story index), so that its first command and its first story do not wait for
-        them (a no-op once built)."""
-        self.workspace.context(name).build_indexes()
-        self.workspace.read_story_index(name)
+        them (a no-op once built), and the heap frozen (``Workspace.build_indexes``)."""
+        self.workspace.build_indexes(name)
 
     def watch_selector(self) -> None:
         self._select()
@@ -1309,7 +1308,8 @@ class ContextScreen(Screen[None]):
         before = self._held(shown.name, entry) if entry is not None else None
         if before is None:
             self.provider_changes = None
-            small = self.workspace.context(shown.name).item_count() <= REBUILD_FOR_PROVIDER
+            totals = self.provider.totals  # of the view shown: the pane was just laid out
+            small = totals is not None and totals.messages <= REBUILD_FOR_PROVIDER
             if entry is not None and small:  # a rebuild of a small context takes milliseconds
                 self._rebuild_provider_base(shown, entry)
         else:

@@ -39,7 +39,7 @@ from engine.visible import visible
 from engine.workspace import SnapshotEntry
 
 from ..filtered_layout import FilteredLayout
-from ..provider import ProviderTotals, char_count, provider_totals, token_estimate
+from ..provider import ProviderLayout, ProviderTotals, char_count, token_estimate
 from ..reasons import Reasons
 from ..tree_diff import note_of
 from ..tree_layout import SYSTEM_SEQ, Row, TreeLayout
@@ -961,12 +961,14 @@ class ProviderList(LinePane):
 
     def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
         super().__init__(headers=False, name=name, id=id)
+        self.full_layout = self.layout_model = ProviderLayout()
         self.totals: ProviderTotals | None = None
         """How much the view laid out sends (worked out when it is laid out)."""
 
     def _lay_out(self, new: Shown, *, tell: bool = False) -> None:
         super()._lay_out(new, tell=tell)
-        self.totals = provider_totals(new.view)
+        assert isinstance(self.full_layout, ProviderLayout)
+        self.totals = self.full_layout.totals()
         self._say_totals()
 
     def watch_changes(self) -> None:

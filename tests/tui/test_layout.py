@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from engine.context import Context, ContextError, SequentialIds, SteppingClock, TextContent
 from pact_tui.line_index import LineIndex
+from pact_tui.provider import ProviderLayout, provider_totals
 from pact_tui.tree_layout import TreeLayout
 
 
@@ -108,6 +109,23 @@ def test_incremental_layout_equals_a_fresh_one(ops: list[tuple], headers: bool) 
         fresh.collapsed = set(live.collapsed)
         fresh.sync(context)
         assert live.line_count == fresh.line_count
+        assert _rows(live) == _rows(fresh)
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPS)
+def test_the_provider_layouts_kept_totals_equal_a_walk_of_every_message(ops: list[tuple]) -> None:
+    """The provider pane's totals are kept per turn and counted again only for the turns a
+    change wrote: after any commands, synced now and then, they are those of a walk of every
+    message, and its rows those of a plain provider layout."""
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    live = ProviderLayout()
+    live.sync(context)
+    for op in ops:
+        _apply(context, live, op)
+        assert live.totals() == provider_totals(context)
+        fresh = TreeLayout(headers=False)
+        fresh.sync(context)
         assert _rows(live) == _rows(fresh)
 
 
