@@ -531,6 +531,8 @@ class DocumentScreen(CustodianActions):
         self._show_proposal()  # drawn only while the queue is in front: now, for this reader
         self._show_event()
         self._show_agent()  # and the agent's only while the roster is
+        self._show_briefing()
+        self._show_cell()
         self._focus_view()
 
     def _focus_view(self) -> None:
@@ -763,7 +765,11 @@ class DocumentScreen(CustodianActions):
     def _show_briefing(self) -> None:
         if self.shown is None:
             return
-        self.query_one("#inbox-briefing", Static).update(briefing_text(self.shown, self.inbox_row))
+        pane = self.query_one("#inbox-briefing", Static)
+        if self.view != "inbox":  # made when the inbox is shown; meanwhile it holds nothing
+            pane.update(Text())
+            return
+        pane.update(briefing_text(self.shown, self.inbox_row))
 
     @on(EscalationInbox.Act)
     def _inbox_act(self, event: EscalationInbox.Act) -> None:
@@ -1251,7 +1257,11 @@ class DocumentScreen(CustodianActions):
     def _show_cell(self) -> None:
         if self.shown is None:
             return
-        self.query_one("#heat-detail", Static).update(cell_text(self.shown, self.heat_cell))
+        pane = self.query_one("#heat-detail", Static)
+        if self.view != "heatmap":  # made when the heatmap is shown; meanwhile it holds nothing
+            pane.update(Text())
+            return
+        pane.update(cell_text(self.shown, self.heat_cell))
 
     @on(SalienceHeatmap.FilterAsked)
     def _ask_heat_filter(self) -> None:

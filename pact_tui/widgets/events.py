@@ -217,7 +217,7 @@ class EventList(RowList[DocShown, EventRow]):
         self._wanted: set[int] = set()  # pages to ask for once this frame is drawn
         self._drawn: tuple[Any, ...] | None = None  # what the rows were made from
 
-    def watch_shown(self) -> None:
+    def show_now(self) -> None:
         shown = self.shown
         # The rows do not depend on the clock: a tick that moved only ``now_ms`` redraws nothing.
         drawn = None if shown is None else (shown.name, shown.revision, shown.reader)

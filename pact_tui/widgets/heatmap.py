@@ -379,10 +379,17 @@ class SalienceHeatmap(CursorPane):
 
     def watch_shown(self) -> None:
         shown = self.shown
-        # The grid does not depend on the clock: a tick that moved only ``now_ms`` redraws nothing.
+        # The grid does not depend on the clock: a tick that moved only ``now_ms`` redraws nothing;
+        # hidden behind another view, it is made again when it is shown (``on_show``).
         drawn = None if shown is None else (shown.name, shown.revision, shown.reader)
-        if drawn != self._drawn:
+        same_reader = (
+            drawn is not None and self._drawn is not None and (drawn[0::2] == self._drawn[0::2])
+        )  # another document or reader is made at once, shown or not
+        if drawn != self._drawn and (self.display or not same_reader):
             self.regrid()
+
+    def on_show(self) -> None:
+        self.watch_shown()  # what changed while the grid was hidden
 
     def watch_heat_filter(self) -> None:
         self.regrid()

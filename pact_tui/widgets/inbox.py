@@ -379,8 +379,8 @@ class EscalationInbox(RowList[DocShown, InboxRow]):
         """What waits, oldest first; below it, greyed, what was settled, with how."""
         return [*inbox_rows(shown.doc, shown.reader), *history_rows(shown.doc, shown.reader)]
 
-    def watch_shown(self) -> None:
-        super().watch_shown()
+    def show_now(self) -> None:
+        super().show_now()
         settled = sum(row.closed is not None for row in self.rows)
         waiting = len(self.rows) - settled
         self.border_title = plain(f"escalation inbox ({waiting}) · {settled} settled")

@@ -110,6 +110,8 @@ class RowList(CursorPane, Generic[ShownT, RowT]):
         under a still cursor (a proposal arrives, one merges), so an action on "the row
         highlighted" acts on this one, and can say what changed since."""
         self._held_of: str | None = None  # the name of what ``held`` is of (a document's)
+        self._behind = False  # ``shown`` changed while the list was hidden: not made again yet
+        self._made_of: tuple[Any, Any] = (None, None)  # the document and reader rows are of
 
     def notify_style_update(self) -> None:
         self._base_style = None
@@ -123,7 +125,31 @@ class RowList(CursorPane, Generic[ShownT, RowT]):
         raise NotImplementedError  # and draws them
 
     def watch_shown(self) -> None:
+        # A list hidden behind the one shown (the document screen shows one view at a time)
+        # makes its rows when it is shown, not on every change of the document: at 200,000
+        # events the hidden views' rows were most of a change's cost.
+        # Another document or reader is made at once: a hidden list never holds what the
+        # reader now viewed as may not read.
+        self._behind = not self.display and self._made_of == self._of(self.shown)
+        if not self._behind:
+            self.show_now()
+
+    @staticmethod
+    def _of(shown: Any) -> tuple[Any, Any]:
+        return getattr(shown, "name", None), getattr(shown, "reader", None)
+
+    def show_now(self) -> None:
+        """Make the rows from ``shown`` (a list that draws more than its rows adds it here)."""
         self.refill()
+
+    def catch_up(self) -> None:
+        """Make the rows, if ``shown`` changed while the list was hidden."""
+        if self._behind:
+            self._behind = False
+            self.show_now()
+
+    def on_show(self) -> None:
+        self.catch_up()
 
     def watch_cursor_line(self, old: int, new: int) -> None:
         super().watch_cursor_line(old, new)
@@ -132,6 +158,7 @@ class RowList(CursorPane, Generic[ShownT, RowT]):
     def refill(self) -> None:
         """Make the rows again (the document, or what the list filters by, changed), keeping
         the cursor on the row it was on."""
+        self._behind, self._made_of = False, self._of(self.shown)
         keep = self.current_row.key if self.current_row is not None else None
         self.rows = () if self.shown is None else self.rows_of(self.shown)
         self.fit_virtual_size()

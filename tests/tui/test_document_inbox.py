@@ -457,11 +457,11 @@ PANES = (
 
 async def seen_as(pilot: Pilot[Any], screen: DocumentScreen, name: str | None) -> list[str]:
     """Everything the screen holds to draw viewing as ``name`` (None: the custodian), the
-    proposal queue in front: the status line, every view's title and rows (in sight or not),
-    every detail pane (the diff too) for the selection the screen kept (from another reader's
-    view too), then
+    proposal queue in front: the status line, every view's title and rows (hidden or not, and
+    each once it is shown: a hidden view is made when it is shown), every detail pane (the
+    diff too) for the selection the screen kept (from another reader's view too), then
     for every selection it could hold (a hidden proposal, item or cell, a section of the hidden
-    one: the others hold no canary); the screen as drawn at the end."""
+    one: the others hold no canary), each beside its view; the screen as drawn at the end."""
     doc = screen.workspace.document(bw.NAME)
     screen.view_as(name)
     await settle(pilot)
@@ -472,19 +472,35 @@ async def seen_as(pilot: Pilot[Any], screen: DocumentScreen, name: str | None) -
         seen.append(str(pane.border_title))
         if isinstance(pane, RowList):
             seen += rows_text(pane)
+    for view in VIEWS:
+        screen.view = view
+        await settle(pilot)
+        pane = screen.query_one(f"#{view}")
+        seen.append(str(pane.border_title))
+        if isinstance(pane, RowList):
+            seen += rows_text(pane)
+    seen += [drawn(screen.query_one(pane, Static | Markdown)) for pane in PANES]
+    screen.view = "queue"
+    await settle(pilot)
     for pid in [None, *doc.proposals]:
         screen.proposal_id = pid
         seen.append(drawn(screen.query_one("#proposal-detail", Static)))
     grid = screen.query_one(SalienceHeatmap).grid
     seen += [f"{s.id} {s.title}" for s in grid.sections]
     seen += [f"invited {grid.invited(s.key)}" for s in grid.sections]
+    screen.view = "heatmap"
+    await settle(pilot)
     for agent in doc.agents.values():
         for section in doc.sections:
             screen.heat_cell = (agent.id, section.key)
             seen.append(drawn(screen.query_one("#heat-detail", Static)))
+    screen.view = "inbox"
+    await settle(pilot)
     for row in inbox_rows(doc, None):
         screen.inbox_row = row
         seen.append(drawn(screen.query_one("#inbox-briefing", Static)))
+    screen.view = "queue"
+    await settle(pilot)
     for section in doc.sections:
         if section.id.startswith(bw.SECRET):
             screen.section_id = section.id

@@ -843,3 +843,34 @@ async def test_a_question_holding_square_brackets_is_text_not_markup(demo: Path)
         await pilot.pause()
         shown = " ".join(str(label.content) for label in app.screen.query("Label"))
         assert "Why [/not-a-tag] and [bold]x[/bold]?" in shown
+
+
+async def test_a_hidden_queue_is_made_again_only_when_it_is_shown(demo: Path) -> None:
+    """A change of the document while another view is in front leaves the queue's rows as
+    they were (only the view shown is made again, at 200,000 events the hidden ones were most
+    of a change's cost); showing the queue makes them from the document as it is now."""
+    from engine.protocol.commands import Actor
+    from engine.workspace import Workspace
+    from pact_tui.screenshot import fixed_clock
+
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen, queue = await queue_of(pilot)
+        before = [row.key for row in queue.rows]
+        await pilot.press("o")
+        await settle(pilot)
+        agent = next(iter(screen.shown.doc.active))  # type: ignore[union-attr]
+        async with await Workspace.open(demo, watch=False, lazy=True, clock=fixed_clock()) as other:
+            command = {"op": "propose", "sectionId": "sec:summary", "newContent": "# S\n\nNew.\n"}
+            await other.run_document("memo", command, Actor.agent(agent))
+        revision = screen.revision
+        await pilot.press("t")
+        await wait_until(pilot, lambda: screen.revision > revision, "the proposal to be read")
+        await settle(pilot)
+        doc = screen.shown.doc  # type: ignore[union-attr]
+        assert len(doc.proposals) == len(before) + 1
+        assert [row.key for row in queue.rows] == before  # hidden: not made again
+        await pilot.press("P")
+        await settle(pilot)
+        assert sorted(row.key for row in queue.rows) == sorted(doc.proposals)
+        assert queue.border_title == f"proposals ({len(doc.proposals)})"
