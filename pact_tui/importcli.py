@@ -134,7 +134,7 @@ async def _import_gptme(args: argparse.Namespace, made_or_nothing: Any) -> None:
                 f" ({len(imported.commands) + 1:,} events; snapshots: {visible(snapshots)};"
                 f" gptme sends {visible(imported.log)})"
             )
-            emit(args, data, text)
+            _say(args, data, text)  # flushed: a follower's reader sees it now
             if not args.follow:
                 return
             follower = Follower(conversation, plan, imported)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import selectors
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import pytest
 from engine.masterlog.lines import encode_message
 from engine.store import SqliteEventStore
 
+from ..pipes import lines_of
 from .conftest import REPO_ROOT, failed, ok
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "gptme"
@@ -208,16 +208,8 @@ def test_a_bad_messages_list_names_the_bad_message(tmp_path: Path, given: str, s
 
 # -- following ----------------------------------------------------------------------------------
 def _lines(process: subprocess.Popen[str]) -> Iterator[dict[str, Any]]:
-    """JSON lines of a process's stdout as they come (waits on the pipe, 30 s at most)."""
-    assert process.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    while True:
-        if not selector.select(timeout=30):
-            raise AssertionError("the follower printed nothing for 30 s")
-        line = process.stdout.readline()
-        if not line:
-            return
+    """JSON lines of a process's stdout as they come (30 s at most for each)."""
+    for line in lines_of(process, "the follower"):
         yield json.loads(line)
 
 

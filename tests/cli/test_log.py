@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
 import shutil
 import sqlite3
 import subprocess
@@ -19,6 +18,7 @@ import pytest
 from engine.masterlog.lines import encode_message
 from tests.processes import run_as_ordinary_user
 
+from ..pipes import lines_of
 from .conftest import REPO_ROOT, Ran, cli, failed, ok
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "gptme"
@@ -156,17 +156,8 @@ def test_compact_writes_a_view_that_verifies(basic: Path) -> None:
 
 
 def _lines(process: subprocess.Popen[str]) -> Iterator[str]:
-    """Lines of a process's stdout as they come (no sleeps: waits on the pipe, 30 s at most)."""
-    assert process.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    while True:
-        if not selector.select(timeout=30):
-            raise AssertionError("tail printed nothing for 30 s")
-        line = process.stdout.readline()
-        if not line:
-            return
-        yield line
+    """Lines of a process's stdout as they come (30 s at most for each)."""
+    return lines_of(process, "tail")
 
 
 def test_tail_follows_the_master_as_gptme_appends(basic: Path, cache: Path) -> None:
