@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -686,9 +687,7 @@ class Context(ContextView):
         count = len(turns) + (1 if push else 0)
         fixed = [self._items[item_id] for item_id in self._fixed]
         places = [self._where[item.id] for item in fixed]
-        fixed_in: dict[int, int] = {}
-        for seq, _position in places:
-            fixed_in[seq] = fixed_in.get(seq, 0) + 1
+        fixed_in = Counter(seq for seq, _position in places)
         kept_depths = {last - index[seq] for seq in fixed_in}
         hollow = sorted(
             i
@@ -711,11 +710,7 @@ class Context(ContextView):
             removed = sorted(removed + more)
         if self._rec is not None:
             self._record_reshape(self._rec, push, removed, fixed, places)
-        offsets = self._unplace_many(fixed)
-        lifted = [
-            (last - index[seq], position, offsets[item.id], item)
-            for item, (seq, position) in zip(fixed, places, strict=True)
-        ]
+        groups = self._lift(fixed, places, last)
         if push:
             turn = self._new_turn(self._take_turn_seq())
             self._note(turn.seq)
@@ -731,10 +726,63 @@ class Context(ContextView):
                 anchor = template.anchor_seq
                 if anchor not in (None, SYSTEM_SEQ) and anchor not in self._turn_index:
                     self._drop_template(template.id)
-        lifted.sort(key=_seating_order)
+        groups.sort(key=lambda group: (group[0], group[1]))
         deepest = self.history_depth
-        for depth, position, offset, item in lifted:
-            self._place(item, self._seq_at(min(depth, deepest)), position, offset)
+        for depth, position, whole, lifted in groups:
+            seq = self._seq_at(min(depth, deepest))
+            if whole is not None:
+                turn = self._writable_turn(seq)
+                if position not in turn.slots:
+                    self._settle(whole, turn, position)
+                    continue
+                lifted = [
+                    (depth, position, i - whole.core, item) for i, item in enumerate(whole.items)
+                ]
+            lifted.sort(key=_seating_order)
+            for _depth, _position, offset, item in lifted:
+                self._place(item, seq, position, offset)
+
+    def _lift(
+        self, fixed: list[Item], places: list[Where], last: int
+    ) -> list[tuple[int, int, Slot | None, list[tuple[int, int, int, Item]]]]:
+        """Take the items that keep their depth out of their slots, one group per slot, as
+        (depth, position, the slot when they were all it held, else None, each item with its
+        depth, position and offset). A slot they leave empty goes."""
+        by_slot: dict[Where, list[Item]] = {}
+        for item, place in zip(fixed, places, strict=True):
+            group = by_slot.get(place)
+            if group is None:
+                by_slot[place] = [item]
+            else:
+                group.append(item)
+        index = self._turn_index
+        groups: list[tuple[int, int, Slot | None, list[tuple[int, int, int, Item]]]] = []
+        for (seq, position), group in by_slot.items():
+            depth = last - index[seq]
+            turn = self._writable_turn(seq)
+            slot = self._writable_slot(turn, position)
+            if len(group) == len(slot.items):  # the whole slot: it goes, its order kept
+                del turn.slots[position]
+                groups.append((depth, position, slot, []))
+                continue
+            offsets = slot.take(group)
+            if not slot.items:
+                del turn.slots[position]
+            lifted = [
+                (depth, position, offset, item) for item, offset in zip(group, offsets, strict=True)
+            ]
+            groups.append((depth, position, None, lifted))
+        return groups
+
+    def _settle(self, lifted: Slot, turn: Turn, position: int) -> None:
+        """Put the items of a slot lifted whole into ``turn``'s empty slot at ``position``, in
+        their order and with their core: what placing them one by one (core, the post side
+        outward, the pre side outward) gives in a slot that holds nothing else."""
+        slot = self._writable_slot(turn, position)
+        slot.items, slot.core = lifted.items, lifted.core
+        where, place = self._where, (turn.seq, position)
+        for item in lifted.items:
+            where[item.id] = place
 
     # =====================================================================================
     # episodes: expiry, render lifecycles, cadence

@@ -335,6 +335,26 @@ def test_odi_temporary_items_alone_in_a_slot_keep_their_offsets(ctx: Context) ->
     assert ctx.select("d1, 5, *") == []
 
 
+def test_odi_slot_of_temporaries_moved_whole_leaves_held_states_as_they_were(
+    ctx: Context,
+) -> None:
+    """A slot holding only items that keep their depth moves whole to the new turn (issue 27):
+    the states held before (a hold, a sealed snapshot) still show it where it was."""
+    ctx.add_user("first")
+    for offset, name in [(0, "c"), (1, "p1"), (-1, "m1")]:
+        ctx.pact_insert(f"d0, 5, {offset}", TextContent(name, ttl=9))
+    held, sealed = ctx.hold(), ctx.seal()
+    before = held.model_dump_json()
+    ctx.add_user("second")
+    ctx.pact_insert("d0, 5, 1", TextContent("p0", ttl=9))
+    ctx.pact_delete("d0, 5, -1")
+    assert slot_layout(ctx, 0, 5) == {0: "c", 1: "p0", 2: "p1"}
+    assert held.model_dump_json() == before
+    snapshot = ctx.history.at_snapshot(sealed)
+    assert [n.content for n in snapshot.select("d0, 5, *")] == ["m1", "c", "p1"]
+    check_structure(ctx)
+
+
 def test_odi_mixed_slot_is_repacked(ctx: Context) -> None:
     """The documented exception: a slot a temporary item leaves or joins is re-packed.
 
