@@ -119,7 +119,7 @@ def main() -> None:
         "add_user over 10k temporary items in one slot ÷ over 1k",
         l_,
         s,
-        20.0,
+        10.0,
         anchor_label="over 1k",
     )
 
