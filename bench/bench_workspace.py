@@ -74,6 +74,7 @@ ROLE_MODULE = "bench.bench_workspace"  # its roles run as processes of their own
 
 TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 2
 AGENTS, GROWING = 8, 2  # contexts, and how many of them keep their whole conversation
+WINDOW = 20  # exchanges a windowed agent keeps: two turns each, depths 0-39 once it is full
 CYCLES_PER_BATCH = 50
 TOTAL_EVENTS, TAIL = 1_000_000, 2_500
 
@@ -126,7 +127,9 @@ def agent_cycle(number: int, windowed: bool) -> list[dict[str, Any]]:
     ]
     if number % 10 == 9:
         commands.append({"op": "seal", "trigger": "checkpoint"})
-    if windowed:  # two turns an exchange: keep twenty exchanges
+    if windowed and number >= WINDOW:  # two turns an exchange: keep twenty exchanges
+        # Only once the window is full: before the twentieth exchange nothing is at depths
+        # 40-41, and a delete that matches nothing is refused (NOT_FOUND).
         commands.append({"op": "delete", "selector": "d40-41, *, *"})
     return commands
 
@@ -148,10 +151,15 @@ async def build_large_workspace(path: Path, total: int, tail: int) -> None:
                 await ws.create_context(name)
                 await ws.run_many(name, agent_setup(), actor=name)
             batches = agent_batches(names)
+            # A batch cut at the checkpoint goes on after it: each agent's script runs whole and
+            # in order (its window is full from its twentieth exchange, as agent_cycle counts).
+            left: tuple[str, list[dict[str, Any]]] | None = None
             for until in (total - tail, total):
                 while ws.head < until:
-                    name, batch = next(batches)
-                    await ws.run_many(name, batch[: until - ws.head], actor=name)
+                    name, batch = left or next(batches)
+                    cut = until - ws.head
+                    await ws.run_many(name, batch[:cut], actor=name)
+                    left = (name, batch[cut:]) if batch[cut:] else None
                 if until < total:
                     await ws.checkpoint()
 
@@ -265,7 +273,9 @@ async def _run_latencies(
             await ws.create_context(name)
             await ws.run_many(name, agent_setup())
         windowed = fresh or int(name.removeprefix("agent-")) >= GROWING
-        script = (c for number in itertools.count() for c in agent_cycle(number, windowed))
+        # On the built workspace the agent's window is already full: it deletes from the start.
+        first = 0 if fresh else WINDOW
+        script = (c for number in itertools.count(first) for c in agent_cycle(number, windowed))
         for command in itertools.islice(script, commands):
             start = time.perf_counter()
             result = await ws.run(name, command)
