@@ -31,7 +31,14 @@ from bench.common import RESULTS
 MISSED_PREFIX = "  MISSED: "
 TINY_FLAG = "--tiny"
 # The groups with sizes for a smoke run.
-TINY_GROUPS = ("bench_changes", "bench_import", "bench_pg", "bench_store")
+TINY_GROUPS = (
+    "bench_changes",
+    "bench_doctime",
+    "bench_import",
+    "bench_pg",
+    "bench_store",
+    "bench_workspace",
+)
 
 
 def run_one(name: str) -> int:

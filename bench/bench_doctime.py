@@ -7,7 +7,8 @@ apart as ``_decide_document`` spaces them). ``Workspace.document_at`` at points 
 half of the history ÷ the same fold from the stream's start (no cache found) ≤ 0.25, median of
 the points, each in a fresh process; both must arrive at the same state.
 
-``python -m bench doctime`` runs it.
+``python -m bench doctime`` runs it; ``python -m bench --tiny doctime`` at 12,000 events (CI's
+smoke run: the figure means nothing there).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import orjson
 
 import engine.workspace.documents as documents_role
 from bench.bench_protocol import _append, _work
-from bench.common import fmt, in_a_fresh_process, report_ratio
+from bench.common import TINY, fmt, in_a_fresh_process, report_ratio, sized
 from engine.documents import DOC_CHECKPOINT
 from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
@@ -38,8 +39,9 @@ from engine.protocol.persist import dump_document
 from engine.store import SqliteEventStore
 from engine.workspace import Workspace, cadence
 
-EVENTS = 200_000
-POINTS = (110_001, 137_777, 163_333, 199_999)  # in the newer half, between archives
+EVENTS = sized(200_000, 12_000)
+# In the newer half, between archives (tiny: around the archives at 5,000 and 10,000).
+POINTS = (6_001, 7_777, 9_333, 11_999) if TINY else (110_001, 137_777, 163_333, 199_999)
 NEVER = 10**12
 ROLE_MODULE = "bench.bench_doctime"
 

@@ -26,7 +26,9 @@ each opening run in processes of their own, each with a clean heap as a user's p
 
 The module is also those processes, and the other process of benchmark 3:
 ``python -m bench.bench_workspace build|open|follow|build-scaled|breakdown …``;
-``python -m bench.bench_workspace commands`` runs benchmark 4 alone.
+``python -m bench.bench_workspace commands`` runs benchmark 4 alone. ``python -m bench --tiny
+workspace`` runs every step at tiny sizes (3,000 events, a 1,000-item context; CI's smoke run:
+the figures mean nothing there).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from bench.common import (
     report_feed,
     report_limit,
     report_ratio,
+    sized,
     start_follower,
 )
 from engine.canonical import canonical_json
@@ -76,7 +79,8 @@ TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 2
 AGENTS, GROWING = 8, 2  # contexts, and how many of them keep their whole conversation
 WINDOW = 20  # exchanges a windowed agent keeps: two turns each, depths 0-39 once it is full
 CYCLES_PER_BATCH = 50
-TOTAL_EVENTS, TAIL = 1_000_000, 2_500
+# Tiny (``python -m bench --tiny``): past every windowed agent's twentieth exchange.
+TOTAL_EVENTS, TAIL = sized(1_000_000, 3_000), sized(2_500, 500)
 
 
 @contextmanager
@@ -241,7 +245,7 @@ def bench_reopen(directory: Path) -> Path:
 
 
 def bench_run_latency(directory: Path, large: Path) -> None:
-    commands = 1_000
+    commands = sized(1_000, 30)
     print(f"2. one Workspace.run command's latency ({commands:,} commands)")
     run_samples, sizes = asyncio.run(_run_latencies(directory / "latency.pact", commands))
     append_samples = asyncio.run(_append_latencies(directory / "append.pact", sizes))
@@ -252,7 +256,7 @@ def bench_run_latency(directory: Path, large: Path) -> None:
     ]
     with checkpoints(CHECKPOINT_ON_CLOSE=NEVER):  # leave its checkpoint as it is
         for name, kind in (("agent-0", "keeping everything"), (f"agent-{AGENTS - 1}", "windowed")):
-            samples, _ = asyncio.run(_run_latencies(large, 300, name=name, fresh=False))
+            samples, _ = asyncio.run(_run_latencies(large, sized(300, 10), name=name, fresh=False))
             rows.append((f"{on_large}, {name} ({kind})", samples))
     for label, samples in rows:
         print(
@@ -299,7 +303,7 @@ async def _append_latencies(path: Path, sizes: list[int]) -> list[float]:
 
 
 def bench_feed_latency(directory: Path) -> None:
-    rounds, burst = 200, 500
+    rounds, burst = sized(200, 5), sized(500, 10)
     print(
         "3. change-feed latency, Workspace.run here to Workspace.changes() in another process"
         f" ({rounds} commands)"
@@ -380,8 +384,8 @@ async def follow(path: str, count: int) -> None:
 # 4. One command on a big workspace, as a whole process
 
 
-SCALED_ITEMS = 100_000
-COMMAND_RUNS = 9  # commands in a row on each workspace after the first (the steady state)
+SCALED_ITEMS = sized(100_000, 1_000)
+COMMAND_RUNS = sized(9, 1)  # commands in a row on each workspace after the first (steady state)
 SMALL_CONTEXT: list[dict[str, Any]] = [
     {"op": "insert", "selector": "d-1, 0, 0", "component": {"content": "You are brief."}},
     *(
@@ -449,7 +453,9 @@ def bench_one_command(directory: Path) -> None:
         f"  (b) ctx user on the {SCALED_ITEMS:,}-item context: {fmt(median['big on big'])}"
         f"  ÷  {anchor} {fmt(median['small on small'])}  =  {ratio:.2f}  (printed, no target)"
     )
-    phases = [in_a_fresh_process(ROLE_MODULE, "breakdown", big, "researcher") for _ in range(3)]
+    phases = [
+        in_a_fresh_process(ROLE_MODULE, "breakdown", big, "researcher") for _ in range(sized(3, 1))
+    ]
     in_process = statistics.median(sum(p.values()) for p in phases)
     parts = [(name, statistics.median(p[name] for p in phases)) for name in phases[0]]
     parts.append(("the rest: interpreter, imports, arguments", median["big on big"] - in_process))
