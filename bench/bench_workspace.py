@@ -646,6 +646,8 @@ async def build(path: str, total: str, tail: str) -> None:
     collector would only rescan the growing heap, so it is off."""
     gc.disable()
     await build_large_workspace(Path(path), int(total), int(tail))
+    # Nor is the collection the interpreter makes on exiting: the heap dies with the process.
+    gc.freeze()
     print(json.dumps({"built": path}))
 
 
