@@ -311,9 +311,9 @@ def footer_keys(app: PactApp) -> dict[str, str]:
 
 
 async def test_a_users_keys_rebind_and_are_shown_everywhere(demo: Path) -> None:
-    """``[keys] live = "J"`` in the config file: J returns to live on the contexts screen (and
-    } no more), the footer and the help page say J, and the palette's "Return to live" does."""
-    write_config('theme = "pact-midnight"\n\n[keys]\nlive = "J"\n')
+    """``[keys] live = "Y"`` in the config file: Y returns to live on the contexts screen (and
+    } no more), the footer and the help page say Y, and the palette's "Return to live" does."""
+    write_config('theme = "pact-midnight"\n\n[keys]\nlive = "Y"\n')
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -324,8 +324,8 @@ async def test_a_users_keys_rebind_and_are_shown_everywhere(demo: Path) -> None:
         await pilot.press("right_curly_bracket")
         await settle(pilot)
         assert screen.position is not None, "} is no longer live"
-        assert footer_keys(app).get("J") == "Live"
-        await pilot.press("J")
+        assert footer_keys(app).get("Y") == "Live"
+        await pilot.press("Y")
         await settle(pilot)
         assert screen.position is None
         await pilot.press("question_mark")
@@ -337,15 +337,15 @@ async def test_a_users_keys_rebind_and_are_shown_everywhere(demo: Path) -> None:
         help_text = console.export_text()
         assert "return to live" in help_text
         line = next(t for t in help_text.splitlines() if "return to live" in t)
-        assert line.split()[0] == "J", line
+        assert line.split()[0] == "Y", line
         await pilot.press("escape")
         from textual.command import CommandPalette
 
         await pilot.press("ctrl+p", *"Return to live")
         await wait_until(
             pilot,
-            lambda: isinstance(app.screen, CommandPalette) and "key J" in palette_text(app.screen),
-            "the palette's entry naming J",
+            lambda: isinstance(app.screen, CommandPalette) and "key Y" in palette_text(app.screen),
+            "the palette's entry naming Y",
         )
 
 
