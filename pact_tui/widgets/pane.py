@@ -35,6 +35,7 @@ class DetailPane(Static):
         super().__init__(id=id, markup=False)
         self._draw = draw
         self._only_in = only_in
+        self._blank = True  # holds nothing drawn
 
     def watch_shown(self) -> None:
         self._redraw()
@@ -51,6 +52,15 @@ class DetailPane(Static):
 
     def _redraw(self) -> None:
         shown = self.shown
-        if shown is None or (self._only_in is not None and self.view != self._only_in):
+        if shown is None:
+            return
+        if self._only_in is not None and self.view != self._only_in:
+            # Hidden: it holds nothing (what it drew was for a reader or a state that may be
+            # gone: viewing as an agent, it must not keep the custodian's), and is drawn
+            # again when its view comes to the front.
+            if not self._blank:
+                self.update("")
+                self._blank = True
             return
         self.update(self._draw(shown, self.key))
+        self._blank = False

@@ -857,7 +857,7 @@ async def test_a_hidden_queue_is_made_again_only_when_it_is_shown(demo: Path) ->
     async with app.run_test(size=SIZE) as pilot:
         screen, queue = await queue_of(pilot)
         before = [row.key for row in queue.rows]
-        await pilot.press("o")
+        await pilot.press("O")  # the outline in front
         await settle(pilot)
         agent = next(iter(screen.shown.doc.active))  # type: ignore[union-attr]
         async with await Workspace.open(demo, watch=False, lazy=True, clock=fixed_clock()) as other:
