@@ -12,13 +12,12 @@ import getpass
 import threading
 import time
 from collections.abc import Callable, Iterable
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
 from textual.app import App, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.color import Color
 from textual.geometry import Size
 from textual.notifications import SeverityLevel
@@ -32,27 +31,27 @@ from engine.masterlog.index import Refresh
 from engine.store.opening import is_url
 from engine.visible import visible
 
+from .keymap import KeymapError, bind, key_shown
 from .logsession import LogSession
 from .palette import PlainCommands, PlainThemes
 
 if TYPE_CHECKING:
     from engine.workspace import Change, Workspace
-from .screens.help import HelpScreen
-from .screens.masterlog import LEGEND, MasterLogScreen
+from .screens.help import HelpScreen, Legend
+from .screens.masterlog import MasterLogScreen
 from .themes import (
     DEFAULT_THEME,
     ConfigFileError,
     ThemeFileError,
     bundled_themes_dir,
     configured_human,
+    configured_keymap,
     configured_theme,
     load_theme_file,
     load_themes,
     remember_theme,
     user_themes_dir,
 )
-from .widgets.cursor import CursorPane
-from .widgets.rows import RowList
 
 MIN_WIDTH, MIN_HEIGHT = 80, 20
 
@@ -100,60 +99,27 @@ class PactApp(App[int]):
         "masterlog": MasterLogScreen,
     }
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("1", "switch_mode('context')", "Contexts", show=False),
-        Binding("2", "switch_mode('document')", "Documents", show=False),
+        bind("quit", "quit", "Quit"),
+        bind("help", "help", "Help"),
+        bind("show-contexts", "switch_mode('context')", "Contexts", show=False),
+        bind("show-documents", "switch_mode('document')", "Documents", show=False),
     ]
 
-    waiting: var[int] = var(0)
-    """How many things wait for the custodian in the document shown (its escalation inbox),
-    set by the document screen; every screen's status line shows it."""
+    document: var[str | None] = var(None, init=False)
+    """The document in the custodian's hands: the document screen's, else the one it opens on
+    (``--document``, else the workspace's first); None: the workspace has none."""
+    waiting: var[int] = var(0, init=False)
+    """How many things wait for the custodian in ``document`` now (its escalation inbox),
+    counted by the app from the workspace: when the document is chosen, and whenever it changes
+    (the change feed, or a command of this process). Every screen's status line shows it."""
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Textual's commands, then the inspector's rarer actions (Ctrl+P), on ``screen``: the
-        one the palette was opened over."""
-        from .screens.context import ContextScreen
-        from .screens.document import DocumentScreen
-
+        """Textual's commands, then the rarer actions of ``screen`` (the one the palette was
+        opened over: each screen brings its own, ``system_commands``)."""
         yield from super().get_system_commands(screen)
-        if isinstance(screen, DocumentScreen | MasterLogScreen):
-            yield from screen.system_commands()
-        if not isinstance(screen, ContextScreen):
-            return
-        yield SystemCommand(
-            "Fold all history turns", "keep system and active open", screen.action_fold_history
-        )
-        yield SystemCommand(
-            "Unfold everything", "show every turn and slot", screen.action_unfold_all
-        )
-        yield SystemCommand(
-            "Toggle provider view", "what the model would be sent", screen.action_toggle_provider
-        )
-        yield SystemCommand(
-            "Read the item's whole content",
-            "the item under the cursor, however long",
-            screen.action_read_content,
-        )
-        yield SystemCommand("Return to live", "leave the past", screen.action_live)
-        yield SystemCommand(
-            "Diff: mark or clear the base", "compare two snapshots", screen.action_diff
-        )
-        yield SystemCommand("Seal a snapshot…", "record a named snapshot", screen.action_seal)
-        yield SystemCommand("Play / pause", "step automatically", screen.action_play)
-        yield SystemCommand(
-            "First snapshot", "jump to the oldest snapshot", screen.action_first_snapshot
-        )
-        yield from screen.copy_and_export_commands()
-        yield from screen.fork_commands()
-        yield from screen.filter_commands()
-        if self.workspace is not None:
-            for info in self.workspace.contexts():
-                yield SystemCommand(
-                    f"Switch to context {visible(info.name)}",
-                    f"episode {info.episode}, {info.items} items",
-                    partial(screen.switch_context, info.name),
-                )
+        commands = getattr(screen, "system_commands", None)
+        if commands is not None:
+            yield from commands()
 
     def __init__(
         self,
@@ -206,6 +172,14 @@ class PactApp(App[int]):
         self._good_themes: dict[Path, str] = {}  # theme file → the theme name it last defined
         self._fallback: tuple[str, str] | None = None  # (broken theme, the one shown instead)
         self._load_themes(theme or configured_theme())
+        self.keymap: dict[str, str] = {}
+        """The user's keys (the config file's ``[keys]``: action id → keys) over the defaults
+        of ``pact_tui/keymap.py``."""
+        self._keymap_problem: str | None = None
+        try:
+            self.keymap = configured_keymap()
+        except KeymapError as error:
+            self._keymap_problem = f"{error}; the default keys are used"
 
     def notify(
         self,
@@ -337,6 +311,10 @@ class PactApp(App[int]):
     async def on_mount(self) -> None:
         for problem in self._startup_problems:
             self.notify(problem, title="Theme", severity="error", timeout=8)
+        if self._keymap_problem is not None:
+            self.notify(self._keymap_problem, title="Keys", severity="error", timeout=10)
+        if self.keymap:
+            self.set_keymap(self.keymap)
         if self.url is None and self.path.is_dir():
             await self._open_conversation()
             return
@@ -399,6 +377,52 @@ class PactApp(App[int]):
             self.follow_workspace()
             self.watch_themes()
         self._check_size()
+        self.count_waiting()  # in a worker: the first paint does not wait for it
+
+    # -- what waits for the custodian -------------------------------------------------------------
+    def watch_document(self) -> None:
+        self.count_waiting()
+
+    @work(exclusive=True, group="waiting")
+    async def count_waiting(self) -> None:
+        """Count what waits in ``document``, reading it from the workspace first if this
+        process has not. With none chosen yet (the document screen not opened), the one it
+        would open on: ``--document`` if there is one so named, else the workspace's first. A
+        document that cannot be read counts nothing (the document screen says why)."""
+        from engine.context import ContextError
+        from engine.protocol.errors import ProtocolError
+        from engine.store import StoreError
+
+        workspace = self.workspace
+        if workspace is None:
+            return
+        try:
+            name = self.document
+            if name is None:
+                names = await workspace.document_names()
+                if not names:
+                    return
+                name = self.initial_document if self.initial_document in names else names[0]
+                self.set_reactive(PactApp.document, name)  # counted here, not by its watcher
+            await workspace.load_document(name)
+        except (ContextError, ProtocolError, StoreError):
+            self.waiting = 0
+            return
+        self.document_changed(name)
+
+    def document_changed(self, name: str) -> None:
+        """Document ``name`` changed (in this process or another): count again if it is the one
+        in the custodian's hands."""
+        from engine.context import ContextError
+
+        from .widgets.inbox import open_items
+
+        if name == self.document and self.workspace is not None:
+            try:
+                doc = self.workspace.document(name)
+            except ContextError:  # not read in this process: count_waiting reads it
+                return
+            self.waiting = open_items(doc)
 
     async def on_unmount(self) -> None:
         if self.workspace is not None:
@@ -476,6 +500,8 @@ class PactApp(App[int]):
         assert self.workspace is not None
         try:
             async for change in self.workspace.changes():
+                if self.document in change.documents:
+                    self.document_changed(self.document)
                 self.workspace_changed.publish(change)
         except (StoreError, ContextError) as error:
             self._feed_stopped(f"live updates stopped: {error}")
@@ -519,39 +545,24 @@ class PactApp(App[int]):
 
     # -- small things -----------------------------------------------------------------------------
     def action_help(self) -> None:
-        from .screens.context import LEGEND as CONTEXT_LEGEND
-        from .screens.context import ContextScreen
-        from .screens.document import DocumentScreen
-        from .widgets.context_tree import ContextTree
+        """The help page of the screen shown: its groups of keys (each screen brings its own,
+        ``help_groups``), the keys of every screen, then its legends."""
+        screen = self.screen
+        groups: list[tuple[str, list[BindingType]]] = list(
+            getattr(screen, "help_groups", lambda keymap: [])(self.keymap)
+        )
+        everywhere = list(self.BINDINGS)
+        if isinstance(screen, MasterLogScreen):  # a conversation: no workspace screens to go to
+            modes = ("show-contexts", "show-documents")
+            everywhere = [b for b in everywhere if getattr(b, "id", None) not in modes]
+        groups.append(("Everywhere", everywhere))
+        legends: list[Legend] = getattr(screen, "legends", lambda: [])()
+        self.push_screen(HelpScreen(groups, *legends, keymap=self.keymap))
 
-        if isinstance(self.screen, MasterLogScreen):
-            groups = [("Master log", list(MasterLogScreen.BINDINGS))]
-            groups.append(("Lists", [*CursorPane.BINDINGS, *RowList.BINDINGS]))
-            modes = ("switch_mode('context')", "switch_mode('document')")
-            everywhere = [b for b in self.BINDINGS if getattr(b, "action", None) not in modes]
-            groups.append(("Everywhere", everywhere))
-            self.push_screen(HelpScreen(groups, ("Marks and statuses", LEGEND)))
-            return
-        elif isinstance(self.screen, DocumentScreen):
-            from .widgets.agents import AgentRoster
-            from .widgets.events import EventList
-            from .widgets.heatmap import SalienceHeatmap
-            from .widgets.inbox import EscalationInbox
-            from .widgets.queue import ProposalQueue
-
-            groups = [("Document", list(DocumentScreen.BINDINGS))]
-            groups.append(("Proposal queue (P)", list(ProposalQueue.BINDINGS)))
-            groups.append(("Heatmap (H)", list(SalienceHeatmap.BINDINGS)))
-            groups.append(("Inbox (i)", list(EscalationInbox.BINDINGS)))
-            groups.append(("Agents (A)", list(AgentRoster.BINDINGS)))
-            groups.append(("Events (E)", list(EventList.BINDINGS)))
-            groups.append(("Lists", [*CursorPane.BINDINGS, *RowList.BINDINGS]))
-        else:
-            groups = [("Inspector", list(ContextScreen.BINDINGS))]
-            groups.append(("Tree", [*CursorPane.BINDINGS, *ContextTree.BINDINGS]))
-        groups.append(("Everywhere", list(self.BINDINGS)))
-        legends = CONTEXT_LEGEND if isinstance(self.screen, ContextScreen) else []
-        self.push_screen(HelpScreen(groups, *legends))
+    def key_for(self, action_id: str) -> str:
+        """The key in force for ``action_id`` (the user's keymap, else the default), as a hint
+        in a sentence names it."""
+        return key_shown(action_id, self.keymap)
 
     def on_resize(self, event: events.Resize) -> None:
         # App's own handler, which updates self.size, runs after this one (subclass first).

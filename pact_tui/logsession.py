@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from textual.cache import LRUCache
 
 from engine.masterlog.catalogue import Hit, Progress
 from engine.masterlog.conversation import MASTER, Conversation, Found
@@ -75,7 +76,7 @@ class LogSession:
         self.verifier = Verifier(conversation)
         self.lock = threading.RLock()
         self.verified = False  # the first verification of every reference is done
-        self._rows: OrderedDict[tuple[str, int, int], LineRow] = OrderedDict()
+        self._rows: LRUCache[tuple[str, int, int], LineRow] = LRUCache(ROWS_KEPT)
         self._by_line: dict[tuple[str, int], list[Verdict]] = {}
         self._problems: list[Verdict] = []
 
@@ -120,7 +121,6 @@ class LogSession:
             key = (name, index.generation, line)
             row = self._rows.get(key)
             if row is not None:
-                self._rows.move_to_end(key)
                 return row
             try:
                 start, end = index.bounds(line)
@@ -129,9 +129,7 @@ class LogSession:
                 # The log changed under the list (gptme rewrote or removed it) and the update
                 # that says so is on its way: a row that says so, not kept.
                 return LineRow(line, 0, 0, None, "", 0, f"unreadable: {error}")
-            self._rows[key] = row
-            if len(self._rows) > ROWS_KEPT:
-                self._rows.popitem(last=False)
+            self._rows[key] = row  # the least recently drawn row goes past ROWS_KEPT
             return row
 
     def message(self, name: str, line: int) -> Message | LineProblem:

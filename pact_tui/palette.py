@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
+from textual.keys import format_key
+from textual.screen import Screen
 
 from .text import plain
 
@@ -32,20 +35,40 @@ def entry(title: str, help_text: str = "", matcher: Matcher | None = None) -> Co
     return shown
 
 
+def key_of(screen: Screen[Any], callback: Callable[..., Any]) -> str | None:
+    """The key in force (the user's keymap applied) that does what ``callback`` does on
+    ``screen``, when it is one of the screen's or the app's actions (``action_<name>``)."""
+    name = getattr(callback, "__name__", "")
+    if not name.startswith("action_"):
+        return None
+    action = name.removeprefix("action_")
+    for key, active in screen.active_bindings.items():
+        if active.node in (screen, screen.app) and active.binding.action == action:
+            return format_key(key)
+    return None
+
+
 class PlainCommands(Provider):
-    """The app's commands (Textual's and the screen's, ``get_system_commands``)."""
+    """The app's commands (Textual's and the screen's, ``get_system_commands``), each with
+    the key that does the same, where there is one."""
+
+    def _help(self, help_text: str, callback: Callable[..., Any]) -> str:
+        key = key_of(self.screen, callback)
+        return f"{help_text} · key {key}" if key is not None else help_text
 
     async def discover(self) -> Hits:
         commands = sorted(self.app.get_system_commands(self.screen), key=lambda c: c.title)
         for title, help_text, callback, discover in commands:
             if discover:
-                yield DiscoveryHit(entry(title, help_text), callback, text=title)
+                shown = entry(title, self._help(help_text, callback))
+                yield DiscoveryHit(shown, callback, text=title)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, help_text, callback, *_ in self.app.get_system_commands(self.screen):
             if (score := matcher.match(title)) > 0:
-                yield Hit(score, entry(title, help_text, matcher), callback, text=title)
+                shown = entry(title, self._help(help_text, callback), matcher)
+                yield Hit(score, shown, callback, text=title)
 
 
 class PlainThemes(Provider):

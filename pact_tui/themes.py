@@ -1,7 +1,8 @@
 """Theme files: TOML in ``themes/`` (and the user's config folder), loaded and reloaded live;
 and the user's config file (``$XDG_CONFIG_HOME/pact-tui/config.toml``, else
 ``~/.config/pact-tui/config.toml``), which says the theme to start with (``theme = "…"``, set
-when one is picked in the palette) and the custodian's name (``human = "…"``).
+when one is picked in the palette), the custodian's name (``human = "…"``) and the user's own
+keys (a ``[keys]`` table of action ids, ``pact_tui/keymap.py``).
 
 A theme file names a Textual theme's colours (``primary``, ``background``, … and ``dark``) and
 may add ``[variables]``. A broken file is reported with its path and what is wrong; it never
@@ -10,9 +11,7 @@ takes the app down.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import tomllib
 from dataclasses import dataclass
 from importlib.resources import files
@@ -148,6 +147,24 @@ def configured_human() -> str | None:
     return _configured("human")
 
 
+def configured_keymap() -> dict[str, str]:
+    """The ``[keys]`` table of the user's config file as a keymap (action id → keys); empty
+    when there is no file or no table. A table that cannot be used raises
+    :class:`~pact_tui.keymap.KeymapError` naming the file and what is wrong (none of it is
+    applied); a file that cannot be read or parsed says nothing here (the theme and the name
+    are read the same way)."""
+    from .keymap import check_keymap
+
+    path = config_file()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    if "keys" not in data:
+        return {}
+    return check_keymap(data["keys"], str(path))
+
+
 def _configured(setting: str) -> str | None:
     path = config_file()
     try:
@@ -176,10 +193,13 @@ def remember_theme(name: str) -> Path:
 
 def save_setting(setting: str, value: str) -> Path:
     """Set ``setting = "value"`` among the config file's top-level settings, keeping the rest
-    of the file as it is (its other settings, comments and tables), and write it whole
-    (``write_atomically``). A file that is not valid TOML, or that this edit would not change
-    exactly as meant, is left alone: raises :class:`ConfigFileError`, as for one that cannot
-    be written."""
+    of the file as it is (its other settings, comments and tables: tomlkit edits the document
+    in place), and write it whole (``write_atomically``). A file that is not valid TOML, or
+    whose ``setting`` is something other than a string (a table, a number), is left alone:
+    raises :class:`ConfigFileError`, as for one that cannot be written."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
     from .files import WriteError, write_atomically
 
     path = config_file()
@@ -192,24 +212,14 @@ def save_setting(setting: str, value: str) -> Path:
         raise ConfigFileError(path, f"cannot be read ({why})") from None
     try:
         before = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+        document = tomlkit.parse(text)
+    except (tomllib.TOMLDecodeError, TOMLKitError) as error:
         raise ConfigFileError(path, f"is not valid TOML ({error}); left as it is") from None
-    line = f"{setting} = {json.dumps(value)}"  # a JSON string is a TOML basic string
-    lines = text.splitlines()
-    # The top-level settings end where the first table begins.
-    end = next((i for i, text in enumerate(lines) if text.lstrip().startswith("[")), len(lines))
-    assignment = re.compile(rf"\s*{re.escape(setting)}\s*=")
-    found = next((i for i in range(end) if assignment.match(lines[i])), None)
-    if found is None:
-        lines.insert(0, line)
-    else:
-        lines[found] = line
-    edited = "\n".join(lines) + "\n"
-    try:
-        after = tomllib.loads(edited)
-    except tomllib.TOMLDecodeError:
-        after = None
-    if after != {**before, setting: value}:
+    if not isinstance(before.get(setting, ""), str):
+        raise ConfigFileError(path, f"its {setting} is not a string; left as it is")
+    document[setting] = value
+    edited = tomlkit.dumps(document)
+    if tomllib.loads(edited) != {**before, setting: value}:  # tomlkit's edit, checked
         raise ConfigFileError(path, f"cannot set {setting} there safely; left as it is")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -214,6 +214,16 @@ class DocShown:
 
 
 @dataclass(frozen=True, slots=True)
+class DocAt:
+    """A document as it was after its first ``count`` events (folded apart from the live
+    projection): the document screen's past, or the base of its diff."""
+
+    name: str
+    count: int
+    doc: Document
+
+
+@dataclass(frozen=True, slots=True)
 class LogShown:
     """What the master-log screen shows of a conversation directory: a new one after every
     update (``revision``), so the lists bound to it are made again."""

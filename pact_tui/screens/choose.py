@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual import events, on
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from ..keymap import bind
 from ..text import plain
 
 
@@ -36,7 +37,7 @@ class ChooseScreen(ModalScreen[str | None]):
     ChooseScreen OptionList { height: auto; max-height: 12; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [bind("close", "cancel", "Cancel")]
 
     def __init__(self, title: str, choices: list[Choice]) -> None:
         super().__init__()

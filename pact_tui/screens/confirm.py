@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from textual import on
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
+from ..keymap import bind
 from ..text import plain_block
 
 
@@ -29,8 +30,8 @@ class ConfirmScreen(ModalScreen[bool]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Yes"),
-        Binding("n,escape", "answer(False)", "No"),
+        bind("yes", "answer(True)", "Yes"),
+        bind("no", "answer(False)", "No"),
     ]
 
     def __init__(self, question: str, yes: str = "Yes", no: str = "Cancel") -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.app import SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, OptionList
 
@@ -51,6 +50,7 @@ from ..export import (
 )
 from ..files import WriteError, write_atomically
 from ..jump import JumpError, Place, find_place
+from ..keymap import bind
 from ..logsession import LogSession
 from ..provider import provider_changes
 from ..reasons import Reasons
@@ -79,6 +79,7 @@ from ..widgets.context_tree import (
     ProviderList,
 )
 from ..widgets.context_tree import preview as json_preview
+from ..widgets.cursor import CursorPane
 from ..widgets.detail import NodeDetail, Subject
 from ..widgets.footer import FittedFooter
 from ..widgets.scrubber import TIMELINE_LEGEND, Scrubber
@@ -89,6 +90,7 @@ from .confirm import ConfirmScreen
 from .help import SELECTOR_SECTION, Legend
 from .prompt import PromptScreen
 from .reader import ReaderScreen
+from .timetravel import TimeTravel
 
 if TYPE_CHECKING:
     from engine.context.changelog import Changelog
@@ -136,101 +138,115 @@ class DiffBase:
     name: str = ""  # as the header and the detail say it: "n64", "e3 held"
 
 
-class ContextScreen(Screen[None]):
+class ContextScreen(TimeTravel):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("u", "message('user')", "User", tooltip="add a user message (a new turn)"),
-        Binding("a", "message('assistant')", "Assistant", tooltip="add an assistant message"),
-        Binding(
-            "full_stop", "advance", "Advance", tooltip="advance one episode (expire, rehydrate)"
+        bind("user-message", "message('user')", "User", tooltip="add a user message (a new turn)"),
+        bind(
+            "assistant-message",
+            "message('assistant')",
+            "Assistant",
+            tooltip="add an assistant message",
         ),
-        Binding("s", "seal", "Seal", tooltip="seal a named snapshot"),
-        Binding("left_square_bracket", "step_back", "◀", tooltip="step back one snapshot"),
-        Binding("right_square_bracket", "step_forward", "▶", tooltip="step forward (to live)"),
-        Binding("L", "live", "Live", tooltip="return to the live context"),
-        Binding("p", "play", "Play", tooltip="play/pause automatic stepping"),
-        Binding("plus", "play_faster", "Faster", show=False, tooltip="play faster"),
-        Binding("minus", "play_slower", "Slower", show=False, tooltip="play slower"),
-        Binding("d", "diff", "Diff", tooltip="mark this state as the diff base, or clear the diff"),
-        Binding("slash", "search", "Select", tooltip="type a selector; matches highlight"),
-        Binding("n", "next_match", "Next match", show=False, tooltip="next selector match"),
-        Binding("N", "previous_match", "Prev match", show=False, tooltip="previous match"),
-        Binding("escape", "clear_selector", "Clear", show=False, tooltip="clear the selector"),
-        Binding("v", "toggle_provider", "Provider", tooltip="tree ↔ what the model is sent"),
-        Binding(
-            "o",
+        bind("advance", "advance", "Advance", tooltip="advance one episode (expire, rehydrate)"),
+        bind("seal", "seal", "Seal", tooltip="seal a named snapshot"),
+        *TimeTravel.TIME_BINDINGS,
+        bind("play", "play", "Play", tooltip="play/pause automatic stepping"),
+        bind("faster", "play_faster", "Faster", show=False, tooltip="play faster"),
+        bind("slower", "play_slower", "Slower", show=False, tooltip="play slower"),
+        bind("search", "search", "Select", tooltip="type a selector; matches highlight"),
+        bind("next", "next_match", "Next match", show=False, tooltip="next selector match"),
+        bind("previous", "previous_match", "Prev match", show=False, tooltip="previous match"),
+        bind("close", "clear_selector", "Clear", show=False, tooltip="clear the selector"),
+        bind("provider", "toggle_provider", "Provider", tooltip="tree ↔ what the model is sent"),
+        bind(
+            "read",
             "read_content",
             "Read",
             show=False,
             tooltip="read the item's whole content (a reference item: beside its original)",
         ),
-        Binding(
-            "J",
+        bind(
+            "jump",
             "to_master_log",
             "Master log",
             show=False,
             tooltip="a reference item: its line on the master-log screen (J there comes back)",
         ),
-        Binding("z", "fold_history", "Fold history", show=False, tooltip="fold history turns"),
-        Binding("Z", "unfold_all", "Unfold all", show=False, tooltip="unfold everything"),
-        Binding(
-            "left_curly_bracket", "first_snapshot", "First", show=False, tooltip="oldest snapshot"
+        bind(
+            "fold-history", "fold_history", "Fold history", show=False, tooltip="fold history turns"
         ),
-        Binding(
-            "right_curly_bracket", "last_snapshot", "Last", show=False, tooltip="newest snapshot"
+        bind("unfold-all", "unfold_all", "Unfold all", show=False, tooltip="unfold everything"),
+        bind(
+            "focus-contexts",
+            "focus_contexts",
+            "Contexts",
+            show=False,
+            tooltip="focus the context list",
         ),
-        Binding("c", "focus_contexts", "Contexts", show=False, tooltip="focus the context list"),
         # -- the layout --
-        Binding("b", "toggle_contexts", "List", show=False, tooltip="hide/show the context list"),
-        Binding("i", "toggle_detail", "Detail", show=False, tooltip="hide/show the detail pane"),
-        Binding("w", "zoom", "Zoom", show=False, tooltip="zoom: the tree takes the whole width"),
-        Binding(
-            "y", "copy", "Copy", show=False, tooltip="copy the item's content, place or selector"
+        bind(
+            "toggle-contexts",
+            "toggle_contexts",
+            "List",
+            show=False,
+            tooltip="hide/show the context list",
         ),
-        Binding(
-            "x",
+        bind(
+            "toggle-detail",
+            "toggle_detail",
+            "Detail",
+            show=False,
+            tooltip="hide/show the detail pane",
+        ),
+        bind("zoom", "zoom", "Zoom", show=False, tooltip="zoom: the tree takes the whole width"),
+        bind(
+            "copy", "copy", "Copy", show=False, tooltip="copy the item's content, place or selector"
+        ),
+        bind(
+            "export",
             "export",
             "Export",
             show=False,
             tooltip="export the provider view, the step's changelog or the diff",
         ),
-        Binding(
-            "K",
+        bind(
+            "fork",
             "fork",
             "Fork",
             show=False,
             tooltip="fork: copy this context as of the snapshot shown into a new one",
         ),
         # -- filter, follow, jump --
-        Binding(
-            "F",
+        bind(
+            "filter",
             "toggle_filter",
             "Filter",
             tooltip="show only the selector's matches and their turns (no selector: pick one)",
         ),
-        Binding(
-            "ctrl+f",
+        bind(
+            "quick-filter",
             "quick_filter",
             "Quick filter",
             show=False,
             tooltip="filter by: expires next episode, rehydrates next episode, lifecycle type",
         ),
-        Binding(
-            "f",
+        bind(
+            "follow",
             "toggle_follow",
             "Follow",
             show=False,
             tooltip="follow: keep the active turn in view as the context grows",
         ),
-        Binding(
-            "colon",
+        bind(
+            "go-to",
             "jump",
             "Go to",
             show=False,
             tooltip="go to a coordinate (d3, 1, 0), a depth (d3) or a #key",
         ),
         # -- the changelog --
-        Binding(
-            "C",
+        bind(
+            "changelog",
             "toggle_changelog",
             "Changes",
             show=False,
@@ -373,6 +389,11 @@ class ContextScreen(Screen[None]):
                 )
             yield NodeDetail(id="detail").data_bind(subject=ContextScreen.subject)
         yield FittedFooter(compact=True)
+
+    @property
+    def _app(self) -> PactApp:
+        app: PactApp = self.app  # type: ignore[assignment]
+        return app
 
     @property
     def workspace(self) -> Workspace:
@@ -764,6 +785,8 @@ class ContextScreen(Screen[None]):
             verified=self.verified_shown,
             following=self.following,
             filtered=self._filter_counts(),
+            live_key=self._app.key_for("live"),
+            documents_key=self._app.key_for("show-documents"),
         )
 
     def _follow_waiting(self, waiting: int) -> None:
@@ -809,7 +832,8 @@ class ContextScreen(Screen[None]):
             return False
         if self.position is not None:
             self.notify(
-                "You are looking at the past, which is read-only. Press L to return to live.",
+                "You are looking at the past, which is read-only. Press"
+                f" {self._app.key_for('live')} to return to live.",
                 severity="warning",
                 title="Read-only",
             )
@@ -872,27 +896,17 @@ class ContextScreen(Screen[None]):
             return
         self.position = position
 
-    def action_step_back(self) -> None:
-        """To the snapshot before the one shown; from live, to the newest."""
-        if self.position is not None:
-            self.go_to(self.position - 1)
-        else:
-            self.action_last_snapshot()
+    # -- time travel (``TimeTravel``): through the context's snapshots ---------------------------
+    def newest_past(self) -> int:
+        name = self.context_name
+        return self.workspace.snapshot_count(name) - 1 if name is not None else 0
 
-    def action_step_forward(self) -> None:
-        """To the snapshot after the one shown; past the newest is live."""
-        if self.position is not None:
-            self.go_to(self.position + 1)
-
-    def action_first_snapshot(self) -> None:
-        self.go_to(0)
+    def travel(self, position: int | None) -> None:
+        self.go_to(position)
 
     def action_last_snapshot(self) -> None:
         if self.context_name is not None:
-            self.go_to(self.workspace.snapshot_count(self.context_name) - 1)
-
-    def action_live(self) -> None:
-        self.go_to(None)
+            self.go_to(self.newest_past())
 
     @on(Scrubber.Jump)
     def _on_jump(self, event: Scrubber.Jump) -> None:
@@ -933,7 +947,7 @@ class ContextScreen(Screen[None]):
         """One automatic step: forward through the past, or advance the live context it was
         allowed to write to (``play_writes_to``); anything else stops rather than writes."""
         if self.position is not None:
-            self.action_step_forward()
+            self.action_later()
             if self.position is None:  # caught up with now: stop rather than write anything
                 self.play_speed = None
         elif self.context_name is None or self.play_writes_to != self.context_name:
@@ -1173,10 +1187,6 @@ class ContextScreen(Screen[None]):
         if shown == self.shown:  # still what is shown
             self.badges = badges
 
-    @property
-    def _app(self) -> PactApp:
-        return self.app  # type: ignore[return-value]
-
     @work(exclusive=True, group="reference")
     async def _read_reference(self, title: str, text: str, source: ItemSource) -> None:
         """What the model was shown beside the original its reference recovers."""
@@ -1376,6 +1386,58 @@ class ContextScreen(Screen[None]):
             title="Forked",
             timeout=10,
         )
+
+    # -- what the help page and the palette say of this screen ----------------------------------
+    @staticmethod
+    def help_groups(keymap: Mapping[str, str] | None = None) -> list[tuple[str, list[BindingType]]]:
+        """The help page's keys of this screen and of what is on it."""
+        return [
+            ("Inspector", list(ContextScreen.BINDINGS)),
+            (
+                "Tree",
+                [
+                    *CursorPane.BINDINGS,
+                    *ContextTree.BINDINGS,
+                    *ContextList.BINDINGS,
+                    *SelectorBar.BINDINGS,
+                ],
+            ),
+        ]
+
+    @staticmethod
+    def legends() -> list[Legend]:
+        return LEGEND
+
+    def system_commands(self) -> Iterator[SystemCommand]:
+        """The palette's commands of this screen (its rarer actions), then a command to switch
+        to each context."""
+        yield SystemCommand(
+            "Fold all history turns", "keep system and active open", self.action_fold_history
+        )
+        yield SystemCommand("Unfold everything", "show every turn and slot", self.action_unfold_all)
+        yield SystemCommand(
+            "Toggle provider view", "what the model would be sent", self.action_toggle_provider
+        )
+        yield SystemCommand(
+            "Read the item's whole content",
+            "the item under the cursor, however long",
+            self.action_read_content,
+        )
+        yield from self.time_commands()
+        yield SystemCommand("Seal a snapshot…", "record a named snapshot", self.action_seal)
+        yield SystemCommand("Play / pause", "step automatically", self.action_play)
+        yield SystemCommand(
+            "Last snapshot", "jump to the newest snapshot", self.action_last_snapshot
+        )
+        yield from self.copy_and_export_commands()
+        yield from self.fork_commands()
+        yield from self.filter_commands()
+        for info in self.workspace.contexts():
+            yield SystemCommand(
+                f"Switch to context {visible(info.name)}",
+                f"episode {info.episode}, {info.items} items",
+                partial(self.switch_context, info.name),
+            )
 
     def fork_commands(self) -> Iterator[SystemCommand]:
         """The palette's command for forking (``App.get_system_commands``)."""

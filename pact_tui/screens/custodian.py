@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, OptionList
@@ -24,6 +24,7 @@ from textual.widgets.option_list import Option
 
 from engine.visible import visible
 
+from ..keymap import bind
 from ..text import plain
 from .choose import Choice, ChooseScreen
 
@@ -99,9 +100,9 @@ class InvitesScreen(ModalScreen[str | None]):
     InvitesScreen #invites-hint { color: $text-muted; margin: 1 0 0 0; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "new", "New invite"),
-        Binding("x", "revoke", "Revoke"),
-        Binding("escape", "close", "Close"),
+        bind("new-invite", "new", "New invite"),
+        bind("revoke", "revoke", "Revoke"),
+        bind("close", "close", "Close"),
     ]
 
     def __init__(self, rows: list[dict[str, Any]]) -> None:
@@ -154,7 +155,7 @@ def invite_line(row: dict[str, Any]) -> str:
 
 
 class TokenScreen(ModalScreen[None]):
-    """An invite's token, shown this once: ``c`` copies it (OSC 52), Esc or Enter closes."""
+    """An invite's token, shown this once: ``y`` copies it (OSC 52), Esc or Enter closes."""
 
     DEFAULT_CSS = """
     TokenScreen { align: center middle; }
@@ -166,8 +167,8 @@ class TokenScreen(ModalScreen[None]):
     TokenScreen #token-hint { color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("c", "copy", "Copy the token"),
-        Binding("escape,enter", "close", "Close"),
+        bind("copy", "copy", "Copy the token"),
+        bind("close-token", "close", "Close"),
     ]
 
     def __init__(self, token: str, about: str) -> None:
@@ -181,7 +182,7 @@ class TokenScreen(ModalScreen[None]):
             yield Label(plain(self.token), id="token", markup=False)
             yield Label(
                 "This is the only time the token is shown: the document keeps its hash only."
-                " c copies it · Esc closes",
+                " y copies it · Esc closes",
                 id="token-hint",
                 markup=False,
             )
@@ -235,7 +236,7 @@ class CustodianActions(Screen[None]):
         if act is None:
             return
         if action in ("edit", "classify", "force-unlock", "mark-constraint") and section is None:
-            self.notify("Highlight a section in the outline (o) first.", severity="warning")
+            self.notify("Highlight a section in the outline (O) first.", severity="warning")
             return
         await act(doc, section)
 

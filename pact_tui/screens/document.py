@@ -10,16 +10,16 @@ only the screen talks to the workspace, and every action goes through
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on, work
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.reactive import var
 from textual.widgets import ContentSwitcher, Static
 
@@ -28,15 +28,17 @@ from engine.store import StoreError
 from engine.visible import visible
 from engine.workspace import Change, UnreplayableEvent, Workspace
 
+from ..keymap import bind
 from ..server.activity import KeyActivity, read_activity
-from ..text import plain
-from ..types import DocShown
+from ..types import DocAt, DocShown
 from ..widgets.agents import AgentRoster, AgentRow, agent_detail
+from ..widgets.cursor import CursorPane
 from ..widgets.events import PAGE, EventList, EventSearch, event_detail
 from ..widgets.footer import FittedFooter
 from ..widgets.heatmap import HeatFilter, SalienceHeatmap, next_sort, standing
 from ..widgets.inbox import EscalationInbox, InboxRow, briefing_text, open_items
 from ..widgets.outline import OutlineRow, SectionOutline
+from ..widgets.pane import DetailPane
 from ..widgets.queue import (
     MERGED,
     Palette,
@@ -50,8 +52,10 @@ from ..widgets.queue import (
 )
 from ..widgets.rows import RowList
 from ..widgets.section_markdown import SectionMarkdown
+from ..widgets.status import DocStatus, LineBar
 from .custodian import CustodianActions
 from .pick import Pick
+from .timetravel import TimeTravel
 
 if TYPE_CHECKING:
     from engine.protocol.decide import Decision
@@ -72,39 +76,52 @@ VIEWS = (
 SEARCH_PAGE = 10_000  # events read at a time by the events view's search
 
 
-class DocumentScreen(CustodianActions):
+class DocumentScreen(CustodianActions, TimeTravel):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("o", "view('outline')", "Outline", tooltip="the section tree and its marks"),
-        Binding("P", "view('queue')", "Proposals", tooltip="every proposal, what it waits for"),
-        Binding("H", "view('heatmap')", "Heatmap", tooltip="salience: agents by sections"),
-        Binding("i", "view('inbox')", "Inbox", tooltip="what waits for a human, oldest first"),
-        Binding("A", "view('agents')", "Agents", tooltip="the roster: trust, clearance, heartbeat"),
-        Binding("E", "view('events')", "Events", tooltip="the document's event stream"),
-        Binding("V", "view_as_agent", "View as", tooltip="see the document as an agent sees it"),
-        Binding("C", "view_as_custodian", "Custodian", show=False, tooltip="back to your view"),
-        Binding("W", "share", "Share", tooltip="write the document as the agent viewed sees it"),
-        Binding("M", "comment", "Comment", tooltip="comment on the section or proposal shown"),
-        Binding("U", "resolve_comment", "Resolve comment", show=False, tooltip="pick one"),
-        Binding("exclamation_mark", "custodian_menu", "Actions", tooltip="the custodian's powers"),
-        Binding("D", "next_document", "Next doc", tooltip="show the workspace's next document"),
-        Binding("t", "tick", "Fire due", show=False, tooltip="fire what is due now"),
-        Binding("left_square_bracket", "earlier", "Earlier", tooltip="the document one event back"),
-        Binding("right_square_bracket", "later", "Later", tooltip="one event forward (to live)"),
-        Binding("left_curly_bracket", "first_event", "First", show=False, tooltip="its creation"),
-        # Live is } only: l is the heatmap's vim right, one meaning on this screen.
-        Binding("right_curly_bracket", "live", "Live", tooltip="back to the live document"),
-        Binding("colon", "go_to_event", "Go to", show=False, tooltip="the document after event #N"),
-        Binding("d", "mark_diff", "Diff", tooltip="mark this point: diff it with what is shown"),
-        Binding("full_stop", "step_time", "Step", tooltip="step protocol time ahead (demo)"),
-        Binding("plus", "next_step", "Step size", show=False, tooltip="the step: 1 s to 1 h"),
-        Binding(
-            "u",
+        bind("outline", "view('outline')", "Outline", tooltip="the section tree and its marks"),
+        bind(
+            "proposals", "view('queue')", "Proposals", tooltip="every proposal, what it waits for"
+        ),
+        bind("heatmap", "view('heatmap')", "Heatmap", tooltip="salience: agents by sections"),
+        bind("inbox", "view('inbox')", "Inbox", tooltip="what waits for a human, oldest first"),
+        bind(
+            "agents", "view('agents')", "Agents", tooltip="the roster: trust, clearance, heartbeat"
+        ),
+        bind("events", "view('events')", "Events", tooltip="the document's event stream"),
+        bind(
+            "view-as",
+            "view_as_agent",
+            "View as",
+            tooltip="see the document as an agent sees it (again: back to your view)",
+        ),
+        bind("share", "share", "Share", tooltip="write the document as the agent viewed sees it"),
+        bind("comment", "comment", "Comment", tooltip="comment on the section or proposal shown"),
+        bind(
+            "resolve-comment", "resolve_comment", "Resolve comment", show=False, tooltip="pick one"
+        ),
+        bind("custodian-menu", "custodian_menu", "Actions", tooltip="the custodian's powers"),
+        bind(
+            "next-document",
+            "next_document",
+            "Next doc",
+            tooltip="show the workspace's next document",
+        ),
+        bind("fire-due", "tick", "Fire due", show=False, tooltip="fire what is due now"),
+        *TimeTravel.TIME_BINDINGS,
+        bind("go-to", "go_to_event", "Go to", show=False, tooltip="the document after event #N"),
+        bind("advance", "step_time", "Step", tooltip="step protocol time ahead (demo)"),
+        bind("step-size", "next_step", "Step size", show=False, tooltip="the step: 1 s to 1 h"),
+        bind(
+            "diff-layout",
             "toggle_diff_layout",
             "Side by side",
             show=False,
             tooltip="a proposal's diff: unified or side by side",
         ),
     ]
+
+    FIRST = 1  # time travel's first position: the document after its creation event
+    UNIT = "event"
 
     # -- state: what the user chose ------------------------------------------------------------
     document_name: var[str | None] = var(None, init=False)
@@ -151,9 +168,9 @@ class DocumentScreen(CustodianActions):
     """What the last step of protocol time fired, said on the status line."""
 
     # -- derived -------------------------------------------------------------------------------
-    past: var[tuple[str, int, Document] | None] = var(None, init=False)
-    """The document at ``position`` once read: (name, position, document)."""
-    base_doc: var[tuple[str, int, Document] | None] = var(None, init=False)
+    past: var[DocAt | None] = var(None, init=False)
+    """The document at ``position`` once read."""
+    base_doc: var[DocAt | None] = var(None, init=False)
     """The document at ``diff_base`` once read."""
     documents: var[tuple[str, ...]] = var((), init=False)
     """Every document of the workspace, by name."""
@@ -167,9 +184,13 @@ class DocumentScreen(CustodianActions):
     """What the search of every event of the document for ``event_filter`` found so far."""
     event_sequence: var[int | None] = var(None, init=False)
     """The event under the events view's cursor: its detail is shown beside it."""
+    no_documents: var[bool] = var(False, init=False)
+    """The workspace has no document (the status line says how to make one)."""
+    status: var[DocStatus] = var(DocStatus, init=False)
+    """What the status line says (``_derive_status``, from ``shown`` and why there is none)."""
 
     def compose(self) -> Any:
-        yield Static(id="doc-status", markup=False)
+        yield LineBar(id="doc-status").data_bind(status=DocumentScreen.status)
         with Horizontal(id="doc-body"):
             with ContentSwitcher(initial="outline", id="doc-views"):
                 yield SectionOutline(id="outline").data_bind(shown=DocumentScreen.shown)
@@ -188,10 +209,26 @@ class DocumentScreen(CustodianActions):
                 )
             with Vertical(id="doc-detail"):
                 yield Static(id="doc-diff", markup=False)
-                yield Static(id="inbox-briefing", markup=False)
-                yield Static(id="heat-detail", markup=False)
+                # Each drawn only while its view is in front (a hidden one is not remade at
+                # every change): the view is bound too, so showing it draws it.
+                yield DetailPane(briefing_text, id="inbox-briefing", only_in="inbox").data_bind(
+                    shown=DocumentScreen.shown,
+                    key=DocumentScreen.inbox_row,
+                    view=DocumentScreen.view,
+                )
+                yield DetailPane(cell_text, id="heat-detail", only_in="heatmap").data_bind(
+                    shown=DocumentScreen.shown,
+                    key=DocumentScreen.heat_cell,
+                    view=DocumentScreen.view,
+                )
                 with VerticalScroll(id="agent-pane"):
-                    yield Static(id="agent-detail", markup=False)
+                    yield DetailPane(
+                        self._agent_detail, id="agent-detail", only_in="agents"
+                    ).data_bind(
+                        shown=DocumentScreen.shown,
+                        key=DocumentScreen.agent_id,
+                        view=DocumentScreen.view,
+                    )
                 with VerticalScroll(id="proposal-pane"):
                     yield Static(id="proposal-detail", markup=False)
                 with VerticalScroll(id="event-pane"):
@@ -205,6 +242,11 @@ class DocumentScreen(CustodianActions):
         app: PactApp = self.app  # type: ignore[assignment]
         assert app.workspace is not None
         return app.workspace
+
+    def _key(self, action_id: str) -> str:
+        """The key in force for ``action_id``, as a hint names it."""
+        app: PactApp = self.app  # type: ignore[assignment]
+        return app.key_for(action_id)
 
     @property
     def custodian(self) -> str:
@@ -235,9 +277,7 @@ class DocumentScreen(CustodianActions):
                 severity="warning",
             )
         if not names:
-            self.query_one("#doc-status", Static).update(
-                "No documents in this workspace yet: make one with `pact-tui doc create`."
-            )
+            self.no_documents = True
             return
         await self._load(wanted if wanted in names else names[0])
 
@@ -274,14 +314,18 @@ class DocumentScreen(CustodianActions):
             await self._load(name)
 
     def watch_unreadable(self, unreadable: tuple[str, str] | None) -> None:
+        self._derive_status()
         if unreadable is not None:
-            name, why = unreadable
-            said = visible(f" document {name!r} cannot be shown: {why}")
-            self.query_one("#doc-status", Static).update(Content.styled(said, "bold $error"))
             self._show_section()
 
+    def watch_no_documents(self) -> None:
+        self._derive_status()
+
     # -- deriving what is shown -----------------------------------------------------------------
-    def watch_document_name(self) -> None:
+    def watch_document_name(self, name: str | None) -> None:
+        if name is not None:  # the document in the custodian's hands: the app counts for it
+            app: PactApp = self.app  # type: ignore[assignment]
+            app.document = name
         self._show()
 
     def watch_revision(self) -> None:
@@ -298,42 +342,53 @@ class DocumentScreen(CustodianActions):
         doc = self.workspace.document(name)
         if self.position is not None:
             past = self.past
-            if past is None or past[:2] != (name, self.position):
+            if past is None or (past.name, past.count) != (name, self.position):
                 return  # read_past is on its way
-            doc = past[2]
+            doc = past.doc
         reader = doc.agents.get(self.viewing_as) if self.viewing_as is not None else None
         self.shown = DocShown(name, doc, doc.sequence, self.now_ms, self.custodian, reader)
 
     def watch_shown(self, shown: DocShown | None) -> None:
-        status = self.query_one("#doc-status", Static)
+        self._derive_status()
         if shown is None:
             return
-        doc = shown.doc
-        sections, pending = self._counted(shown)
-        live = self.workspace.document(shown.name).sequence
-        past = (
-            f"PAST: after event #{shown.revision - 1} of #{live - 1} (] later, }} live) · "
-            if self.position is not None
-            else ""
-        )
-        ahead = self._time_ahead()
-        status.update(
-            plain(
-                f" {past}{shown.name} · v{doc.version} · {shown.revision} events ·"
-                f" {sections} sections ·"
-                f" {len(doc.active)} agents · {pending} open proposals · as {shown.custodian}"
-                f"{' · read-only' if self.workspace.read_only else ''}"
-                f"{self._inbox_status(shown)}{ahead}"
-            )
-        )
         self._follow_events(shown)
         self._show_event()
-        self._show_briefing()
         self._show_proposal()
-        self._show_cell()
-        self._show_agent()
         self._show_diff()
         self._show_comments()
+
+    def _derive_status(self) -> None:
+        """What the status line says: the document shown, counted through the eyes in use
+        (or why there is none)."""
+        shown = self.shown
+        keyed = DocStatus(
+            later_key=self._key("later"), live_key=self._key("live"), back_key=self._key("view-as")
+        )
+        if self.unreadable is not None or self.no_documents or shown is None:
+            self.status = dataclasses.replace(
+                keyed, unreadable=self.unreadable, no_documents=self.no_documents
+            )
+            return
+        sections, proposals = self._counted(shown)
+        reader = shown.reader
+        self.status = dataclasses.replace(
+            keyed,
+            name=shown.name,
+            version=shown.doc.version,
+            events=shown.revision,
+            live_events=self.workspace.document(shown.name).sequence,
+            past=self.position is not None,
+            sections=sections,
+            agents=len(shown.doc.active),
+            proposals=proposals,
+            custodian=shown.custodian,
+            read_only=self.workspace.read_only,
+            # the custodian's count, whoever's eyes the views use
+            waiting=open_items(shown.doc),
+            viewing_as=reader.name if reader is not None else None,
+            ahead=self._time_ahead(),
+        )
 
     @staticmethod
     def _counted(shown: DocShown) -> tuple[int, int]:
@@ -411,7 +466,7 @@ class DocumentScreen(CustodianActions):
         if self.document_name is not None and self.document_name in change.documents:
             self.revision = self.workspace.document(self.document_name).sequence
             if self.position is not None:
-                self.watch_shown(self.shown)  # the status line counts the newer events
+                self._derive_status()  # the status line counts the newer events
         if any(name not in self.documents for name in change.documents):
             self._refresh_documents()
 
@@ -447,7 +502,7 @@ class DocumentScreen(CustodianActions):
         activity = await asyncio.to_thread(read_activity, path)
         if activity != self.key_activity:
             self.key_activity = activity
-            self._show_agent()
+            self.query_one("#agent-detail", DetailPane).redraw()  # drawn with what was heard
 
     _looked_at: set[str]  # documents the clock has looked at since this screen opened
     _opening: set[str]  # those whose first firing is yet to be said ("fired on opening: …")
@@ -506,6 +561,8 @@ class DocumentScreen(CustodianActions):
         return decision.result
 
     def _applied(self, name: str, decision: Decision) -> None:
+        app: PactApp = self.app  # type: ignore[assignment]
+        app.document_changed(name)  # without a change feed (watch off), this is how it knows
         if name == self.document_name:
             self.revision = self.workspace.document(name).sequence
 
@@ -530,9 +587,6 @@ class DocumentScreen(CustodianActions):
         self._show_comments()
         self._show_proposal()  # drawn only while the queue is in front: now, for this reader
         self._show_event()
-        self._show_agent()  # and the agent's only while the roster is
-        self._show_briefing()
-        self._show_cell()
         self._focus_view()
 
     def _focus_view(self) -> None:
@@ -565,18 +619,9 @@ class DocumentScreen(CustodianActions):
             return None
         return None if position >= self._live_count() else max(1, position)
 
-    def action_earlier(self) -> None:
-        self.position = (self.position or self._live_count()) - 1
-
-    def action_later(self) -> None:
-        if self.position is not None:
-            self.position += 1
-
-    def action_first_event(self) -> None:
-        self.position = 1
-
-    def action_live(self) -> None:
-        self.position = None
+    # (time travel: ``TimeTravel``, through the document's events; ``position`` counts them)
+    def newest_past(self) -> int:
+        return self._live_count() - 1
 
     def action_go_to_event(self) -> None:
         """``:N``: the document after event #N, numbered as the events view numbers them (#0 is
@@ -621,14 +666,14 @@ class DocumentScreen(CustodianActions):
             self.notify(str(error), severity="error", title="The past")
             return
         if into == "past" and (self.document_name, self.position) == (name, count):
-            self.past = (name, count, doc)
+            self.past = DocAt(name, count, doc)
         elif into == "base" and (self.document_name, self.diff_base) == (name, count):
-            self.base_doc = (name, count, doc)
+            self.base_doc = DocAt(name, count, doc)
 
     def watch_past(self) -> None:
         self._show()
 
-    def action_mark_diff(self) -> None:
+    def action_diff(self) -> None:
         if self.diff_base is not None:
             self.diff_base = None
             return
@@ -648,14 +693,14 @@ class DocumentScreen(CustodianActions):
         panel.display = self.diff_base is not None
         if self.diff_base is None or shown is None:
             return
-        if base is None or base[:2] != (shown.name, self.diff_base):
+        if base is None or (base.name, base.count) != (shown.name, self.diff_base):
             panel.update(
                 Text(f"Reading the document after event #{self.diff_base - 1}…", style="dim")
             )
             return
         palette = Palette.of(self.app.theme_variables)
         panel.update(
-            document_diff(base[2], base[1], shown.doc, shown.revision, palette, shown.reader)
+            document_diff(base.doc, base.count, shown.doc, shown.revision, palette, shown.reader)
         )
 
     def action_next_step(self) -> None:
@@ -663,7 +708,10 @@ class DocumentScreen(CustodianActions):
 
         at = STEPS.index(self.step_s) if self.step_s in STEPS else -1
         self.step_s = STEPS[(at + 1) % len(STEPS)]
-        self.notify(f"'.' steps protocol time by {duration(self.step_s)}.", title="Step")
+        self.notify(
+            f"'{self._key('advance')}' steps protocol time by {duration(self.step_s)}.",
+            title="Step",
+        )
 
     def action_set_step(self) -> None:
         """Ask for the step (``30``, ``10s``, ``5m``, ``1h``); one refused changes nothing."""
@@ -678,7 +726,10 @@ class DocumentScreen(CustodianActions):
             except ValueError as error:
                 self.notify(str(error), severity="error", title="Step")
                 return
-            self.notify(f"'.' steps protocol time by {duration(self.step_s)}.", title="Step")
+            self.notify(
+                f"'{self._key('advance')}' steps protocol time by {duration(self.step_s)}.",
+                title="Step",
+            )
 
         question = "Step protocol time by (30, 10s, 5m, 1h)"
         self.app.push_screen(PromptScreen(question, value=str(self.step_s)), chosen)
@@ -691,7 +742,7 @@ class DocumentScreen(CustodianActions):
         return f" · time +{duration(ahead)} ahead{report}" if ahead else ""
 
     def watch_step_report(self) -> None:
-        self.watch_shown(self.shown)
+        self._derive_status()
 
     def action_step_time(self) -> None:
         if not self.workspace.time_stepped:
@@ -703,7 +754,8 @@ class DocumentScreen(CustodianActions):
             )
             return
         if self.position is not None:
-            self.notify("Go back to live (}) before stepping time.", severity="warning")
+            live = self._key("live")
+            self.notify(f"Go back to live ({live}) before stepping time.", severity="warning")
             return
         if self.workspace.read_only:
             self.notify("The workspace is open read-only.", severity="warning", title="Step")
@@ -744,32 +796,9 @@ class DocumentScreen(CustodianActions):
         self.notify(f"+{duration(seconds)}: {fired_words(events)}", title="Step")
 
     # -- escalation inbox, agents, events, view as agent ----------------------------------------
-    def _inbox_status(self, shown: DocShown) -> str:
-        """The status line's badge (what waits for a human) and, viewing as an agent, a marker
-        that every view is that agent's."""
-        count = open_items(shown.doc)  # the custodian's count, whoever's eyes the views use
-        app: PactApp = self.app  # type: ignore[assignment]
-        app.waiting = count
-        badge = f" · ⚑ {count} waiting" if count else ""
-        reader = shown.reader
-        viewing = f" · VIEWING AS {reader.name} (C: back)" if reader is not None else ""
-        return badge + viewing
-
     @on(RowList.Highlighted, "#inbox")
     def _inbox_highlighted(self, event: RowList.Highlighted) -> None:
         self.inbox_row = event.row
-
-    def watch_inbox_row(self) -> None:
-        self._show_briefing()
-
-    def _show_briefing(self) -> None:
-        if self.shown is None:
-            return
-        pane = self.query_one("#inbox-briefing", Static)
-        if self.view != "inbox":  # made when the inbox is shown; meanwhile it holds nothing
-            pane.update(Text())
-            return
-        pane.update(briefing_text(self.shown, self.inbox_row))
 
     @on(EscalationInbox.Act)
     def _inbox_act(self, event: EscalationInbox.Act) -> None:
@@ -896,7 +925,8 @@ class DocumentScreen(CustodianActions):
             if await self.app.push_screen_wait(ConfirmScreen(question, yes="Resolve")):
                 self.run_document({"op": "resolve-comment", "commentId": comment.id})
         else:
-            self.notify("A comment is resolved (R), not dismissed.", severity="warning")
+            resolve = self._key("resolve")
+            self.notify(f"A comment is resolved ({resolve}), not dismissed.", severity="warning")
 
     def _comment_target(self) -> tuple[Section, str | None] | None:
         """What a comment typed now is about: the proposal under the queue's cursor, the
@@ -925,7 +955,8 @@ class DocumentScreen(CustodianActions):
             section = self._readable_section(self.section_id)
         if section is None or not reads(doc, shown.reader, section):
             self.notify(
-                "Put the cursor on a section (o) or a proposal (P) first.",
+                f"Put the cursor on a section ({self._key('outline')}) or a proposal"
+                f" ({self._key('proposals')}) first.",
                 severity="warning",
                 title="Comment",
             )
@@ -993,7 +1024,8 @@ class DocumentScreen(CustodianActions):
         reader = shown.reader
         if reader is None:
             self.notify(
-                "View the document as an agent first (V): W writes what that agent sees.",
+                f"View the document as an agent first ({self._key('view-as')}):"
+                f" {self._key('share')} writes what that agent sees.",
                 severity="warning",
                 title="Share",
             )
@@ -1077,8 +1109,8 @@ class DocumentScreen(CustodianActions):
             return None
         if self.position is not None:
             self.notify(
-                f"You are looking at the document after event #{self.position - 1}: press }}"
-                " to go back to live before acting.",
+                f"You are looking at the document after event #{self.position - 1}: press"
+                f" {self._key('live')} to go back to live before acting.",
                 severity="warning",
                 title="The past is read-only",
             )
@@ -1251,18 +1283,6 @@ class DocumentScreen(CustodianActions):
     def _cell_highlighted(self, event: SalienceHeatmap.CellHighlighted) -> None:
         self.heat_cell = event.cell
 
-    def watch_heat_cell(self) -> None:
-        self._show_cell()
-
-    def _show_cell(self) -> None:
-        if self.shown is None:
-            return
-        pane = self.query_one("#heat-detail", Static)
-        if self.view != "heatmap":  # made when the heatmap is shown; meanwhile it holds nothing
-            pane.update(Text())
-            return
-        pane.update(cell_text(self.shown, self.heat_cell))
-
     @on(SalienceHeatmap.FilterAsked)
     def _ask_heat_filter(self) -> None:
         question = "Filter the heatmap: min:N, agent:…, section:…, sort:name|total, sort:max"
@@ -1278,16 +1298,13 @@ class DocumentScreen(CustodianActions):
         self.agent_id = row.key if row is not None else None
 
     def watch_agent_id(self) -> None:
-        self._show_agent()
         self.query_one("#agent-pane", VerticalScroll).scroll_home(
             animate=False, immediate=True
-        )  # its top
+        )  # its top (the bound pane draws the agent)
 
-    def _show_agent(self) -> None:
-        if self.shown is None or self.view != "agents":
-            return
-        detail = agent_detail(self.shown, self.agent_id, self.key_activity)
-        self.query_one("#agent-detail", Static).update(detail)
+    def _agent_detail(self, shown: DocShown, agent_id: str | None) -> RenderableType:
+        """The agents view's pane: the agent, and what the servers heard from its key."""
+        return agent_detail(shown, agent_id, self.key_activity)
 
     @on(AgentRoster.Act)
     def _agent_act(self, event: AgentRoster.Act) -> None:
@@ -1567,8 +1584,12 @@ class DocumentScreen(CustodianActions):
         )
 
     def action_view_as_agent(self) -> None:
+        """Ask which agent's eyes to see through; viewing as one already: back to your own."""
         from ..screens.pick import PickScreen
 
+        if self.viewing_as is not None:
+            self.view_as(None)
+            return
         shown = self.shown
         if shown is None or not shown.doc.agents:
             self.notify("No agent on this document.", severity="warning")
@@ -1601,6 +1622,29 @@ class DocumentScreen(CustodianActions):
         self._show()
         self._show_section()  # the section under the cursor, through the new reader's barriers
 
+    @staticmethod
+    def help_groups(keymap: Mapping[str, str] | None = None) -> list[tuple[str, list[BindingType]]]:
+        """The help page's keys of this screen and of each of its views (titled with the key
+        that shows the view, in ``keymap``)."""
+        from ..keymap import key_shown
+
+        def titled(view: str, action_id: str) -> str:
+            return f"{view} ({key_shown(action_id, keymap or {})})"
+
+        return [
+            ("Document", list(DocumentScreen.BINDINGS)),
+            (titled("Proposal queue", "proposals"), list(ProposalQueue.BINDINGS)),
+            (titled("Heatmap", "heatmap"), list(SalienceHeatmap.BINDINGS)),
+            (titled("Inbox", "inbox"), list(EscalationInbox.BINDINGS)),
+            (titled("Agents", "agents"), list(AgentRoster.BINDINGS)),
+            (titled("Events", "events"), list(EventList.BINDINGS)),
+            ("Lists", [*CursorPane.BINDINGS, *RowList.BINDINGS]),
+        ]
+
+    @staticmethod
+    def legends() -> list[Any]:
+        return []
+
     def system_commands(self) -> Any:
         """The palette's commands of this screen: view as each agent, and back."""
         from functools import partial
@@ -1628,8 +1672,11 @@ class DocumentScreen(CustodianActions):
                     "the custodian's powers (also under !)",
                     partial(self.custodian_action, item.action),
                 )
+        yield from self.time_commands()
         yield SystemCommand(
-            "Set the time step", "how far '.' steps protocol time", self.action_set_step
+            "Set the time step",
+            f"how far '{self._key('advance')}' steps protocol time",
+            self.action_set_step,
         )
         yield SystemCommand(
             "Step protocol time", "by the step, firing what is due", self.action_step_time

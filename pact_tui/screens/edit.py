@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, TextArea
 
+from ..keymap import bind
 from ..text import plain
 
 
@@ -33,8 +34,8 @@ class EditScreen(ModalScreen[str | None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save", tooltip="use the text as it is now"),
-        Binding("escape", "cancel", "Cancel", tooltip="leave it (asked first if edited)"),
+        bind("save", "save", "Save", tooltip="use the text as it is now"),
+        bind("close", "cancel", "Cancel", tooltip="leave it (asked first if edited)"),
     ]
 
     def __init__(self, title: str, text: str) -> None:

@@ -3,6 +3,7 @@ and the legend of the glyphs it draws), on one page."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from rich.table import Table
@@ -12,6 +13,8 @@ from textual.containers import VerticalScroll
 from textual.keys import format_key
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from ..keymap import ACTIONS, bind, keys_of, shown_keys
 
 SELECTORS = [
     ("d0, 1, 0", "one item: depth, position (slot), offset"),
@@ -31,7 +34,10 @@ Legend = tuple[str, list[tuple[str, str]]]
 """A section of the page under the keys: its title, and (what is drawn or typed, its meaning)."""
 
 
-def bindings_table(groups: list[tuple[str, list[BindingType]]]) -> Table:
+def bindings_table(
+    groups: list[tuple[str, list[BindingType]]], keymap: Mapping[str, str] | None = None
+) -> Table:
+    """Each group's keys (those in force: ``keymap`` over the defaults) and what they do."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", justify="right", no_wrap=True)
     table.add_column()
@@ -39,7 +45,10 @@ def bindings_table(groups: list[tuple[str, list[BindingType]]]) -> Table:
         table.add_row("", Text(title, style="bold underline"))
         for given in bindings:
             binding = given if isinstance(given, Binding) else Binding(*given)
-            keys = ", ".join(format_key(key.strip()) for key in binding.key.split(","))
+            if binding.id is not None and binding.id in ACTIONS:
+                keys = shown_keys(keys_of(binding.id, keymap or {}))
+            else:
+                keys = ", ".join(format_key(key.strip()) for key in binding.key.split(","))
             table.add_row(Text(keys), Text(binding.tooltip or binding.description))
         table.add_row("", "")
     return table
@@ -56,20 +65,26 @@ class HelpScreen(ModalScreen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss", "Close"),
+        bind("close-help", "dismiss", "Close"),
     ]
 
-    def __init__(self, groups: list[tuple[str, list[BindingType]]], *legends: Legend) -> None:
-        """``groups`` of keys, then ``legends`` (each a title and its rows): the selector
-        language unless a screen gives its own."""
+    def __init__(
+        self,
+        groups: list[tuple[str, list[BindingType]]],
+        *legends: Legend,
+        keymap: Mapping[str, str] | None = None,
+    ) -> None:
+        """``groups`` of keys (shown as ``keymap`` binds them), then ``legends`` (each a title
+        and its rows): the selector language unless a screen gives its own."""
         super().__init__()
         self.groups = groups
+        self.keymap = dict(keymap or {})
         self.legends = legends or (SELECTOR_SECTION,)
 
     def compose(self) -> Any:
         with VerticalScroll():
             yield Static(Text("pact-tui keys", style="bold"), markup=False)
-            yield Static(bindings_table(self.groups), markup=False)
+            yield Static(bindings_table(self.groups, self.keymap), markup=False)
             # One width for the first column of every section, so that they read as one list
             # (an example longer than a glyph's, as the selectors' are, widens its own only).
             widest = max(

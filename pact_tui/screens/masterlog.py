@@ -12,12 +12,12 @@ a time, while the lists draw what is on screen.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
 from textual.screen import Screen
@@ -30,13 +30,17 @@ from engine.masterlog.errors import MasterLogError
 from engine.masterlog.lines import LineProblem
 from engine.visible import WITHOUT_ANY, visible
 
+from ..keymap import bind
 from ..logsession import LineRow, LogEntry, LogSession
 from ..text import plain
 from ..types import LogShown, LogSubject
+from ..widgets.cursor import CursorPane
 from ..widgets.footer import FittedFooter
 from ..widgets.loglines import HitList, LogLines, LogList, short_name
 from ..widgets.reference import ReferenceDetail
 from ..widgets.rows import RowList
+from ..widgets.status import LineBar, LogStatus
+from .help import Legend
 
 if TYPE_CHECKING:
     from engine.masterlog.index import Refresh
@@ -64,23 +68,23 @@ LEGEND = [
 class MasterLogScreen(Screen[None]):
     AUTO_FOCUS = "#messages"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "next_problem", "Next problem", tooltip="the next reference that is not ok"),
-        Binding("N", "previous_problem", "Prev problem", tooltip="the previous one not ok"),
-        Binding("slash", "search", "Search", tooltip="search every log's messages (FTS5)"),
-        Binding("f", "toggle_follow", "Follow", tooltip="keep the master log's end in view"),
-        Binding("c", "copy_original", "Copy", tooltip="copy the recovered original"),
-        Binding("o", "read_original", "Read", tooltip="read the recovered original whole"),
-        Binding("colon", "go_to_line", "Go to", tooltip="a line of the log shown, or bN: a byte"),
-        Binding(
-            "J",
+        bind("next", "next_problem", "Next problem", tooltip="the next reference that is not ok"),
+        bind("previous", "previous_problem", "Prev problem", tooltip="the previous one not ok"),
+        bind("search", "search", "Search", tooltip="search every log's messages (FTS5)"),
+        bind("follow", "toggle_follow", "Follow", tooltip="keep the master log's end in view"),
+        bind("copy", "copy_original", "Copy", tooltip="copy the recovered original"),
+        bind("read", "read_original", "Read", tooltip="read the recovered original whole"),
+        bind("go-to", "go_to_line", "Go to", tooltip="a line of the log shown, or bN: a byte"),
+        bind(
+            "jump",
             "to_context",
             "Context",
             show=False,
             tooltip="opened from a context (J on a reference item): the item made from this line",
         ),
-        Binding("tab", "app.focus_next", "Next list", show=False, tooltip="the next list, pane"),
-        Binding(
-            "escape",
+        bind("next-pane", "app.focus_next", "Next list", show=False, tooltip="the next list, pane"),
+        bind(
+            "close",
             "close_search",
             "Close search",
             show=False,
@@ -111,6 +115,9 @@ class MasterLogScreen(Screen[None]):
     """The master lines the chosen reference's byte range covers."""
     hits: var[tuple[Hit, ...]] = var((), init=False)
     """What the search found."""
+    status: var[LogStatus] = var(LogStatus, init=False)
+    """What the status line says (``_show_status``: the conversation shown, how far verifying
+    and cataloguing got, whether it follows)."""
 
     def __init__(
         self,
@@ -125,7 +132,7 @@ class MasterLogScreen(Screen[None]):
         self._back = back
 
     def compose(self) -> Any:
-        yield Static(id="log-status", markup=False)
+        yield LineBar(id="log-status").data_bind(status=MasterLogScreen.status)
         yield Static(id="log-banner", markup=False)
         with Horizontal(id="log-body"):
             with Vertical(id="log-left"):
@@ -254,21 +261,17 @@ class MasterLogScreen(Screen[None]):
         for entry in shown.entries:
             for status, n in entry.counts:
                 counts[status] = counts.get(status, 0) + n
-        problems = sum(n for status, n in counts.items() if status != "ok")
-        if not shown.verified:
-            refs = "verifying references…"
-        else:
-            refs = f"{sum(counts.values()):,} references: {counts.get('ok', 0):,} ok"
-            if problems:
-                refs += f", {problems:,} not ok (n walks them)"
-        done, total = self.catalogued
-        search = f" · search: {done * 100 // total}% catalogued" if done < total else ""
-        follow = "FOLLOWING · " if self.following else ""  # first: a narrow terminal cuts the end
-        self.query_one("#log-status", Static).update(
-            plain(
-                f" {follow}{self.session.directory.name} · master {master.lines:,} lines · "
-                f"{len(shown.entries) - 1} views and branches · {refs}{search}"
-            )
+        app: PactApp = self.app  # type: ignore[assignment]
+        self.status = LogStatus(
+            directory=self.session.directory.name,
+            master_lines=master.lines,
+            logs=len(shown.entries) - 1,
+            verified=shown.verified,
+            references=sum(counts.values()),
+            ok=counts.get("ok", 0),
+            catalogued=self.catalogued,
+            following=self.following,
+            next_key=app.key_for("next"),
         )
 
     # -- lists → state ------------------------------------------------------------------------
@@ -524,6 +527,18 @@ class MasterLogScreen(Screen[None]):
                 self.app.call_from_thread(setattr, self, "catalogued", session.catalogued())
         except (MasterLogError, OSError) as error:
             self.app.call_from_thread(self.notify, str(error), title="Search", severity="error")
+
+    @staticmethod
+    def help_groups(keymap: Mapping[str, str] | None = None) -> list[tuple[str, list[BindingType]]]:
+        """The help page's keys of this screen and of what is on it."""
+        return [
+            ("Master log", list(MasterLogScreen.BINDINGS)),
+            ("Lists", [*CursorPane.BINDINGS, *RowList.BINDINGS]),
+        ]
+
+    @staticmethod
+    def legends() -> list[Legend]:
+        return [("Marks and statuses", LEGEND)]
 
     def system_commands(self) -> list[Any]:
         from textual.app import SystemCommand

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..keymap import bind
 from ..text import plain
 from ..widgets.footer import FittedFooter
 from ..widgets.reader import ContentReader
@@ -37,8 +38,8 @@ class OriginalScreen(ModalScreen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,o", "dismiss", "Close", tooltip="back to the inspector"),
-        Binding("tab", "app.focus_next", "Other side", tooltip="the other text"),
+        bind("close-reader", "dismiss", "Close", tooltip="back to the inspector"),
+        bind("next-pane", "app.focus_next", "Other side", tooltip="the other text"),
     ]
 
     def __init__(

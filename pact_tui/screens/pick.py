@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual import events, on
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from engine.visible import WITHOUT_ANY
 
+from ..keymap import bind
 from ..text import plain, plain_block
 
 SHOWN = 200  # options listed at once: typing narrows the rest
@@ -43,7 +44,7 @@ class PickScreen(ModalScreen[str | None]):
     PickScreen #pick-count { color: $text-muted; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [bind("close", "cancel", "Cancel")]
 
     def __init__(self, title: str, picks: list[Pick], placeholder: str = "type to narrow") -> None:
         super().__init__()

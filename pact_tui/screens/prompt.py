@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from engine.visible import WITHOUT_ANY
 
+from ..keymap import bind
 from ..text import plain, plain_block
 
 
@@ -30,7 +31,7 @@ class PromptScreen(ModalScreen[str | None]):
     PromptScreen #prompt-problem { color: $error; margin: 1 0 0 0; display: none; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [bind("close", "cancel", "Cancel")]
 
     def __init__(
         self,

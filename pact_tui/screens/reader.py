@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..keymap import bind
 from ..text import plain
 from ..widgets.footer import FittedFooter
 from ..widgets.reader import ContentReader
@@ -28,7 +29,7 @@ class ReaderScreen(ModalScreen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,o", "dismiss", "Close", tooltip="back to the inspector"),
+        bind("close-reader", "dismiss", "Close", tooltip="back to the inspector"),
     ]
 
     def __init__(self, title: str, text: str) -> None:

@@ -14,12 +14,13 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 
 from engine.visible import visible
 
 from ..doc_time import duration
+from ..keymap import bind
 from ..server.activity import KeyActivity
 from ..types import DocShown
 from .outline import countdown
@@ -95,10 +96,14 @@ class AgentRoster(RowList[DocShown, AgentRow]):
     """
     BORDER_TITLE: ClassVar[str] = "agents"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("T", "act('trust')", "Trust", tooltip="change the agent's trust level"),
-        Binding("L", "act('clearance')", "Clearance", tooltip="set the agent's clearance"),
-        Binding("I", "act('disclosure')", "Disclosure", tooltip="what it sees of constraints"),
-        Binding("X", "act('remove')", "Remove", tooltip="remove the agent from the document"),
+        bind("trust", "act('trust')", "Trust", tooltip="change the agent's trust level"),
+        bind("clearance", "act('clearance')", "Clearance", tooltip="set the agent's clearance"),
+        bind(
+            "disclosure", "act('disclosure')", "Disclosure", tooltip="what it sees of constraints"
+        ),
+        bind(
+            "remove-agent", "act('remove')", "Remove", tooltip="remove the agent from the document"
+        ),
     ]
 
     class Act(Message):

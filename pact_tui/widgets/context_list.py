@@ -6,13 +6,15 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.reactive import var
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from engine.visible import visible
 from engine.workspace import ContextInfo, ForkOrigin
+
+from ..keymap import bind
 
 FORK = "⑂"
 
@@ -21,8 +23,8 @@ class ContextList(OptionList):
     """Picking one posts OptionList's ``OptionSelected`` (the option's id is the name)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,j", "cursor_down", "Down", show=False),
-        Binding("up,k", "cursor_up", "Up", show=False),
+        bind("down", "cursor_down", "Down", show=False),
+        bind("up", "cursor_up", "Up", show=False),
     ]
 
     contexts: var[tuple[ContextInfo, ...]] = var(())

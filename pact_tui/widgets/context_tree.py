@@ -25,7 +25,7 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.content import Content
 from textual.geometry import Region
 from textual.message import Message
@@ -39,6 +39,7 @@ from engine.visible import visible
 from engine.workspace import SnapshotEntry
 
 from ..filtered_layout import FilteredLayout
+from ..keymap import bind
 from ..provider import ProviderLayout, ProviderTotals, char_count, token_estimate
 from ..reasons import Reasons
 from ..tree_diff import note_of
@@ -722,9 +723,10 @@ class ContextTree(LinePane):
     rehydration and render stage per item; turns and slots fold."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "select_cursor", "Fold or unfold", show=False),
-        Binding("left,h", "fold", "Fold, or go to the slot", show=False),
-        Binding("right,l", "unfold", "Unfold", show=False),
+        bind("select", "select_cursor", "Fold or unfold", show=False),
+        bind("toggle-fold", "select_cursor", "Fold or unfold", show=False),
+        bind("left", "fold", "Fold, or go to the slot", show=False),
+        bind("right", "unfold", "Unfold", show=False),
     ]
     TITLE = "context tree"
 
@@ -949,7 +951,7 @@ class ProviderList(LinePane):
     }
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select_cursor", "Select", show=False),
+        bind("select", "select_cursor", "Select", show=False),
     ]
     TITLE = "provider rendering"
     GLYPH_COLUMN = False  # its first column says what changed: since the episode before, or

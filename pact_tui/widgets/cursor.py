@@ -13,21 +13,23 @@ from typing import ClassVar
 
 from rich.style import Style
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.widget import Widget
 
+from ..keymap import bind
+
 
 class CursorPane(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home,g", "first", "Top", show=False),
-        Binding("end,G", "last", "Bottom", show=False),
+        bind("up", "cursor(-1)", "Up", show=False),
+        bind("down", "cursor(1)", "Down", show=False),
+        bind("page-up", "page(-1)", "Page up", show=False),
+        bind("page-down", "page(1)", "Page down", show=False),
+        bind("top", "first", "Top", show=False),
+        bind("bottom", "last", "Bottom", show=False),
     ]
 
     cursor_line: reactive[int] = reactive(0, repaint=False)

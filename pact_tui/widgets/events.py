@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import var
@@ -30,6 +30,7 @@ from textual.reactive import var
 from engine.protocol.audit import AuditTrail, EventFilter, iso_time
 from engine.visible import visible
 
+from ..keymap import bind
 from ..text import plain
 from ..types import DocShown
 from .rows import LazyRows, RowList
@@ -183,8 +184,8 @@ class EventList(RowList[DocShown, EventRow]):
     """
     BORDER_TITLE: ClassVar[str] = "events"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f", "ask_filter", "Filter", tooltip="filter by type:, agent:, section:"),
-        Binding("x", "export", "Export", tooltip="write the audit trail to a file"),
+        bind("filter", "ask_filter", "Filter", tooltip="filter by type:, agent:, section:"),
+        bind("export", "export", "Export", tooltip="write the audit trail to a file"),
     ]
 
     event_filter: var[str] = var("")

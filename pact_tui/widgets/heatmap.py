@@ -35,7 +35,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.color import Color
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -45,6 +45,7 @@ from textual.strip import Strip
 from engine.protocol.filters import any_section_matches
 from engine.visible import visible
 
+from ..keymap import bind
 from ..text import plain
 from ..types import DocShown
 from .cursor import CursorPane
@@ -304,30 +305,34 @@ class SalienceHeatmap(CursorPane):
     }
     BORDER_TITLE: ClassVar[str] = "salience"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left,h", "column(-1)", "Left", show=False, tooltip="the section before"),
-        Binding("right,l", "column(1)", "Right", show=False, tooltip="the next section"),
-        Binding("home", "first_column", "First section", show=False, tooltip="the first column"),
-        Binding("end", "last_column", "Last section", show=False, tooltip="the last column"),
-        Binding(
-            "shift+left,ctrl+pageup",
+        bind("left", "column(-1)", "Left", show=False, tooltip="the section before"),
+        bind("right", "column(1)", "Right", show=False, tooltip="the next section"),
+        bind(
+            "first-column", "first_column", "First section", show=False, tooltip="the first column"
+        ),
+        bind("last-column", "last_column", "Last section", show=False, tooltip="the last column"),
+        bind(
+            "page-left",
             "page_columns(-1)",
             "Page left",
             show=False,
             tooltip="a screenful of sections back",
         ),
-        Binding(
-            "shift+right,ctrl+pagedown",
+        bind(
+            "page-right",
             "page_columns(1)",
             "Page right",
             show=False,
             tooltip="a screenful of sections on",
         ),
-        Binding("ctrl+home", "first_cell", "First cell", show=False, tooltip="the top left cell"),
-        Binding("ctrl+end", "last_cell", "Last cell", show=False, tooltip="the bottom right cell"),
-        Binding("f", "ask_filter", "Filter", tooltip="min:N, agent:…, section:…, sort:…"),
-        Binding("s", "cycle_sort('agents')", "Sort", tooltip="agents: as joined, name, total"),
-        Binding(
-            "S",
+        bind("first-cell", "first_cell", "First cell", show=False, tooltip="the top left cell"),
+        bind("last-cell", "last_cell", "Last cell", show=False, tooltip="the bottom right cell"),
+        bind("filter", "ask_filter", "Filter", tooltip="min:N, agent:…, section:…, sort:…"),
+        bind(
+            "sort-agents", "cycle_sort('agents')", "Sort", tooltip="agents: as joined, name, total"
+        ),
+        bind(
+            "sort-sections",
             "cycle_sort('sections')",
             "Sort sections",
             show=False,

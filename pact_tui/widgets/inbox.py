@@ -18,11 +18,12 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 
 from engine.visible import visible
 
+from ..keymap import bind
 from ..text import plain
 from ..types import DocShown
 from .comments import comment_head
@@ -299,7 +300,7 @@ def briefing_text(shown: DocShown, row: InboxRow | None) -> Text:
             text.append(f"times out in {countdown(row.due_ms, now)}\n", style="bold")
     if row.kind == "comment" and row.ref in doc.comments:
         text.append(f"{comment_head(shown, doc.comments[row.ref])}\n", style="dim")
-        text.append("r replies on its section, R resolves it\n", style="dim")
+        text.append("e replies on its section, R resolves it\n", style="dim")
     if section is None:
         return text
     found = briefing(doc, shown.reader, section)
@@ -352,14 +353,16 @@ class EscalationInbox(RowList[DocShown, InboxRow]):
     """
     BORDER_TITLE: ClassVar[str] = "escalation inbox"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "act('respond')", "Respond", tooltip="answer the question (a comment: reply)"),
-        Binding(
-            "R",
+        bind(
+            "respond", "act('respond')", "Respond", tooltip="answer the question (a comment: reply)"
+        ),
+        bind(
+            "resolve",
             "act('resolve')",
             "Resolve",
             tooltip="a binding decision on the section (a comment: resolve it)",
         ),
-        Binding("x", "act('dismiss')", "Dismiss", tooltip="dismiss the question"),
+        bind("dismiss", "act('dismiss')", "Dismiss", tooltip="dismiss the question"),
     ]
 
     class Act(Message):

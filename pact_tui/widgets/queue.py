@@ -33,7 +33,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.reactive import var
 
@@ -41,6 +41,7 @@ from engine.protocol.filters import any_section_matches
 from engine.visible import visible
 
 from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks, without_separator
+from ..keymap import bind
 from ..text import plain
 from ..types import DocShown
 from .outline import countdown
@@ -346,12 +347,14 @@ class ProposalQueue(RowList[DocShown, QueueRow]):
     """
     BORDER_TITLE: ClassVar[str] = "proposals"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "act('approve')", "Approve", tooltip="approve: it merges (say why)"),
-        Binding("r", "act('reject')", "Reject", tooltip="reject it, with a reason"),
-        Binding("m", "act('force-merge')", "Force", tooltip="force-merge it, with a reason"),
-        Binding("c", "act('choose')", "Choose", tooltip="settle its conflict: a side or the merge"),
-        Binding("R", "act('revert')", "Revert", tooltip="revert a merged proposal"),
-        Binding("f", "ask_filter", "Filter", tooltip="status:, section:, author:, needs:me"),
+        bind("approve", "act('approve')", "Approve", tooltip="approve: it merges (say why)"),
+        bind("reject", "act('reject')", "Reject", tooltip="reject it, with a reason"),
+        bind("force-merge", "act('force-merge')", "Force", tooltip="force-merge it, with a reason"),
+        bind(
+            "choose", "act('choose')", "Choose", tooltip="settle its conflict: a side or the merge"
+        ),
+        bind("revert", "act('revert')", "Revert", tooltip="revert a merged proposal"),
+        bind("filter", "ask_filter", "Filter", tooltip="status:, section:, author:, needs:me"),
     ]
 
     queue_filter: var[str] = var("")

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from rich.cells import cell_len, chop_cells
 from rich.segment import Segment
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -20,6 +20,7 @@ from textual.strip import Strip
 
 from engine.visible import visible
 
+from ..keymap import bind
 from ..line_index import LineIndex
 
 TAB_SIZE = 8
@@ -35,11 +36,11 @@ class ContentReader(ScrollView, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "scroll_up", "Up", show=False),
-        Binding("down,j", "scroll_down", "Down", show=False),
-        Binding("space", "page_down", "Page down", show=False),
-        Binding("g", "scroll_home", "Top", show=False),
-        Binding("G", "scroll_end", "Bottom", show=False),
+        bind("up", "scroll_up", "Up", show=False),
+        bind("down", "scroll_down", "Down", show=False),
+        bind("read-on", "page_down", "Page down", show=False),
+        bind("top", "scroll_home", "Top", show=False),
+        bind("bottom", "scroll_end", "Bottom", show=False),
     ]
 
     def __init__(self, text: str, *, name: str | None = None, id: str | None = None) -> None:

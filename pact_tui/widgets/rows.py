@@ -15,11 +15,12 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, overload
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.reactive import var
 from textual.strip import Strip
 
+from ..keymap import bind
 from .cursor import CursorPane
 
 
@@ -69,7 +70,7 @@ class RowList(CursorPane, Generic[ShownT, RowT]):
         "rows--span",
     }
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select_cursor", "Select", show=False),
+        bind("select", "select_cursor", "Select", show=False),
     ]
 
     shown: var[ShownT | None] = var(None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
-from textual.binding import Binding, BindingsMap, BindingType
+from textual.binding import BindingsMap, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -14,6 +14,7 @@ from textual.widgets import Input, Static
 
 from engine.visible import WITHOUT_ANY, visible
 
+from ..keymap import bind
 from ..types import Selection
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ class SelectorBar(Vertical):
     SelectorBar > #selector-feedback { height: auto; padding: 0 1; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [bind("close", "close", "Close", show=False)]
 
     selection: var[Selection] = var(Selection)
     """What the selector found (bound to the screen's): the feedback under the input."""

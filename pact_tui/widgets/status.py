@@ -17,14 +17,17 @@ from pathlib import Path
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
+from textual.widgets import Static
 
 from engine.visible import visible
+
+from ..text import plain
 
 # What the status line can say (the help page's legend).
 STATUS_LEGEND = [
     ("EPISODE 6", "the episode of the view shown"),
     ("● LIVE", "the live context: commands write to it, and it changes as agents work"),
-    ("◆ PAST", "a snapshot: read-only; L returns to live"),
+    ("◆ PAST", "a snapshot: read-only; } returns to live"),
     ("3 new events", "what arrived while you look at the past"),
     ("▶ playing every 1s", "automatic stepping through the past (p; + and - change the pace)"),
     ("▶ WRITING to …", "playing at live: every step appends an advance to the context"),
@@ -36,8 +39,8 @@ STATUS_LEGEND = [
         "checkpoints deep-verified 2026-11-27",
         "when `pact-tui verify --deep` last passed on it (never: it has not)",
     ),
-    ("↓ FOLLOWING", "follow mode (f): the active turn stays in view as the context grows"),
-    ("▽ FILTER 3 matches · 8 rows", "filter mode (F): only the matches and their turns and slots"),
+    ("↓ FOLLOWING", "follow mode (F): the active turn stays in view as the context grows"),
+    ("▽ FILTER 3 matches · 8 rows", "filter mode (f): only the matches and their turns and slots"),
 ]
 
 
@@ -61,6 +64,9 @@ class Status:
     # -- filter and follow --
     following: bool = False  # follow mode: the active turn is kept in view
     filtered: tuple[int, int] | None = None  # filter mode: (matches, rows shown)
+    # -- the keys the line names (those in force: the user may have rebound them) --
+    live_key: str = "}"
+    documents_key: str = "2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +117,7 @@ def _parts(status: Status) -> list[_Part]:
         noun = "event" if status.pending == 1 else "events"
         parts.append(
             _Part(
-                f"   {status.pending} new {noun} · L returns to live",
+                f"   {status.pending} new {noun} · {status.live_key} returns to live",
                 "$warning",
                 f" +{status.pending} new",
                 1,
@@ -131,7 +137,12 @@ def _parts(status: Status) -> list[_Part]:
         )
     if status.waiting:
         parts.append(
-            _Part(f"   ⚑ {status.waiting} waiting (2)", "bold $error", f" ⚑{status.waiting}", 1)
+            _Part(
+                f"   ⚑ {status.waiting} waiting ({status.documents_key})",
+                "bold $error",
+                f" ⚑{status.waiting}",
+                4,  # another screen's news: said shorter first, before this screen's own
+            )
         )
     if status.matches:
         matches = visible(status.matches)
@@ -258,3 +269,111 @@ class StatusBar(Widget):
         if self.status is None:
             return Content("")
         return status_content(self.status, self.size.width)
+
+
+# -- the document screen's and the master-log screen's lines ------------------------------------
+@dataclass(frozen=True, slots=True)
+class DocStatus:
+    """What the document screen's line says (``DocumentScreen._derive_status``)."""
+
+    name: str | None = None  # the document shown; None: none
+    version: int = 0
+    events: int = 0  # the events of the document shown
+    live_events: int = 0  # of the live document: more than ``events`` in the past
+    past: bool = False
+    sections: int = 0  # those the eyes in use may know of
+    agents: int = 0
+    proposals: int = 0  # open, on the sections those eyes may read
+    custodian: str = ""
+    read_only: bool = False
+    waiting: int = 0  # what waits for a human in the document shown
+    viewing_as: str | None = None  # the agent whose eyes the views use
+    ahead: str = ""  # how far protocol time is stepped ahead, and what the last step fired
+    unreadable: tuple[str, str] | None = None  # (document, why it cannot be shown)
+    no_documents: bool = False  # the workspace has none
+    # the keys the line names (those in force)
+    later_key: str = "]"
+    live_key: str = "}"
+    back_key: str = "V"
+
+
+def doc_status_content(status: DocStatus) -> Content:
+    if status.unreadable is not None:
+        name, why = status.unreadable
+        said = visible(f" document {name!r} cannot be shown: {why}")
+        return Content.styled(said, "bold $error")
+    if status.no_documents:
+        return plain("No documents in this workspace yet: make one with `pact-tui doc create`.")
+    if status.name is None:
+        return Content("")
+    past = (
+        f"PAST: after event #{status.events - 1} of #{status.live_events - 1}"
+        f" ({status.later_key} later, {status.live_key} live) · "
+        if status.past
+        else ""
+    )
+    badge = f" · ⚑ {status.waiting} waiting" if status.waiting else ""
+    viewing = (
+        f" · VIEWING AS {status.viewing_as} ({status.back_key}: back)"
+        if status.viewing_as is not None
+        else ""
+    )
+    return plain(
+        f" {past}{status.name} · v{status.version} · {status.events} events ·"
+        f" {status.sections} sections ·"
+        f" {status.agents} agents · {status.proposals} open proposals · as {status.custodian}"
+        f"{' · read-only' if status.read_only else ''}{badge}{viewing}{status.ahead}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LogStatus:
+    """What the master-log screen's line says (``MasterLogScreen._show_status``)."""
+
+    directory: str = ""
+    master_lines: int = 0
+    logs: int = 0  # views and branches
+    verified: bool = False
+    references: int = 0
+    ok: int = 0
+    catalogued: tuple[int, int] = (0, 0)  # (lines catalogued for the search, lines)
+    following: bool = False
+    next_key: str = "n"
+
+
+def log_status_content(status: LogStatus) -> Content:
+    if not status.directory:
+        return Content("")
+    problems = status.references - status.ok
+    if not status.verified:
+        refs = "verifying references…"
+    else:
+        refs = f"{status.references:,} references: {status.ok:,} ok"
+        if problems:
+            refs += f", {problems:,} not ok ({status.next_key} walks them)"
+    done, total = status.catalogued
+    search = f" · search: {done * 100 // total}% catalogued" if done < total else ""
+    follow = "FOLLOWING · " if status.following else ""  # first: a narrow terminal cuts the end
+    return plain(
+        f" {follow}{status.directory} · master {status.master_lines:,} lines · "
+        f"{status.logs} views and branches · {refs}{search}"
+    )
+
+
+class LineBar(Static):
+    """A screen's one-line (or two) status, drawn from the value bound to ``status``: a
+    ``DocStatus`` or a ``LogStatus``."""
+
+    status: reactive[DocStatus | LogStatus | None] = reactive(None)
+    """What the line says (bound to the screen's ``status``)."""
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id, markup=False)
+
+    def watch_status(self, status: DocStatus | LogStatus | None) -> None:
+        if isinstance(status, DocStatus):
+            self.update(doc_status_content(status))
+        elif isinstance(status, LogStatus):
+            self.update(log_status_content(status))
+        else:
+            self.update("")

@@ -67,9 +67,9 @@ async def test_every_proposal_prompt_names_section_author_summary_status_and_siz
             await settle(pilot)
         merged = by_status(screen, "Merged")
         await cursor_to(pilot, queue, lambda row: row.key == merged.id)
-        question = await question_of(pilot, "R")
+        question = await question_of(pilot, "u")
         for part in named_parts(doc, merged.id):
-            assert part in question, ("R", part, question)
+            assert part in question, ("u", part, question)
         await pilot.press("escape")
         await settle(pilot)
         group = next(iter(doc.conflicts.values()))
@@ -178,7 +178,7 @@ async def test_resolve_picks_a_side_merges_it_and_says_what_it_did(demo: Path) -
     visibly; the notification says what the resolution did."""
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
         await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "conflict")
@@ -214,7 +214,7 @@ async def test_resolve_with_your_own_text_puts_it_in_the_section(demo: Path) -> 
 
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
         await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "conflict")

@@ -111,7 +111,7 @@ async def test_the_pane_follows_the_position_shown(demo: Path) -> None:
         for entry in entries:
             assert any(entry.kind in text and entry.preview[:20] in text for text in lines)
         assert "changes · " + before.id in str(pane_of(screen).border_title)
-        await pilot.press("L")
+        await pilot.press("right_curly_bracket")
         await account_for(pilot, screen)
         assert said(pane_of(screen))[0].startswith(f"snapshot {newest.id}")
 
@@ -142,7 +142,8 @@ async def test_a_rehydration_names_the_instance_it_replaced(tmp_path: Path) -> N
         assert f"replaced {entry.replaced}" in line and "#mode" in line
         assert "rehydrated #mode" in subtitle(screen)
         # in a diff across that step: the fresh instance and the ghost of the one it replaced
-        await pilot.press("left_square_bracket", "left_square_bracket", "d", "L", "w")
+        back_then_live = ("left_square_bracket", "left_square_bracket", "d", "right_curly_bracket")
+        await pilot.press(*back_then_live, "w")
         await settle(pilot)
         await wait_until(pilot, lambda: screen.reasons is not None, "the diff's reasons")
         tree = screen.context_tree

@@ -224,7 +224,7 @@ async def test_an_invite_token_is_shown_once_copied_and_revocable(demo: Path) ->
         assert [doc.by_key[k].id for k in invite.scope] == ["sec:risk"]
         shown = str(token_screen.query_one("#token", Label).render())
         assert shown == token
-        await pilot.press("c")
+        await pilot.press("y")
         await wait_until(pilot, lambda: app.clipboard == token, "the token copied")
         await pilot.press("escape")
         await settle(pilot)
@@ -272,7 +272,7 @@ async def test_disclosure_from_the_agents_view(demo: Path) -> None:
         screen = await opened(pilot, "A")
         roster = screen.query_one(AgentRoster)
         await cursor_to(pilot, roster, lambda row: row is not None and row.name == "legal")
-        await pilot.press("I")
+        await pilot.press("B")
         await pick(pilot, "2")
         doc = screen.workspace.document("memo")
         legal = doc.agent_named("legal")

@@ -95,7 +95,7 @@ async def test_a_comment_to_a_human_waits_in_the_inbox_until_resolved(demo: Path
     made = await commented(demo)
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 3, "the rows")
         [row] = [r for r in inbox.rows if r.kind == "comment"]
@@ -105,8 +105,8 @@ async def test_a_comment_to_a_human_waits_in_the_inbox_until_resolved(demo: Path
         await settle(pilot)
         briefing = drawn(screen.query_one("#inbox-briefing", Static))
         assert "Comment · by agent legal" in briefing and "Briefing on sec:summary" in briefing
-        # r replies on its section, as the custodian.
-        await pilot.press("r")
+        # e replies on its section, as the custodian.
+        await pilot.press("e")
         await answer(pilot, "yes, firm")
         doc = screen.shown.doc  # type: ignore[union-attr]
         await wait_until(
@@ -171,7 +171,7 @@ async def test_the_custodian_comments_and_resolves_from_a_picker(demo: Path) -> 
         await pilot.press("1")
         await wait_until(pilot, lambda: doc.comments[made["on"]].resolved_by == "ann", "resolved")
         # Nothing open on a section: said, no picker.
-        await pilot.press("o")
+        await pilot.press("O")
         await to_section(pilot, screen, "sec:budget/line-items")
         assert not [
             k for k in doc.comments.values() if doc.by_key[k.section].id == "sec:budget/line-items"

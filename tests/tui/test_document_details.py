@@ -77,7 +77,7 @@ async def test_l_means_right_on_the_document_screen_and_live_is_its_own_key(demo
         assert screen.position is not None  # still in the past
         assert screen.heat_cell is not None and cell is not None
         assert screen.heat_cell[1] != cell[1]  # the next section
-        for view in ("o", "P", "i", "A", "E"):
+        for view in ("O", "P", "I", "A", "E"):
             await pilot.press(view, "l")
             await settle(pilot)
             assert screen.position is not None, f"l after {view}"

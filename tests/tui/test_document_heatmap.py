@@ -107,7 +107,7 @@ async def test_the_cursor_shows_the_cells_intents_and_constraints(demo: Path) ->
         screen, heatmap = await heatmap_of(pilot)
         doc = screen.shown.doc  # type: ignore[union-attr]
         risk = next(i for i, s in enumerate(heatmap.grid.sections) if s.id == "sec:risk")
-        await pilot.press("home", *["right"] * risk)
+        await pilot.press("0", *["right"] * risk)
         await settle(pilot)
         assert screen.heat_cell == (doc.agent_named("legal").id, doc.by_id["sec:risk"].key)  # type: ignore[union-attr]
         detail = str(screen.query_one("#heat-detail", Static).content)
@@ -230,7 +230,7 @@ async def test_a_tie_counts_every_agent_whatever_the_filter_hides(demo: Path) ->
         column = next(i for i, s in enumerate(heatmap.grid.sections) if s.id == "sec:risk")
         cell = line.crop(LABEL + column * CELL, LABEL + (column + 1) * CELL)
         assert all(seg.style is not None and seg.style.underline for seg in cell)
-        await pilot.press("home", *["right"] * column)
+        await pilot.press("0", *["right"] * column)
         await settle(pilot)
         detail = str(screen.query_one("#heat-detail", Static).content)
         assert "legal on sec:risk" in detail and "tied at the top (9) with finance" in detail
@@ -267,9 +267,9 @@ async def test_the_grid_keys_move_the_cell_cursor_in_two_dimensions(demo: Path) 
             await settle(pilot)
             return heatmap.cursor_line, heatmap.cursor_column
 
-        assert await keys("end") == (0, last)
+        assert await keys("dollar_sign") == (0, last)
         assert heatmap.border_subtitle == "ada · Part 59 (sec:part-59)"
-        assert await keys("home") == (0, 0)
+        assert await keys("0") == (0, 0)
         assert await keys("shift+right") == (0, room)
         assert await keys("ctrl+pagedown") == (0, 2 * room)
         assert await keys("shift+left") == (0, room)
@@ -282,6 +282,8 @@ async def test_the_grid_keys_move_the_cell_cursor_in_two_dimensions(demo: Path) 
         assert await keys("pageup") == (0, last)
         assert await keys("G") == (1, last)
         assert await keys("g") == (0, last)
+        assert await keys("end") == (1, last)  # home and end: the top and bottom, as in a list
+        assert await keys("home") == (0, last)
         assert await keys("ctrl+home") == (0, 0)
         assert int(heatmap.scroll_offset.x) == 0
         assert await keys("left", "up") == (0, 0)  # the edges hold

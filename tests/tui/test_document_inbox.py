@@ -85,7 +85,7 @@ async def cursor_to(pilot: Pilot[Any], rows: Any, wanted: Any) -> None:
 async def test_the_inbox_lists_what_waits_oldest_first_with_countdowns(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         doc = screen.shown.doc  # type: ignore[union-attr]
         # A section flagged now, by the custodian: it joins the question and the conflict.
@@ -123,12 +123,12 @@ async def test_the_inbox_lists_what_waits_oldest_first_with_countdowns(demo: Pat
 async def test_respond_answers_the_question_and_it_leaves_the_inbox(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
         await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "question")
         row: InboxRow = inbox.current_row  # type: ignore[assignment]
-        await pilot.press("r")
+        await pilot.press("e")
         await answer(pilot, "yes")
         query = screen.shown.doc.queries[row.ref]  # type: ignore[union-attr]
         await wait_until(pilot, lambda: query.status == "answered", "the answer")
@@ -144,7 +144,7 @@ async def test_respond_answers_the_question_and_it_leaves_the_inbox(demo: Path) 
         # Acting on a settled item does nothing, and says so.
         await cursor_to(pilot, inbox, lambda r: r is not None and r.closed is not None)
         before = screen.shown.doc.sequence  # type: ignore[union-attr]
-        await pilot.press("r")
+        await pilot.press("e")
         await settle(pilot)
         assert "Settled already: answered by human ann: yes" in notifications(app)[-1]
         assert screen.shown.doc.sequence == before  # type: ignore[union-attr]
@@ -153,12 +153,12 @@ async def test_respond_answers_the_question_and_it_leaves_the_inbox(demo: Path) 
 async def test_dismiss_closes_the_question(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
         await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "question")
         row: InboxRow = inbox.current_row  # type: ignore[assignment]
-        await pilot.press("x")
+        await pilot.press("X")
         await answer(pilot, "duplicate")
         query = screen.shown.doc.queries[row.ref]  # type: ignore[union-attr]
         await wait_until(pilot, lambda: query.status == "dismissed", "the dismissal")
@@ -170,7 +170,7 @@ async def test_dismiss_closes_the_question(demo: Path) -> None:
 async def test_escape_at_a_prompt_does_nothing(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
         before = screen.shown.doc.sequence  # type: ignore[union-attr]
@@ -187,7 +187,7 @@ async def test_escape_at_a_prompt_does_nothing(demo: Path) -> None:
 async def test_resolve_decides_the_escalated_conflict(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
         await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "conflict")
@@ -216,7 +216,7 @@ async def test_resolve_decides_the_escalated_conflict(demo: Path) -> None:
 async def test_a_refused_resolve_is_shown_and_changes_nothing(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
         before = screen.shown.doc.sequence  # type: ignore[union-attr]
@@ -278,7 +278,7 @@ async def test_clearance_and_remove_from_the_roster(demo: Path) -> None:
         await answer(pilot, "Confidential")
         await wait_until(pilot, lambda: finance.clearance == "Confidential", "the clearance")
         assert "Confidential" in re.split(r"\s{2,}", lines_of(roster)[roster.cursor_line])
-        await pilot.press("X")
+        await pilot.press("delete")
         await answer(pilot, "done")
         await wait_until(pilot, lambda: finance.gone == "removed", "the removal")
         assert "finance" not in doc.active
@@ -383,7 +383,7 @@ async def test_view_as_an_uncleared_agent_hides_the_classified_section(demo: Pat
         await wait_until(pilot, lambda: len(events.rows) == doc.sequence, "the events")
         classified = [r for r in events.rows if r.type == "section.classified"]
         assert classified and classified[0].payload == '{"withheld": true}'
-        await pilot.press("C")
+        await pilot.press("V")
         await settle(pilot)
         assert screen.shown.reader is None  # type: ignore[union-attr]
         assert "sec:financials" in [row.key for row in outline.rows]
@@ -601,7 +601,7 @@ async def test_enter_reads_a_section_whole_only_through_the_viewed_as_barriers(
     path, _world = canary
     app = inspector(path, human=bw.HUMAN, clock=lambda: bw.END_NS)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "o")
+        screen = await opened(pilot, "O")
         outline = screen.query_one(SectionOutline)
         await cursor_to(pilot, outline, lambda row: row is not None and row.key == bw.SECRET)
         await pilot.press("enter")
@@ -640,14 +640,44 @@ async def test_a_clock_tick_does_not_remake_the_event_rows(demo: Path) -> None:
 async def test_the_badge_is_seen_from_the_context_screen_too(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the rows")
         await pilot.press("1")
         await wait_until(pilot, lambda: "⚑ 2 waiting" in status_text(app), "the badge")
         await pilot.press("2")
         await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "question")
-        await pilot.press("x")
+        await pilot.press("X")
         await answer(pilot, "later")
         await pilot.press("1")
+        await wait_until(pilot, lambda: "⚑ 1 waiting" in status_text(app), "one less")
+
+
+async def test_the_badge_is_counted_before_the_document_screen_is_opened(demo: Path) -> None:
+    """The app counts what waits from the workspace (issue 25): the context screen's ⚑ says
+    2 from the start, with the document screen never opened (it read 0 until it was)."""
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "⚑ 2 waiting" in status_text(app), "the badge", 10)
+        assert app.waiting == 2 and app.document == "memo"
+        assert not any(type(s).__name__ == "DocumentScreen" for s in app.screen_stack)
+
+
+async def test_the_badge_follows_another_process_with_the_document_screen_never_opened(
+    demo: Path,
+) -> None:
+    """Another process dismisses the question: the app, following the change feed, counts one
+    less on the context screen."""
+    from engine.protocol.commands import Actor
+    from engine.workspace import Workspace
+    from pact_tui.screenshot import fixed_clock
+
+    app = inspector(demo, human="ann", watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "⚑ 2 waiting" in status_text(app), "the badge", 10)
+        async with await Workspace.open(demo, watch=False, clock=fixed_clock()) as other:
+            doc = await other.load_document("memo")
+            [query] = [q for q in doc.doc.queries.values() if q.status == "open"]
+            command = {"op": "dismiss", "queryId": query.id, "why": "elsewhere"}
+            await other.run_document("memo", command, Actor.human("bob"))
         await wait_until(pilot, lambda: "⚑ 1 waiting" in status_text(app), "one less")

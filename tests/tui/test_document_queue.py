@@ -432,7 +432,7 @@ async def test_the_detail_shows_the_diff_unified_or_side_by_side(demo: Path) -> 
             diff.plain[span.start : span.end] for span in diff.spans if "reverse" in str(span.style)
         ]
         assert marked == ["2M", "6M", "1M", "7M"]
-        await pilot.press("u")
+        await pilot.press("vertical_line")
         await settle(pilot)
         assert screen.diff_side
         side: Any = proposal_detail(screen.shown, pending.id, True)
@@ -592,7 +592,7 @@ async def test_revert_a_merged_proposal(demo: Path) -> None:
         merged = by_status(screen, "Merged")
         outcome = revert_outcome(doc, Actor.human("ann"), screen.now_ms, merged.id)
         await cursor_to(pilot, queue, lambda row: row.key == merged.id)
-        await pilot.press("R")
+        await pilot.press("u")
         await wait_until(pilot, lambda: app.screen is not screen, "the question")
         if not outcome.at_once:
             assert isinstance(app.screen, ChooseScreen)
@@ -621,7 +621,7 @@ async def test_revert_now_is_an_override_that_merges_at_once(demo: Path) -> None
         await settle(pilot)
         merged = by_status(screen, "Merged")
         await cursor_to(pilot, queue, lambda row: row.key == merged.id)
-        await pilot.press("R")
+        await pilot.press("u")
         await wait_until(pilot, lambda: isinstance(app.screen, ChooseScreen), "the choice")
         assert "A revert waits for a human (human-only)." in app.screen.title_text
         await pilot.press("n")
@@ -684,7 +684,7 @@ async def test_reverting_a_pending_proposal_is_refused(demo: Path) -> None:
         pending = by_status(screen, "Pending")
         before = doc.sequence
         await cursor_to(pilot, queue, lambda row: row.key == pending.id)
-        await pilot.press("R")
+        await pilot.press("u")
         await settle(pilot)
         assert app.screen is screen  # refused before anything is asked
         refused = [n for n in notifications(app) if n.startswith("Refused:")]
@@ -857,7 +857,7 @@ async def test_a_hidden_queue_is_made_again_only_when_it_is_shown(demo: Path) ->
     async with app.run_test(size=SIZE) as pilot:
         screen, queue = await queue_of(pilot)
         before = [row.key for row in queue.rows]
-        await pilot.press("o")
+        await pilot.press("O")  # the outline in front
         await settle(pilot)
         agent = next(iter(screen.shown.doc.active))  # type: ignore[union-attr]
         async with await Workspace.open(demo, watch=False, lazy=True, clock=fixed_clock()) as other:

@@ -80,7 +80,7 @@ async def test_the_filter_shows_exactly_the_matches_and_their_turns_and_slots(
         screen = await _select(pilot, selector)
         tree = screen.context_tree
         every_row = tree.line_count
-        await pilot.press("F")
+        await pilot.press("f")
         assert screen.filtering
         view = screen.view
         assert view is not None
@@ -96,7 +96,7 @@ async def test_the_filter_shows_exactly_the_matches_and_their_turns_and_slots(
         noun = "match" if matches == 1 else "matches"
         assert f"▽ FILTER {matches} {noun} · {rows} row" in status_text(app)
 
-        await pilot.press("F")  # off: every row again
+        await pilot.press("f")  # off: every row again
         assert not screen.filtering and tree.line_count == every_row
         assert "FILTER" not in status_text(app)
 
@@ -105,7 +105,7 @@ async def test_the_filter_is_made_again_at_each_step_and_live_change(demo: Path)
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _select(pilot, "[remaining<=1]")
-        await pilot.press("F")
+        await pilot.press("f")
         before = _drawn_rows(screen.context_tree)
         await pilot.press("full_stop")  # an advance: what expires next is another set
         await settle(pilot)
@@ -126,7 +126,7 @@ async def test_each_quick_filter_filters_by_its_selector(demo: Path, index: int)
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
-        await pilot.press("F")  # no selector typed: F offers the quick filters
+        await pilot.press("f")  # no selector typed: f offers the quick filters
         await wait_until(pilot, lambda: isinstance(app.screen, ChooseScreen), "the quick filters")
         assert label in screen_text(app) and selector in screen_text(app)
         await pilot.press(key)  # its key picks it (as Enter on it would)
@@ -263,7 +263,7 @@ async def test_follow_keeps_the_active_turn_in_view_as_another_process_writes(
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         tree = screen.context_tree
-        await pilot.press("home", "f")
+        await pilot.press("home", "F")
         assert screen.following and "↓ FOLLOWING" in status_text(app)
         assert tree.current_row is not None and tree.current_row.depth == 0
         async with await Workspace.open(path, watch=False) as other:  # another writer
@@ -354,7 +354,7 @@ async def test_going_to_a_place_the_filter_hides_turns_the_filter_off(demo: Path
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _select(pilot, "[cyclic]")
-        await pilot.press("F", "colon", *"#finding", "enter")
+        await pilot.press("f", "colon", *"#finding", "enter")
         await wait_until(pilot, lambda: not screen.filtering, "the filter off")
         row = _cursor_row(screen)
         assert row is not None and row.item is not None and row.item.key == "finding"

@@ -36,10 +36,10 @@ def test_the_legend(snap_compare: Any, demo: Path) -> None:
 def test_filter_mode(snap_compare: Any, demo: Path) -> None:
     """``[remaining<=1]`` kept, then F: the two items the next advance takes (#current_mode at
     (5,3,0), #checkin at (0,-1,0)) under their turns and slots, and the status line's count."""
-    run = steps(selector="[remaining<=1]", feedback="2 matches", then=("enter", "F"))
+    run = steps(selector="[remaining<=1]", feedback="2 matches", then=("enter", "f"))
     assert snap_compare(still(demo), terminal_size=SIZE, run_before=run)
 
 
 def test_the_quick_filters(snap_compare: Any, demo: Path) -> None:
     """F with no selector typed: the quick filters, each with the selector it stands for."""
-    assert snap_compare(still(demo), terminal_size=SIZE, run_before=steps("F"))
+    assert snap_compare(still(demo), terminal_size=SIZE, run_before=steps("f"))

@@ -235,9 +235,9 @@ async def test_every_document_view_draws_hostile_data_as_text(
 
         # Every view, its rows, the actions' prompts (each cancelled) and its filter.
         views: list[tuple[str, str, tuple[str, ...]]] = [
-            ("P", "#queue", ("a", "r", "m", "c", "R")),
-            ("i", "#inbox", ("r", "R", "x")),
-            ("A", "#agents", ("T", "L", "X")),
+            ("P", "#queue", ("a", "r", "m", "c", "u")),
+            ("I", "#inbox", ("e", "R", "X")),
+            ("A", "#agents", ("T", "L", "B", "delete")),
             ("E", "#events", ("x",)),  # x: the export's prompt; the detail pane beside each row
         ]
         for key, view, actions in views:
@@ -254,25 +254,25 @@ async def test_every_document_view_draws_hostile_data_as_text(
 
         # Comments: the inbox's (the newest item: reply, resolve, dismiss), the outline's
         # section's and the queue's proposal's; each prompt and picker cancelled.
-        for key, view in (("i", "#inbox"), ("o", "#outline"), ("P", "#queue")):
+        for key, view in (("I", "#inbox"), ("O", "#outline"), ("P", "#queue")):
             await step(pilot, key, where=f"view {key} for comments")
             rows = screen.query_one(view, RowList)
             rows.focus()
             await step(pilot, "home", where=f"view {key}, a row")
-            if key == "i":  # the newest comment that waits (settled items are below)
+            if key == "I":  # the newest comment that waits (settled items are below)
                 waiting = [r.kind == "comment" and r.closed is None for r in rows.rows]
                 last = len(waiting) - 1 - waiting[::-1].index(True)
                 for _ in range(last):
                     await step(pilot, "down", where="the inbox's newest comment")
-            if key == "o":
+            if key == "O":
                 await step(pilot, "down", where="the outline's section with comments")
             drawn += check(app, f"view {key}, its comments")
-            for action in ("r", "R", "x", "M", "U") if key == "i" else ("M", "U"):
+            for action in ("e", "R", "X", "M", "U") if key == "I" else ("M", "U"):
                 drawn += await prompt_then_cancel(pilot, action, f"view {key}, {action}")
 
         # The custodian's menu over a hostile section; the invites list (a hostile
         # organisation and human); a new invite's token screen; each power's first question.
-        await step(pilot, "o", where="the outline for the custodian's menu")
+        await step(pilot, "O", where="the outline for the custodian's menu")
         await step(pilot, "home", "down", where="a hostile section")
         drawn += await through(pilot, "exclamation_mark", "v", where="the invites list")
         assert isinstance(app.screen, InvitesScreen)
@@ -299,13 +299,12 @@ async def test_every_document_view_draws_hostile_data_as_text(
         drawn += await step(pilot, *"view as", where="the palette, searched")
         await step(pilot, "enter", where="viewing as an agent")
         await step(pilot, "escape", where="the palette closed")
-        drawn += await step(pilot, "o", where="the outline as an agent")
+        drawn += await step(pilot, "O", where="the outline as an agent")
         drawn += await prompt_then_cancel(pilot, "W", "share as the agent")
-        await step(pilot, "C", where="back to the custodian")
+        await step(pilot, "V", where="back to the custodian (V again)")
         drawn += await prompt_then_cancel(pilot, "W", "share as the custodian: refused")
-        # The view-as picker: every agent, named as text; the first picked, then back.
+        # The view-as picker: every agent, named as text (V: the picker, or back from an agent).
         drawn += await prompt_then_cancel(pilot, "V", "the view-as picker")
-        await step(pilot, "C", where="back to the custodian again")
         await step(pilot, "left_square_bracket", "d", "left_curly_bracket", where="a diff")
         drawn += await step(pilot, "right_curly_bracket", where="live again")
         await step(pilot, "question_mark", where="the help page")
@@ -349,7 +348,7 @@ async def test_the_context_screen_draws_hostile_data_as_text(
             ("v",),
             ("C",),
             ("left_square_bracket",),
-            ("left_curly_bracket", "d", "L"),
+            ("left_curly_bracket", "d", "right_curly_bracket"),
             ("home",),
             ("d", "C"),
             ("question_mark",),

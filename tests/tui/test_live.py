@@ -79,8 +79,10 @@ async def test_the_demo_driver_in_another_process_is_followed(demo: Path) -> Non
 
 async def test_in_the_past_the_view_stays_and_counts_what_arrived(demo: Path) -> None:
     app = inspector(demo, watch=True)
-    async with app.run_test(size=SIZE) as pilot:
+    # wide enough for all the line says in the past with the ⚑ badge, and the path after it
+    async with app.run_test(size=(140, 40)) as pilot:
         screen = screen_of(app)
+        await wait_until(pilot, lambda: "⚑ 2 waiting" in status_text(app), "the badge")
         await pilot.press("left_square_bracket", "left_square_bracket")
         position, before = screen.position, pane_lines(screen.context_tree)
         status_before = status_text(app)
@@ -92,13 +94,16 @@ async def test_in_the_past_the_view_stays_and_counts_what_arrived(demo: Path) ->
         noun = "event" if arrived == 1 else "events"
         # What the status said, then the count (the workspace's path stays at the right end;
         # when the checkpoints were last deep-verified, beside it, gives way to the count).
-        assert status_before.endswith("checkpoints never deep-verified   demo.pact")
+        assert status_before.endswith("demo.pact")
         before_path = status_before.removesuffix("demo.pact").rstrip()
         before_path = before_path.removesuffix("checkpoints never deep-verified").rstrip()
         now = status_text(app)
         assert now.endswith("demo.pact")
         said = now.removesuffix("demo.pact").rstrip()
-        assert said == f"{before_path}   {arrived} new {noun} · L returns to live"
+        badge = "   ⚑ 2 waiting (2)"  # what waits in the memo, said last
+        assert before_path.endswith(badge)
+        pending = f"   {arrived} new {noun} · }} returns to live"
+        assert said == before_path.removesuffix(badge) + pending + badge
         assert screen.position == position
         assert pane_lines(screen.context_tree) == before
 
@@ -108,7 +113,7 @@ async def test_in_the_past_the_view_stays_and_counts_what_arrived(demo: Path) ->
         )
         assert pane_lines(screen.context_tree) == before
 
-        await pilot.press("L")
+        await pilot.press("right_curly_bracket")
         assert "EPISODE 7   ● LIVE" in status_text(app)
         assert "new event" not in status_text(app)
 

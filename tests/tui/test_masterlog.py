@@ -158,8 +158,8 @@ async def test_n_finds_the_broken_reference_and_explains_it(tmp_path: Path) -> N
         assert subject.recovery.source == broken.original and "the original (" in words
         # Paths inside the directory are shown relative to it.
         assert str(directory) not in detail(pilot.app)
-        # c copies the recovered original, o reads it whole.
-        await pilot.press("c")
+        # y copies the recovered original, o reads it whole.
+        await pilot.press("y")
         assert pilot.app.clipboard == original
         await pilot.press("o")
         await settle(pilot)
@@ -304,7 +304,7 @@ async def test_follows_what_gptme_appends(tmp_path: Path) -> None:
     app = inspector(directory, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         shown = await opened(pilot)
-        await pilot.press("f")
+        await pilot.press("F")
         assert "FOLLOWING" in status(app)
         message = {
             "role": "user",
@@ -397,7 +397,7 @@ async def test_a_master_rewritten_shorter_while_shown(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         shown = await opened(pilot)
         listed = shown.query_one("#master", LogLines)
-        await pilot.press("f")  # the cursor on the last line, which is about to go
+        await pilot.press("F")  # the cursor on the last line, which is about to go
         master.write_bytes(b"".join(kept))
         await wait_until(pilot, lambda: listed.line_count == 5, "the shorter master")
         await wait_until(pilot, lambda: listed.cursor_line == 4, "the cursor on its last line")
@@ -452,6 +452,29 @@ def test_a_row_the_index_no_longer_has_says_so(
             session.row(MASTER, 0).role
             == json.loads((directory / MASTER).read_bytes().splitlines()[0])["role"]
         )
+    finally:
+        session.close()
+
+
+def test_the_rows_kept_are_the_most_recently_drawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are kept parsed up to ``ROWS_KEPT`` (``textual.cache.LRUCache``): drawing one again
+    keeps it, and the one drawn longest ago is read again from the file."""
+    import pact_tui.logsession
+    from pact_tui.logsession import LogSession
+
+    monkeypatch.setattr(pact_tui.logsession, "ROWS_KEPT", 3)
+    directory = copy(tmp_path, "conv-basic")
+    session = LogSession.open(directory, tmp_path / "cache.sqlite")
+    try:
+        assert session.lines(MASTER) >= 4
+        first, second, _third = (session.row(MASTER, line) for line in range(3))
+        assert session.row(MASTER, 1) is second  # kept, and now the most recently drawn
+        session.row(MASTER, 3)  # one more than are kept: the row drawn longest ago goes
+        assert session.row(MASTER, 1) is second
+        again = session.row(MASTER, 0)
+        assert again == first and again is not first  # read again from the file
     finally:
         session.close()
 

@@ -421,6 +421,25 @@ async def test_a_theme_picked_in_the_palette_is_the_next_runs(
         assert again.theme == "pact-paper"
 
 
+async def test_a_setting_inside_a_string_is_not_taken_for_the_setting(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A multi-line string that holds ``theme = …`` is text: the theme is set beside it, and
+    the string and the comments are kept as written."""
+    mine = "# notes\nnote = '''\ntheme = 'inside a string'\n'''  # kept\n\n[keys]\nlive = 'J'\n"
+    config = _config(tmp_path, monkeypatch, mine)
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await _pick_theme(pilot, "pact-paper")
+    text = config.read_text(encoding="utf-8")
+    assert tomllib.loads(text) == {
+        "note": "theme = 'inside a string'\n",
+        "theme": "pact-paper",
+        "keys": {"live": "J"},
+    }
+    assert "# notes\n" in text and "'''  # kept\n" in text
+
+
 async def test_with_no_config_file_one_is_made(
     demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -436,9 +455,9 @@ async def test_with_no_config_file_one_is_made(
     [
         ("theme = [oops\n", "is not valid TOML"),
         (b"\xff\xfe", "cannot be read"),
-        ("note = '''\ntheme = 'inside a string'\n'''\n", "cannot set theme there safely"),
+        ("[theme]\nname = 'mine'\n", "its theme is not a string"),
     ],
-    ids=["not TOML", "not text", "an edit that would not say what it means"],
+    ids=["not TOML", "not text", "a theme that is a table"],
 )
 async def test_a_config_file_that_cannot_take_the_theme_is_left_alone(
     demo: Path,
@@ -566,7 +585,8 @@ async def test_play_through_the_past_does_not_ask_and_never_writes(demo: Path) -
         assert "playing every 1s" in status_text(app) and "WRITING" not in status_text(app)
         assert screen._play_timer is not None
         screen._play_timer.pause()
-        await pilot.press("L")  # to live while playing: play stops, it was not allowed to write
+        # to live while playing: play stops, it was not allowed to write
+        await pilot.press("right_curly_bracket")
         screen.play_step()
         await settle(pilot)
         assert screen.play_speed is None and screen.workspace.head == head
@@ -823,7 +843,8 @@ async def test_the_changelog_of_the_step_shown_exports_as_json_and_markdown(
         for line in lines_of(step.changelogs):
             assert f"- {line.strip()}" in markdown, line
 
-        await pilot.press("L", "u", *"since then", "enter")  # live: the step since n…
+        # live: the step since n…
+        await pilot.press("right_curly_bracket", "u", *"since then", "enter")
         await settle(pilot)
         await _export(pilot, "C")
         live = json.loads((tmp_path / "researcher-e7-changelog.json").read_text())

@@ -26,7 +26,7 @@ async def test_read_only_shows_everything_and_runs_no_command(demo: Path) -> Non
         screen = screen_of(app)
         for action in ("advance", "message", "seal"):
             assert screen.check_action(action, ()) is None  # shown dimmed in the footer
-        assert screen.check_action("step_back", ()) is True  # looking still works
+        assert screen.check_action("earlier", ()) is True  # looking still works
         await pilot.press("full_stop", "u", "s")  # keys of disabled actions: nothing runs
         screen.action_seal()  # the palette's "Seal a snapshot…" calls it directly
         await settle(pilot)

@@ -104,7 +104,8 @@ async def test_a_changed_row_says_what_changed_as_the_engine_diff_says(demo: Pat
         old = (await screen.workspace.view("researcher", base.id)).find(change.id)
         new = (await screen.workspace.view("researcher", shown.id)).find(change.id)
         assert old is not None and new is not None
-        await pilot.press("d", "right_curly_bracket", "left_square_bracket", "d")
+        # the newest snapshot's step: live, back twice, mark the base, forward to the newest
+        await pilot.press("d", "right_curly_bracket", *["left_square_bracket"] * 2, "d")
         await pilot.press("right_square_bracket", "w")  # zoomed: the whole row in view
         await settle(pilot)
         line = _drawn(tree, _line_of(tree, change.id))

@@ -202,6 +202,6 @@ async def test_the_agent_detail_shows_its_sections_proposals_locks_and_keys(demo
         held = [s for s in doc.sections if s.lock is not None and s.lock.holder == finance.id]
         assert f"Locks ({len(held)}):" in shown
         assert "Idempotency keys (" in shown
-        await pilot.press("o")  # another view: the section's Markdown again
+        await pilot.press("O")  # another view: the section's Markdown again
         await settle(pilot)
         assert not screen.query_one("#agent-pane").display

@@ -176,7 +176,7 @@ async def test_after_leaving_a_time_qualified_selectors_snapshot_n_lands_only_on
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _read_time_selector(pilot, "@e3 ^seq", 5)
-        await pilot.press("L")
+        await pilot.press("right_curly_bracket")
         landed = []
         for _ in range(len(screen.matches)):
             await pilot.press("n")
@@ -192,7 +192,7 @@ async def test_a_time_qualified_selectors_matches_follow_their_nodes_and_come_ba
         screen = await _read_time_selector(pilot, "@e3 ^seq", 5)
         snapshot_position = screen.position
         found = {node.id for node in screen.matches}
-        await pilot.press("L")
+        await pilot.press("right_curly_bracket")
         await wait_until(pilot, lambda: screen.position is None, "back to live")
         live_ids = {node.id for node in screen.matches}
         assert live_ids <= found  # only those nodes, wherever they are now

@@ -138,7 +138,7 @@ def test_the_escalation_inbox(
     monkeypatch.setattr("pact_tui.screens.document.TICK_S", 3600.0)
     app = inspector(demo, theme="pact-midnight", human="ann")
     app.animation_level = "none"
-    assert snap_compare(app, terminal_size=SIZE, run_before=steps("2", "i"))
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps("2", "I"))
 
 
 def test_the_proposal_queue(snap_compare: Any, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +156,8 @@ def test_the_proposal_queue_side_by_side(
     monkeypatch.setattr("pact_tui.screens.document.TICK_S", 3600.0)
     app = inspector(demo, theme="pact-midnight", human="ann")
     app.animation_level = "none"
-    assert snap_compare(app, terminal_size=SIZE, run_before=steps("2", "P", "down", "down", "u"))
+    keys = ("2", "P", "down", "down", "vertical_line")
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps(*keys))
 
 
 def test_the_salience_heatmap(
@@ -171,7 +172,7 @@ def test_the_salience_heatmap(
     assert snap_compare(app, terminal_size=SIZE, run_before=steps(*keys))
 
 
-@pytest.mark.parametrize("view", ["o", "A", "E"])
+@pytest.mark.parametrize("view", [pytest.param("O", id="o"), "A", "E"])
 def test_the_document_views(
     snap_compare: Any, demo: Path, monkeypatch: pytest.MonkeyPatch, view: str
 ) -> None:

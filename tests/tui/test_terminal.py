@@ -263,9 +263,9 @@ def test_a_custodian_approves_and_answers_in_a_real_terminal(
     terminal.keys("Enter")
     terminal.wait_for(row("Merged", "Risk · agent legal"), "the proposal merged")
 
-    terminal.keys("i")
+    terminal.keys("I")
     terminal.wait_for(lambda s: "Include force majeure in the risk clause?" in s, "the inbox")
-    terminal.keys("Home", "r")  # what waits is above what was settled (the conflict)
+    terminal.keys("Home", "e")  # what waits is above what was settled (the conflict)
     terminal.wait_for(lambda s: "Answer: Include force majeure" in s, "the answer's prompt")
     terminal.keys("-l", "Yes, add it")
     terminal.keys("Enter")
@@ -361,11 +361,11 @@ def test_a_message_gptme_appends_is_shown_in_a_real_terminal(
     terminal: Terminal, tmp_path: Path
 ) -> None:
     """The app follows the directory (watch is on by default): a message appended to the master
-    log the way gptme writes it is counted, and with ``f`` the master list shows it."""
+    log the way gptme writes it is counted, and with ``F`` the master list shows it."""
     directory = _conversation(tmp_path)
     terminal.start([*_pact_tui(), str(directory)])
     terminal.wait_for(lambda s: "master 24 lines" in s and VERIFIED in s, "the conversation")
-    terminal.keys("f")
+    terminal.keys("F")
     terminal.wait_for(lambda s: "FOLLOWING · conv-branches" in s, "follow mode")
 
     message = {
@@ -421,7 +421,7 @@ def test_a_hostile_document_leaves_the_terminal_alone(terminal: Terminal, tmp_pa
         terminal.keys("Down")
         terminal.wait_for(shows("Body" if down == 0 else "", f"section {down + 1}"), "a section")
     terminal.wait_for(shows("Enter reads the whole section", "the big section"), "its start")
-    for key, title in [("P", "proposals ("), ("H", "salience ("), ("i", "escalation inbox")]:
+    for key, title in [("P", "proposals ("), ("H", "salience ("), ("I", "escalation inbox")]:
         terminal.keys(key)
         terminal.wait_for(shows(title, f"view {key}"), f"view {key}")
         terminal.keys("Down", "Down")

@@ -98,7 +98,7 @@ async def test_no_view_draws_a_raw_control_character(tmp_path: Path) -> None:
         await pilot.pause()
         drawn = assert_drawn_safe(app, "the newest snapshot")
         assert "second \\u001b[2J" in drawn
-        await pilot.press("left_curly_bracket", "d", "L")
+        await pilot.press("left_curly_bracket", "d", "right_curly_bracket")
         await wait_until(pilot, lambda: screen.comparison is not None, "the diff")
         await pilot.press("home")
         await pilot.pause()

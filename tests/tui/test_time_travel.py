@@ -52,20 +52,20 @@ async def test_step_back_and_forward_through_the_snapshots(demo: Path) -> None:
         assert screen.position == 0 and "EPISODE 1" in status_text(app)
         await pilot.press("left_square_bracket")  # there is nothing older: stays
         assert screen.position == 0
-        await pilot.press("right_curly_bracket")
+        screen.action_last_snapshot()  # the palette's "Last snapshot" (} is live)
         assert screen.position == len(snapshots) - 1
         await pilot.press("right_square_bracket")  # past the newest is live again
         assert screen.position is None
         assert "● LIVE" in status_text(app)
 
 
-async def test_L_returns_to_live_from_anywhere_in_the_past(demo: Path) -> None:
+async def test_the_live_key_returns_to_live_from_anywhere_in_the_past(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         await pilot.press("left_curly_bracket")
         assert "EPISODE 1" in status_text(app)
-        await pilot.press("L")
+        await pilot.press("right_curly_bracket")
         assert screen.position is None
         assert "EPISODE 6" in status_text(app) and "● LIVE" in status_text(app)
         assert screen.context_tree.border_title == "context tree · live"
@@ -91,7 +91,7 @@ async def test_a_command_in_the_past_is_refused_and_changes_nothing(
         assert screen.workspace.head == head
         assert screen.position == position
         assert notifications(app) == [
-            "Read-only: You are looking at the past, which is read-only. Press L to return to live."
+            "Read-only: You are looking at the past, which is read-only. Press } to return to live."
         ]
         await wait_until(
             pilot, lambda: "You are looking at the past" in screen_text(app), "the toast"

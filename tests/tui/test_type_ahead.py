@@ -19,7 +19,7 @@ from pact_tui.widgets.queue import ProposalQueue
 from .inspector import SIZE, inspector, screen_of, settle, type_ahead, wait_until
 from .test_document_inbox import answer, cursor_to, opened
 
-VIEW_KEYS = {"outline": "o", "queue": "P", "heatmap": "H", "inbox": "i", "agents": "A"}
+VIEW_KEYS = {"outline": "O", "queue": "P", "heatmap": "H", "inbox": "I", "agents": "A"}
 VIEW_KEYS["events"] = "E"
 
 
@@ -50,11 +50,11 @@ async def test_a_key_typed_right_after_a_view_key_acts_on_the_view_shown(demo: P
 async def test_i_then_r_from_the_queue_answers_the_inbox_and_rejects_nothing(
     demo: Path,
 ) -> None:
-    """The issue's case: a Pending proposal highlighted in the queue, then ``i`` ``r`` in one
+    """The issue's case: a Pending proposal highlighted in the queue, then ``I`` ``e`` in one
     go and a sentence: the sentence answers the inbox's question; nothing is rejected."""
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await opened(pilot, "i")
+        screen = await opened(pilot, "I")
         inbox = screen.query_one(EscalationInbox)
         await wait_until(pilot, lambda: len(inbox.rows) == 2, "the inbox's rows")
         await cursor_to(pilot, inbox, lambda r: r is not None and r.kind == "question")
@@ -64,7 +64,7 @@ async def test_i_then_r_from_the_queue_answers_the_inbox_and_rejects_nothing(
         await cursor_to(pilot, queue, lambda r: r is not None and r.status == "Pending")
         pending = screen.shown.doc.proposals[queue.current_row.key]  # type: ignore[union-attr]
 
-        type_ahead(app, "i", "r")
+        type_ahead(app, "I", "e")
         await wait_until(pilot, lambda: isinstance(app.screen, PromptScreen), "a prompt")
         assert app.screen.question.startswith("Answer:"), app.screen.question  # type: ignore[attr-defined]
         await answer(pilot, "hold until Friday")

@@ -133,7 +133,7 @@ async def test_question_mark_opens_the_help_screen_and_escape_closes_it(demo: Pa
         text = screen_text(app)
         assert "pact-tui keys" in text
         assert "advance one episode (expire, rehydrate)" in text
-        assert "step back one snapshot" in text
+        assert "one step back (a snapshot, an event)" in text
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
 
