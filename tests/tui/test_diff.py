@@ -105,9 +105,9 @@ async def test_the_detail_names_what_changed_on_a_changed_node(demo: Path) -> No
         tree = screen.context_tree
         await pilot.press("home", *["down"] * _line_of(tree, change.id))
         assert tree.current_row is not None and tree.current_row.node_id == change.id
-        detail = detail_text(app)
-        assert "changed in this diff" in detail
-        assert f"depth {before} → {after}" in detail
+        # The detail follows the cursor once the screen has handled its Highlighted message.
+        await wait_until(pilot, lambda: "changed in this diff" in detail_text(app), "the change")
+        assert f"depth {before} → {after}" in detail_text(app)
 
 
 async def test_d_again_clears_the_diff(demo: Path) -> None:
