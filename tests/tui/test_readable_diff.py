@@ -23,6 +23,7 @@ from .inspector import (
     screen_of,
     settle,
     status_text,
+    wait_until,
 )
 
 
@@ -75,9 +76,17 @@ async def test_changed_added_and_removed_rows_carry_a_glyph_of_their_own(demo: P
         assert _drawn(tree, _line_of(tree, unchanged.id)).startswith("  ")
         # the provider view has the same column
         await pilot.press("v")
+        await settle(pilot)
         provider = screen.provider
-        for item_id in expected.added:
-            assert _drawn(provider, _line_of(provider, item_id)).startswith("+ ")
+
+        def marked() -> bool:  # drawn once the view shown is laid out and painted
+            try:
+                lines = [_drawn(provider, _line_of(provider, item)) for item in expected.added]
+            except StopIteration:  # not laid out yet
+                return False
+            return all(line.startswith("+ ") for line in lines)
+
+        await wait_until(pilot, marked, "the provider view's added rows marked +")
 
 
 async def test_a_changed_row_says_what_changed_as_the_engine_diff_says(demo: Path) -> None:
