@@ -284,7 +284,7 @@ async def _run_latencies(
             start = time.perf_counter()
             result = await ws.run(name, command)
             samples.append(time.perf_counter() - start)
-            sizes.append(len(canonical_json({"command": command, "result": result})))
+            sizes.append(len(canonical_json({"command": command, "result": result.to_json()})))
     return samples, sizes
 
 

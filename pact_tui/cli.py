@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from engine.canonical import MAX_NESTING, text_problem, whole_number
-from engine.context import ContextError, Node
+from engine.context import Advanced, ContextError, ContextResult, Deleted, Node, Placed, Sealed
 from engine.importing.errors import ImportRefused
 from engine.masterlog.errors import MasterLogError
 from engine.protocol.errors import ProtocolError
@@ -190,30 +190,39 @@ async def _ctx_fork(args: argparse.Namespace) -> None:
     emit(args, {"forked": args.new, "from": origin.to_json()}, text)
 
 
-async def _run(args: argparse.Namespace, command: ContextCommand) -> dict[str, Any]:
+async def _run(args: argparse.Namespace, command: ContextCommand) -> ContextResult:
     async with await open_workspace(args) as ws:
-        result: dict[str, Any] = await ws.run(args.name, command, actor=args.actor)
+        result: ContextResult = await ws.run(args.name, command, actor=args.actor)
     return result
 
 
-def _placed_text(verb: str, result: dict[str, Any]) -> str:
-    coords = ",".join(str(c) for c in result["coordinates"])
-    return f"{verb} {visible(result['id'])} at ({coords})"
+async def _run_placing(args: argparse.Namespace, command: ContextCommand) -> Placed:
+    """Run ``command`` (an insert, update or message): the item it placed."""
+    result = await _run(args, command)
+    assert isinstance(result, Placed), result
+    return result
+
+
+def _placed_text(verb: str, result: Placed) -> str:
+    coords = ",".join(str(c) for c in result.coordinates)
+    return f"{verb} {visible(result.id)} at ({coords})"
 
 
 async def _ctx_insert(args: argparse.Namespace) -> None:
     from engine.context.commands import InsertCommand
 
-    result = await _run(args, InsertCommand(selector=args.selector, component=_component(args)))
-    emit(args, result, _placed_text("inserted", result))
+    command = InsertCommand(selector=args.selector, component=_component(args))
+    result = await _run_placing(args, command)
+    emit(args, result.to_json(), _placed_text("inserted", result))
 
 
 async def _ctx_update(args: argparse.Namespace) -> None:
     from engine.context.commands import UpdateCommand
 
     command = UpdateCommand(selector=args.selector, component=_component(args), mode=args.mode)
-    result = await _run(args, command)
-    emit(args, result, _placed_text("replaced" if args.mode == "replace" else "appended", result))
+    result = await _run_placing(args, command)
+    verb = "replaced" if args.mode == "replace" else "appended"
+    emit(args, result.to_json(), _placed_text(verb, result))
 
 
 async def _ctx_delete(args: argparse.Namespace) -> None:
@@ -222,16 +231,17 @@ async def _ctx_delete(args: argparse.Namespace) -> None:
     if (args.selector is None) == (args.key is None):
         raise UsageError("delete takes a SELECTOR or --key KEY (one of them)")
     result = await _run(args, DeleteCommand(selector=args.selector, key=args.key))
-    deleted = " ".join(visible(node_id) for node_id in result["deleted"])
-    emit(args, result, f"deleted {len(result['deleted'])}: {deleted}")
+    assert isinstance(result, Deleted), result
+    deleted = " ".join(visible(node_id) for node_id in result.deleted)
+    emit(args, result.to_json(), f"deleted {len(result.deleted)}: {deleted}")
 
 
 def _message_handler(role: Literal["user", "assistant"]) -> Handler:
     async def handler(args: argparse.Namespace) -> None:
         from engine.context.commands import MessageCommand
 
-        result = await _run(args, MessageCommand(role=role, text=args.text))
-        emit(args, result, _placed_text(f"{role} message", result))
+        result = await _run_placing(args, MessageCommand(role=role, text=args.text))
+        emit(args, result.to_json(), _placed_text(f"{role} message", result))
 
     return handler
 
@@ -272,7 +282,8 @@ async def _ctx_run(args: argparse.Namespace) -> None:
     commands = _read_commands(sys.stdin)
     async with await open_workspace(args) as ws:
         results = await ws.run_many(args.name, commands, actor=args.actor)
-    emit(args, results, f"ran {len(results):,} commands in one transaction")
+    answer = [result.to_json() for result in results]
+    emit(args, answer, f"ran {len(results):,} commands in one transaction")
 
 
 async def _ctx_advance(args: argparse.Namespace) -> None:
@@ -280,15 +291,17 @@ async def _ctx_advance(args: argparse.Namespace) -> None:
 
     if not 1 <= args.steps <= MAX_STEPS:
         raise UsageError(f"--steps must be from 1 to {MAX_STEPS:,}, got {args.steps}")
-    results = []
+    results: list[Advanced] = []
     async with await open_workspace(args) as ws:
         for _ in range(args.steps):
-            results.append(await ws.run(args.name, AdvanceCommand(), actor=args.actor))
+            result = await ws.run(args.name, AdvanceCommand(), actor=args.actor)
+            assert isinstance(result, Advanced), result
+            results.append(result)
     last = results[-1]
     emit(
         args,
-        results if args.steps > 1 else last,
-        f"episode {last['episode']} (snapshot {last['snapshot']})",
+        [result.to_json() for result in results] if args.steps > 1 else last.to_json(),
+        f"episode {last.episode} (snapshot {last.snapshot})",
     )
 
 
@@ -299,7 +312,8 @@ async def _ctx_seal(args: argparse.Namespace) -> None:
     # pydantic error.
     command, _stored = parse_command({"op": "seal", "trigger": args.trigger})
     result = await _run(args, command)
-    emit(args, result, f"sealed {args.trigger!r} as snapshot {result['snapshot']}")
+    assert isinstance(result, Sealed), result
+    emit(args, result.to_json(), f"sealed {args.trigger!r} as snapshot {result.snapshot}")
 
 
 async def _ctx_select(args: argparse.Namespace) -> int:

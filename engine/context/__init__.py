@@ -30,6 +30,7 @@ from .errors import (
 )
 from .explorer import ContextExplorer
 from .history import History, Snapshot, SnapshotContext
+from .results import Advanced, ContextResult, Deleted, Placed, Sealed
 from .stages import Pos, RenderLifecycle
 from .tree import Diff, ItemChange, Lifecycle, LiveView, Node
 from .view import ContextView
@@ -49,6 +50,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Advanced",
     "ChangeEntry",
     "Changelog",
     "Clock",
@@ -56,7 +58,9 @@ __all__ = [
     "ContextComponent",
     "ContextError",
     "ContextExplorer",
+    "ContextResult",
     "ContextView",
+    "Deleted",
     "Diff",
     "History",
     "IdFactory",
@@ -75,10 +79,12 @@ __all__ = [
     "Node",
     "NotAComponent",
     "NotFound",
+    "Placed",
     "Pos",
     "RandomIds",
     "ReadOnlySelector",
     "RenderLifecycle",
+    "Sealed",
     "SelectorOrKey",
     "SequentialIds",
     "Shift",

@@ -6,9 +6,10 @@ union); its JSON form is what an event stores::
     {"op": "insert", "selector": "d0, 1, 0", "component": {"type": "text", "content": "…"}}
 
 :func:`parse_command` turns that form (or a model built in code) into a checked model, and
-:func:`apply_command` runs one on a ``Context`` and returns a JSON-native result. Replaying the
-same commands on a context built with the same id factory and clock readings rebuilds the same
-tree, so a workspace stores commands, not their effects.
+:func:`apply_command` runs one on a ``Context`` and returns its result (a value of
+``engine.context.results``). Replaying the same commands on a context built with the same id
+factory and clock readings rebuilds the same tree, so a workspace stores commands, not their
+effects.
 
 This module loads pydantic: import it where a command is built or run, not where a context is
 only read (opening a workspace to look at it should not pay for pydantic).
@@ -40,6 +41,7 @@ from .components import ContextComponent, TextContent
 from .context import RULES, Context
 from .errors import ContextError, InvalidCommand, InvalidUpdateMode
 from .nodes import lived_ttl
+from .results import Advanced, ContextResult, Deleted, Placed, Sealed
 from .selectors import check_input_selector
 from .stages import Pos, Role
 from .tree import Node
@@ -346,39 +348,36 @@ def _as_version_1(data: Any) -> Any:
     return out
 
 
-def _placed(node: Node) -> dict[str, Any]:
-    return {"id": node.id, "coordinates": list(node.coordinates)}
+def _placed(context: Context, node: Node) -> Placed:
+    return Placed(node.id, tuple(node.coordinates), context.last_changes)
 
 
 def apply_command(
     context: Context, command: ContextCommand, version: int = FORMAT
-) -> dict[str, Any]:
+) -> ContextResult:
     """Run one command; raises a ``ContextError`` (state unchanged) if it is refused.
 
     ``version``: the version of the event that recorded it (see ``FORMAT``); a command of an
     older version runs by the engine's rules of then.
 
-    The result carries what the command did under ``"changes"`` (``Changelog.to_json()``),
-    unless the context records no changelog (``record_changes`` off)."""
+    The result carries what the command did as its ``changes`` (a ``Changelog``), or None if
+    the context records no changelog (``record_changes`` off)."""
     context.rules = RULES if version >= 3 else 2
     try:
-        result = _applied(context, command)
+        return _applied(context, command)
     finally:
         context.rules = RULES
-    changes = context.last_changes
-    if changes is not None:
-        result["changes"] = changes.to_json()
-    return result
 
 
-def _applied(context: Context, command: ContextCommand) -> dict[str, Any]:
+def _applied(context: Context, command: ContextCommand) -> ContextResult:
     match command:
         case InsertCommand(selector=selector, component=component):
-            return _placed(context.pact_insert(selector, _built(component)))
+            return _placed(context, context.pact_insert(selector, _built(component)))
         case UpdateCommand(selector=selector, component=component, mode=mode):
-            return _placed(context.pact_update(selector, _built(component), mode=mode))
+            return _placed(context, context.pact_update(selector, _built(component), mode=mode))
         case DeleteCommand(selector=selector, key=key):
-            return {"deleted": context.pact_delete(selector, key=key)}
+            deleted = context.pact_delete(selector, key=key)
+            return Deleted(tuple(deleted), context.last_changes)
         case MessageCommand(role=role, text=text, fields=fields):
             try:
                 node = context.add_message(role, text, **fields)
@@ -386,14 +385,15 @@ def _applied(context: Context, command: ContextCommand) -> dict[str, Any]:
                 raise
             except Exception as error:  # unknown or ill-typed message fields
                 raise InvalidCommand(f"invalid message fields: {error}", field="fields") from None
-            return _placed(node)
+            return _placed(context, node)
         case AdvanceCommand():
             episode = context.advance()
             latest = context.history.latest
             assert latest is not None
-            return {"episode": episode, "snapshot": latest.id}
+            return Advanced(episode, latest.id, context.last_changes)
         case SealCommand(trigger=trigger):
-            return {"snapshot": context.seal(trigger)}
+            snapshot = context.seal(trigger)
+            return Sealed(snapshot, context.last_changes)
     raise InvalidCommand(f"not a context command: {command!r}")
 
 

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.context import ContextError
+from engine.context import ContextError, ContextResult
 from engine.store import NewEvent, StoredEvent
 from engine.workspace import cadence
 from engine.workspace.checks import check_actor, check_context_name
@@ -87,7 +87,7 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         commands: Sequence[ContextCommand | Mapping[str, Any]],
         *,
         actor: str = "",
-    ) -> list[dict[str, Any]]:
+    ) -> list[ContextResult]:
         """Create context ``name`` and run ``commands`` on it, in one transaction: the
         ``context.created`` event and one event per command are appended, or nothing is (an
         import: ``ctx import``). Every command is checked first; a refusal raises its
@@ -101,7 +101,8 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         if self._needs_reload:
             await self._reload(set(self._needs_reload))
         stream = CONTEXT_PREFIX + name
-        results: list[dict[str, Any]] = []
+        results: list[ContextResult] = []
+        recorded: list[dict[str, Any]] = []  # their JSON forms, as the events store them
         projection: ContextProjection | None = None
 
         def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
@@ -114,11 +115,13 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
             now = self.now_ns()
             projection = ContextProjection.fresh(now)  # as a replay of the creation makes it
             results.clear()
+            recorded.clear()
             events = [NewEvent(stream, "context.created", {"name": name}, actor, now)]
             for command, stored in parsed:
                 result = projection.apply(command, now)
                 results.append(result)
-                payload = {"command": stored, "result": result, "v": FORMAT}
+                recorded.append(result.to_json())
+                payload = {"command": stored, "result": recorded[-1], "v": FORMAT}
                 events.append(NewEvent(stream, f"context.{command.op}", payload, actor, now))
             return events
 
@@ -128,7 +131,7 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         projection.seq, projection.stream_seq = created.seq, created.stream_seq
         self._contexts[name] = projection
         self._note(name, created.seq, created.stream_seq)
-        for event, result in zip(stored[1:], results, strict=True):
+        for event, result in zip(stored[1:], recorded, strict=True):
             projection.committed(event.seq, event.stream_seq, result)
         self._applied = stored[-1].seq
         self._note(name, stored[-1].seq, stored[-1].stream_seq)
@@ -190,7 +193,7 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
 
     async def run(
         self, name: str, command: ContextCommand | Mapping[str, Any], *, actor: str = ""
-    ) -> dict[str, Any]:
+    ) -> ContextResult:
         """Validate and apply one context command (a model from ``engine.context.commands``,
         or its JSON form), and append it as one event.
 
@@ -205,7 +208,7 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         commands: Sequence[ContextCommand | Mapping[str, Any]],
         *,
         actor: str = "",
-    ) -> list[dict[str, Any]]:
+    ) -> list[ContextResult]:
         """Several commands in one transaction, one event each: all are appended, or none.
 
         Every command is checked before anything else happens; the first refusal raises its
@@ -221,7 +224,8 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         if self._needs_reload:
             await self._reload(set(self._needs_reload))
         await self.load(name)
-        results: list[dict[str, Any]] = []
+        results: list[ContextResult] = []
+        recorded: list[dict[str, Any]] = []  # their JSON forms, as the events store them
         projection: ContextProjection | None = None
         stream = CONTEXT_PREFIX + name
 
@@ -236,7 +240,8 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
             for command, stored in parsed:
                 result = projection.apply(command, now)
                 results.append(result)
-                payload = {"command": stored, "result": result, "v": FORMAT}
+                recorded.append(result.to_json())
+                payload = {"command": stored, "result": recorded[-1], "v": FORMAT}
                 events.append(NewEvent(stream, f"context.{command.op}", payload, actor, now))
             return events
 
@@ -248,7 +253,7 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
             raise
         assert projection is not None
         first = projection.stream_seq
-        for event, result in zip(stored, results, strict=True):
+        for event, result in zip(stored, recorded, strict=True):
             projection.committed(event.seq, event.stream_seq, result)
         self._applied = stored[-1].seq
         self._note(name, stored[-1].seq, stored[-1].stream_seq)
@@ -263,14 +268,14 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         return results
 
     # -- convenience commands (their JSON forms; ``run`` checks them) --------------------------
-    async def insert(self, name: str, selector: str, component: dict[str, Any]) -> dict[str, Any]:
+    async def insert(self, name: str, selector: str, component: dict[str, Any]) -> ContextResult:
         return await self.run(name, {"op": "insert", "selector": selector, "component": component})
 
-    async def add_message(self, name: str, role: str, text: str) -> dict[str, Any]:
+    async def add_message(self, name: str, role: str, text: str) -> ContextResult:
         return await self.run(name, {"op": "message", "role": role, "text": text})
 
-    async def advance(self, name: str) -> dict[str, Any]:
+    async def advance(self, name: str) -> ContextResult:
         return await self.run(name, {"op": "advance"})
 
-    async def seal(self, name: str, trigger: str = "checkpoint") -> dict[str, Any]:
+    async def seal(self, name: str, trigger: str = "checkpoint") -> ContextResult:
         return await self.run(name, {"op": "seal", "trigger": trigger})

@@ -24,6 +24,7 @@ from engine.workspace.types import ContextInfo, ForkOrigin, SnapshotEntry
 
 if TYPE_CHECKING:
     from engine.context.commands import ContextCommand
+    from engine.context.results import ContextResult
 
 
 class ContextProjection:
@@ -99,7 +100,7 @@ class ContextProjection:
 
     def apply(
         self, command: ContextCommand, time_ns: int, version: int | None = None
-    ) -> dict[str, Any]:
+    ) -> ContextResult:
         """Run a command at ``time_ns``; a refused command changes nothing, ids included.
         ``version``: a replayed event's (it runs by the rules it was written by)."""
         # pydantic (a quarter of the app's start-up) loads with the first command, not on open.
@@ -113,12 +114,13 @@ class ContextProjection:
             self.ids.next = next_id
             raise
 
-    def committed(self, seq: int, stream_seq: int, result: dict[str, Any]) -> None:
-        """Note that the last applied command was stored as event ``seq``."""
+    def committed(self, seq: int, stream_seq: int, recorded: Mapping[str, Any]) -> None:
+        """Note that the last applied command was stored as event ``seq``, which recorded its
+        result as ``recorded`` (the result's JSON form)."""
         self.seq, self.stream_seq = seq, stream_seq
         if self.stories is not None:
-            self.stories.note(seq, result.get("changes"))
-        snapshot_id = result.get("snapshot")
+            self.stories.note(seq, recorded.get("changes"))
+        snapshot_id = recorded.get("snapshot")
         if snapshot_id is not None:
             snapshot = self.context.history.get(snapshot_id)
             self.snapshots.append(
@@ -147,7 +149,7 @@ class ContextProjection:
         command = _recorded_command(event)
         recorded = _recorded_result(event)
         try:
-            result = self.apply(command, event.time_ns, event.payload.get("v", 1))
+            result = self.apply(command, event.time_ns, event.payload.get("v", 1)).to_json()
         except NotFound as refused:
             # Earlier releases stored a delete that matched nothing (now refused): it changed
             # nothing then, as the refusal changes nothing now.

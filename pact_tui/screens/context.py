@@ -25,7 +25,7 @@ from textual.reactive import var
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, OptionList
 
-from engine.context import ContextError, ContextView, InvalidSelector, Node
+from engine.context import ContextError, ContextResult, ContextView, InvalidSelector, Node
 from engine.context.query import check_fields, index_served
 from engine.context.selector_ast import Selector
 from engine.context.selectors import check_input_selector, parse_selector
@@ -841,12 +841,12 @@ class ContextScreen(TimeTravel):
         return True
 
     @work(group="commands")
-    async def run_command(self, command: ContextCommand) -> dict[str, Any] | None:
+    async def run_command(self, command: ContextCommand) -> ContextResult | None:
         """Run one context command; a refusal is a notification, never a crash."""
         name = self.context_name
         assert name is not None
         try:
-            result: dict[str, Any] = await self.workspace.run(name, command, actor="tui")
+            result = await self.workspace.run(name, command, actor="tui")
         except (ContextError, StoreError) as error:
             self.notify(str(error), severity="error", title="Refused")
             return None

@@ -54,7 +54,7 @@ def full(path: Path, *commands: tuple[str, dict[str, Any]]) -> Any:
 
     async def go() -> Any:
         async with await Workspace.open(path, watch=False) as ws:
-            results = [await ws.run(name, command) for name, command in commands]
+            results = [(await ws.run(name, command)).to_json() for name, command in commands]
             view = ws.context("agent")
             return {
                 "results": results,

@@ -421,7 +421,7 @@ def test_replayed_commands_give_equal_changelogs_that_agree_with_the_diff(
             result = apply_command(live, command)
         except ContextError:
             continue
-        log = Changelog.from_json(result["changes"])
+        log = Changelog.from_json(result.to_json()["changes"])
         assert log == live.last_changes
         check_changelog(before, live, log)
         results.append(result)

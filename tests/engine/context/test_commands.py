@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from engine.context import (
     Context,
+    ContextResult,
     InvalidCommand,
     InvalidLifecycle,
     InvalidUpdateMode,
@@ -33,7 +34,7 @@ from engine.context.commands import (
 )
 
 
-def run(context: Context, command: Any) -> dict[str, Any]:
+def run(context: Context, command: Any) -> ContextResult:
     parsed, _stored = parse_command(command)
     return apply_command(context, parsed)
 
@@ -87,7 +88,7 @@ def test_a_render_lifecycle_in_its_json_form() -> None:
     placed = run(context, InsertCommand(selector="d0, 0, 1", component=spec))
     for _ in range(2):
         context.advance()
-    node = context.find(placed["id"])
+    node = context.find(placed.id)
     assert node is not None and node.coordinates == (0, 0, -1)
     assert node.stage == 1
 
@@ -130,9 +131,9 @@ def test_a_component_without_content_is_sent_as_its_own_fields() -> None:
     run(context, MessageCommand(role="user", text="look"))
     image = {"type": "image", "url": "https://example.org/a.png", "alt": "a chart"}
     placed = run(context, {"op": "insert", "selector": "d0, 1, 0", "component": image})
-    node = context.find(placed["id"])
+    node = context.find(placed.id)
     assert node is not None and node.node_type == "image"
-    assert [n.id for n in context.select(".image")] == [placed["id"]]
+    assert [n.id for n in context.select(".image")] == [placed.id]
     assert context.render_provider()[-1] == {
         "content": '{"alt":"a chart","type":"image","url":"https://example.org/a.png"}',
         "role": "user",

@@ -28,7 +28,7 @@ async def test_a_batch_appends_one_event_per_command_and_replays_to_the_same_sta
             "agent",
             [{"op": "message", "role": "user", "text": "hi"}, note(1), {"op": "advance"}, note(2)],
         )
-        assert [r.get("episode") for r in results] == [None, None, 1, None]
+        assert [getattr(r, "episode", None) for r in results] == [None, None, 1, None]
         assert ws.head == head + 4
         events = await ws.store.read(head)
         assert [e.type for e in events] == [
@@ -38,7 +38,7 @@ async def test_a_batch_appends_one_event_per_command_and_replays_to_the_same_sta
             "context.insert",
         ]
         export = ws.context("agent").model_dump_json()
-        assert [e.id for e in ws.snapshots("agent")] == [results[2]["snapshot"]]
+        assert [e.id for e in ws.snapshots("agent")] == [results[2].snapshot]
     async with await Workspace.open(path, watch=False) as reopened:
         assert reopened.context("agent").model_dump_json() == export
 
@@ -59,7 +59,7 @@ async def test_a_refusal_in_the_middle_appends_nothing_and_changes_nothing(tmp_p
         # The ids the refused batch spent are handed out again, as a replay would.
         after = await ws.run("agent", note(3))
     async with await Workspace.open(path, watch=False) as reopened:
-        assert reopened.context("agent").find(after["id"]) is not None
+        assert reopened.context("agent").find(after.id) is not None
         assert reopened.context("agent").model_dump_json() == (
             ws.context("agent").model_dump_json()
         )
@@ -77,8 +77,8 @@ async def test_time_travel_works_when_a_batch_carries_an_archive_past_its_mark(
             batch = [{"op": "message", "role": "user", "text": f"m{round_}"}, note(round_)]
             batch.append({"op": "advance"})
             [*_, advanced] = await ws.run_many("agent", batch)
-            view = ws.context("agent").history.at_snapshot(advanced["snapshot"])
-            expected[advanced["snapshot"]] = view.model_dump_json()
+            view = ws.context("agent").history.at_snapshot(advanced.snapshot)
+            expected[advanced.snapshot] = view.model_dump_json()
     async with await Workspace.open(path, watch=False) as reopened:
         assert reopened.context("agent").history.snapshots == []  # all before this process
         for snapshot_id, export in expected.items():

@@ -52,7 +52,7 @@ async def scripted(path: Path) -> list[Changelog]:
     async with await Workspace.open(path, create=True, watch=False) as ws:
         await ws.create_context("agent")
         results = [await ws.run("agent", command) for command in SCRIPT]
-    return [Changelog.from_json(result["changes"]) for result in results]
+    return [result.changes for result in results]
 
 
 def ops(logs: tuple[Changelog, ...]) -> list[str]:

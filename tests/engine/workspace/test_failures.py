@@ -46,7 +46,7 @@ async def test_a_commit_that_fails_after_deciding_leaves_the_projection_equal_to
     assert ws.context("agent").current_episode == 0
     # And it goes on: the next command is the one the log gets.
     result = await ws.run("agent", {"op": "advance"})
-    assert result["episode"] == 1
+    assert result.episode == 1
     await ws.close()
     replayed = await replay_from_scratch(tmp_path / "w.pact")
     assert replayed["agent"].context.current_episode == 1
@@ -79,7 +79,7 @@ async def test_a_checkpoint_that_cannot_be_saved_does_not_refuse_the_command(
 
     monkeypatch.setattr(ws.store, "save_checkpoint", refuse)
     result = await ws.run("agent", {"op": "advance"})
-    assert result["episode"] == 1  # committed, and said so
+    assert result.episode == 1  # committed, and said so
     assert ws.checkpoint_problem is not None and "could not be saved" in ws.checkpoint_problem
     head = ws.head
     await ws.close()  # the checkpoint on close fails too: the store still closes

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.context import Context, ContextError, SequentialIds
+from engine.context import Context, ContextError, ContextResult, SequentialIds
 from engine.context.clock import FixedClock
 from engine.context.commands import apply_command, parse_command
 from engine.workspace import Workspace, cadence
@@ -139,7 +139,7 @@ class Model:
         self.clock = FixedClock(START_NS)
         self.contexts = {name: Context(ids=SequentialIds(), clock=self.clock) for name in NAMES}
 
-    def run(self, name: str, command: dict[str, Any], now: int) -> dict[str, Any] | ContextError:
+    def run(self, name: str, command: dict[str, Any], now: int) -> ContextResult | ContextError:
         self.clock.now = now
         try:
             parsed, _stored = parse_command(command)

@@ -119,18 +119,18 @@ async def test_the_script_reaches_every_operation_and_lifecycle(tmp_path: Path) 
         (False, True),
     }
     deleted = results[EVERY_OPERATION.index({"op": "delete", "key": "tool"})]
-    assert deleted["deleted"] == ["n16"]
-    assert [(e["kind"], e["id"], e["key"]) for e in deleted["changes"]["entries"]] == [
+    assert deleted.deleted == ("n16",)
+    assert [(e["kind"], e["id"], e["key"]) for e in deleted.to_json()["changes"]["entries"]] == [
         ("deleted", "n16", "tool")
     ]
     # Every kind of change the script makes is in some result's changelog.
-    kinds = {e["kind"] for result in results for e in result["changes"]["entries"]}
+    kinds = {e["kind"] for result in results for e in result.to_json()["changes"]["entries"]}
     assert kinds >= {"inserted", "replaced", "deleted", "expired", "rehydrated", "stage"}
     assert context.current_episode == 3
     # The sticky schedule rehydrated (a new id each episode), the render lifecycle moved on.
     by_content = {n.content: n for n in context.select(".text")}
     assert by_content["Mode: research"].cad == 1
-    assert by_content["Mode: research"].id != results[4]["id"]
+    assert by_content["Mode: research"].id != results[4].id
     assert by_content["Draft, then summary"].coordinates == (0, 5, 0)
     assert by_content["Formal, brief"].key == "prefs"
     assert "scratch" not in by_content and "before the message" not in by_content
@@ -158,8 +158,9 @@ async def test_each_command_is_one_event_that_records_command_and_result(tmp_pat
     )
     assert [e.stream_seq for e in events] == list(range(1, len(EVERY_OPERATION) + 2))
     assert [e.type for e in commands] == [f"context.{c['op']}" for c in EVERY_OPERATION]
+    # v: the command forms and rules version
     assert [dict(e.payload) for e in commands] == [
-        {"command": command, "result": result, "v": 3}  # v: the command forms and rules version
+        {"command": command, "result": result.to_json(), "v": 3}
         for command, result in zip(EVERY_OPERATION, results, strict=True)
     ]
     assert {e.actor for e in commands} == {"tester"}
@@ -330,11 +331,11 @@ async def test_a_logged_zero_ttl_insert_still_opens_and_lives_one_episode(tmp_pa
         await ws.create_context("agent")
         # What an older version appended for the same insert with ttl=0:
         legacy = {**command, "component": {"content": "blink", "ttl": 0}}
-        payload = {"command": legacy, "result": result}
+        payload = {"command": legacy, "result": result.to_json()}
         await ws.store.append([NewEvent("ctx:agent", "context.insert", payload, "old", clock())])
     async with await Workspace.open(old, clock=clock, watch=False) as ws:
-        item = ws.context("agent").find(result["id"])
+        item = ws.context("agent").find(result.id)
         assert item is not None and item.ttl == 1 and item.content == "blink"
         await ws.advance("agent")
-        assert ws.context("agent").find(result["id"]) is None
+        assert ws.context("agent").find(result.id) is None
         assert (await ws.verify()).ok

@@ -33,7 +33,7 @@ async def build(path: Path, clock: ManualClock, messages: int) -> str:
             await ws.add_message("agent", "user", f"m{number}")
             if number % 5 == 4:
                 await ws.advance("agent")
-    return str(placed["id"])
+    return placed.id
 
 
 async def test_after_reopening_a_checkpointed_workspace_the_birth_is_the_real_one(
