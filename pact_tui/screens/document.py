@@ -21,7 +21,7 @@ from textual import on, work
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
-from textual.widgets import ContentSwitcher, Static
+from textual.widgets import ContentSwitcher
 
 from engine.documents import DOC_PREFIX
 from engine.store import StoreError
@@ -208,7 +208,9 @@ class DocumentScreen(CustodianActions, TimeTravel):
                     event_search=DocumentScreen.event_search,
                 )
             with Vertical(id="doc-detail"):
-                yield Static(id="doc-diff", markup=False)
+                yield DetailPane(self._diff, id="doc-diff").data_bind(
+                    shown=DocumentScreen.shown, key=DocumentScreen.base_doc
+                )
                 # Each drawn only while its view is in front (a hidden one is not remade at
                 # every change): the view is bound too, so showing it draws it.
                 yield DetailPane(briefing_text, id="inbox-briefing", only_in="inbox").data_bind(
@@ -230,11 +232,30 @@ class DocumentScreen(CustodianActions, TimeTravel):
                         view=DocumentScreen.view,
                     )
                 with VerticalScroll(id="proposal-pane"):
-                    yield Static(id="proposal-detail", markup=False)
+                    yield DetailPane(
+                        self._proposal_detail, id="proposal-detail", only_in="queue"
+                    ).data_bind(
+                        shown=DocumentScreen.shown,
+                        key=DocumentScreen.proposal_id,
+                        view=DocumentScreen.view,
+                    )
                 with VerticalScroll(id="event-pane"):
-                    yield Static(id="event-detail", markup=False)
+                    yield DetailPane(
+                        self._event_detail, id="event-detail", only_in="events"
+                    ).data_bind(
+                        shown=DocumentScreen.shown,
+                        key=DocumentScreen.event_sequence,
+                        view=DocumentScreen.view,
+                    )
                 yield SectionMarkdown(id="section-markdown")
-                yield Static(id="section-comments", markup=False)
+                # drawn in every view, in sight under the outline's Markdown when there are any
+                yield DetailPane(
+                    self._section_comments, id="section-comments", displayed_in="outline"
+                ).data_bind(
+                    shown=DocumentScreen.shown,
+                    key=DocumentScreen.section_id,
+                    view=DocumentScreen.view,
+                )
         yield FittedFooter(compact=True)
 
     @property
@@ -353,10 +374,6 @@ class DocumentScreen(CustodianActions, TimeTravel):
         if shown is None:
             return
         self._follow_events(shown)
-        self._show_event()
-        self._show_proposal()
-        self._show_diff()
-        self._show_comments()
 
     def _derive_status(self) -> None:
         """What the status line says: the document shown, counted through the eyes in use
@@ -425,24 +442,13 @@ class DocumentScreen(CustodianActions, TimeTravel):
         section = self._readable_section(self.section_id)
         markdown = self.query_one("#section-markdown", SectionMarkdown)
         markdown.update(section.content if section is not None else "")
-        self._show_comments()
 
-    def _show_comments(self) -> None:
-        """The comments on the section beside the outline, under its Markdown."""
+    def _section_comments(self, shown: DocShown, section_id: str | None) -> RenderableType:
+        """The outline's pane under the section's Markdown: the comments on the section."""
         from ..widgets.comments import comments_text
 
-        section = self._readable_section(self.section_id)
-        shown = self.shown
-        said = comments_text(shown, section=section) if shown and section else Text()
-        pane = self.query_one("#section-comments", Static)
-        pane.update(said)
-        pane.display = bool(said) and self.view not in (
-            "inbox",
-            "queue",
-            "heatmap",
-            "events",
-            "agents",
-        )
+        section = self._readable_section(section_id)
+        return comments_text(shown, section=section) if section is not None else Text()
 
     @on(RowList.Highlighted, "#outline")
     def _section_highlighted(self, event: RowList.Highlighted) -> None:
@@ -584,9 +590,6 @@ class DocumentScreen(CustodianActions, TimeTravel):
         # agent is not
         detailed = ("inbox", "queue", "heatmap", "events", "agents")
         self.query_one("#section-markdown").display = view not in detailed
-        self._show_comments()
-        self._show_proposal()  # drawn only while the queue is in front: now, for this reader
-        self._show_event()
         self._focus_view()
 
     def _focus_view(self) -> None:
@@ -682,26 +685,19 @@ class DocumentScreen(CustodianActions, TimeTravel):
     def watch_diff_base(self, base: int | None) -> None:
         if base is not None:
             self.read_past(self.document_name, base, "base")
-        self._show_diff()
+        pane = self.query_one("#doc-diff", DetailPane)
+        pane.display = base is not None
+        pane.redraw()  # drawn against the point marked
 
-    def watch_base_doc(self) -> None:
-        self._show_diff()
-
-    def _show_diff(self) -> None:
-        panel = self.query_one("#doc-diff", Static)
-        base, shown = self.base_doc, self.shown
-        panel.display = self.diff_base is not None
-        if self.diff_base is None or shown is None:
-            return
+    def _diff(self, shown: DocShown, base: DocAt | None) -> RenderableType:
+        """The pane above the view while a point is marked (``diff_base``): what is shown,
+        diffed against the document at that point once read."""
+        if self.diff_base is None:
+            return Text()  # out of sight
         if base is None or (base.name, base.count) != (shown.name, self.diff_base):
-            panel.update(
-                Text(f"Reading the document after event #{self.diff_base - 1}…", style="dim")
-            )
-            return
+            return Text(f"Reading the document after event #{self.diff_base - 1}…", style="dim")
         palette = Palette.of(self.app.theme_variables)
-        panel.update(
-            document_diff(base.doc, base.count, shown.doc, shown.revision, palette, shown.reader)
-        )
+        return document_diff(base.doc, base.count, shown.doc, shown.revision, palette, shown.reader)
 
     def action_next_step(self) -> None:
         from ..doc_time import STEPS, duration
@@ -1071,27 +1067,19 @@ class DocumentScreen(CustodianActions, TimeTravel):
         self.proposal_id = row.key if row is not None else None
 
     def watch_proposal_id(self) -> None:
-        self._show_proposal()
+        # another proposal: read from its top (the bound pane draws it)
+        self.query_one("#proposal-pane", VerticalScroll).scroll_home(animate=False, immediate=True)
 
     def watch_diff_side(self) -> None:
-        self._show_proposal()
+        self.query_one("#proposal-detail", DetailPane).redraw()  # the other layout
 
     def action_toggle_diff_layout(self) -> None:
         self.diff_side = not self.diff_side
 
-    _proposal_drawn: str | None = None  # the proposal the detail pane shows
-
-    def _show_proposal(self) -> None:
-        if self.shown is None or self.view != "queue":
-            return
+    def _proposal_detail(self, shown: DocShown, proposal_id: str | None) -> RenderableType:
+        """The queue's pane: the proposal under the cursor, its diff side by side or not."""
         palette = Palette.of(self.app.theme_variables)
-        detail = proposal_detail(self.shown, self.proposal_id, self.diff_side, palette)
-        self.query_one("#proposal-detail", Static).update(detail)
-        if self.proposal_id != self._proposal_drawn:  # another proposal: read from its top
-            self._proposal_drawn = self.proposal_id
-            self.query_one("#proposal-pane", VerticalScroll).scroll_home(
-                animate=False, immediate=True
-            )
+        return proposal_detail(shown, proposal_id, self.diff_side, palette)
 
     @on(ProposalQueue.FilterAsked)
     def _ask_queue_filter(self) -> None:
@@ -1451,16 +1439,13 @@ class DocumentScreen(CustodianActions, TimeTravel):
         self.event_sequence = row.sequence if row is not None and not row.loading else None
 
     def watch_event_sequence(self) -> None:
-        self._show_event()
+        # another event: read from its top (the bound pane draws it)
         self.query_one("#event-pane", VerticalScroll).scroll_home(animate=False, immediate=True)
 
-    def _show_event(self) -> None:
-        shown = self.shown
-        if shown is None or self.view != "events":
-            return
-        sequence = self.event_sequence
+    def _event_detail(self, shown: DocShown, sequence: int | None) -> RenderableType:
+        """The events view's pane: the event under the cursor."""
         event = self.query_one(EventList).event(sequence) if sequence is not None else None
-        self.query_one("#event-detail", Static).update(event_detail(shown, event))
+        return event_detail(shown, event)
 
     @on(RowList.Selected, "#events")
     def _read_event(self, event: RowList.Selected) -> None:

@@ -16,7 +16,9 @@ from ..types import DocShown
 
 class DetailPane(Static):
     """``draw(shown, key)`` for the bound ``shown`` and ``key``; with ``only_in``, drawn only
-    while that view is in front (``view``, bound to the screen's), where drawing costs."""
+    while that view is in front (``view``, bound to the screen's), where drawing costs; with
+    ``displayed_in``, drawn in every view but in sight only while that one is in front and it
+    has something to say (a section's comments, under its Markdown)."""
 
     shown: var[DocShown | None] = var(None)
     """The document shown (bound to the screen's ``shown``)."""
@@ -31,10 +33,12 @@ class DetailPane(Static):
         *,
         id: str,
         only_in: str | None = None,
+        displayed_in: str | None = None,
     ) -> None:
         super().__init__(id=id, markup=False)
         self._draw = draw
         self._only_in = only_in
+        self._displayed_in = displayed_in
         self._blank = True  # holds nothing drawn
 
     def watch_shown(self) -> None:
@@ -53,6 +57,8 @@ class DetailPane(Static):
     def _redraw(self) -> None:
         shown = self.shown
         if shown is None:
+            if self._displayed_in is not None:
+                self.display = False  # nothing to say of no document
             return
         if self._only_in is not None and self.view != self._only_in:
             # Hidden: it holds nothing (what it drew was for a reader or a state that may be
@@ -62,5 +68,8 @@ class DetailPane(Static):
                 self.update("")
                 self._blank = True
             return
-        self.update(self._draw(shown, self.key))
+        drawn = self._draw(shown, self.key)
+        self.update(drawn)
         self._blank = False
+        if self._displayed_in is not None:
+            self.display = self.view == self._displayed_in and bool(drawn)

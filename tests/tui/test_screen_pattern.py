@@ -36,11 +36,14 @@ STATUS_BAR = {
 DETAIL_PANES: dict[type[Screen[Any]], dict[str, set[str]]] = {
     # each pane, and the screen reactives it is bound to
     ContextScreen: {"#detail": {"subject"}},
-    # (the document screen's proposal, event, diff and comment panes are still written by hand)
     DocumentScreen: {
         "#inbox-briefing": {"shown", "inbox_row"},
         "#heat-detail": {"shown", "heat_cell"},
         "#agent-detail": {"shown", "agent_id", "view"},
+        "#proposal-detail": {"shown", "proposal_id", "view"},
+        "#event-detail": {"shown", "event_sequence", "view"},
+        "#doc-diff": {"shown", "base_doc"},
+        "#section-comments": {"shown", "section_id", "view"},
     },
     MasterLogScreen: {"#reference": {"subject"}},
 }
