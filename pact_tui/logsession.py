@@ -2,27 +2,35 @@
 ``Verifier`` behind a lock, with what the screen's lists draw made a screenful at a time.
 
 The screen's workers (opening, verifying, cataloguing for the search, following the directory)
-run in threads and the lists draw from the event loop, so every use of the conversation takes
-``lock``; the slow jobs take it one batch at a time, so a list is never kept waiting for long.
+run in threads and take ``lock`` to use the conversation, the slow jobs one batch at a time.
+The lists' rows never wait for it: each log's lines are published (``_Published``: the index's
+generation, its line ends and a file of its own) when the session opens and whenever an update
+has applied what the logs gained, and a row is read from the published lines alone. A published
+log is never changed, only replaced whole (one assignment): a reader sees the lines before an
+update or after it, never half of one, while the references are verified under the lock.
 A row is read from the file when it is first drawn (a pread of its line) and kept in a bounded
 cache, so a master log of millions of lines costs only the lines on screen.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from array import array
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from textual.cache import LRUCache
 
 from engine.masterlog.catalogue import Hit, Progress
 from engine.masterlog.conversation import MASTER, Conversation, Found
-from engine.masterlog.errors import MasterLogError
+from engine.masterlog.errors import BadRange, MasterLogError
 from engine.masterlog.index import Refresh
-from engine.masterlog.lines import LineProblem, Message
+from engine.masterlog.lines import LineProblem, Message, parse_line
 from engine.masterlog.references import STUB
 from engine.masterlog.verify import Recovery, Status, Verdict, Verifier, recover
 
@@ -68,6 +76,36 @@ class LogEntry:
         return sum(n for status, n in self.counts if status != Status.OK.value)
 
 
+@dataclass(frozen=True, slots=True)
+class _Published:
+    """One log's lines as the last update left them, read without the session's lock.
+
+    ``ends`` is the index's array of line ends, shared, not copied: while the index keeps its
+    generation it only appends to it (past ``lines``, which this does not read), and a rewrite
+    gives the index a new array. ``file`` is this log's own (the index closes its descriptor
+    when it applies a refresh); it is closed when no reader holds it any more."""
+
+    generation: int
+    ends: array[int]
+    lines: int
+    file: BinaryIO | None  # None: the log could not be opened (gone): its rows say so
+
+    def bounds(self, line: int) -> tuple[int, int]:
+        if not 0 <= line < self.lines:
+            raise BadRange(f"line {line + 1} is not in the index ({self.lines} lines)")
+        return (self.ends[line - 1] if line else 0), self.ends[line]
+
+    def message(self, line: int) -> Message | LineProblem:
+        start, end = self.bounds(line)
+        if self.file is None:
+            raise FileNotFoundError("the log is gone")
+        return parse_line(os.pread(self.file.fileno(), end - start, start))
+
+    @property
+    def size(self) -> int:
+        return self.ends[self.lines - 1] if self.lines else 0
+
+
 class LogSession:
     """The conversation the screen shows, safe to use from its workers and its lists."""
 
@@ -77,8 +115,45 @@ class LogSession:
         self.lock = threading.RLock()
         self.verified = False  # the first verification of every reference is done
         self._rows: LRUCache[tuple[str, int, int], LineRow] = LRUCache(ROWS_KEPT)
+        self._rows_lock = threading.Lock()  # the cache's own: held for a look-up, no longer
         self._by_line: dict[tuple[str, int], list[Verdict]] = {}
         self._problems: list[Verdict] = []
+        self._published: dict[str, _Published] = {}
+        with self.lock:
+            self._publish()
+
+    def _publish(self) -> None:
+        """Publish every log's lines as its index has them now (under the lock, after the
+        indexes changed): one new dictionary, swapped in whole."""
+        published = dict(self._published)
+        file: BinaryIO | None
+        for name in self.conversation.logs:
+            index = self.conversation.index(name)
+            before = published.get(name)
+            same = before is not None and before.file is not None and before.ends is index.ends
+            if same and before is not None and before.lines == index.lines:
+                continue
+            if same and before is not None:  # appended to: the same file, more of its lines
+                file = before.file
+            else:  # opened, or rewritten: the file indexed now
+                try:
+                    file = open(index.path, "rb", buffering=0)  # noqa: SIM115
+                except OSError:
+                    file = None
+            published[name] = _Published(index.generation, index.ends, index.lines, file)
+        self._published = published
+
+    def _lines_of(self, name: str) -> _Published:
+        """Log ``name``'s published lines (published now, under the lock, if it is new)."""
+        published = self._published.get(name)
+        if published is None:
+            with self.lock:
+                self.conversation.index(name)
+                self._publish()
+                published = self._published.get(name)
+            if published is None:
+                raise MasterLogError(f"no log named {name!r} in this conversation")
+        return published
 
     @classmethod
     def open(cls, directory: str | Path, cache: str | Path) -> LogSession:
@@ -87,6 +162,10 @@ class LogSession:
     def close(self) -> None:
         with self.lock:
             self.conversation.close()
+            published, self._published = self._published, {}
+            for log in published.values():
+                if log.file is not None:
+                    log.file.close()
 
     @property
     def directory(self) -> Path:
@@ -111,43 +190,48 @@ class LogSession:
             return self.conversation.rewrite
 
     def lines(self, name: str) -> int:
-        with self.lock:
-            return self.conversation.index(name).lines
+        """The lines of log ``name`` (as published: without waiting for the lock)."""
+        return self._lines_of(name).lines
 
     def row(self, name: str, line: int) -> LineRow:
-        """Line ``line`` of log ``name`` as a list draws it (read once, then kept)."""
-        with self.lock:
-            index = self.conversation.index(name)
-            key = (name, index.generation, line)
+        """Line ``line`` of log ``name`` as a list draws it (read once, then kept), from the
+        published lines: never waiting for the lock a verification holds."""
+        published = self._lines_of(name)
+        key = (name, published.generation, line)
+        with self._rows_lock:
             row = self._rows.get(key)
-            if row is not None:
-                return row
-            try:
-                start, end = index.bounds(line)
-                row = make_row(line, start, end, self.conversation.message(name, line))
-            except (MasterLogError, OSError) as error:
-                # The log changed under the list (gptme rewrote or removed it) and the update
-                # that says so is on its way: a row that says so, not kept.
-                return LineRow(line, 0, 0, None, "", 0, f"unreadable: {error}")
-            self._rows[key] = row  # the least recently drawn row goes past ROWS_KEPT
+        if row is not None:
             return row
+        try:
+            start, end = published.bounds(line)
+            row = make_row(line, start, end, published.message(line))
+        except (MasterLogError, OSError, ValueError) as error:
+            # The log changed under the list (gptme rewrote or removed it) and the update
+            # that says so is on its way: a row that says so, not kept.
+            return LineRow(line, 0, 0, None, "", 0, f"unreadable: {error}")
+        with self._rows_lock:
+            self._rows[key] = row  # the least recently drawn row goes past ROWS_KEPT
+        return row
 
     def message(self, name: str, line: int) -> Message | LineProblem:
-        with self.lock:
-            return self.conversation.message(name, line)
+        """Line ``line`` of log ``name`` whole, from the published lines."""
+        return self._lines_of(name).message(line)
 
     def is_master(self, path: str) -> bool:
         """Whether ``path`` (as a verdict names the master log it read) is this directory's."""
         return Path(path) == self.conversation.directory / MASTER
 
     def master_size(self) -> int:
-        """The bytes of complete lines indexed in the master."""
-        with self.lock:
-            return self.conversation.master.size
+        """The bytes of complete lines indexed in the master (as published)."""
+        return self._lines_of(MASTER).size
 
     def master_line_at(self, offset: int) -> int | None:
-        with self.lock:
-            return self.conversation.master.line_at(offset)
+        """The 0-based line of the master holding byte ``offset`` (as published), or None
+        past its indexed bytes."""
+        master = self._lines_of(MASTER)
+        if offset < 0 or offset >= master.size:
+            return None
+        return bisect_right(master.ends, offset, 0, master.lines)
 
     # -- references -------------------------------------------------------------------------
     def verify(self) -> list[Verdict]:
@@ -197,6 +281,7 @@ class LogSession:
         staged = self.conversation.stage()
         with self.lock:
             refreshes = self.conversation.apply(staged)
+            self._publish()  # the rows as they are now, before the references are verified
             parts = self.verifier.updating(refreshes, touched, batch=VERIFY_BATCH)
         self._drain(parts)
         with self.lock:

@@ -495,3 +495,58 @@ async def test_choosing_another_log_shows_its_first_line(tmp_path: Path) -> None
         subject = shown.subject
         assert subject is not None and (subject.log, subject.line) == (after, 0)
         assert detail(pilot.app).startswith(f"{after.removesuffix('.jsonl')}:1 · system")
+
+
+def test_rows_are_read_while_a_verification_holds_the_lock(tmp_path: Path) -> None:
+    """An undo, then ``LogSession.update`` verifying the references again (held inside its
+    first batch, the session's lock taken): a list's rows and line count are answered at once,
+    from the lines the update published (the master after the undo), not after the lock."""
+    import threading
+
+    from pact_tui.logsession import LogSession
+
+    directory = copy(tmp_path, "conv-basic")
+    master = directory / MASTER
+    kept = master.read_bytes().splitlines(keepends=True)[:19]
+    session = LogSession.open(directory, tmp_path / "cache.sqlite")
+    inside, release = threading.Event(), threading.Event()
+    real = session.verifier.updating
+
+    def gated(*args: Any, **kwargs: Any) -> Any:
+        parts = real(*args, **kwargs)
+        inside.set()  # in the verification's first batch, under the session's lock
+        release.wait(60)
+        yield from parts
+
+    session.verifier.updating = gated  # type: ignore[method-assign]
+    read: list[Any] = []
+
+    def read_rows() -> None:
+        read.append(session.lines(MASTER))
+        read.extend(session.row(MASTER, line) for line in (0, 18, 19))
+
+    try:
+        assert session.lines(MASTER) == 22
+        master.write_bytes(b"".join(kept))
+        with (directory / "events.jsonl").open("a") as events:
+            events.write(json.dumps({"seq": 99, "ts": "t", "type": "undo", "payload": {}}) + "\n")
+        updating = threading.Thread(target=session.update)
+        updating.start()
+        assert inside.wait(60), "the verification never started"
+        assert not session.lock.acquire(blocking=False)  # the verification holds it
+        reader = threading.Thread(target=read_rows)
+        reader.start()
+        reader.join(30)  # a deadline, not a measure: a reader waiting for the lock never ends
+        answered = not reader.is_alive()
+        release.set()
+        updating.join()
+        reader.join()
+        assert answered, "a row waited for the verification's lock"
+        lines, first, last, gone = read
+        assert lines == 19  # the master after the undo, published before the verification
+        assert first.role == json.loads(kept[0])["role"]
+        assert last.head == json.loads(kept[18])["content"].split("\n")[0][:200]
+        assert gone.role is None and gone.head.startswith("unreadable:")
+    finally:
+        release.set()
+        session.close()
