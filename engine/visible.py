@@ -86,3 +86,9 @@ def visible(text: str, *, multiline: bool = False, limit: int | None = None) -> 
         text = text[: max(0, limit - 1)] + "…"
     pattern = _MULTILINE if multiline else _SINGLE_LINE
     return pattern.sub(_escape, text)
+
+
+def is_visible(text: str, *, multiline: bool = False) -> bool:
+    """Whether ``visible(text, multiline=multiline)`` is ``text`` as it is: one search, for a
+    writer that checks a page of text at once and escapes only when it must."""
+    return (_MULTILINE if multiline else _SINGLE_LINE).search(text) is None

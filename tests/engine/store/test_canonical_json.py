@@ -253,10 +253,11 @@ def test_fields_that_cannot_be_hashed_and_stored_as_given_are_refused(event: New
 def test_a_stored_payload_reads_back_as_itself(value: object) -> None:
     """The store reads payloads with orjson, and with json what orjson refuses (integers past
     64 bits, lone surrogates): either way, what was stored."""
-    from engine.store.rules import event_from_row
+    from engine.store.rules import event_from_row, payload_of
 
     row = (1, "s", 1, "t", 0, "a", canonical_json(value), "h0", "h1")
     assert event_from_row(row).payload == value
+    assert payload_of(1, canonical_json(value)) == value  # the payloads alone, read as fast
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
@@ -266,11 +267,12 @@ def test_any_json_text_of_a_payload_reads_back_as_its_value(
 ) -> None:
     """Not only the store's compact text: JSON's whitespace before a long number, or a payload
     that is one bare number, still reads the integer back whole (not as a float)."""
-    from engine.store.rules import event_from_row
+    from engine.store.rules import event_from_row, payload_of
 
     text = json.dumps(value, indent=indent, separators=None if indent else (", ", ": "))
     row = (1, "s", 1, "t", 0, "a", text, "h0", "h1")
     assert event_from_row(row).payload == value
+    assert payload_of(1, text) == value
 
 
 @pytest.mark.parametrize(
@@ -279,13 +281,16 @@ def test_any_json_text_of_a_payload_reads_back_as_its_value(
         "12345678901234567890",
         '{"a": [1,\n  -98765432109876543210]}',
         "[ 2e3, 99999999999999999999]",
+        '{"flat": 1, "big": 123456789012345678901}',
+        '{"flat": -12345678901234567890123}',
     ],
 )
 def test_a_long_integer_after_whitespace_or_alone_is_read_exactly(text: str) -> None:
-    from engine.store.rules import event_from_row
+    from engine.store.rules import event_from_row, payload_of
 
     row = (1, "s", 1, "t", 0, "a", text, "h0", "h1")
     assert event_from_row(row).payload == json.loads(text)
+    assert payload_of(1, text) == json.loads(text)
 
 
 async def test_big_integers_and_lone_surrogates_survive_a_real_store(backend: Backend) -> None:
@@ -293,4 +298,6 @@ async def test_big_integers_and_lone_surrogates_survive_a_real_store(backend: Ba
     async with await backend.open(create=True, watch=False) as store:
         await store.append([NewEvent("s", "t", payload)])
         [event] = await store.read_stream("s")
+        [(_, alone)] = await store.read_stream_payloads("s")
     assert event.payload == payload
+    assert alone == payload

@@ -67,6 +67,9 @@ async def test_a_stream_read_from_a_place_in_it_and_where_streams_end(
     assert await store.read_stream("ctx:a") == a
     assert [e.stream_seq for e in await store.read_stream("ctx:a", 2)] == [3, 4, 5]
     assert await store.read_stream("ctx:a", 1, limit=2) == a[1:3]
+    assert await store.read_stream_payloads("ctx:a", 1, limit=2) == [
+        (e.stream_seq, e.payload) for e in a[1:3]
+    ]
     assert await store.read_stream("ctx:a", 5) == []
     assert await store.read_stream("ctx:none") == []
     # Where each stream ends: all of them, or those with events after a seq.
