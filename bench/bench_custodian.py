@@ -8,7 +8,7 @@ checkpoint saved as on closing.
   anchor: reading the same events from the store a page at a time and parsing each payload,
   which any audit must do.
 - The events view opening on it (``E`` pressed on the document screen until its newest row is
-  drawn from the events read) ≤ 200 ms; anchor: the outline view opening (``o``) on the same
+  drawn from the events read) ≤ 200 ms; anchor: the outline view opening (``O``) on the same
   document in the same app.
 - A key typed after a view switch is delivered to the view shown: 1,000 of 1,000 times at
   0-200 ms spacing, on the demo's memo (``key_after_a_view_switch``, below, says how);
@@ -40,6 +40,7 @@ from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
 from engine.store import SqliteEventStore
 from engine.workspace import Workspace, cadence
+from pact_tui.keymap import ACTIONS, split_keys
 
 EVENTS = 209_000
 NEVER = 10**12
@@ -109,7 +110,7 @@ def bench_audit(path: Path) -> None:
 
 # -- 2. the events view opening -------------------------------------------------------------------
 async def view_openings(path: Path) -> tuple[list[float], list[float]]:
-    """Seconds from pressing ``E`` (and, the anchor, ``o``) to the view's newest row drawn."""
+    """Seconds from pressing ``E`` (and, the anchor, ``O``) to the view's newest row drawn."""
     from pact_tui.app import PactApp
     from pact_tui.screens.document import DocumentScreen
     from pact_tui.widgets.events import EventList
@@ -135,13 +136,13 @@ async def view_openings(path: Path) -> tuple[list[float], list[float]]:
             # A fresh list each round: nothing held from the last opening.
             events._held_of = None
             start = time.perf_counter()
-            await pilot.press("E")
+            await pilot.press(VIEW_KEYS["events"])
             await until(lambda: events.current_row is not None and not events.current_row.loading)
             await pilot.pause()  # drawn
             events_s.append(time.perf_counter() - start)
             assert events.current_row.sequence == EVENTS - 1  # type: ignore[union-attr]
             start = time.perf_counter()
-            await pilot.press("o")
+            await pilot.press(VIEW_KEYS["outline"])
             await until(lambda: outline.current_row is not None and outline.has_focus)
             await pilot.pause()
             outline_s.append(time.perf_counter() - start)
@@ -169,8 +170,16 @@ def bench_events_view(path: Path) -> None:
 
 
 # -- 3. a key after a view switch ------------------------------------------------------------------
-VIEW_KEYS = {"outline": "o", "queue": "P", "heatmap": "H", "inbox": "i", "agents": "A"}
-VIEW_KEYS["events"] = "E"
+# The keys that show each view, as the keymap has them (``pact_tui.keymap``).
+VIEW_ACTIONS = {
+    "outline": "outline",
+    "queue": "proposals",
+    "heatmap": "heatmap",
+    "inbox": "inbox",
+    "agents": "agents",
+    "events": "events",
+}
+VIEW_KEYS = {view: split_keys(ACTIONS[action].keys)[0] for view, action in VIEW_ACTIONS.items()}
 SPACINGS_MS = (0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200)
 TRIALS = 1_000
 ANCHOR_TRIALS = 200  # 20 at each spacing: enough to show the count sees a key go astray
@@ -271,8 +280,8 @@ def key_after_a_view_switch() -> None:
 
     A key typed after a view switch is delivered to the view shown: 1,000 of 1,000 times at
     0-200 ms spacing. The demo's memo, headless and read-only (nothing falls due and re-sorts
-    a list meanwhile). Each trial switches from the view in front to another (its key: ``o``
-    ``P`` ``H`` ``i`` ``A`` ``E``, in a seeded random order), waits the spacing (0 ms: both
+    a list meanwhile). Each trial switches from the view in front to another (its key: ``O``
+    ``P`` ``H`` ``I`` ``A`` ``E``, in a seeded random order), waits the spacing (0 ms: both
     keys in one go, as one terminal read holding both delivers them; then 0.5, 1, 2, 5, 10,
     20, 50, 100 and 200 ms, 100 trials each), sends ``j``, and counts it delivered when the
     view shown has the focus, its cursor moved one line and no hidden view's cursor moved.

@@ -41,8 +41,11 @@ KEYS = ("down", "right", "pagedown")
 BUILT_MS = 1_000  # the protocol time of every event of the bench's document
 
 
-async def build(path: Path) -> None:
-    """A workspace whose document ``plan`` has the heatmap's agents and cells, checkpointed."""
+async def build(
+    path: Path, agents: int = AGENTS, sections: int = SECTIONS, per_agent: int = PER_AGENT
+) -> None:
+    """A workspace whose document ``plan`` has the heatmap's agents and cells, checkpointed
+    (``agents`` × ``sections``, each agent setting ``per_agent`` scores)."""
     from engine.documents import DOC_PREFIX, creation_event
     from engine.protocol.commands import Actor
     from engine.protocol.decide import decide
@@ -55,7 +58,7 @@ async def build(path: Path) -> None:
     now = BUILT_MS
     first = creation_event(
         name="plan",
-        markdown=sectioned(SECTIONS),
+        markdown=sectioned(sections),
         document_id=ids.uuid(),
         event_id=ids.uuid(),
         epoch_ms=now,
@@ -67,13 +70,13 @@ async def build(path: Path) -> None:
     )
     doc.apply(first)
     events: list[dict[str, Any]] = [first]
-    for i in range(AGENTS):
+    for i in range(agents):
         me = Actor.agent(f"agent-{i:04d}")
         events += decide(doc, {"op": "join", "agentName": me.name}, me, now, ids).events
-    for i in range(AGENTS):
+    for i in range(agents):
         me = Actor.agent(f"agent-{i:04d}")
-        for j in range(PER_AGENT):
-            section = f"sec:section-{(i * 7 + j * 10) % SECTIONS}"
+        for j in range(per_agent):
+            section = f"sec:section-{(i * 7 + j * 10) % sections}"
             command = {"op": "salience", "sectionId": section, "score": (i + j) % 11}
             events += decide(doc, command, me, now, ids).events
     async with await SqliteEventStore.open(path, create=True, watch=False) as store:
