@@ -590,6 +590,8 @@ class DocumentScreen(CustodianActions, TimeTravel):
         # agent is not
         detailed = ("inbox", "queue", "heatmap", "events", "agents")
         self.query_one("#section-markdown").display = view not in detailed
+        if view == "events":
+            self.query_one(EventList).ask_now()  # its rows' events read while it is drawn
         self._focus_view()
 
     def _focus_view(self) -> None:

@@ -273,6 +273,18 @@ class EventList(RowList[DocShown, EventRow]):
             self._made[sequence] = row
         return row
 
+    def ask_now(self) -> None:
+        """Ask now for the pages of the screenful at the cursor (the newest rows, where the list
+        opens), not once they have been drawn as placeholders: the read is on its way while
+        the first frame is drawn (the screen calls it as it shows the list)."""
+        rows = self.rows
+        if not isinstance(rows, _Rows) or not len(rows):
+            return
+        last = self.cursor_line
+        for line in {last, max(0, last - max(self.size.height, 1))}:
+            rows.make(line)  # a row not yet read has its page wanted
+        self._ask()
+
     def _ask(self) -> None:
         shown = self.shown
         wanted, self._wanted = self._wanted, set()
@@ -317,6 +329,7 @@ class EventList(RowList[DocShown, EventRow]):
             self.rows = () if self.shown is None else self.rows_of(self.shown)
             self.fit_virtual_size()
             self.set_reactive(EventList.cursor_line, max(0, len(self.rows) - 1))
+            self.ask_now()
             self.scroll_to_region(Region(0, self.cursor_line, 1, 1), animate=False, immediate=True)
             self.refresh()
             self.announce()
