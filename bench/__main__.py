@@ -9,7 +9,8 @@ A group is a module ``bench/bench_<name>.py`` with a ``main()``, found by its na
 ``store``, ``workspace``, ``context``, ``changes``, ``protocol``, ``queue``, ``heatmap``,
 ``inbox``, ``doclive``, ``doctime``, ``masterlog``, ``import`` (``ctx import --gptme`` and
 following it), ``custodian`` (the audit trail, the events view, a key after a view switch
-reaching the view shown), ``tap`` (one tap command's peak memory) and ``server`` (``pact-tui serve`` on loopback).
+reaching the view shown), ``tap`` (one tap command's peak memory) and ``server``
+(``pact-tui serve`` on loopback).
 
 ``python -m bench --tiny`` is CI's smoke run: each group that has sizes for it
 (``bench.common.sized``; ``TINY_GROUPS``) runs once at those sizes, so that a group that no longer

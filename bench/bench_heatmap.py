@@ -45,7 +45,7 @@ async def build(
     path: Path, agents: int = AGENTS, sections: int = SECTIONS, per_agent: int = PER_AGENT
 ) -> None:
     """A workspace whose document ``plan`` has the heatmap's agents and cells, checkpointed
-    (``agents`` × ``sections``, each agent setting ``per_agent`` scores)."""
+    (``agents`` x ``sections``, each agent setting ``per_agent`` scores)."""
     from engine.documents import DOC_PREFIX, creation_event
     from engine.protocol.commands import Actor
     from engine.protocol.decide import decide

@@ -1,12 +1,13 @@
-"""One ``tap`` command's memory at 1,000 agents × 500 sections (issue 27), beside an anchor
+"""One ``tap`` command's memory at 1,000 agents x 500 sections (issue 27), beside an anchor
 measured in the same run (``python -m bench tap``).
 
 The document is the heatmap's (``bench_heatmap.build``: 1,000 agents joined, 50 salience
 scores each over 500 sections, checkpointed). Each command runs as its own process, as an
-agent runs it, and its peak resident memory (its ``VmHWM`` as it exits) is the figure: ``tap get`` and ``tap sections`` (reads), ``tap join`` then ``tap propose``
-(writes; the first write of a quiet workspace also fires what fell due, the 1,000 agents'
-evictions included, as any write would). Target ≤ 300 MB each; anchor: ``pact-tui
---help``, the interpreter with the CLI imported.
+agent runs it, and its peak resident memory (its ``VmHWM`` as it exits) is the figure:
+``tap get`` and ``tap sections`` (reads), ``tap join`` then ``tap propose`` (writes: the
+first write of a quiet workspace also fires what fell due, the 1,000 agents' evictions
+included, as any write would). Target ≤ 300 MB each; anchor: ``pact-tui --help``, the
+interpreter with the CLI imported.
 """
 
 from __future__ import annotations
