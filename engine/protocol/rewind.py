@@ -100,7 +100,7 @@ class Undo:
         self.positions: list[tuple[str, str, int]] = []
 
     def keep(self, obj: Any) -> None:
-        if obj is not None and all(obj is not o for o, _ in self.objects):
+        if obj is not None and all(obj is not o for o, _ in self.objects):  # a few at most
             self.objects.append((obj, _fields(obj)))
 
     def entry(self, mapping: MutableMapping[Any, Any], key: Any) -> None:
@@ -163,9 +163,21 @@ class Undo:
         popped, pushed, waiting = self.timers
         timers = doc.timers
         for timer in pushed + waiting:
-            timers.remove(timer)
-        timers.extend(popped)
-        heapq.heapify(timers)
+            _remove(timers, timer)
+        for timer in popped:
+            heapq.heappush(timers, timer)
+
+
+def _remove(heap: list[tuple[int, str, str]], timer: tuple[int, str, str]) -> None:
+    """Take one ``timer`` out of a heap, keeping it a heap: the last element takes its place
+    and moves up or down (``heapq``'s own sifting, as ``heapq.heapify`` uses it, for the one
+    place instead of the whole heap)."""
+    at = heap.index(timer)
+    last = heap.pop()
+    if at < len(heap):
+        heap[at] = last
+        heapq._siftup(heap, at)  # type: ignore[attr-defined]
+        heapq._siftdown(heap, 0, at)  # type: ignore[attr-defined]
 
 
 def _due(timers: list[tuple[int, str, str]], at: int) -> list[tuple[int, str, str]]:
@@ -289,7 +301,8 @@ def _list_entry(undo: Undo, lists: MutableMapping[Any, list[Any]], key: Any) -> 
 def _status_dicts(doc: Document, undo: Undo, section_key: Any, proposal: Any = None) -> None:
     """The indexes ``Document.set_status`` changes for a proposal on section ``section_key``."""
     for status in STATUSES:
-        undo.entry(doc.by_status, status)
+        if status not in doc.by_status:  # made by the event: to be removed again
+            undo.entry(doc.by_status, status)
     if proposal is not None:
         undo.status(doc.by_status, proposal)
     undo.entry(doc.open_by_section, section_key)

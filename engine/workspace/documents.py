@@ -135,10 +135,11 @@ class DocumentsAndFrameworks(ProtocolClock):
         (``engine.protocol.rewind``) steps back or forth to ``count`` event by event, reading
         the events it lacks from the log. Going before the earliest event it holds a record
         of, it starts again from the latest cache at or before ``count`` (``document_at``'s),
-        replayed onward. Past the end, the document as it is now. The document returned is the
-        rewind's own and changes with the next call: read it, never change it, and read it
-        again after another call. ``DocumentNotFound`` if there is no such document;
-        ``ValueError`` if ``count`` is below 1 (the creation)."""
+        replayed onward; likewise going forward past an archive. Past the end, the document
+        as it is now. The document returned is the rewind's own and changes with the next
+        call: read it, never change it, and read it again after another call.
+        ``DocumentNotFound`` if there is no such document; ``ValueError`` if ``count`` is
+        below 1 (the creation)."""
         from engine.protocol.errors import DocumentNotFound
         from engine.protocol.rewind import Rewind
 
@@ -147,6 +148,11 @@ class DocumentsAndFrameworks(ProtocolClock):
         async with self._rebuild_locks.setdefault(DOC_PREFIX + name, asyncio.Lock()):
             with collector_paused():
                 rewind = self._rewinds.get(name)
+                if rewind is not None and count > rewind.last:
+                    # An archive past what it holds is a shorter way there than its replay.
+                    places = await self._document_streams.archive_places(name)
+                    if any(rewind.last < place <= count for place in places):
+                        rewind = None
                 if rewind is None or count < rewind.first:
                     self._rewinds.pop(name, None)
                     streams = self._document_streams
