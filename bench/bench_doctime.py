@@ -18,6 +18,7 @@ import gc
 import hashlib
 import itertools
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -31,7 +32,7 @@ import orjson
 
 import engine.workspace.documents as documents_role
 from bench.bench_protocol import _append, _work
-from bench.common import TINY, fmt, in_a_fresh_process, report_ratio, sized
+from bench.common import RESULTS, TINY, fmt, in_a_fresh_process, report_ratio, sized
 from engine.documents import DOC_CHECKPOINT
 from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
@@ -89,7 +90,48 @@ async def timed_past(path: str, at: str, mode: str) -> None:
     print(json.dumps({"seconds": seconds, "events": doc.sequence, "digest": digest}))
 
 
-ROLES: dict[str, Callable[..., Coroutine[Any, Any, None]]] = {"build": build, "past": timed_past}
+async def timed_steps(path: str, total: str) -> None:
+    """The document screen's time travel through ``Workspace.document_stepped`` in a fresh
+    process: entering the past one event before the end (the rewind is built from the nearest
+    cache), steps back from there, then ``:N`` to each of ``POINTS`` in turn; beside each
+    jump, ``document_at`` of the same point (the nearest cache and a replay: the way before).
+    Each arrival is checked against ``document_at``'s state."""
+    total_n = int(total)
+    gc.freeze()
+    async with await Workspace.open(path, watch=False, lazy=True, read_only=True) as ws:
+        start = time.perf_counter()
+        await ws.document_stepped("plan", total_n - 1)
+        entering = time.perf_counter() - start
+        steps = []
+        for n in range(total_n - 2, total_n - 12, -1):
+            start = time.perf_counter()
+            doc = await ws.document_stepped("plan", n)
+            steps.append(time.perf_counter() - start)
+        stepped = _digest(doc)
+        assert stepped == _digest(await ws.document_at("plan", total_n - 11))
+        jumps, anchors = [], []
+        for at in POINTS:
+            start = time.perf_counter()
+            doc = await ws.document_stepped("plan", at)
+            jumps.append(time.perf_counter() - start)
+            digest = _digest(doc)
+            start = time.perf_counter()
+            fresh = await ws.document_at("plan", at)
+            anchors.append(time.perf_counter() - start)
+            assert digest == _digest(fresh), at
+    print(json.dumps({"entering": entering, "steps": steps, "jumps": jumps, "anchors": anchors}))
+
+
+def _digest(doc: Document) -> str:
+    state = orjson.dumps(dump_document(doc), option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(state).hexdigest()
+
+
+ROLES: dict[str, Callable[..., Coroutine[Any, Any, None]]] = {
+    "build": build,
+    "past": timed_past,
+    "steps": timed_steps,
+}
 
 
 def bench_past(directory: Path) -> None:
@@ -119,9 +161,37 @@ def bench_past(directory: Path) -> None:
     )
 
 
+def bench_steps(path: Path) -> None:
+    """Figures 2 and 3: a step back (``[``) and ``:N`` through ``document_stepped``."""
+    print(f"2. stepping through the past of {EVENTS:,} events (document_stepped), load {_load()}")
+    found = in_a_fresh_process(ROLE_MODULE, "steps", path, EVENTS)
+    step = statistics.median(found["steps"])
+    anchor = statistics.median(found["anchors"])
+    print(f"  entering the past (event {EVENTS - 1:,}, the rewind built): {fmt(found['entering'])}")
+    print(f"  10 steps back: {', '.join(fmt(s) for s in found['steps'])}")
+    for at, jump, fresh in zip(POINTS, found["jumps"], found["anchors"], strict=True):
+        print(f"  :N to event {at:,}: {fmt(jump)} (document_at {fmt(fresh)})")
+    _absolute("one step back, median of 10", step, 0.1, anchor, "document_at, median")
+    _absolute("`:N` to each point, the slowest", max(found["jumps"]), 1.0, anchor, "document_at")
+
+
+def _absolute(name: str, figure: float, limit: float, anchor: float, label: str) -> None:
+    ok = figure <= limit
+    print(
+        f"  {name}: {fmt(figure)}  (÷ {label} {fmt(anchor)} = {figure / anchor:.3f})"
+        f"  (target ≤ {fmt(limit)})  {'PASS' if ok else 'FAIL'}"
+    )
+    RESULTS.append((name, ok))
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         bench_past(Path(folder))
+        bench_steps(Path(folder) / "past.pact")
 
 
 if __name__ == "__main__" and len(sys.argv) > 2 and sys.argv[1] in ROLES:

@@ -129,6 +129,54 @@ class DocumentsAndFrameworks(ProtocolClock):
             raise DocumentNotFound(f"no document named {name!r} in {self.path}", document=name)
         return projection.doc
 
+    async def document_stepped(self, name: str, count: int) -> Document:
+        """Document ``name`` after its first ``count`` events, for stepping through its past
+        (the document screen's ``[`` ``]`` and ``:N``): the workspace's rewind of it
+        (``engine.protocol.rewind``) steps back or forth to ``count`` event by event, reading
+        the events it lacks from the log. Going before the earliest event it holds a record
+        of, it starts again from the latest cache at or before ``count`` (``document_at``'s),
+        replayed onward; likewise going forward past an archive. Past the end, the document
+        as it is now. The document returned is the rewind's own and changes with the next
+        call: read it, never change it, and read it again after another call.
+        ``DocumentNotFound`` if there is no such document; ``ValueError`` if ``count`` is
+        below 1 (the creation)."""
+        from engine.protocol.errors import DocumentNotFound
+        from engine.protocol.rewind import Rewind
+
+        if count < 1:
+            raise ValueError(f"event {count} of document {name!r}: the first is 1, its creation")
+        async with self._rebuild_locks.setdefault(DOC_PREFIX + name, asyncio.Lock()):
+            with collector_paused():
+                rewind = self._rewinds.get(name)
+                if rewind is not None and count > rewind.last:
+                    # An archive past what it holds is a shorter way there than its replay.
+                    places = await self._document_streams.archive_places(name)
+                    if any(rewind.last < place <= count for place in places):
+                        rewind = None
+                if rewind is None or count < rewind.first:
+                    self._rewinds.pop(name, None)
+                    streams = self._document_streams
+                    projection = await streams.before(name, count) or DocumentProjection()
+                    await streams.replay_up_to(name, projection, max(1, projection.stream_seq))
+                    if projection.stream_seq == 0:
+                        raise DocumentNotFound(
+                            f"no document named {name!r} in {self.path}", document=name
+                        )
+                    rewind = self._rewinds[name] = Rewind(projection.doc)
+                if not rewind.go(count):
+                    rewind.go(rewind.last)
+                    stream = DOC_PREFIX + name
+                    while rewind.count < count:
+                        wanted = min(count - rewind.count, cadence.READ_BATCH)
+                        events = await self.store.read_stream(stream, rewind.count, limit=wanted)
+                        for done, event in enumerate(events, 1):
+                            rewind.forward(event.payload)
+                            if done % cadence.REPLAY_YIELD_EVERY == 0:
+                                await asyncio.sleep(0)
+                        if len(events) < wanted:
+                            break
+                return rewind.doc
+
     async def _save_document(
         self, name: str, projection: DocumentProjection, *, archive: bool = False
     ) -> None:

@@ -216,6 +216,15 @@ class StreamRepository(Generic[P]):
         await self.store.save_checkpoint(self.archive_key(name, place), projection.seq, data)
 
     # -- the past ------------------------------------------------------------------------------
+    async def archive_places(self, name: str) -> list[int]:
+        """Where stream ``name``'s archives are (events of its stream), oldest first."""
+        prefix = self.kind.archive_prefix + name + ":"
+        return sorted(
+            int(key[len(prefix) :])
+            for key in await self.store.checkpoints()
+            if key.startswith(prefix) and key[len(prefix) :].isdigit()
+        )
+
     async def before(self, name: str, stream_seq: int, *, checkpoint: bool = True) -> P | None:
         """A fresh projection of stream ``name`` from its latest cache at or before event
         ``stream_seq`` that is the log's at its place: its checkpoint (with ``checkpoint``;

@@ -15,6 +15,7 @@ from engine.workspace.types import ContextInfo, ForkOrigin
 
 if TYPE_CHECKING:
     from engine.protocol.envelope import Ids
+    from engine.protocol.rewind import Rewind
 
 
 class WorkspaceState:
@@ -52,6 +53,7 @@ class WorkspaceState:
         self._legacy = False  # loaded from a version-2 checkpoint, to be replaced on saving
         self._rebuilt: dict[str, ContextProjection] = {}  # past states being scrubbed through
         self._rebuild_locks: dict[str, asyncio.Lock] = {}
+        self._rewinds: dict[str, Rewind] = {}  # documents' pasts being stepped through
         self._followed: Followed | None = None  # the item whose story was last told
         self._story_lock = asyncio.Lock()  # one replay of it at a time
         self._closed = False

@@ -659,14 +659,17 @@ class DocumentScreen(CustodianActions, TimeTravel):
 
     @work(exclusive=True, group="past")
     async def read_past(self, name: str | None, count: int, into: str) -> None:
-        """Fold the document up to ``count`` events (a new projection: the live one stays), and
-        set ``past`` or ``base_doc`` if the screen still wants it."""
+        """The document after ``count`` events (never the live one), set as ``past`` or
+        ``base_doc`` if the screen still wants it. The past shown is the workspace's rewind,
+        which steps event by event (``document_stepped``: it changes with the next step, and
+        is shown again then); the diff's base is a projection of its own (``document_at``)."""
         from engine.protocol.errors import ProtocolError
 
         if name is None:
             return
+        read = self.workspace.document_stepped if into == "past" else self.workspace.document_at
         try:
-            doc = await self.workspace.document_at(name, count)
+            doc = await read(name, count)
         except (ProtocolError, StoreError, UnreplayableEvent, ValueError) as error:
             self.notify(str(error), severity="error", title="The past")
             return

@@ -166,3 +166,37 @@ async def test_a_step_is_durable_shared_and_fires_a_window_and_a_lock_expiry(
     async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
         kinds = [e.type for e in await store.read_stream(CLOCK_STREAM, 0)]
     assert kinds == ["clock.stepped", "clock.advanced"]
+
+
+async def test_stepping_through_the_past_gives_the_folds_states_and_reads_no_cache_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``document_stepped`` back from the end, forward again, jumps, and before the earliest
+    event its rewind holds (which starts again from a cache): each the fold's state; a step
+    back within the rewind reads nothing from the log."""
+    path = tmp_path / "ws.pact"
+    archives = await archived_memo(path, monkeypatch)
+    expected = await folds(path, "memo")
+    last = len(expected)
+    async with await Workspace.open(path, watch=False) as ws:
+        reads: list[int] = []
+        read_stream = ws.store.read_stream
+
+        async def spied(stream: str, after: int = 0, limit: int | None = None) -> Any:
+            reads.append(after)
+            return await read_stream(stream, after, limit)
+
+        monkeypatch.setattr(ws.store, "read_stream", spied)
+        doc = await ws.document_stepped("memo", last)
+        assert dump_document(doc) == expected[last - 1]
+        first = ws._rewinds["memo"].first
+        reads.clear()
+        for n in range(last - 1, first - 1, -1):
+            assert dump_document(await ws.document_stepped("memo", n)) == expected[n - 1], n
+        assert reads == []  # a step back is the rewind's alone
+        targets = [last, 1, archives[-1] + 1, 2, last + 5, first]
+        for n in targets:
+            doc = await ws.document_stepped("memo", n)
+            assert dump_document(doc) == expected[min(n, last) - 1], n
+        with pytest.raises(ValueError, match="the first is 1"):
+            await ws.document_stepped("memo", 0)
