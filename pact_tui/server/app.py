@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -880,7 +880,11 @@ def build(server: Server) -> FastAPI:
     async def events_page(
         call: Call, since: int, limit: int, section: str | None
     ) -> tuple[list[dict[str, Any]], int, bool]:
-        events = await server.workspace.document_events(call.name, since, limit + 1)
+        # The feed's window when it holds the page (no read of the log, no payload parsed).
+        events: Sequence[Mapping[str, Any]] | None
+        events = server.live.page(call.name, since, limit + 1, call.doc.sequence)
+        if events is None:
+            events = await server.workspace.document_events(call.name, since, limit + 1)
         items = [views.redact(call.doc, call.reader, e) for e in events[:limit]]
         more = len(events) > limit
         after = events[:limit][-1]["sequenceNumber"] + 1 if items else since
