@@ -882,7 +882,7 @@ def build(server: Server) -> FastAPI:
     ) -> tuple[list[dict[str, Any]], int, bool]:
         # The feed's window when it holds the page (no read of the log, no payload parsed).
         events: Sequence[Mapping[str, Any]] | None
-        events = server.live.page(call.name, since, limit + 1, call.doc.sequence)
+        events = await server.live.page(call.name, since, limit + 1, call.doc.sequence)
         if events is None:
             events = await server.workspace.document_events(call.name, since, limit + 1)
         items = [views.redact(call.doc, call.reader, e) for e in events[:limit]]

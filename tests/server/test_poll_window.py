@@ -1,8 +1,9 @@
 """A poll's page from the feed's window (``Live.page``): the log's page, never an older one.
 
-The server serves a page of events from the window the change feed filled when the window
+The server serves a page of events from the window the change feed fills when the window
 holds it whole, up to the projection's head, so that an agent's poll right after its own write
-(which the projection holds before the feed delivers it) still sees that write."""
+(which the projection holds before the feed delivers it) still sees that write; events before
+the window are read into it from the log once, while it has room."""
 
 from __future__ import annotations
 
@@ -42,27 +43,25 @@ def test_pages_from_the_window_are_the_logs_and_never_behind_the_projection(
             follower = asyncio.create_task(live.follow())
             await live.followed.wait()
             doc = (await workspace.load_document("plan")).doc
-            first = doc.sequence  # the window starts with the first event after this
-            assert live.page("plan", 0, 5, doc.sequence) is None  # nothing delivered yet
+            first = doc.sequence  # the feed hands on the events from this one
             await workspace.run_document("plan", {"op": "join", "agentName": "a"}, Actor.agent("a"))
             for n in range(12):
                 command = {"op": "comment", "sectionId": BUDGET, "text": f"c{n}"}
                 await workspace.run_document("plan", command, Actor.agent("a"))
                 # Right after the write the projection may hold what the feed has not handed
                 # on yet: then no page comes from the window (the log is read instead).
-                page = live.page("plan", first, 100, doc.sequence)
+                page = live._page("plan", first, 100, doc.sequence)
                 assert page is None or page[-1]["sequenceNumber"] == doc.sequence - 1
-            await _until(lambda: live.page("plan", first, 100, doc.sequence), "the feed's window")
-            log = await workspace.document_events("plan", first)
-            assert [dict(e) for e in live.page("plan", first, 100, doc.sequence) or []] == log
-            for since in range(first, doc.sequence + 1):
+            await _until(lambda: live._page("plan", first, 100, doc.sequence), "the window")
+            assert live._page("plan", 0, 100, doc.sequence) is None  # the creation: before it
+            # From the start: the events before the window are read into it, once.
+            for since in range(0, doc.sequence + 1):
                 for count in (1, 3, 100):
-                    page = live.page("plan", since, count, doc.sequence)
+                    page = await live.page("plan", since, count, doc.sequence)
                     assert page is not None
                     wanted = await workspace.document_events("plan", since, count)
                     assert [dict(e) for e in page] == wanted, (since, count)
-            # Before the window: the log is read.
-            assert live.page("plan", first - 1, 5, doc.sequence) is None
+            assert live._page("plan", 0, 100, doc.sequence) is not None
             follower.cancel()
             await asyncio.gather(follower, return_exceptions=True)
         finally:
@@ -88,9 +87,10 @@ def test_the_window_keeps_the_latest_events(tmp_path: Path, monkeypatch: Any) ->
                 command = {"op": "comment", "sectionId": BUDGET, "text": f"c{n}"}
                 await workspace.run_document("plan", command, Actor.agent("a"))
             head = doc.sequence
-            await _until(lambda: live.page("plan", head - 4, 10, head), "the last four")
-            assert live.page("plan", head - 5, 10, head) is None  # dropped: read from the log
-            page = live.page("plan", head - 4, 10, head) or []
+            await _until(lambda: live._page("plan", head - 4, 10, head), "the last four")
+            # Past the window's room: read from the log (None), the window left as it is.
+            assert await live.page("plan", head - 5, 10, head) is None
+            page = await live.page("plan", head - 4, 10, head) or []
             assert [e["sequenceNumber"] for e in page] == list(range(head - 4, head))
             follower.cancel()
             await asyncio.gather(follower, return_exceptions=True)
