@@ -49,11 +49,11 @@ def test_pages_from_the_window_are_the_logs_and_never_behind_the_projection(
                 command = {"op": "comment", "sectionId": BUDGET, "text": f"c{n}"}
                 await workspace.run_document("plan", command, Actor.agent("a"))
                 # Right after the write the projection may hold what the feed has not handed
-                # on yet: then no page comes from the window (the log is read instead).
-                page = live._page("plan", first, 100, doc.sequence)
-                assert page is None or page[-1]["sequenceNumber"] == doc.sequence - 1
+                # on yet: the page reads it from the log, and ends with the write all the same.
+                page = await live.page("plan", first, 100, doc.sequence)
+                assert page is not None and page[-1]["sequenceNumber"] == doc.sequence - 1
             await _until(lambda: live._page("plan", first, 100, doc.sequence), "the window")
-            assert live._page("plan", 0, 100, doc.sequence) is None  # the creation: before it
+            assert live._page("plan", 0, 100, doc.sequence) is None  # the creation: before
             # From the start: the events before the window are read into it, once.
             for since in range(0, doc.sequence + 1):
                 for count in (1, 3, 100):
