@@ -21,6 +21,7 @@ through its eyes.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -376,24 +377,66 @@ def redact(doc: Document, reader: Reader, event: Mapping[str, Any]) -> dict[str,
     shown = dict(event)
     if reader is None:
         return shown
-    data = json.loads(event["payloadJson"])
+    kind = event["eventType"]
+    text = event["payloadJson"]
+    if kind == "pact.document.snapshot" or len(text) > _KEPT_MAX:
+        return _redacted(doc, reader, shown)
+    if kind in _INVITES or any(not _readable(doc, reader, key) for key in _bears_on(text)):
+        return _withheld(shown)
+    shown["payloadJson"] = _shown_text(text, _hides_category(reader, kind))
+    return shown
+
+
+_INVITES = ("pact.invite.created", "pact.invite.revoked")  # never shown to agents
+# A page of events is redacted for each agent that polls it: what is read of a payload up to
+# this long, and the text an agent is shown of it, are kept for the next readers.
+_KEPT_MAX = 8192
+
+
+def _redacted(doc: Document, reader: Agent, shown: dict[str, Any]) -> dict[str, Any]:
+    data = json.loads(shown["payloadJson"])
     keys = [data["sectionKey"]] if "sectionKey" in data else []
     keys += data.get("addedKeys", [])
-    if event["eventType"] == "pact.document.snapshot":
+    kind = shown["eventType"]
+    if kind == "pact.document.snapshot":
         rows = [row for key, row in enumerate(data["sections"]) if _readable(doc, reader, key)]
         data = {**data, "sections": rows}
-    elif event["eventType"] in ("pact.invite.created", "pact.invite.revoked"):
-        keys.append(-1)  # never shown to agents
-    hidden = any(not _readable(doc, reader, key) for key in keys)
-    if hidden:
-        shown["payloadJson"] = json.dumps({"withheld": True})
-        shown["sectionId"] = None
-        return shown
+    elif kind in _INVITES:
+        keys.append(-1)
+    if any(not _readable(doc, reader, key) for key in keys):
+        return _withheld(shown)
+    shown["payloadJson"] = _agents_text(data, _hides_category(reader, kind))
+    return shown
+
+
+@functools.lru_cache(maxsize=2048)
+def _bears_on(payload_json: str) -> tuple[Any, ...]:
+    """The section keys a payload bears on."""
+    data = json.loads(payload_json)
+    keys = [data["sectionKey"]] if "sectionKey" in data else []
+    return (*keys, *data.get("addedKeys", []))
+
+
+@functools.lru_cache(maxsize=2048)
+def _shown_text(payload_json: str, hide_category: bool) -> str:
+    return _agents_text(json.loads(payload_json), hide_category)
+
+
+def _agents_text(data: dict[str, Any], hide_category: bool) -> str:
     for key in _NEVER:
         data.pop(key, None)
-    if reader.disclosure < 2 and event["eventType"].startswith("pact.constraint."):
+    if hide_category:
         data.pop("category", None)
-    shown["payloadJson"] = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def _hides_category(reader: Agent, kind: str) -> bool:
+    return reader.disclosure < 2 and kind.startswith("pact.constraint.")
+
+
+def _withheld(shown: dict[str, Any]) -> dict[str, Any]:
+    shown["payloadJson"] = json.dumps({"withheld": True})
+    shown["sectionId"] = None
     return shown
 
 

@@ -3,17 +3,20 @@
 ``Live.follow`` iterates ``Workspace.changes()`` for the server's lifetime: that keeps every
 loaded document's projection at the log's head, whichever process committed (the app, the CLI,
 another server), and hands each document event to the streams subscribed to that document and
-wakes the long polls waiting on it. ``Live.fire_due`` ticks, once a second, each document whose
-next timer is due, so objection windows end, locks expire, silent agents are evicted and
-questions time out while nobody writes (``tick_document`` fires each thing once, whichever
-process gets there first).
+wakes the long polls waiting on it; it also keeps each document's latest ``WINDOW`` events,
+from which a poll's page is served without reading the log. ``Live.fire_due`` ticks, once a
+second, each document whose next timer is due, so objection windows end, locks expire, silent
+agents are evicted and questions time out while nobody writes (``tick_document`` fires each
+thing once, whichever process gets there first).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import defaultdict
+import itertools
+from collections import defaultdict, deque
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from engine.documents import DOC_PREFIX
@@ -28,6 +31,11 @@ DUE_EVERY_S = 1.0  # how often the timer looks for due work
 QUEUE_MAX = 10_000  # events a slow stream may fall behind by before it is ended
 FEED_RETRIES = 5  # restarts of the change feed in a row, with no event between, before giving up
 FEED_BACKOFF_S = 0.2  # the first wait before a restart; doubled after each failure in a row
+# Each document's latest events kept for the polls, as the feed handed them on: the same
+# payloads as the change feed's own window of recent events (engine/store/feed.py), so most of
+# what this keeps is kept there anyway.
+WINDOW = 10_000
+TAIL_MAX = 200  # committed events the feed has not handed on yet that a poll reads itself
 
 
 class FeedFailed(CodedError):
@@ -44,6 +52,9 @@ class Live:
         self.followed = asyncio.Event()  # set once the feed is being read
         self.delivered: int | None = None  # the last sequence handed on (None: none yet)
         self.restarts = 0  # times the feed was restarted after a failure
+        # document name → its latest envelopes, a run of sequence numbers without holes
+        self._windows: dict[str, deque[Mapping[str, Any]]] = {}
+        self._filling: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     def subscribe(self, name: str) -> asyncio.Queue[dict[str, Any] | None]:
         """A queue of document ``name``'s events (envelopes) as they are committed; None in it
@@ -61,6 +72,71 @@ class Live:
         event = self._changed[name]
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(event.wait(), seconds)
+
+    async def page(
+        self, name: str, since: int, count: int, head: int
+    ) -> list[Mapping[str, Any]] | None:
+        """Up to ``count`` envelopes of document ``name`` from sequence number ``since``, from
+        the window the feed fills, if it holds them all up to ``head`` (the sequence number
+        of the projection's next event: a command this process ran is in the projection before
+        the feed delivers it); else None, and the page is read from the log. Events before the
+        window are read into it from the log once, while it has room for them. The envelopes
+        are shared: read them, never change them."""
+        found = self._page(name, since, count, head)
+        if found is None and await self._fill(name, since, head):
+            found = self._page(name, since, count, head)
+        return found
+
+    def _page(self, name: str, since: int, count: int, head: int) -> list[Mapping[str, Any]] | None:
+        window = self._windows.get(name)
+        if not window:
+            return None
+        first = window[0]["sequenceNumber"]
+        last = window[-1]["sequenceNumber"]
+        if not first <= since <= last + 1 or last + 1 < min(head, since + count):
+            return None
+        return list(itertools.islice(window, since - first, since - first + count))
+
+    async def _fill(self, name: str, since: int, head: int) -> bool:
+        """Read into the window from the log what a page from ``since`` needs of it: the
+        events before its first (if it has room for them; if it has none, up to ``head``), and
+        the committed events up to ``head`` the feed has not handed on yet (this process's
+        commands, which the projection holds at once); whether it read any."""
+        async with self._filling[name]:  # one read of a document's events at a time
+            window = self._windows.setdefault(name, deque(maxlen=WINDOW))
+            first = window[0]["sequenceNumber"] if window else head
+            read = False
+            if 0 <= since < first and len(window) + first - since <= WINDOW:
+                older = await self.workspace.document_events(name, since, first - since)
+                # Meanwhile the feed may have handed on some of these (a window that was empty)
+                # or started a new run: keep only what joins the window without a hole.
+                if window:
+                    first = window[0]["sequenceNumber"]
+                    older = [e for e in older if e["sequenceNumber"] < first]
+                    if not older or older[-1]["sequenceNumber"] + 1 != first:
+                        older = []
+                if older and len(window) + len(older) <= WINDOW:
+                    window.extendleft(reversed(older))
+                    read = True
+            if window and window[0]["sequenceNumber"] <= since:
+                after = window[-1]["sequenceNumber"] + 1
+                if after < head <= after + TAIL_MAX:
+                    for event in await self.workspace.document_events(name, after, head - after):
+                        self._keep(name, event)
+                    read = True
+            return read
+
+    def _keep(self, name: str, envelope: Mapping[str, Any]) -> None:
+        window = self._windows.get(name)
+        if window is None:
+            window = self._windows[name] = deque(maxlen=WINDOW)
+        elif window:
+            last = window[-1]["sequenceNumber"]
+            if envelope["sequenceNumber"] <= last:
+                return  # read from the log into the window before the feed handed it on
+            if envelope["sequenceNumber"] != last + 1:
+                window.clear()  # not the next one (never, from one feed): start a new run
+        window.append(envelope)
 
     async def follow(self) -> None:
         """Read the change feed for the server's lifetime. If it fails, it is read again from
@@ -94,6 +170,7 @@ class Live:
                 if not stored.stream.startswith(DOC_PREFIX):
                     continue
                 name = stored.stream[len(DOC_PREFIX) :]
+                self._keep(name, stored.payload)
                 for queue in list(self._queues.get(name, ())):
                     if queue.qsize() >= QUEUE_MAX:
                         self._queues[name].discard(queue)

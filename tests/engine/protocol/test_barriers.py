@@ -19,6 +19,7 @@ from tests.barrier_world import (
     DETAIL,
     DOC,
     DRAFTER,
+    ELSEWHERE,
     LEVELS,
     ORG,
     READERS,
@@ -266,3 +267,30 @@ def test_invite_tokens_are_stored_only_as_hashes_expire_and_are_single_use() -> 
     # an agent never sees the invite's event payload
     shown_to_a = [views.redact(sim.doc, sim.a("a"), e) for e in sim.log]
     assert all("tokenHash" not in e["payloadJson"] for e in shown_to_a)
+
+
+def test_redaction_does_not_depend_on_who_read_a_payload_first() -> None:
+    """``redact`` keeps what it read of a payload, and the text an agent is shown of it, for
+    its next readers (a page of events is redacted for each agent that polls it): a
+    constraint's reasoning is never shown to an agent and its category only from disclosure 2,
+    a section the reader may not read withholds the payload, and the custodian sees it all,
+    whoever read first and however often."""
+    sim = Sim(DOC)
+    sim.join("a", "b")
+    sim.agent("a", "constrain", sectionId=ELSEWHERE, boundary="b", category="c", reasoning="r")
+    sim.agent("a", "constrain", sectionId=SECRET, boundary="b2", category="c2", reasoning="r2")
+    sim.human("classify", sectionId=SECRET, level="Confidential", levels=LEVELS)
+    b = dataclasses.replace(sim.a("b"), disclosure=2)
+    public, secret = (e for e in sim.log if e["eventType"] == "pact.constraint.published")
+    for _ in range(2):  # the second round from what was kept
+        for reader in (sim.a("a"), b, None):
+            shown = json.loads(views.redact(sim.doc, reader, public)["payloadJson"])
+            assert ("reasoning" in shown) == (reader is None)
+            assert ("category" in shown) == (reader is not sim.a("a"))
+            assert shown["boundary"] == "b"
+            hidden = views.redact(sim.doc, reader, secret)
+            if reader is None:
+                assert hidden == secret
+            else:
+                assert json.loads(hidden["payloadJson"]) == {"withheld": True}
+                assert hidden["sectionId"] is None
