@@ -31,11 +31,14 @@ import asyncio
 import hashlib
 import json
 import os
+import resource
 import statistics
+import sys
 import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from bench.bench_masterlog import (
     Messages,
@@ -44,7 +47,15 @@ from bench.bench_masterlog import (
     parse_size,
     size_text,
 )
-from bench.common import TINY, fmt, percentile, report_limit, report_ratio, sized
+from bench.common import (
+    TINY,
+    fmt,
+    in_a_fresh_process,
+    percentile,
+    report_limit,
+    report_ratio,
+    sized,
+)
 from engine.importing.gptme import Follower, follow, plan_conversation
 from engine.importing.plan import Plan
 from engine.masterlog.conversation import MASTER, Conversation
@@ -67,16 +78,25 @@ def write_view(directory: Path, references: int) -> int:
     master_path = str(directory / MASTER)
     saved_dir = directory / "tool-outputs" / "autocompact"
     saved_dir.mkdir(parents=True, exist_ok=True)
-    raw_lines = (directory / MASTER).read_bytes().splitlines(keepends=True)
-    messages = [json.loads(raw) for raw in raw_lines]
-    cuttable = [n for n, m in enumerate(messages) if compactable(m) is not None]
+    with open(directory / MASTER, "rb") as master:  # line by line: 1 GiB is never held
+        cuttable = [n for n, raw in enumerate(master) if compactable(json.loads(raw)) is not None]
     step = max(1, len(cuttable) // max(1, references))
     chosen = set(cuttable[::step][:references])
+    (directory / "views").mkdir(exist_ok=True)
+    with open(directory / MASTER, "rb") as master, open(directory / VIEW, "wb") as view:
+        _write_lines(master, view, chosen, master_path, saved_dir)
+    (directory / "views" / ".current").write_text("compacted-001\n")
+    return len(chosen)
+
+
+def _write_lines(
+    master: BinaryIO, view: BinaryIO, chosen: set[int], master_path: str, saved_dir: Path
+) -> None:
     start = 0
-    view: list[bytes] = []
-    for n, (raw, message) in enumerate(zip(raw_lines, messages, strict=True)):
+    for n, raw in enumerate(master):
         end = start + len(raw)
         if n in chosen:
+            message = json.loads(raw)
             content = message["content"]
             tokens = len(content) // 4
             reference = format_reference(master_path, start, end, tokens, preview_of(content))
@@ -90,12 +110,8 @@ def write_view(directory: Path, references: int) -> int:
             else:
                 text = f"{content[: len(content) // 4]}\n\n{reference}"
             raw = encode_message({**message, "content": text})
-        view.append(raw)
+        view.write(raw)
         start = end
-    (directory / "views").mkdir(exist_ok=True)
-    (directory / VIEW).write_bytes(b"".join(view))
-    (directory / "views" / ".current").write_text("compacted-001\n")
-    return len(chosen)
 
 
 def append_message(directory: Path, stream: Messages) -> None:
@@ -205,13 +221,20 @@ def main() -> None:
         )
         print("1. importing it ÷ indexing it as `log index` does")
         indexed, catalogued = log_index(directory, scratch / "index.sqlite")
-        took, commands = asyncio.run(
-            import_once(directory, scratch / "import.sqlite", scratch / "import.pact")
+        child = in_a_fresh_process(
+            "bench.bench_import",
+            "import",
+            directory,
+            scratch / "import.sqlite",
+            scratch / "import.pact",
         )
+        took, commands = child["seconds"], child["commands"]
         written = size_text((scratch / "import.pact").stat().st_size)
         print(
             f"  ({commands:,} commands; the byte index alone {fmt(indexed)}, ratio"
-            f" {took / indexed:.1f}; the workspace file {written})"
+            f" {took / indexed:.1f}; the workspace file {written}; the import's process peaked"
+            f" at {size_text(child['peak_rss'])} of memory (ru_maxrss), the master log"
+            f" {size_text(size)})"
         )
         report_ratio(
             "ctx import --gptme, fresh cache and workspace",
@@ -235,5 +258,16 @@ def main() -> None:
         )
 
 
+def import_child(directory: str, cache: str, workspace: str) -> None:
+    """``python -m bench.bench_import import DIR CACHE WS``: one import in this fresh process;
+    prints its time, its commands and the process's peak resident memory as JSON."""
+    took, commands = asyncio.run(import_once(Path(directory), Path(cache), Path(workspace)))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    print(json.dumps({"seconds": took, "commands": commands, "peak_rss": peak}))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["import"]:
+        import_child(*sys.argv[2:5])
+    else:
+        main()
