@@ -8,12 +8,14 @@ is the whole conversation as gptme's autocompact leaves it: every line of the ma
 ``REFERENCES`` of them compacted (tool outputs saved to ``tool-outputs/autocompact/`` and cut to
 gptme's summary and a reference, long answers to their opening and a reference).
 
-1. Importing it: a fresh master-log cache, ``Conversation.open``, ``plan_conversation`` (every
-   line of the master and the view read and parsed, each reference's original recovered) and
-   ``Workspace.create_context_with`` into a new workspace file (the context and every command
-   in one transaction), once ÷ indexing it as ``pact-tui log index`` does (``Conversation.open``
-   on a fresh cache, the byte index of every log, then ``catalogue_all``: each line's digest and
-   the FTS5 search index), once: ≤ 20. The byte index alone is printed beside it.
+1. Importing it, in a fresh process (its peak memory printed beside): a fresh master-log cache,
+   ``Conversation.open``, ``Importing`` (every line of the master and the view read and parsed
+   as they are asked for, each reference's original recovered) fed to
+   ``Workspace.create_context_streamed`` into a new workspace file (the context and every
+   command in one transaction, written a batch at a time), once ÷ indexing it as ``pact-tui
+   log index`` does (``Conversation.open`` on a fresh cache, the byte index of every log, then
+   ``catalogue_all``: each line's digest and the FTS5 search index), once: ≤ 20.
+   The byte index alone is printed beside it.
 2. One message appended as gptme appends it on a view (to the master log and the view), until
    it is in the followed context: the import's follower over the master log's watcher
    (``engine.importing.gptme.follow``: watchfiles, the logs' indexes refreshed, the verdicts
@@ -56,8 +58,7 @@ from bench.common import (
     report_ratio,
     sized,
 )
-from engine.importing.gptme import Follower, follow, plan_conversation
-from engine.importing.plan import Plan
+from engine.importing.gptme import Follower, Importing, follow
 from engine.masterlog.conversation import MASTER, Conversation
 from engine.masterlog.lines import encode_message, preview_of
 from engine.masterlog.references import format_reference, format_tool_summary
@@ -135,21 +136,20 @@ def log_index(directory: Path, cache: Path) -> tuple[float, float]:
 async def import_once(directory: Path, cache: Path, workspace: Path) -> tuple[float, int]:
     start = time.perf_counter()
     with Conversation.open(directory, cache) as conversation:
-        planned = plan_conversation(conversation)
         async with await Workspace.open(workspace, create=True, watch=False) as ws:
-            await ws.create_context_with("agent", planned.commands)
-    return time.perf_counter() - start, len(planned.commands)
+            ran = await ws.create_context_streamed("agent", Importing(conversation))
+    return time.perf_counter() - start, ran
 
 
 async def followed_latencies(directory: Path, cache: Path, scratch: Path) -> list[float]:
     """Append → the message in the followed context, ``WARM + APPENDS`` times."""
     stream = Messages(seed=28)
     with Conversation.open(directory, cache) as conversation:
-        plan = Plan()
-        planned = plan_conversation(conversation, plan)
+        importing = Importing(conversation)
         async with await Workspace.open(scratch / "follow.pact", create=True, watch=False) as ws:
-            await ws.create_context_with("agent", planned.commands)
-            follower = Follower(conversation, plan, planned)
+            await ws.create_context_streamed("agent", importing)
+            assert importing.imported is not None
+            follower = Follower(conversation, importing.plan, importing.imported)
             taken = asyncio.Event()
             stop = asyncio.Event()
 

@@ -98,14 +98,15 @@ def _message_entries(path: Path) -> list[Any]:
 
 
 async def _import_gptme(args: argparse.Namespace, made_or_nothing: Any) -> None:
-    from engine.importing.gptme import Follower, follow, plan_conversation
+    from engine.importing.gptme import Follower, Importing, follow
     from engine.importing.plan import Plan
     from engine.masterlog.conversation import Conversation
 
     cache = Path(args.cache) if args.cache else cache_for(args.gptme)
     with Conversation.open(args.gptme, cache) as conversation:
         plan = Plan()
-        imported = plan_conversation(conversation, plan)  # read whole before anything is made
+        # Read as it is written, in one transaction: a bad line rolls it back.
+        importing = Importing(conversation, plan)
         made = (
             contextlib.nullcontext()
             if is_url(args.workspace)
@@ -114,16 +115,18 @@ async def _import_gptme(args: argparse.Namespace, made_or_nothing: Any) -> None:
         with made:  # a refused import leaves no workspace file it made
             ws = await open_workspace(args, create=True)
             try:
-                await ws.create_context_with(args.name, imported.commands, actor=args.actor)
+                ran = await ws.create_context_streamed(args.name, importing, actor=args.actor)
             except BaseException:
                 await ws.close()
                 raise
+        imported = importing.imported
+        assert imported is not None
         async with ws:
             data = {
                 "imported": args.name,
                 "from": str(conversation.directory),
                 "messages": imported.messages,
-                "events": len(imported.commands) + 1,
+                "events": ran + 1,
                 "snapshots": imported.snapshots,
                 "log": imported.log,
             }
@@ -131,7 +134,7 @@ async def _import_gptme(args: argparse.Namespace, made_or_nothing: Any) -> None:
             text = (
                 f"imported {imported.messages:,} messages from"
                 f" {visible(str(conversation.directory))} into context {visible(args.name)!r}"
-                f" ({len(imported.commands) + 1:,} events; snapshots: {visible(snapshots)};"
+                f" ({ran + 1:,} events; snapshots: {visible(snapshots)};"
                 f" gptme sends {visible(imported.log)})"
             )
             _say(args, data, text)  # flushed: a follower's reader sees it now

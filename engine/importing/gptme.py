@@ -18,14 +18,16 @@ order (docs/masterlog.md, "A conversation as a context"):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import dataclasses
+import itertools
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
 from engine.masterlog.conversation import MASTER, Conversation, Found
 from engine.masterlog.lines import ROLES, LineProblem, Message, parse_line
-from engine.masterlog.references import find_references
+from engine.masterlog.references import Stub, find_references
 from engine.masterlog.verify import Status, Verifier, recover
 from engine.masterlog.watch import changes, update
 
@@ -36,12 +38,13 @@ TOOL_OUTPUTS = "tool-outputs"
 MARKERS = ("Master context: ", "[Stale tool output pruned - ")  # a line with a reference or stub
 
 
-def read_log(
+def each_message(
     conversation: Conversation, name: str, first: int = 0, *, writing: bool = False
-) -> list[Message]:
-    """The messages of log ``name`` from line ``first`` on; a line that is none, or a last line
-    cut off, is a typed error naming the file and the line. ``writing``: gptme may be writing
-    the last line (a follower's look), so one with no newline yet is left for the next look."""
+) -> Iterator[tuple[int, Message]]:
+    """The messages of log ``name`` from line ``first`` on, each with its 0-based line, read
+    as they are asked for; a line that is none, or a last line cut off, is a typed error
+    naming the file and the line. ``writing``: gptme may be writing the last line (a
+    follower's look), so one with no newline yet is left for the next look."""
     index = conversation.index(name)
     if index.partial and not writing:
         line = index.lines + 1
@@ -50,7 +53,6 @@ def read_log(
             path=str(index.path),
             line=line,
         )
-    messages = []
     for line, raw in index.each(first, index.lines):
         message = parse_line(raw)
         if isinstance(message, LineProblem):
@@ -66,8 +68,14 @@ def read_log(
                 path=str(index.path),
                 line=line + 1,
             )
-        messages.append(message)
-    return messages
+        yield line, message
+
+
+def read_log(
+    conversation: Conversation, name: str, first: int = 0, *, writing: bool = False
+) -> list[Message]:
+    """:func:`each_message`'s messages as a list (a follower's few new lines)."""
+    return [message for _, message in each_message(conversation, name, first, writing=writing)]
 
 
 def entry(conversation: Conversation, name: str, line: int, message: Message, **more: Any) -> Entry:
@@ -117,37 +125,34 @@ def _saved(conversation: Conversation, written: str | None) -> dict[str, Any]:
     return saved
 
 
-def log_entries(
-    conversation: Conversation, name: str, master: list[Message] | None = None
-) -> list[Entry]:
-    """The entries of log ``name``; a view's line that is its master line (gptme's 1:1: view
-    line *i* is master line *i*) names it (``master_line``): the same message, or one whose
-    reference's byte range is exactly that line. ``master``: the master's messages, when the
-    caller has read them."""
-    if name == MASTER:
-        master = None
-    elif master is None:
-        master = read_log(conversation, MASTER)
-    entries = []
-    for line, message in enumerate(read_log(conversation, name)):
+def log_entries(conversation: Conversation, name: str) -> Iterator[Entry]:
+    """The entries of log ``name``, read as they are asked for; a view's line that is its
+    master line (gptme's 1:1: view line *i* is master line *i*) names it (``master_line``):
+    the same message, or one whose reference's byte range is exactly that line. The master is
+    read beside the view, a line at a time, and to its end (a bad line in it is an error)."""
+    masters = None if name == MASTER else each_message(conversation, MASTER)
+    for line, message in each_message(conversation, name):
         made = entry(conversation, name, line, message)
-        if master is None:
+        if masters is None:
             made.source["master_line"] = line + 1
-        elif line < len(master):
+        elif (master := next(masters, None)) is not None:
             references = made.source.get("references", [])
-            if _same(master[line], message) or (
+            if _same(master[1], message) or (
                 len(references) == 1
                 and tuple(references[0]["bytes"]) == conversation.master.bounds(line)
             ):
                 made.source["master_line"] = line + 1
-        entries.append(made)
-    return entries
+        yield made
+    if masters is not None:
+        for _ in masters:  # the rest of the master: read, so that a bad line in it is said
+            pass
 
 
-def before_compaction(conversation: Conversation, name: str, view: list[Entry]) -> list[Entry]:
-    """The messages of view ``name`` as they were before its compaction: its lines up to
-    gptme's status message (the first ``ui_only`` line after the last compacted one), each
-    compacted line as its original where it can be recovered."""
+def before_compaction(conversation: Conversation, name: str) -> Iterator[Entry] | None:
+    """The messages of view ``name`` as they were before its compaction, read as they are
+    asked for (None: the view compacted nothing): its lines up to gptme's status message (the
+    first ``ui_only`` line after the last compacted one), each compacted line as its original
+    where it can be recovered."""
     _, founds = conversation.references_of(name)
     by_line: dict[int, list[Found]] = {}
     for found in founds:
@@ -155,14 +160,23 @@ def before_compaction(conversation: Conversation, name: str, view: list[Entry]) 
     stubs = {where.line: stub for where, stub in conversation.stubs() if where.name == name}
     compacted = sorted({*by_line, *stubs})
     if not compacted:
-        return []
-    end = len(view)
-    for line in range(compacted[-1] + 1, len(view)):
-        if view[line].role == "system" and view[line].source.get("message", {}).get("ui_only"):
+        return None
+    end = conversation.index(name).lines
+    for line, message in each_message(conversation, name, compacted[-1] + 1):
+        if message.role == "system" and message.extra.get("ui_only"):
             end = line
             break
-    before = []
-    for line, shown in enumerate(view[:end]):
+    return _originals(conversation, name, by_line, stubs, end)
+
+
+def _originals(
+    conversation: Conversation,
+    name: str,
+    by_line: dict[int, list[Found]],
+    stubs: dict[int, Stub],
+    end: int,
+) -> Iterator[Entry]:
+    for line, shown in enumerate(itertools.islice(log_entries(conversation, name), end)):
         original: Entry | None = None
         if line in by_line and len(by_line[line]) == 1:
             recovery = recover(conversation, by_line[line][0])
@@ -177,8 +191,7 @@ def before_compaction(conversation: Conversation, name: str, view: list[Entry]) 
                 source = {"from": "gptme", "log": name, "line": line + 1}
                 source["recovered_from"] = str(local.relative_to(conversation.directory))
                 original = Entry(shown.role, text, source)
-        before.append(original or shown)
-    return before
+        yield original or shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,29 +210,66 @@ def followed_log(conversation: Conversation) -> str:
     return current if current is not None and current in conversation.views else MASTER
 
 
+class Importing:
+    """The commands that build a context from ``conversation`` (see the module), made as they
+    are iterated: the logs are read a line at a time and no more than the message being
+    planned is held (with the plan's role and digest of each message). After the iteration,
+    :attr:`imported` says what was planned (its ``commands`` left empty: they were given)."""
+
+    def __init__(self, conversation: Conversation, plan: Plan | None = None) -> None:
+        self.conversation = conversation
+        self.plan = plan or Plan()
+        self.count = 0  # the commands given so far
+        self.imported: Imported | None = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for command in self._commands():
+            self.count += 1
+            yield command
+
+    def _commands(self) -> Iterator[dict[str, Any]]:
+        conversation, plan = self.conversation, self.plan
+        for name in conversation.views:
+            yield from _compaction(conversation, plan, name)
+        log = followed_log(conversation)
+        if conversation.views and log == conversation.views[-1]:
+            lines = conversation.index(log).lines  # the plan holds it: the last one taken in
+        else:
+            target = _Counted(log_entries(conversation, log))
+            yield from plan.becoming(target)
+            lines = target.count
+        yield from plan.take()
+        self.imported = Imported([], list(plan.snapshots), len(plan.held), log, lines)
+
+
 def plan_conversation(conversation: Conversation, plan: Plan | None = None) -> Imported:
-    """The commands that build a context from ``conversation`` (see the module)."""
-    plan = plan or Plan()
-    master = read_log(conversation, MASTER)  # read once, for every view
-    read: dict[str, list[Entry]] = {}
-    for name in conversation.views:
-        read[name] = log_entries(conversation, name, master)
-        _compaction(conversation, plan, name, read[name])
-    log = followed_log(conversation)
-    target = read[log] if log in read else log_entries(conversation, log, master)
-    plan.become(target)
-    return Imported(plan.take(), list(plan.snapshots), len(plan.held), log, len(target))
+    """Every command of :class:`Importing` at once, in ``commands`` (a small conversation)."""
+    importing = Importing(conversation, plan)
+    commands = list(importing)
+    assert importing.imported is not None
+    return dataclasses.replace(importing.imported, commands=commands)
 
 
-def _compaction(
-    conversation: Conversation, plan: Plan, name: str, view: list[Entry] | None = None
-) -> None:
-    view = log_entries(conversation, name) if view is None else view
-    before = before_compaction(conversation, name, view)
-    if before:
-        plan.become(before)
-    plan.become(view)
+class _Counted:
+    """An iterator's items, counted as they are taken."""
+
+    def __init__(self, items: Iterator[Entry]) -> None:
+        self.items = items
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Entry]:
+        for item in self.items:
+            self.count += 1
+            yield item
+
+
+def _compaction(conversation: Conversation, plan: Plan, name: str) -> Iterator[dict[str, Any]]:
+    before = before_compaction(conversation, name)
+    if before is not None:
+        yield from plan.becoming(before)
+    yield from plan.becoming(log_entries(conversation, name))
     plan.seal(PurePath(name).stem)
+    yield from plan.take()
 
 
 def _same(a: Message, b: Message) -> bool:
@@ -280,18 +330,19 @@ class Follower:
             step.events.append(event)
             return step
         new_views = [name for name in conversation.views if name not in self.views]
+        commands: list[dict[str, Any]] = []
         for name in new_views:
-            _compaction(conversation, self.plan, name)
+            commands.extend(_compaction(conversation, self.plan, name))
             self.views.add(name)
             snapshot = self.plan.snapshots[-1]
             step.events.append({"event": "compacted", "view": name, "snapshot": snapshot})
         log = followed_log(conversation)
         if new_views or log != self.log:
-            target = log_entries(conversation, log)
+            target = _Counted(log_entries(conversation, log))
             self.plan.become(target)
             if log != self.log:
                 step.events.append({"event": "switched", "from": self.log, "to": log})
-            self.log, self.lines = log, len(target)
+            self.log, self.lines = log, target.count
         else:
             taken = read_log(conversation, log, self.lines, writing=True)
             for line, message in enumerate(taken, self.lines):
@@ -307,7 +358,7 @@ class Follower:
                     }
                 )
                 self.lines = line + 1
-        step.commands = self.plan.take()
+        step.commands = commands + self.plan.take()
         return step
 
     def _rewrite(self, name: str, *, held: bool) -> dict[str, Any]:

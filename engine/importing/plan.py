@@ -11,6 +11,9 @@ another list of messages, index by index as gptme's views correspond to its mast
 *i* of a view is line *i* of the master): a message with the same role and another text is
 replaced where it sits (same item id: a compaction, an edit), and from the first message whose
 role differs the rest is deleted from the end (an undo) and the target's messages are added.
+A plan keeps of each message only its role and its text's digest (:class:`Held`), and
+:meth:`Plan.becoming` takes the target as it is read, giving its commands as it goes: a
+conversation of a gigabyte is never held (``ctx import --gptme``).
 
 The coordinates are worked out here, as the engine's placement rules give them for a context
 that holds nothing else (a fresh context's empty active turn takes the first message; deleting
@@ -20,8 +23,10 @@ commands can be run in one transaction.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 MESSAGE_ROLES = ("user", "assistant")
 
@@ -36,6 +41,17 @@ class Entry:
 
     def same(self, other: Entry) -> bool:
         return self.role == other.role and self.content == other.content
+
+    def key(self) -> Held:
+        text = self.content.encode("utf-8", "surrogatepass")  # a JSON string may hold any
+        return Held(self.role, hashlib.blake2b(text, digest_size=16).digest())
+
+
+class Held(NamedTuple):
+    """What a plan keeps of a message the context holds: its role and its text's digest."""
+
+    role: str
+    digest: bytes
 
 
 @dataclass(slots=True)
@@ -55,7 +71,7 @@ class Plan:
     def __init__(self) -> None:
         self.system = 0
         self.turns: list[_Turn] = [_Turn(None)]  # a fresh context: an empty active turn
-        self.held: list[Entry] = []
+        self.held: list[Held] = []
         self.places: list[Place] = []
         self.commands: list[dict[str, Any]] = []
         self.snapshots: list[str] = []
@@ -118,7 +134,7 @@ class Plan:
                 "component": _component(entry),
             }
         )
-        self.held[index] = entry
+        self.held[index] = entry.key()
 
     def pop(self) -> None:
         """Delete the last message."""
@@ -134,26 +150,52 @@ class Plan:
         else:
             del self.turns[place[1]]  # a history turn left with nothing is removed
 
-    def become(self, target: list[Entry]) -> None:
+    def become(self, target: Iterable[Entry]) -> None:
         """Take the context from the messages it holds to ``target``'s (see the module)."""
+        for _ in self._become(target):
+            pass
+
+    def becoming(self, target: Iterable[Entry]) -> Iterator[dict[str, Any]]:
+        """:meth:`become`, reading ``target`` one message at a time and giving each command
+        as soon as it is planned (with any planned before it)."""
+        for _ in self._become(target):
+            yield from self.take()
+
+    def _become(self, target: Iterable[Entry]) -> Iterator[None]:
+        # In one pass: the messages of the same role as the one held at their index are
+        # replaced where their text differs; at the first that is not (or past what is held),
+        # the rest of what is held is deleted from the end and the rest of the target added.
         held = self.held
-        cut, common = 0, min(len(held), len(target))
-        while cut < common and held[cut].role == target[cut].role:
-            cut += 1
-        for index in range(cut):
-            if not held[index].same(target[index]):
-                self.replace(index, target[index])
-        while len(held) > cut:
-            self.pop()
-        for entry in target[cut:]:
+        index = 0
+        given = iter(target)
+        for entry in given:
+            if index < len(held) and held[index].role == entry.role:
+                if held[index] != entry.key():
+                    self.replace(index, entry)
+                    yield
+                index += 1
+                continue
+            while len(held) > index:
+                self.pop()
+                yield
             self.append(entry)
+            yield
+            break
+        else:  # the target ended within what is held (an undo)
+            while len(held) > index:
+                self.pop()
+                yield
+            return
+        for entry in given:
+            self.append(entry)
+            yield
 
     def seal(self, name: str) -> None:
         self.commands.append({"op": "seal", "trigger": name})
         self.snapshots.append(name)
 
     def _placed(self, entry: Entry, place: Place) -> None:
-        self.held.append(entry)
+        self.held.append(entry.key())
         self.places.append(place)
 
     def _last_turn(self) -> int | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, NamedTuple, Self
@@ -171,6 +171,31 @@ class EventStore(Closing):
         ``decide`` was shown even if it raises (they are committed, whatever becomes of this
         command), and past the appended events on success.
         """
+
+    async def execute_streamed(
+        self,
+        decide: Decide,
+        more: Iterator[Sequence[NewEvent]],
+        stored: Callable[[Sequence[StoredEvent]], None],
+    ) -> int:
+        """Run one command atomically whose events come in batches: ``decide``'s, then each of
+        ``more``'s, all appended in one transaction or none (an import of a whole conversation:
+        ``more`` makes each batch as it is asked for, so no more than one is held at once).
+        ``stored`` is told each batch as linked, before the commit; an error raised by ``more``
+        or ``stored`` rolls everything back. Returns how many events were appended.
+
+        This default gathers every batch and runs :meth:`execute` (a store that can feed one
+        transaction piece by piece, as the SQLite store does, overrides it)."""
+
+        def gathered(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            events = list(decide(others))
+            for batch in more:
+                events.extend(batch)
+            return events
+
+        appended = await self.execute(gathered)
+        stored(appended)
+        return len(appended)
 
     @abstractmethod
     async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:

@@ -19,13 +19,15 @@ import asyncio
 import contextlib
 import functools
 import hashlib
+import itertools
 import operator
 import os
 import random
 import secrets
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -66,7 +68,7 @@ from engine.store.errors import (
     StorageFailure,
     StoreClosed,
 )
-from engine.store.feed import ChangeFeed
+from engine.store.feed import RECENT_WINDOW, ChangeFeed
 from engine.store.file_check import can_write, inspect_workspace_file, made_or_nothing
 from engine.store.read_access import (
     ReadOnlyAccess,
@@ -344,6 +346,50 @@ class SqliteEventStore(EventStore):
         # Local subscribers hear about this commit now, not after a file-watch round trip.
         self._feed.publish([*unseen, *stored])
         return stored
+
+    async def execute_streamed(
+        self,
+        decide: Decide,
+        more: Iterator[Sequence[NewEvent]],
+        stored: Callable[[Sequence[StoredEvent]], None],
+    ) -> int:
+        # One write transaction left open across the writer's trips: each batch is linked after
+        # the last and inserted, the COMMIT comes after the last batch; any error rolls it back.
+        self._check_writable()
+        async with self._write_lock:
+            self._check_open()
+            cached, cursor = self._chain_head, self._cursor
+            recent: deque[StoredEvent] = deque(maxlen=RECENT_WINDOW)  # for the change feed
+            count = 0
+            try:
+                async with self._rolled_back_on_error():
+                    head, unseen, caught_up = await self._locked(
+                        lambda connection: _catch_up(connection, cached, cursor)
+                    )
+                    self._chain_head = head
+                    self._cursor = max(self._cursor, head.seq)
+                    linking = ChainHead(head.seq, head.hash, dict(head.stream_lengths))
+                    for events in itertools.chain([decide(caught_up)], more):
+                        new_events, payloads = encode_events(events, self._where)
+                        batch = await self._writer.run(
+                            _insert, linking, new_events, payloads, self._clock
+                        )
+                        linking.record(batch)
+                        stored(batch)
+                        recent.extend(batch)
+                        count += len(batch)
+                    await self._writer.run(_commit)
+            except sqlite3.Error as error:
+                raise self._storage_error(error) from error
+            head.seq, head.hash, head.stream_lengths = (
+                linking.seq,
+                linking.hash,
+                linking.stream_lengths,
+            )
+            self._cursor = max(self._cursor, head.seq)
+        # Local subscribers read what is older than the feed's window from the store.
+        self._feed.publish([*unseen, *recent] if len(recent) < RECENT_WINDOW else [*recent])
+        return count
 
     async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         self._check_writable()
@@ -845,6 +891,19 @@ def _insert_and_commit(
     clock: Clock,
 ) -> list[StoredEvent]:
     """Link ``events`` after ``head`` (left unchanged), insert them and commit."""
+    stored = _insert(connection, head, events, payloads, clock)
+    connection.execute("COMMIT")
+    return stored
+
+
+def _insert(
+    connection: sqlite3.Connection,
+    head: ChainHead,
+    events: Sequence[NewEvent],
+    payloads: Sequence[str],
+    clock: Clock,
+) -> list[StoredEvent]:
+    """Link ``events`` after ``head`` (left unchanged) and insert them, in the open transaction."""
     stored: list[StoredEvent] = []
     if events:
         unknown = set(map(_stream_of, events)) - head.stream_lengths.keys()
@@ -852,8 +911,11 @@ def _insert_and_commit(
             head.stream_lengths.update(_stream_lengths(connection, unknown))
         stored, rows = head.link(events, payloads, clock())
         connection.executemany(_INSERT_EVENT, rows)
-    connection.execute("COMMIT")
     return stored
+
+
+def _commit(connection: sqlite3.Connection) -> None:
+    connection.execute("COMMIT")
 
 
 def _select_events(

@@ -30,4 +30,5 @@ INTERVALS: dict[str, Intervals] = {
 CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint (every kind)
 INDEX_EVERY = 100  # events applied since the index was saved, while running
 READ_BATCH = 10_000  # events read at a time when a stream catches up
+IMPORT_BATCH = 1_000  # commands an import makes, checks and writes at a time (one transaction)
 REPLAY_YIELD_EVERY = 200  # events a replay for the app applies between giving the loop a turn

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.context import ContextError, ContextResult
@@ -141,6 +142,80 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         if self._applied - self._index_seq >= cadence.INDEX_EVERY:
             await self._save_caches(self._save_index())
         return results
+
+    async def create_context_streamed(
+        self,
+        name: str,
+        commands: Iterable[ContextCommand | Mapping[str, Any]],
+        *,
+        actor: str = "",
+        batch: int = cadence.IMPORT_BATCH,
+    ) -> int:
+        """What :meth:`create_context_with` does, with ``commands`` taken ``batch`` at a time as
+        they are made and written as they go, in the same one transaction (the store's
+        ``execute_streamed``): the context and every command's event are appended, or nothing is.
+        Neither the commands nor their events are ever held all at once (a conversation of a
+        gigabyte: ``ctx import --gptme``); the results are not kept. A refusal, or an error
+        raised while making the commands, raises with nothing written. Returns how many
+        commands ran."""
+        from engine.context.commands import FORMAT, parse_command  # see ContextProjection.apply
+
+        self._check_writable()
+        check_context_name(name)
+        check_actor(actor)
+        if self._needs_reload:
+            await self._reload(set(self._needs_reload))
+        stream = CONTEXT_PREFIX + name
+        projection: ContextProjection | None = None
+        now = 0
+        pending: list[dict[str, Any]] = []  # the results of the batch being linked
+        count = 0
+
+        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
+            nonlocal projection, now
+            self._deciding = True
+            for event in others:
+                self._apply(event)
+            if name in self._heads:
+                raise ContextExists(f"context {name!r} already exists", name=name)
+            now = self.now_ns()
+            projection = ContextProjection.fresh(now)  # as a replay of the creation makes it
+            return [NewEvent(stream, "context.created", {"name": name}, actor, now)]
+
+        def batches() -> Iterator[list[NewEvent]]:
+            nonlocal count
+            given = iter(commands)
+            while chunk := list(itertools.islice(given, batch)):
+                assert projection is not None
+                events = []
+                for command, stored in map(parse_command, chunk):
+                    pending.append(projection.apply(command, now).to_json())
+                    payload = {"command": stored, "result": pending[-1], "v": FORMAT}
+                    events.append(NewEvent(stream, f"context.{command.op}", payload, actor, now))
+                count += len(events)
+                yield events
+
+        def linked(events: Sequence[StoredEvent]) -> None:
+            assert projection is not None
+            if events and events[0].type == "context.created":
+                projection.seq, projection.stream_seq = events[0].seq, events[0].stream_seq
+                events = events[1:]
+            for event, result in zip(events, pending, strict=True):
+                projection.committed(event.seq, event.stream_seq, result)
+            pending.clear()
+
+        self._deciding = False  # as _execute: a refusal or an error rolls it all back
+        await self.store.execute_streamed(decide, batches(), linked)
+        assert projection is not None
+        self._contexts[name] = projection
+        self._applied = projection.seq
+        self._note(name, projection.seq, projection.stream_seq)
+        # The import is in the log: its checkpoint, so that opening it replays nothing.
+        if self._context_streams.checkpoint_due(projection):
+            await self._save_caches(self._save_context(name, projection))
+        if self._applied - self._index_seq >= cadence.INDEX_EVERY:
+            await self._save_caches(self._save_index())
+        return count
 
     async def fork_context(
         self, name: str, new: str, *, at: str | None = None, actor: str = ""
