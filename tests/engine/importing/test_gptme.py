@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from engine.importing.errors import BadLogLine, TruncatedLog
-from engine.importing.gptme import Follower, Step, plan_conversation
+from engine.importing.gptme import Follower, Importing, Step, plan_conversation
 from engine.importing.plan import Plan
 from engine.masterlog.conversation import Conversation
 from engine.workspace import Workspace
@@ -42,8 +42,10 @@ def tree_hash(directory: Path) -> str:
 
 
 async def imported(tmp_path: Path, conversation: Conversation, name: str = "agent") -> Workspace:
+    """The import as ``ctx import`` runs it: the commands made as the logs are read, written
+    a few at a time (batches of 4 here) in one transaction."""
     ws = await Workspace.open(tmp_path / "ws.db", create=True, watch=False)
-    await ws.create_context_with(name, plan_conversation(conversation).commands)
+    await ws.create_context_streamed(name, Importing(conversation), batch=4)
     return ws
 
 
@@ -200,6 +202,19 @@ def test_a_bad_line_is_an_error_naming_the_file_and_line(
     with pytest.raises(error) as raised:
         plan_conversation(opened(directory))
     assert str(raised.value).startswith(f"{error.code}: {said}")  # type: ignore[attr-defined]
+
+
+def test_the_first_commands_come_before_the_logs_are_read_to_their_end(
+    copy: Callable[[str], Path], opened: Opened
+) -> None:
+    directory = copy("conv-basic")
+    broken_line(directory, "conversation.jsonl", 20, b"{not json\n")
+    commands = iter(Importing(opened(directory)))
+    first = [next(commands) for _ in range(3)]  # the log's bad line 20 not read yet
+    assert first[0]["op"] == "update" and first[0]["selector"] == "d-1, 0"  # the system prompt
+    with pytest.raises(BadLogLine) as raised:
+        list(commands)
+    assert raised.value.details["line"] == 20
 
 
 def test_a_cut_off_last_line_is_an_error_naming_it(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -84,3 +87,88 @@ async def test_time_travel_works_when_a_batch_carries_an_archive_past_its_mark(
         for snapshot_id, export in expected.items():
             view = await reopened.at_snapshot("agent", snapshot_id)
             assert view.model_dump_json() == export
+
+
+# -- create_context_streamed: an import's commands, a batch at a time, in one transaction ----------
+class Command(dict[str, object]):
+    """A command that can be watched being let go (a plain dict cannot be weakly referred to)."""
+
+
+def conversation(count: int) -> list[dict[str, object]]:
+    return [
+        {"op": "message", "role": "user" if n % 2 == 0 else "assistant", "text": f"m{n}"}
+        for n in range(count)
+    ]
+
+
+async def test_a_streamed_context_is_the_one_create_context_with_makes_and_replays_to_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.pact"
+    commands = [*conversation(7), {"op": "seal", "trigger": "compacted-001"}, *conversation(4)]
+    async with await Workspace.open(path, create=True, clock=ManualClock(), watch=False) as ws:
+        await ws.create_context_with("whole", commands)
+        head = ws.head
+        ran = await ws.create_context_streamed("streamed", iter(commands), batch=3)
+        assert ran == len(commands)
+        assert ws.head == head + 1 + len(commands)
+        export = ws.context("streamed").model_dump_json()
+        assert export == ws.context("whole").model_dump_json()
+        assert [s.trigger for s in ws.snapshots("streamed")] == ["compacted-001"]
+        assert (await ws.store.verify()).ok
+    async with await Workspace.open(path, watch=False) as reopened:
+        assert reopened.context("streamed").model_dump_json() == export
+        assert [s.trigger for s in reopened.snapshots("streamed")] == ["compacted-001"]
+
+
+async def test_a_streamed_context_never_holds_every_command_at_once(tmp_path: Path) -> None:
+    alive: list[weakref.ref[Command]] = []
+    most = 0
+
+    def made() -> Iterator[Command]:
+        nonlocal most
+        for command in conversation(200):
+            gc.collect()
+            most = max(most, sum(ref() is not None for ref in alive))
+            made = Command(command)
+            alive.append(weakref.ref(made))
+            yield made
+
+    async with await Workspace.open(
+        tmp_path / "w.pact", create=True, clock=ManualClock(), watch=False
+    ) as ws:
+        assert await ws.create_context_streamed("agent", made(), batch=10) == 200
+        assert len(ws.context("agent").render_provider()) == 200
+    assert 0 < most <= 2 * 10  # the batch being made and the one before it, never the 200
+
+
+@pytest.mark.parametrize("failing", ["refused", "raised"])
+async def test_a_stream_that_fails_in_a_later_batch_appends_nothing(
+    tmp_path: Path, failing: str
+) -> None:
+    path = tmp_path / "w.pact"
+
+    def made() -> Iterator[dict[str, object]]:
+        yield from conversation(25)  # batches of 10: two were written before the third fails
+        if failing == "refused":
+            yield {"op": "insert", "selector": "d999, 1, 0", "component": text("nowhere")}
+            yield from conversation(2)
+        else:
+            raise ValueError("the conversation's line 26 is no message")
+
+    async with await Workspace.open(path, create=True, clock=ManualClock(), watch=False) as ws:
+        await ws.create_context("other")
+        head = ws.head
+        with pytest.raises(ContextError if failing == "refused" else ValueError):
+            await ws.create_context_streamed("agent", made(), batch=10)
+        assert ws.head == head
+        assert "agent" not in [c.name for c in ws.contexts()]
+        after = await ws.create_context_streamed("agent", iter(conversation(3)), batch=10)
+        assert after == 3
+        assert (await ws.store.verify()).ok
+    async with await Workspace.open(path, watch=False) as reopened:
+        assert [m["content"] for m in reopened.context("agent").render_provider()] == [
+            "m0",
+            "m1",
+            "m2",
+        ]
