@@ -253,32 +253,38 @@ class Catalogue:
 
     @staticmethod
     def digests_in(
-        db: sqlite3.Connection, name: str, upto: int | None = None
+        db: sqlite3.Connection, name: str, upto: int | None = None, first: int = 0
     ) -> list[tuple[str, int]]:
-        """:meth:`digests` read with connection ``db``: from the packed blobs (a few reads
-        for a log of a million lines), else, for lines a cache of an earlier version
-        catalogued without them, row by row."""
+        """:meth:`digests` read with connection ``db``, of the lines from ``first`` on: from
+        the packed blobs (a few reads for a log of a million lines), else, for lines a cache
+        of an earlier version catalogued without them, row by row."""
         limit = upto if upto is not None else 1 << 62
         found: list[tuple[str, int]] = []
         for line, starts_blob, shas in db.execute(
             "SELECT line, starts, shas FROM packed WHERE name = ? AND line < ? ORDER BY line",
             (name, limit),
         ):
-            if line != len(found):
-                break  # a gap: read the rows instead
             starts = array("Q")
             starts.frombytes(starts_blob)
+            wanted = first + len(found)  # the next line
+            if line + len(starts) <= wanted:
+                continue  # before the lines asked for
+            if line > wanted:
+                break  # a gap: read the rows instead
             count = min(len(starts), limit - line)
-            found.extend((shas[i * 32 : i * 32 + 32].hex(), starts[i]) for i in range(count))
+            found.extend(
+                (shas[i * 32 : i * 32 + 32].hex(), starts[i]) for i in range(wanted - line, count)
+            )
         else:
             row = db.execute(
                 "SELECT max(line) FROM messages WHERE name = ? AND line < ?", (name, limit)
             ).fetchone()
-            if row[0] is None or row[0] + 1 == len(found):
+            if row[0] is None or row[0] + 1 <= first + len(found):
                 return found
         cursor = db.execute(
-            "SELECT sha, start FROM messages WHERE name = ? AND line < ? ORDER BY line",
-            (name, upto if upto is not None else 1 << 62),
+            "SELECT sha, start FROM messages WHERE name = ? AND line >= ? AND line < ?"
+            " ORDER BY line",
+            (name, first, limit),
         )
         return [(sha, start) for sha, start in cursor]
 

@@ -260,7 +260,8 @@ class Conversation:
         version (trimmed at both ends first). Read with a connection of its own, so it runs
         beside whatever uses :attr:`db`."""
         lines, ends = index.lines, index.ends
-        key = (index.name, lines, index.tail_sha, len(scanned.ends), scanned.tail_sha)
+        new_lines = scanned.kept + len(scanned.ends)
+        key = (index.name, lines, index.tail_sha, new_lines, scanned.tail_sha)
         try:
             reader = sqlite3.connect(self.cache, isolation_level=None, check_same_thread=False)
             try:
@@ -270,7 +271,12 @@ class Conversation:
                     " AND old_tail = ? AND new_lines = ? AND new_tail = ?",
                     key,
                 ).fetchone()
-                old = [] if stored else Catalogue.digests_in(reader, index.name, upto=lines)
+                base = scanned.kept  # the lines before it are as they were, byte for byte
+                old = (
+                    []
+                    if stored
+                    else Catalogue.digests_in(reader, index.name, upto=lines, first=base)
+                )
                 reader.execute("COMMIT")
             finally:
                 reader.close()
@@ -282,12 +288,12 @@ class Conversation:
             ]
             first = changes[0].old[0] if changes else 0
             return Comparison(key, changes, True, first, None, False)
-        if not _made_from(old, ends):  # the catalogue is of another version: nothing compared
+        if not _made_from(old, ends, base):  # the catalogue is of another version
             return Comparison(key, [], False, 0, None, False)
         assert scanned.digests is not None
-        new_ends = scanned.ends
-        changes = compare(old, new_ends, scanned.digests, len(old) == lines)
-        first = changes[0].old[0] if changes else min(len(old), len(new_ends))
+        new_ends = ends[:base] + scanned.ends if base else scanned.ends
+        changes = compare(old, new_ends, scanned.digests, base + len(old) == lines, base)
+        first = changes[0].old[0] if changes else base + min(len(old), len(new_ends) - base)
         unchanged = (new_ends[first - 1] if first else 0) if new_ends else 0
         return Comparison(key, changes, bool(old), first, unchanged, bool(old))
 
@@ -497,7 +503,11 @@ def parse_event(raw: bytes) -> Rewrite | None:
 
 
 def compare(
-    old: list[tuple[str, int]], new: array[int], digests: list[str], whole: bool = True
+    old: list[tuple[str, int]],
+    new: array[int],
+    digests: list[str],
+    whole: bool = True,
+    base: int = 0,
 ) -> list[Change]:
     """Which lines changed between the lines before, ``(digest, start)`` each, and the lines
     now (their ends and digests): difflib's opcodes, and by how many bytes each unchanged
@@ -507,7 +517,9 @@ def compare(
     end are found first, and only what lies between is given to difflib: an undo removes a
     tail, an edit changes a line, so that is a few lines, where difflib over every line of a
     large log (and worse, of a log of repeated lines) took minutes. More than
-    :data:`DIFF_LINES` lines between, on either side, are one change rather than a diff."""
+    :data:`DIFF_LINES` lines between, on either side, are one change rather than a diff.
+    ``base``: ``old`` and ``digests`` are of the lines from ``base`` on (those before it are
+    known to be unchanged); ``new`` holds every line's end."""
     head, limit = 0, min(len(old), len(digests))
     while head < limit and old[head][0] == digests[head]:
         head += 1
@@ -529,18 +541,23 @@ def compare(
         ]
     if tail:
         opcodes.append(("equal", a2, len(old), b2, len(digests)))
-    return _changes(old, new, opcodes)
+    if base:
+        opcodes = [(tag, a + base, b + base, c + base, d + base) for tag, a, b, c, d in opcodes]
+    return _changes(old, new, opcodes, base)
 
 
 def _changes(
-    old: list[tuple[str, int]], new: array[int], opcodes: list[tuple[str, int, int, int, int]]
+    old: list[tuple[str, int]],
+    new: array[int],
+    opcodes: list[tuple[str, int, int, int, int]],
+    base: int = 0,
 ) -> list[Change]:
     changes: list[Change] = []
     for tag, a1, a2, b1, b2 in opcodes:
         if a1 == a2 and b1 == b2:
             continue
         if tag == "equal":
-            shift = (new[b1 - 1] if b1 else 0) - old[a1][1]
+            shift = (new[b1 - 1] if b1 else 0) - old[a1 - base][1]
             if shift:
                 changes.append(Change("moved", (a1, a2), (b1, b2), shift))
             continue
@@ -576,12 +593,14 @@ def _digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _made_from(old: list[tuple[str, int]], ends: array[int]) -> bool:
-    """Whether catalogued lines (digest, start) were made from the log whose line ends were
-    ``ends``: each starts where that log's line did."""
-    if len(old) > len(ends):
+def _made_from(old: list[tuple[str, int]], ends: array[int], base: int = 0) -> bool:
+    """Whether catalogued lines (digest, start), of the lines from ``base`` on, were made from
+    the log whose line ends were ``ends``: each starts where that log's line did."""
+    if base + len(old) > len(ends):
         return False
-    return all(start == (ends[line - 1] if line else 0) for line, (_, start) in enumerate(old))
+    return all(
+        start == (ends[line - 1] if line else 0) for line, (_, start) in enumerate(old, base)
+    )
 
 
 def _rewrites(index: LineIndex, first: int, last: int) -> list[Rewrite]:

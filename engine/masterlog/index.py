@@ -39,6 +39,7 @@ from .errors import BadRange, CacheError, ForeignCache, LogGone, LogUnreadable, 
 
 CHUNK = 65_536  # line ends per stored blob
 READ_SIZE = 1 << 20  # 1 MiB reads: fast through the find loop, small enough for the CPU cache
+COMPARE_SIZE = 8 << 20  # bytes of two files compared at a time (a rewrite's unchanged prefix)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -182,6 +183,28 @@ class Scanned:
     tail_sha: str
     digests: list[str] | None = None  # each line's sha256, for a rewrite when asked
     marked: list[int] | None = None  # the new lines holding one of the needles asked for
+    # A rewrite: the index's first lines found byte for byte as they were in the file indexed
+    # (kept as they are; ``ends``, ``digests`` and ``marked`` are of the lines after them).
+    kept: int = 0
+    pinned: _Pinned | None = field(default=None, compare=False)  # the file scanned, kept open
+
+
+class _Pinned:
+    """A descriptor of the file a scan read, for the index that takes the scan to read that
+    file (and to compare a rewrite with) until its next scan is applied; closed if nobody
+    takes it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd: int | None = os.dup(fd)
+
+    def take(self) -> int:
+        fd, self.fd = self.fd, None
+        assert fd is not None
+        return fd
+
+    def __del__(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 @dataclass(slots=True)
@@ -202,6 +225,7 @@ class LineIndex:
     # The lines from ``marked[0]`` on that hold the needles the last scan looked for.
     marked: tuple[int, list[int]] | None = None
     _fd: int | None = None  # kept open between refreshes: reads see the file that was indexed
+    _pinned: bool = False  # ``_fd`` is the file the last applied scan read (not opened later)
 
     @classmethod
     def load(cls, db: sqlite3.Connection, path: Path, name: str) -> LineIndex:
@@ -287,6 +311,7 @@ class LineIndex:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        self._pinned = False
 
     # -- refreshing -----------------------------------------------------------------------
     def refresh(self, *, rewritten: str = "") -> Refresh:
@@ -307,11 +332,12 @@ class LineIndex:
                 fd = file.fileno()
                 size = os.fstat(fd).st_size
                 reason = rewritten or self._changed(fd, size)
-                start = 0 if reason else self.size
+                same = self._unchanged_lines(fd, size) if reason else self.lines
+                start = self.ends[same - 1] if same else 0
                 new: array[int] = array("Q")
                 file.seek(start)
                 _scan(file, start, new)
-                kept = () if reason else self.ends  # the lines before the new ones
+                kept = self.ends if same == self.lines else self.ends[:same]  # before the new
 
                 def end(line: int) -> int:  # of a line of the index as it will be
                     return kept[line] if line < len(kept) else new[line - len(kept)]
@@ -323,8 +349,9 @@ class LineIndex:
                     head = _sha(os.pread(fd, end(0), 0))
                     tail_start = end(count - 2) if count > 1 else 0
                     tail = _sha(os.pread(fd, end(count - 1) - tail_start, tail_start))
-                lines = _digests(fd, new) if reason and digests else None
+                lines = _digests(fd, new, start) if reason and digests else None
                 marked = _holding(fd, new, start, len(kept), needles) if needles else None
+                pinned = _Pinned(fd)
         except FileNotFoundError:
             raise LogGone(f"{self.name} is gone", path=str(self.path)) from None
         except PermissionError:
@@ -345,17 +372,35 @@ class LineIndex:
             tail,
             lines,
             marked,
+            same if reason else 0,
+            pinned,
         )
+
+    def _unchanged_lines(self, fd: int, size: int) -> int:
+        """How many of the indexed lines a rewritten file still holds byte for byte where they
+        were: the file indexed (kept open since its scan) compared with the file now, a block
+        at a time, up to the first byte that differs (an undo rewrites a tail: the prefix is
+        read, not indexed, digested and compared line by line again). 0 when the file indexed
+        is not at hand to compare with, or the file was rewritten in place."""
+        if not (self._pinned and self._fd is not None and self.ends):
+            return 0
+        was, now = os.fstat(self._fd), os.fstat(fd)
+        if (was.st_dev, was.st_ino) == (now.st_dev, now.st_ino) or was.st_size < self.size:
+            return 0  # the same file changed in place: what it held is gone
+        same = _common_prefix(self._fd, fd, min(self.size, size))
+        return bisect_right(self.ends, same)
 
     def apply(self, scanned: Scanned) -> Refresh:
         """Take what :meth:`scan` read as this index (and save it to the cache)."""
         if (scanned.generation, scanned.lines) != (self.generation, self.lines):
             return self.refresh(rewritten=scanned.reason)  # refreshed since: read it again
-        self.close()  # reads from here on are of the file as it is now
+        self.close()  # reads from here on are of the file as it was scanned
+        if scanned.pinned is not None and scanned.pinned.fd is not None:
+            self._fd, self._pinned = scanned.pinned.take(), True
         before_lines, before_size = self.lines, self.size
         reason = scanned.reason
         if reason:
-            self.ends = scanned.ends
+            self.ends = self.ends[: scanned.kept] + scanned.ends
             self.generation += 1
         else:
             self.ends.extend(scanned.ends)
@@ -363,7 +408,7 @@ class LineIndex:
         # which lines hold the needles: known from the first line the scan read (else asked)
         self.marked = None if scanned.marked is None else (scanned.lines, scanned.marked)
         if reason and scanned.marked is not None:
-            self.marked = (0, scanned.marked)
+            self.marked = (scanned.kept, scanned.marked)
         self.partial = scanned.size - self.size
         if appended or reason:
             self._save(first_line=0 if reason else before_lines, scanned=scanned)
@@ -483,10 +528,35 @@ def _holding_in(
     return found
 
 
-def _digests(fd: int, ends: array[int]) -> list[str]:
-    """The sha256 of each line, read in batches of about READ_SIZE."""
+def _common_prefix(a: int, b: int, size: int) -> int:
+    """How many of the first ``size`` bytes files ``a`` and ``b`` hold alike."""
+    at = 0
+    while at < size:
+        step = min(COMPARE_SIZE, size - at)
+        one, two = os.pread(a, step, at), os.pread(b, step, at)
+        if one != two:
+            if len(one) != step or len(two) != step:  # cut short while we read
+                step = min(len(one), len(two))
+                one, two = one[:step], two[:step]
+                if one == two:
+                    return at + step
+            low, high = 0, step  # the first byte that differs: the halves that differ
+            while high - low > 1:
+                middle = (low + high) // 2
+                if one[low:middle] != two[low:middle]:
+                    high = middle
+                else:
+                    low = middle
+            return at + low
+        at += step
+    return size
+
+
+def _digests(fd: int, ends: array[int], start: int = 0) -> list[str]:
+    """The sha256 of each line (the first starting at byte ``start``), read in batches of
+    about READ_SIZE."""
     found: list[str] = []
-    line, count, start = 0, len(ends), 0
+    line, count = 0, len(ends)
     while line < count:
         upto = max(line + 1, bisect_right(ends, start + READ_SIZE, line, count))
         data = memoryview(os.pread(fd, ends[upto - 1] - start, start))

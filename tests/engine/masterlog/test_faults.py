@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -262,3 +264,50 @@ def test_a_tool_output_edited_while_followed_is_checked_again(
     # An append that names only the logs does not look at the outputs again, nor lose this.
     assert verifier.update(conversation.refresh(), touched={directory / MASTER}) == []
     assert sum(not v.ok for v in verifier.verdicts.values()) == 1
+
+
+def renamed_over(path: Path, lines: list[bytes]) -> None:
+    """As gptme 0.35.1 writes a log again: a new file renamed over it."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(b"".join(lines))
+    os.replace(temporary, path)
+
+
+def test_an_undo_renamed_over_the_master_is_indexed_from_its_cut_alone(
+    copy: Callable[[str], Path], opened: Callable[[Path], Conversation]
+) -> None:
+    directory = copy("conv-basic")
+    conversation = opened(directory)
+    for _ in conversation.catalogue_all():
+        pass
+    lines = lines_of(directory / MASTER)
+    renamed_over(directory / MASTER, lines[:14])
+    with (directory / "events.jsonl").open("a") as events:
+        events.write(json.dumps({"seq": 99, "ts": "t", "type": "undo", "payload": {"n": 8}}) + "\n")
+    (master,) = [r for r in conversation.refresh() if r.name == MASTER]
+    assert master.rewritten and "an undo of 8" in master.reason
+    assert master.bytes_read == 0  # the 14 lines kept were compared byte for byte, not indexed
+    assert [c.describe() for c in conversation.changes] == ["lines 15 to 22 removed"]
+    assert conversation.master.lines == 14
+    assert conversation.unchanged == sum(map(len, lines[:14]))
+
+
+def test_an_edit_renamed_over_the_master_is_indexed_and_compared_from_the_line_edited(
+    copy: Callable[[str], Path], opened: Callable[[Path], Conversation]
+) -> None:
+    directory = copy("conv-basic")
+    conversation = opened(directory)
+    for _ in conversation.catalogue_all():
+        pass
+    lines = lines_of(directory / MASTER)
+    edited = json.loads(lines[7])
+    edited["content"] += " (and the rest of the week)"
+    now = [*lines[:7], encode_message(edited), *lines[8:]]
+    renamed_over(directory / MASTER, now)
+    (master,) = [r for r in conversation.refresh() if r.name == MASTER]
+    assert master.rewritten
+    assert master.bytes_read == sum(map(len, now[7:]))  # from line 8 on
+    described = [c.describe() for c in conversation.changes]
+    assert described[0] == "line 8 changed (now line 8)"
+    assert all(c.old[0] >= 7 for c in conversation.changes)
+    assert list(conversation.master.ends) == list(itertools.accumulate(map(len, now)))

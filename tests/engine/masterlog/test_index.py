@@ -3,6 +3,7 @@ it tells an append from a rewrite."""
 
 from __future__ import annotations
 
+import os
 from itertools import pairwise
 from pathlib import Path
 
@@ -120,3 +121,51 @@ def test_a_damaged_cache_file_is_a_typed_error(tmp_path: Path) -> None:
     bad.write_bytes(b"not a database, not at all" * 100)
     with pytest.raises(CacheError, match="delete the file to rebuild"):
         connect(bad)
+
+
+def rewrite(path: Path, data: bytes, *, renamed: bool) -> None:
+    """As gptme rewrites a log (a new file renamed over it), or in place."""
+    if renamed:
+        temporary = path.with_suffix(".tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    else:
+        with path.open("r+b") as file:
+            file.write(data)
+            file.truncate()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    before=messages,
+    after=messages,
+    kept=st.integers(min_value=0, max_value=30),
+    renamed=st.booleans(),
+)
+def test_a_rewrite_indexes_from_its_first_changed_byte_as_a_full_index_does(
+    tmp_path_factory: object, before: list[bytes], after: list[bytes], kept: int, renamed: bool
+) -> None:
+    tmp = tmp_path_factory.mktemp("rw")  # type: ignore[attr-defined]
+    old = b"".join(before)
+    new = b"".join(before[:kept]) + b"".join(after)  # an undo, an edit, lines added after...
+    path = tmp / "log.jsonl"
+    path.write_bytes(old)
+    db = connect(tmp / "cache.sqlite")
+    index = LineIndex.load(db, path, "log")
+    index.refresh()
+    rewrite(path, new, renamed=renamed)
+    refresh = index.refresh(rewritten="undo")
+    assert refresh.rewritten
+    assert list(index.ends) == full(tmp, new)
+    assert index.partial == len(new) - (new.rfind(b"\n") + 1)
+    size = min(len(old), len(new))
+    same = next((i for i in range(size) if old[i] != new[i]), size)  # bytes alike at the start
+    first = max((end for end in full(tmp, old) if end <= same), default=0)  # lines alike end
+    if renamed:  # read from the first line that is not as it was
+        assert refresh.bytes_read == len(new) - first
+    else:  # the file indexed is gone: read whole
+        assert refresh.bytes_read == len(new)
+    # a restart reads the index back as it is now
+    again = LineIndex.load(db, path, "log")
+    assert list(again.ends) == list(index.ends)
+    db.close()
