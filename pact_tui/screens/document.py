@@ -29,7 +29,7 @@ from engine.visible import visible
 from engine.workspace import Change, UnreplayableEvent, Workspace
 
 from ..keymap import bind
-from ..server.activity import KeyActivity, read_activity
+from ..server.activity import ActivityReader, KeyActivity
 from ..types import DocAt, DocShown
 from ..widgets.agents import AgentRoster, AgentRow, agent_detail
 from ..widgets.cursor import CursorPane
@@ -497,15 +497,19 @@ class DocumentScreen(CustodianActions, TimeTravel):
             self.fire_due()
 
     key_activity: dict[str, KeyActivity] = {}  # replaced whole, never changed in place
+    _activity: ActivityReader | None = None
 
     @work(exclusive=True, group="key-activity")
     async def read_key_activity(self) -> None:
         """What the servers on this workspace heard from each key (its label, its last request:
-        ``pact_tui.server.activity``), for the agents view; read in a thread, once a tick."""
+        ``pact_tui.server.activity``), for the agents view; looked at in a thread once a tick,
+        a server's file read again only when it changed."""
         path = self.workspace.path
         if not isinstance(path, Path):
             return  # a database: no folder the servers share with the app
-        activity = await asyncio.to_thread(read_activity, path)
+        if self._activity is None or self._activity.workspace != path:
+            self._activity = ActivityReader(path)  # only what changed is read again
+        activity = await asyncio.to_thread(self._activity.read)
         if activity != self.key_activity:
             self.key_activity = activity
             self.query_one("#agent-detail", DetailPane).redraw()  # drawn with what was heard
