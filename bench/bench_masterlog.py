@@ -799,6 +799,8 @@ def bench_undo(made: Made, cache: Path, scratch: Path) -> None:
         read_rows(idle, len(waits))  # the anchor: as many screenfuls with nothing else running
         changes = [c.describe() for c in conversation.changes]
         assert changes == [f"lines {lines - 1} to {lines} removed"], changes
+        master = next(r for r in refreshes if r.name == MASTER)
+        branch = _new_branch_alone(made.directory, scratch / "branch-alone.sqlite")
         assert session.lines(MASTER) == lines - 2
         report_limit(
             "undo on the big log: re-indexed and compared (LogSession.update's stage + apply)",
@@ -807,6 +809,12 @@ def bench_undo(made: Made, cache: Path, scratch: Path) -> None:
             "s",
             anchor_text=f"the byte index of the whole log on a fresh cache {fmt(fresh)},"
             f" ratio {reindexed / fresh:.1f}",
+        )
+        print(
+            f"  (the master: {size_text(master.bytes_read)} read after its cut; the branch"
+            f" gptme saved, a new {size_text(made.size)} file, indexed alone as the update"
+            f" indexes it (line ends and the references' marker search) {fmt(branch)}, ratio"
+            f" {branch / fresh:.1f} of the anchor)"
         )
         print(
             "  (the whole update, the references that may have changed verified again:"
@@ -824,6 +832,20 @@ def bench_undo(made: Made, cache: Path, scratch: Path) -> None:
         )
     finally:
         session.close()
+
+
+def _new_branch_alone(directory: Path, cache: Path) -> float:
+    """Seconds to index the undo's branch on a fresh cache as ``Conversation.stage`` does."""
+    from engine.masterlog.conversation import MARKERS
+
+    db = connect(cache)
+    try:
+        index = LineIndex.load(db, directory / "branches" / "main-undo-0.jsonl", "branch")
+        start = time.perf_counter()
+        index.scan(needles=MARKERS)
+        return time.perf_counter() - start
+    finally:
+        db.close()
 
 
 def main() -> None:
