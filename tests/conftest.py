@@ -4,13 +4,14 @@ suite runs in (see tests/README.md).
 The slow tests (``@pytest.mark.slow``) run first. On two pytest-xdist workers a minute-long
 test started last is a minute with one core idle; started first, the quick tests fill in
 around it. Groups (``@pytest.mark.xdist_group``) are scheduled before both, largest first, by
-``--dist loadgroup`` itself."""
+``--dist loadgroup`` itself, except those in ``STARTED_FIRST``, which go before them."""
 
 from __future__ import annotations
 
 import itertools
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import asyncpg
 import pytest
@@ -18,6 +19,27 @@ import pytest
 from tests.postgres_server import PostgresServer, binaries_missing
 
 _databases = itertools.count()
+
+
+# Groups that mostly wait (pip on the network) start before every other unit of work, each
+# on its own worker, so that the wait overlaps the other tests instead of following a group.
+STARTED_FIRST = ("pip",)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``, with the groups in ``STARTED_FIRST`` handed out first."""
+    if config.getvalue("dist") != "loadgroup":
+        return None  # pytest-xdist's own choice
+    from xdist.scheduler import LoadGroupScheduling
+
+    class StartedFirst(LoadGroupScheduling):  # type: ignore[misc]
+        def _assign_work_unit(self, node: Any) -> None:
+            for group in reversed(STARTED_FIRST):
+                if group in self.workqueue:
+                    self.workqueue.move_to_end(group, last=False)
+            super()._assign_work_unit(node)
+
+    return StartedFirst(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import shutil
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -13,10 +14,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from engine.workspace import Workspace
 from pact_tui.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "gptme"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test's own ``$PACT_TUI_CACHE`` (the log index), in ``tmp_path``."""
+    monkeypatch.setenv("PACT_TUI_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def basic(tmp_path: Path) -> Path:
+    """A copy of the gptme fixture ``conv-basic`` of the test's own."""
+    return Path(shutil.copytree(FIXTURES / "conv-basic", tmp_path / "conv-basic"))
 
 
 @dataclass(frozen=True)

@@ -19,20 +19,9 @@ from engine.masterlog.lines import encode_message
 from tests.processes import run_as_ordinary_user
 
 from ..pipes import lines_of
-from .conftest import REPO_ROOT, Ran, cli, failed, ok
+from .conftest import FIXTURES, REPO_ROOT, Ran, cli, failed, ok
 
-FIXTURES = REPO_ROOT / "tests" / "fixtures" / "gptme"
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("PACT_TUI_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
-
-@pytest.fixture
-def basic(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(FIXTURES / "conv-basic", tmp_path / "conv-basic"))
+pytestmark = pytest.mark.usefixtures("cache")  # no test reads or writes the user's cache
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,35 @@ def tree_hash(directory: Path) -> str:
     return digest.hexdigest()
 
 
-async def imported(tmp_path: Path, conversation: Conversation, name: str = "agent") -> Workspace:
-    """The import as ``ctx import`` runs it: the commands made as the logs are read, written
-    a few at a time (batches of 4 here) in one transaction."""
-    ws = await Workspace.open(tmp_path / "ws.db", create=True, watch=False)
-    await ws.create_context_streamed(name, Importing(conversation), batch=4)
-    return ws
+async def provided(ws: Workspace, snapshot: str | None = None) -> list[dict[str, str]]:
+    """What the context ``agent`` sends the model now, or as the snapshot ``snapshot`` held."""
+    return (await ws.view("agent", snapshot)).render_provider()
+
+
+@asynccontextmanager
+async def imported(
+    tmp_path: Path, conversation: Conversation, commands: list[dict[str, Any]] | None = None
+) -> AsyncIterator[Workspace]:
+    """A new workspace holding the context ``agent``, closed after: the conversation's import
+    as ``ctx import`` runs it (the commands made as the logs are read, written a few at a time,
+    batches of 4 here, in one transaction), or as much of it as ``commands``."""
+    async with await Workspace.open(tmp_path / "ws.db", create=True, watch=False) as ws:
+        if commands is None:
+            await ws.create_context_streamed("agent", Importing(conversation), batch=4)
+        else:
+            await ws.create_context_with("agent", commands)
+        yield ws
+
+
+@asynccontextmanager
+async def following(
+    tmp_path: Path, conversation: Conversation
+) -> AsyncIterator[tuple[Workspace, Follower]]:
+    """The conversation imported as ``agent``, and a follower of it from there on."""
+    plan = Plan()
+    planned = plan_conversation(conversation, plan)
+    async with imported(tmp_path, conversation, planned.commands) as ws:
+        yield ws, Follower(conversation, plan, planned)
 
 
 @pytest.mark.parametrize("fixture", ["conv-basic", "conv-branches"])
@@ -58,24 +82,17 @@ async def test_each_view_is_a_snapshot_the_model_was_sent_message_for_message(
     conversation = opened(directory)
     views = sorted((directory / "views").glob("compacted-*.jsonl"))
     assert views  # every fixture was compacted at least once
-    ws = await imported(tmp_path, conversation)
-    try:
+    async with imported(tmp_path, conversation) as ws:
         entries = ws.snapshots("agent")
         assert [e.trigger for e in entries] == [view.stem for view in views]
         for entry, view in zip(entries, views, strict=True):
-            at = await ws.view("agent", entry.id)
-            assert at.render_provider() == sent(view), view.name
+            assert await provided(ws, entry.id) == sent(view), view.name
         name = (directory / "views" / ".current").read_text().strip()
         current = directory / "views" / f"{name}.jsonl"
-        assert (await ws.view("agent")).render_provider() == sent(current)
-    finally:
-        await ws.close()
+        assert await provided(ws) == sent(current)
     # Reopened from the log alone: the same context (the import replays).
-    ws = await Workspace.open(tmp_path / "ws.db", watch=False)
-    try:
-        assert (await ws.view("agent")).render_provider() == sent(current)
-    finally:
-        await ws.close()
+    async with await Workspace.open(tmp_path / "ws.db", watch=False) as ws:
+        assert await provided(ws) == sent(current)
     assert tree_hash(directory) == before  # nothing written into the gptme directory
 
 
@@ -84,12 +101,9 @@ async def test_without_a_current_view_the_context_is_the_master_log(
 ) -> None:
     directory = copy("conv-branches")
     (directory / "views" / ".current").unlink()  # a session on the master (switch_to_master)
-    ws = await imported(tmp_path, opened(directory))
-    try:
-        assert (await ws.view("agent")).render_provider() == sent(directory / "conversation.jsonl")
+    async with imported(tmp_path, opened(directory)) as ws:
+        assert await provided(ws) == sent(directory / "conversation.jsonl")
         assert [e.trigger for e in ws.snapshots("agent")] == ["compacted-001", "compacted-002"]
-    finally:
-        await ws.close()
 
 
 async def test_messages_turns_tool_results_and_the_system_prompt(
@@ -97,8 +111,7 @@ async def test_messages_turns_tool_results_and_the_system_prompt(
 ) -> None:
     directory = copy("conv-basic")
     master = lines(directory / "conversation.jsonl")
-    ws = await imported(tmp_path, opened(directory))
-    try:
+    async with imported(tmp_path, opened(directory)) as ws:
         context = ws.context("agent")
         prompt = context["d-1, 0, 0"]
         assert prompt is not None and prompt.item is not None
@@ -113,8 +126,6 @@ async def test_messages_turns_tool_results_and_the_system_prompt(
         assert tool.role == "system"
         assert tool.content.startswith("[Large tool output removed - 2362 tokens]")
         assert tool.data["source"]["master_line"] == 4
-    finally:
-        await ws.close()
 
 
 async def test_a_compacted_message_carries_its_reference_and_saved_output(
@@ -123,8 +134,7 @@ async def test_a_compacted_message_carries_its_reference_and_saved_output(
     directory = copy("conv-basic")
     facts = json.loads((FIXTURES / "references.json").read_text())
     basic = next(c for c in facts["conversations"] if c["directory"] == "conv-basic")
-    ws = await imported(tmp_path, opened(directory))
-    try:
+    async with imported(tmp_path, opened(directory)) as ws:
         items = {
             n.item.data["source"]["line"]: n.item
             for n in await ws.select("agent", ".text")
@@ -140,8 +150,6 @@ async def test_a_compacted_message_carries_its_reference_and_saved_output(
             if carried["kind"] == "tool-output":
                 assert carried["saved_output"] == expected[line]["tool_output"]
                 assert (directory / carried["saved_output"]).is_file()
-    finally:
-        await ws.close()
 
 
 async def test_the_item_before_its_compaction_held_the_original(
@@ -156,15 +164,11 @@ async def test_the_item_before_its_compaction_held_the_original(
     replaced = [c for c in commands[:seal] if c.get("mode") == "replace"]
     # The 4 references and the stale stub: each compacted in place, where its original sat.
     assert len(replaced) == 5
-    ws = await Workspace.open(tmp_path / "ws.db", create=True, watch=False)
-    try:
-        first = next(i for i, c in enumerate(commands) if c.get("mode") == "replace")
-        await ws.create_context_with("before", commands[:first])
-        rendered = (await ws.view("before")).render_provider()
+    first = next(i for i, c in enumerate(commands) if c.get("mode") == "replace")
+    async with imported(tmp_path, conversation, commands[:first]) as ws:
+        rendered = await provided(ws)
         # Up to gptme's status message, the messages the master log holds.
         assert rendered == [{"role": m["role"], "content": m["content"]} for m in master[:21]]
-    finally:
-        await ws.close()
 
 
 def broken_line(directory: Path, name: str, line: int, text: bytes) -> None:
@@ -240,12 +244,7 @@ async def test_following_takes_each_appended_message_as_one_event(
 ) -> None:
     directory = copy("conv-basic")
     conversation = opened(directory)
-    plan = Plan()
-    planned = plan_conversation(conversation, plan)
-    ws = await Workspace.open(tmp_path / "ws.db", create=True, watch=False)
-    try:
-        await ws.create_context_with("agent", planned.commands)
-        follower = Follower(conversation, plan, planned)
+    async with following(tmp_path, conversation) as (ws, follower):
         view = directory / "views" / "compacted-001.jsonl"
         new = [
             {"role": "user", "content": "Push it, please."},
@@ -260,7 +259,7 @@ async def test_following_takes_each_appended_message_as_one_event(
         assert [e["line"] for e in step.events] == [23, 24, 25]
         assert len(step.commands) == 3  # one event per message
         await ws.run_many("agent", step.commands)
-        assert (await ws.view("agent")).render_provider() == sent(view)
+        assert await provided(ws) == sent(view)
         assert follower.step().commands == []  # nothing new: nothing done
         raw = (json.dumps({"role": "user", "content": "half written"}) + "\n").encode()
         for log in (directory / "conversation.jsonl", view):
@@ -279,8 +278,6 @@ async def test_following_takes_each_appended_message_as_one_event(
         assert event["what"].startswith("views/compacted-001.jsonl:27: a JSON list")
         append(view, {"role": "user", "content": "later"})
         assert follower.step() == Step()  # nothing more is taken
-    finally:
-        await ws.close()
 
 
 async def test_a_rewrite_of_the_followed_log_is_said_and_not_merged(
@@ -289,14 +286,9 @@ async def test_a_rewrite_of_the_followed_log_is_said_and_not_merged(
     directory = copy("conv-basic")
     (directory / "views" / ".current").unlink()  # gptme on the master log
     conversation = opened(directory)
-    plan = Plan()
-    planned = plan_conversation(conversation, plan)
-    ws = await Workspace.open(tmp_path / "ws.db", create=True, watch=False)
-    try:
-        await ws.create_context_with("agent", planned.commands)
-        follower = Follower(conversation, plan, planned)
+    async with following(tmp_path, conversation) as (ws, follower):
         master = directory / "conversation.jsonl"
-        held = (await ws.view("agent")).render_provider()
+        held = await provided(ws)
         # gptme's undo of 2: the file rewritten without its last two lines, and recorded.
         master.write_bytes(b"".join(master.read_bytes().splitlines(keepends=True)[:-2]))
         append(directory / "events.jsonl", {"type": "undo", "seq": 99, "payload": {"n": 2}})
@@ -307,9 +299,7 @@ async def test_a_rewrite_of_the_followed_log_is_said_and_not_merged(
         assert step.commands == []
         append(master, {"role": "user", "content": "after the undo"})
         assert follower.step().commands == []  # held: never silently merged
-        assert (await ws.view("agent")).render_provider() == held
-    finally:
-        await ws.close()
+        assert await provided(ws) == held
 
 
 async def test_a_compaction_while_following_is_sealed_as_its_view(
@@ -323,12 +313,7 @@ async def test_a_compaction_while_following_is_sealed_as_its_view(
     later.unlink()
     (directory / "views" / ".current").write_text("compacted-001")
     conversation = opened(directory)
-    plan = Plan()
-    planned = plan_conversation(conversation, plan)
-    ws = await Workspace.open(tmp_path / "ws.db", create=True, watch=False)
-    try:
-        await ws.create_context_with("agent", planned.commands)
-        follower = Follower(conversation, plan, planned)
+    async with following(tmp_path, conversation) as (ws, follower):
         later.write_bytes(kept)
         (directory / "views" / ".current").write_text("compacted-002")
         step = follower.step()
@@ -340,7 +325,5 @@ async def test_a_compaction_while_following_is_sealed_as_its_view(
         await ws.run_many("agent", step.commands)
         entries = ws.snapshots("agent")
         assert [e.trigger for e in entries] == ["compacted-001", "compacted-002"]
-        assert (await ws.view("agent", entries[-1].id)).render_provider() == sent(later)
-        assert (await ws.view("agent")).render_provider() == sent(later)
-    finally:
-        await ws.close()
+        assert await provided(ws, entries[-1].id) == sent(later)
+        assert await provided(ws) == sent(later)
