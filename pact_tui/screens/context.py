@@ -51,7 +51,6 @@ from ..export import (
 from ..files import WriteError, write_atomically
 from ..jump import JumpError, Place, find_place
 from ..keymap import bind
-from ..logsession import LogSession
 from ..provider import provider_changes
 from ..reasons import Reasons
 from ..reference_items import Badges, ItemSource, judge, made_from, reference_of, source_of
@@ -98,6 +97,7 @@ if TYPE_CHECKING:
     from engine.workspace import StepChanges
 
     from ..app import PactApp
+    from ..logsession import LogSession
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
 SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated

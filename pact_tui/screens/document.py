@@ -28,6 +28,7 @@ from engine.store import StoreError
 from engine.visible import visible
 from engine.workspace import Change, UnreplayableEvent, Workspace
 
+from ..diffs import Palette
 from ..keymap import bind
 from ..server.activity import ActivityReader, KeyActivity
 from ..types import DocAt, DocShown
@@ -41,7 +42,6 @@ from ..widgets.outline import OutlineRow, SectionOutline
 from ..widgets.pane import DetailPane
 from ..widgets.queue import (
     MERGED,
-    Palette,
     ProposalQueue,
     QueueAction,
     QueueFilter,
