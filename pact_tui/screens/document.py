@@ -28,9 +28,9 @@ from engine.store import StoreError
 from engine.visible import visible
 from engine.workspace import Change, UnreplayableEvent, Workspace
 
-from ..diffs import Palette
 from ..keymap import bind
 from ..server.activity import ActivityReader, KeyActivity
+from ..themes import Palette
 from ..types import DocAt, DocShown
 from ..widgets.agents import AgentRoster, AgentRow, agent_detail
 from ..widgets.cursor import CursorPane

@@ -27,8 +27,8 @@ from engine.context.timeline import StoryEvent
 from engine.context.tree_diff import TreeDiff
 from engine.visible import visible
 
-from ..diffs import Palette
 from ..reasons import Reasons
+from ..themes import Palette
 from ..tree_layout import Row
 from ..types import DIFF_GLYPHS, Comparison, Ghost, Shown
 

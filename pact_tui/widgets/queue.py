@@ -40,9 +40,10 @@ from textual.reactive import var
 from engine.protocol.filters import any_section_matches
 from engine.visible import visible
 
-from ..diffs import CONTEXT, DiffLine, Hunk, Palette, changed, hunks, without_separator
+from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks, without_separator
 from ..keymap import bind
 from ..text import plain
+from ..themes import Palette
 from ..types import DocShown
 from .outline import countdown
 from .rows import LazyRows, RowList

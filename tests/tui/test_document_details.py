@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
-from pact_tui.diffs import Palette, without_separator
+from pact_tui.diffs import without_separator
+from pact_tui.themes import Palette
 from pact_tui.widgets.cursor import CursorPane
 from pact_tui.widgets.detail import NodeDetail
 from pact_tui.widgets.queue import diff_renderable, proposal_detail

@@ -102,6 +102,7 @@ NOT_AT_START = (
     "pact_tui.screens.masterlog",
     "pact_tui.screens.document",
     "pact_tui.widgets.queue",
+    "pact_tui.diffs",
 )
 
 
