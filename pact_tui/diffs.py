@@ -216,23 +216,3 @@ def changed(lines: list[DiffLine]) -> tuple[int, int]:
         sum(line.tag == "removed" for line in lines),
         sum(line.tag == "added" for line in lines),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Palette:
-    """The colours of a diff, from the theme (``Palette.of(app.theme_variables)``)."""
-
-    removed: str = "red"
-    added: str = "green"
-    warn: str = "yellow"
-    header: str = "cyan"  # a hunk's @@ line
-
-    @classmethod
-    def of(cls, variables: dict[str, str]) -> Palette:
-        plain = cls()
-        return cls(
-            variables.get("error", plain.removed),
-            variables.get("success", plain.added),
-            variables.get("warning", plain.warn),
-            variables.get("accent", plain.header),
-        )

@@ -515,7 +515,11 @@ class ContextScreen(TimeTravel):
     def _build_indexes(self, name: str) -> None:
         """Once a context is on screen: the indexes opening left for later (Context.restore,
         and its story index), so that its first command and its first story do not wait for
-        them (a no-op once built), and the heap frozen (``Workspace.build_indexes``)."""
+        them (a no-op once built), and the heap frozen (``Workspace.build_indexes``); the
+        provider view's layout measured first, so that the first ``v`` does not measure every
+        turn (``LinePane.prepare``) and what it keeps is frozen with the rest."""
+        if self.shown is not None and self.shown.name == name:
+            self.provider.prepare()
         self.workspace.build_indexes(name)
 
     def watch_selector(self) -> None:
