@@ -27,18 +27,18 @@ from textual.signal import Signal
 from textual.widgets import Static
 
 from engine.masterlog.errors import MasterLogError
-from engine.masterlog.index import Refresh
 from engine.store.opening import is_url
 from engine.visible import visible
 
 from .keymap import KeymapError, bind, key_shown
-from .logsession import LogSession
 from .palette import PlainCommands, PlainThemes
 
 if TYPE_CHECKING:
+    from engine.masterlog.index import Refresh
     from engine.workspace import Change, Workspace
+
+    from .logsession import LogSession
 from .screens.help import HelpScreen, Legend
-from .screens.masterlog import MasterLogScreen
 from .themes import (
     DEFAULT_THEME,
     ConfigFileError,
@@ -71,6 +71,12 @@ def _document_screen() -> Screen[Any]:
     return DocumentScreen()
 
 
+def _masterlog_screen() -> Screen[Any]:
+    from .screens.masterlog import MasterLogScreen
+
+    return MasterLogScreen()
+
+
 def login_name() -> str:
     """The user's login name, the custodian's name when nothing else says one."""
     try:
@@ -96,7 +102,7 @@ class PactApp(App[int]):
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "context": _context_screen,
         "document": _document_screen,
-        "masterlog": MasterLogScreen,
+        "masterlog": _masterlog_screen,
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         bind("quit", "quit", "Quit"),
@@ -437,6 +443,7 @@ class PactApp(App[int]):
         every reference verified once (in a thread worker: it reads the folder);
         ``MasterLogError`` when it cannot be read."""
         from .logcli import cache_for
+        from .logsession import LogSession
 
         with self._reference_lock:
             session = self.reference_sessions.get(directory)
@@ -453,6 +460,7 @@ class PactApp(App[int]):
     # -- a gptme conversation directory ---------------------------------------------------------
     async def _open_conversation(self) -> None:
         from .logcli import cache_for
+        from .logsession import LogSession
 
         try:
             self.conversation = await asyncio.to_thread(
@@ -551,6 +559,8 @@ class PactApp(App[int]):
         groups: list[tuple[str, list[BindingType]]] = list(
             getattr(screen, "help_groups", lambda keymap: [])(self.keymap)
         )
+        from .screens.masterlog import MasterLogScreen  # loaded with its screen, not at start
+
         everywhere = list(self.BINDINGS)
         if isinstance(screen, MasterLogScreen):  # a conversation: no workspace screens to go to
             modes = ("show-contexts", "show-documents")

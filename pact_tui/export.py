@@ -26,14 +26,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from engine.masterlog.conversation import MASTER
-from engine.masterlog.lines import Message, encode_message
 from engine.visible import visible
 
 from .provider import char_count, provider_items, provider_totals, token_estimate
 
 if TYPE_CHECKING:
     from engine.context import ContextView, Diff
+    from engine.masterlog.lines import Message
     from engine.workspace import StepChanges
 
 Format = Literal["json", "markdown"]
@@ -142,6 +141,8 @@ def gptme_messages(view: ContextView) -> list[Message]:
     and text, and its time (the item's creation, as gptme writes times: ISO 8601, naive local
     time). An item imported from a gptme log (``source`` ``{"from": "gptme", "message": …}``)
     keeps its own timestamp and gptme's fields (:data:`GPTME_FIELDS`)."""
+    from engine.masterlog.lines import Message  # the master-log reader: loaded for an export
+
     messages = []
     for role, item in provider_items(view):
         kept = _gptme_fields(item.data)
@@ -152,6 +153,9 @@ def gptme_messages(view: ContextView) -> list[Message]:
 
 def gptme_files(messages: list[Message]) -> dict[str, bytes]:
     """The files of a gptme conversation folder holding ``messages``: its master log."""
+    from engine.masterlog.conversation import MASTER
+    from engine.masterlog.lines import encode_message
+
     return {MASTER: b"".join(encode_message(message.to_json()) for message in messages)}
 
 

@@ -15,12 +15,9 @@ from dataclasses import dataclass
 
 from engine.context import ContextView
 from engine.context.nodes import Item
-from engine.masterlog.conversation import MASTER
-from engine.masterlog.verify import Status
 
-# The verifier's statuses in its order of precedence (docs/masterlog.md): a badge shows the
-# first of an item's references' statuses that is not ok, else ok.
-ORDER = tuple(status.value for status in Status)
+# The master-log reader (``engine.masterlog``: the verifier's statuses, the master's name) is
+# imported where a reference item is judged or found, not when a context screen starts.
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +62,15 @@ def reference_of(item: Item) -> ItemSource | None:
 
 
 def worst(statuses: list[str]) -> str:
+    """The badge of a reference item whose references have ``statuses``: the first that is not
+    ok in the verifier's order of precedence (docs/masterlog.md), else ok."""
+    from engine.masterlog.verify import Status
+
+    order = tuple(status.value for status in Status)
     problems = [s for s in statuses if s != Status.OK.value]
     if not problems:
         return Status.OK.value
-    return min(problems, key=lambda s: ORDER.index(s) if s in ORDER else len(ORDER))
+    return min(problems, key=lambda s: order.index(s) if s in order else len(order))
 
 
 def judge(
@@ -90,6 +92,8 @@ def judge(
 def made_from(view: ContextView, log: str, line: int) -> tuple[Item, int, int, int] | None:
     """The item of ``view`` read from line ``line`` (0-based) of ``log`` (for the master log:
     also a view's line that is that master line), with its coordinates."""
+    from engine.masterlog.conversation import MASTER
+
     fallback = None
     for item, depth, slot, offset in view.iter_items():
         source = source_of(item)

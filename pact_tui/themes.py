@@ -228,3 +228,24 @@ def save_setting(setting: str, value: str) -> Path:
         raise ConfigFileError(path, f"cannot be written ({error.strerror})") from None
     except WriteError as error:
         raise ConfigFileError(path, f"cannot be written ({error.why})") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Palette:
+    """The colours of a diff (the detail pane's, the document screen's), from the theme
+    (``Palette.of(app.theme_variables)``)."""
+
+    removed: str = "red"
+    added: str = "green"
+    warn: str = "yellow"
+    header: str = "cyan"  # a hunk's @@ line
+
+    @classmethod
+    def of(cls, variables: dict[str, str]) -> Palette:
+        plain = cls()
+        return cls(
+            variables.get("error", plain.removed),
+            variables.get("success", plain.added),
+            variables.get("warning", plain.warn),
+            variables.get("accent", plain.header),
+        )

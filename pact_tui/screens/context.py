@@ -51,7 +51,6 @@ from ..export import (
 from ..files import WriteError, write_atomically
 from ..jump import JumpError, Place, find_place
 from ..keymap import bind
-from ..logsession import LogSession
 from ..provider import provider_changes
 from ..reasons import Reasons
 from ..reference_items import Badges, ItemSource, judge, made_from, reference_of, source_of
@@ -98,6 +97,7 @@ if TYPE_CHECKING:
     from engine.workspace import StepChanges
 
     from ..app import PactApp
+    from ..logsession import LogSession
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # seconds per step while playing
 SELECT_DELAY = 0.12  # seconds of quiet typing before a selector is evaluated
@@ -515,7 +515,11 @@ class ContextScreen(TimeTravel):
     def _build_indexes(self, name: str) -> None:
         """Once a context is on screen: the indexes opening left for later (Context.restore,
         and its story index), so that its first command and its first story do not wait for
-        them (a no-op once built), and the heap frozen (``Workspace.build_indexes``)."""
+        them (a no-op once built), and the heap frozen (``Workspace.build_indexes``); the
+        provider view's layout measured first, so that the first ``v`` does not measure every
+        turn (``LinePane.prepare``) and what it keeps is frozen with the rest."""
+        if self.shown is not None and self.shown.name == name:
+            self.provider.prepare()
         self.workspace.build_indexes(name)
 
     def watch_selector(self) -> None:

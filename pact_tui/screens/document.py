@@ -30,6 +30,7 @@ from engine.workspace import Change, UnreplayableEvent, Workspace
 
 from ..keymap import bind
 from ..server.activity import ActivityReader, KeyActivity
+from ..themes import Palette
 from ..types import DocAt, DocShown
 from ..widgets.agents import AgentRoster, AgentRow, agent_detail
 from ..widgets.cursor import CursorPane
@@ -41,7 +42,6 @@ from ..widgets.outline import OutlineRow, SectionOutline
 from ..widgets.pane import DetailPane
 from ..widgets.queue import (
     MERGED,
-    Palette,
     ProposalQueue,
     QueueAction,
     QueueFilter,

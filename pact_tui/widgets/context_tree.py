@@ -335,6 +335,14 @@ class LinePane(CursorPane):
     def on_show(self) -> None:
         self.catch_up()
 
+    def prepare(self) -> None:
+        """Measure, while the app is idle, the layout of what a hidden pane will show, so that
+        showing it measures only the turns written since (the provider view at 100,000 items:
+        every turn's messages and sizes counted on the first ``v``, a fifth of a second). The
+        rows themselves are made when the pane is shown (``catch_up``)."""
+        if self._behind and self.shown is not None:
+            self.full_layout.sync(self.shown.view)
+
     def _lay_out(self, new: Shown, *, tell: bool = False) -> None:
         self.full_layout.sync(new.view)
         self._choose_layout(new)

@@ -28,9 +28,9 @@ from engine.context.tree_diff import TreeDiff
 from engine.visible import visible
 
 from ..reasons import Reasons
+from ..themes import Palette
 from ..tree_layout import Row
 from ..types import DIFF_GLYPHS, Comparison, Ghost, Shown
-from .queue import Palette, diff_renderable
 
 CONTENT_CHARS = 4_000  # of an item's content in the pane (o reads all of it)
 CONTENT_LINES = 80
@@ -286,6 +286,8 @@ def _presence(comparison: Comparison, item_id: str) -> Text:
 
 def content_diff(comparison: Comparison, before: Item, after: Item, palette: Palette) -> Group:
     """A changed content, word by word, side by side: the older side on the left."""
+    from .queue import diff_renderable  # the document screen's module: not loaded at start
+
     old, _ = content_head(before)
     new, _ = content_head(after)
     titles = (comparison.older, comparison.newer)

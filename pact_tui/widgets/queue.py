@@ -43,6 +43,7 @@ from engine.visible import visible
 from ..diffs import CONTEXT, DiffLine, Hunk, changed, hunks, without_separator
 from ..keymap import bind
 from ..text import plain
+from ..themes import Palette
 from ..types import DocShown
 from .outline import countdown
 from .rows import LazyRows, RowList
@@ -467,26 +468,6 @@ class ProposalQueue(RowList[DocShown, QueueRow]):
 
 
 # -- the selected proposal -----------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Palette:
-    """The colours of a diff, from the theme (``Palette.of(app.theme_variables)``)."""
-
-    removed: str = "red"
-    added: str = "green"
-    warn: str = "yellow"
-    header: str = "cyan"  # a hunk's @@ line
-
-    @classmethod
-    def of(cls, variables: dict[str, str]) -> Palette:
-        plain = cls()
-        return cls(
-            variables.get("error", plain.removed),
-            variables.get("success", plain.added),
-            variables.get("warning", plain.warn),
-            variables.get("accent", plain.header),
-        )
-
-
 MAX_DIFF_LINES = 400  # lines of one diff drawn in the detail pane; the rest are counted
 
 

@@ -12,9 +12,10 @@ import pytest
 from textual.widgets import Static
 
 from pact_tui.diffs import without_separator
+from pact_tui.themes import Palette
 from pact_tui.widgets.cursor import CursorPane
 from pact_tui.widgets.detail import NodeDetail
-from pact_tui.widgets.queue import Palette, diff_renderable, proposal_detail
+from pact_tui.widgets.queue import diff_renderable, proposal_detail
 
 from .inspector import SIZE, inspector, notifications, screen_of, settle, wait_until
 from .test_document_inbox import answer, cursor_to, opened

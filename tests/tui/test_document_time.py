@@ -196,7 +196,7 @@ async def test_the_diff_lists_exactly_the_sections_added_and_changed(tmp_path: P
     from engine.protocol.commands import Actor
     from engine.workspace import Workspace
     from pact_tui.screens.document import document_diff
-    from pact_tui.widgets.queue import Palette
+    from pact_tui.themes import Palette
 
     from .test_document_queue import text_of
 

@@ -80,6 +80,34 @@ async def test_each_message_shows_its_coordinates_size_and_token_estimate(demo: 
             assert f"{chars:>{widest},} ch" in line and f"~{_estimate(chars)} tok" in line, line
 
 
+async def test_the_provider_view_measured_while_hidden_shows_the_view_after_steps(
+    demo: Path,
+) -> None:
+    """Its layout is measured while the app is idle after the first paint (issue 27: the first
+    ``v`` measured every turn); what the live context does meanwhile is caught up when ``v``
+    shows it, the same as a full walk of the view."""
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await settle(pilot)
+        assert not screen.provider.display
+        assert screen.provider.full_layout.line_count == len(
+            screen.workspace.context("researcher").render_provider()
+        )  # measured, not yet shown
+        for key in ("full_stop", "full_stop", "full_stop"):
+            await pilot.press(key)
+            await settle(pilot)
+        lines = await _provider(pilot, screen)
+        assert screen.view is not None
+        rendered = screen.view.render_provider()
+        drawn = [line for line in lines if line]
+        assert len(drawn) == len(rendered) == screen.provider.full_layout.line_count
+        places = [(d, slot.position, offset) for _item, d, slot, offset in screen.view.iter_items()]
+        for line, message, (depth, position, offset) in zip(drawn, rendered, places, strict=True):
+            assert f"({depth},{position},{offset})" in line
+            assert f" {message['role']} " in line
+
+
 async def test_the_totals_are_on_the_panes_lower_border(demo: Path) -> None:
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:

@@ -68,3 +68,51 @@ def test_the_command_line_refuses_a_missing_workspace_before_starting_the_app(
         "NAME)\n"
     )
     assert not missing.exists()
+
+
+# What the context screen's first paint needs loads; the other screens' modules (the master-log
+# reader, the document screen's) load with those screens: a workspace's start-up does not wait
+# for them (issue 27: imports were a third of the cold start at 100k items).
+SHOWN_THEN_MODULES = """
+import asyncio, sys
+from engine.workspace import Workspace
+from pact_tui.app import PactApp
+
+async def main(path):
+    async with await Workspace.open(path, create=True, watch=False) as workspace:
+        await workspace.create_context("agent")
+        await workspace.run("agent", {"op": "message", "role": "user", "text": "hello"})
+    app = PactApp(path, watch=False)
+    async with app.run_test() as pilot:
+        for _ in range(500):
+            if getattr(app.screen, "view", None) is not None:
+                break
+            await pilot.pause(0.01)
+        assert type(app.screen).__name__ == "ContextScreen", app.screen
+        await pilot.pause()
+    print("\\n".join(sys.modules))
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+NOT_AT_START = (
+    "engine.masterlog.conversation",
+    "engine.masterlog.verify",
+    "pact_tui.logsession",
+    "pact_tui.screens.masterlog",
+    "pact_tui.screens.document",
+    "pact_tui.widgets.queue",
+    "pact_tui.diffs",
+)
+
+
+def test_the_context_screen_starts_without_the_other_screens_modules(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SHOWN_THEN_MODULES, str(tmp_path / "w.pact")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(done.stdout.split())
+    assert "pact_tui.screens.context" in loaded
+    assert [name for name in NOT_AT_START if name in loaded] == []
