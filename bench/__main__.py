@@ -34,6 +34,7 @@ TINY_FLAG = "--tiny"
 # The groups with sizes for a smoke run.
 TINY_GROUPS = (
     "bench_changes",
+    "bench_context",
     "bench_doctime",
     "bench_import",
     "bench_pg",

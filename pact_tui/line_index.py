@@ -27,6 +27,9 @@ class LineIndex:
                 tree[parent] += tree[i]
         self._tree = tree
 
+    def __len__(self) -> int:
+        return len(self._sizes)
+
     @property
     def total(self) -> int:
         return self.start(len(self._sizes))

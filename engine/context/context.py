@@ -148,6 +148,7 @@ class Context(ContextView):
         self._by_key: dict[str, dict[str, None]] = {}
         self._by_tag: dict[str, dict[str, None]] = {}
         self._fixed: dict[str, None] = {}
+        self._mortal: dict[str, None] = {}  # items with a ttl: what a timer selector can match
         self._expiry: list[tuple[int, int, str]] = []
         self._schedule: list[tuple[int, int, str]] = []
         # Which turns were written, for observers that redraw only what changed (see
@@ -494,6 +495,14 @@ class Context(ContextView):
     def tag_candidates(self, tag: str) -> list[Node]:
         self._ensure_indexed()
         return self._nodes_for(self._by_tag.get(tag, {}))
+
+    def mortal_candidates(self) -> list[Node]:
+        self._ensure_indexed()
+        items = self._items
+        # A superset at worst (an entry whose item was replaced by one without a ttl, if
+        # the replacement was entered without leaving first): the caller tests each.
+        alive = (i for i in self._mortal if i in items and items[i].ttl is not None)
+        return self._nodes_for(alive)
 
     def find(self, item_id: str) -> Node | None:
         self._ensure_indexed()
@@ -1286,6 +1295,7 @@ class Context(ContextView):
         if seq != SYSTEM_SEQ and not follows_message(item.ttl, item.cad):
             self._fixed[item_id] = None
         if item.ttl is not None:
+            self._mortal[item_id] = None
             entry = (item.born_episode + item.ttl, item.creation_index, item_id)
             if bulk:
                 self._expiry.append(entry)
@@ -1308,6 +1318,7 @@ class Context(ContextView):
                 if not tagged:
                     del self._by_tag[tag]
         self._fixed.pop(item_id, None)
+        self._mortal.pop(item_id, None)
 
     def _node_of(self, item: Item) -> Node:
         seq, position = self._where[item.id]

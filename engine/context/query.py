@@ -112,6 +112,9 @@ def _fast_path(view: ContextView, selector: Selector) -> list[Node] | None:
         elif compound.terms and isinstance(compound.terms[0], HasTag):
             candidates = view.tag_candidates(compound.terms[0].tag)
             rest = compound.terms[1:]
+        elif any(_needs_ttl(t) for t in compound.terms):
+            candidates = view.mortal_candidates()
+            rest = compound.terms
         else:
             return None
         results.extend(n for n in candidates if all(_term_matches(t, n) for t in rest))
@@ -120,6 +123,23 @@ def _fast_path(view: ContextView, selector: Selector) -> list[Node] | None:
         results = list(unique.values())
     results.sort(key=canonical_key)
     return results
+
+
+# Fields whose value is None for an item without a ttl; a term comparing one with a number by
+# order (or equal to something) matches only items with a ttl (``_compare``: None is never
+# ordered, and equals only None).
+TTL_FIELDS = frozenset({"ttl", "remaining", "expires_at_episode"})
+MORTAL_FLAGS = frozenset({"temporary", "sticky", "cyclic"})  # each is a ttl's lifecycle
+
+
+def _needs_ttl(term: object) -> bool:
+    """Whether ``term`` matches only items with a ttl: the working context's index of them
+    (``mortal_candidates``) answers a compound that has one, instead of a scan."""
+    if isinstance(term, Flag):
+        return term.name in MORTAL_FLAGS
+    if isinstance(term, Attr) and ALIASES.get(term.name, term.name) in TTL_FIELDS:
+        return term.op in ("<", "<=", ">", ">=") or (term.op == "=" and term.value is not None)
+    return False
 
 
 INDEXED_DEPTHS = 100
@@ -145,7 +165,9 @@ def index_served(selector: Selector) -> bool:
                 return False
             if isinstance(depth, Span) and depth.hi - depth.lo >= INDEXED_DEPTHS:
                 return False
-        elif not (compound.terms and isinstance(compound.terms[0], KeyIs | HasTag)):
+        elif not (compound.terms and isinstance(compound.terms[0], KeyIs | HasTag)) and not any(
+            _needs_ttl(t) for t in compound.terms
+        ):
             return False
     return True
 

@@ -230,6 +230,12 @@ class ContextView:
     def tag_candidates(self, tag: str) -> list[Node]:
         return [self.make_node(i, s, d, o) for i, d, s, o in self.iter_items() if tag in i.tags]
 
+    def mortal_candidates(self) -> list[Node]:
+        """Every item with a ttl (temporary, sticky, cyclic), in canonical order: all that a
+        selector on a ttl's numbers or on those lifecycles can match (the working context
+        keeps them indexed)."""
+        return [self.make_node(i, s, d, o) for i, d, s, o in self.iter_items() if i.ttl is not None]
+
     def resolve_time(self, selector: Selector) -> ContextView:
         """The state a time-qualified selector (``@t-1 …``) reads."""
         assert selector.time is not None

@@ -780,6 +780,7 @@ class ContextScreen(TimeTravel):
             diff_counts=counts,
             playing=self.play_speed,
             matches=matches,
+            selector=selection.text,
             read_only=self.workspace.read_only,
             waiting=self.waiting,
             writing=self.play_speed is not None
@@ -1111,10 +1112,16 @@ class ContextScreen(TimeTravel):
 
     # -- panes and contexts ---------------------------------------------------------------------
     def action_toggle_provider(self) -> None:
+        """The other view, its cursor on the node the cursor was on (one cursor for both: an
+        item is the same message in the provider view; a turn or slot its first message)."""
         switcher = self.query_one(ContentSwitcher)
+        was = self.active_pane.current_row
         switcher.current = "provider" if switcher.current == "tree" else "tree"
         pane = self.active_pane
         pane.catch_up()
+        if was is not None and was.ghost is None:
+            position = was.slot.position if was.slot is not None else None
+            pane.go_to_place(was.depth, position, was.offset)
         self.set_focus(pane)  # now: a key typed next is this pane's (see CursorPane)
         self.highlighted = pane.current_row
         self._compare_provider()

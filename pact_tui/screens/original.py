@@ -69,5 +69,5 @@ class OriginalScreen(ModalScreen[None]):
         shown.border_title = Content("what the model was shown")
         original.border_title = plain(f"the original · {self.source}")
         for reader in (shown, original):
-            reader.border_subtitle = Content(f"{len(reader.lines):,} lines")
+            reader.border_subtitle = Content(f"{reader.line_count:,} lines")
         self.set_focus(original)

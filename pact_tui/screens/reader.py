@@ -44,5 +44,5 @@ class ReaderScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         reader = self.query_one(ContentReader)
-        reader.border_subtitle = Content(f"{len(reader.lines):,} lines")
+        reader.border_subtitle = Content(f"{reader.line_count:,} lines")
         reader.focus()

@@ -32,7 +32,7 @@ STATUS_LEGEND = [
     ("▶ playing every 1s", "automatic stepping through the past (p; + and - change the pace)"),
     ("▶ WRITING to …", "playing at live: every step appends an advance to the context"),
     ("diff a ↔ b  +2 -1 ~3", "the two ends of the diff, and what was added, removed, changed"),
-    ("1/3 matches", "the selector's matches, and which one n/N went to"),
+    ("+tag · 1/3 matches", "the active selector, its matches, and which one n/N went to"),
     ("⚑ 2 waiting (2)", "what waits for the custodian in a document (2 shows it)"),
     ("demo.pact", "at the right: the workspace file shown"),
     (
@@ -56,6 +56,7 @@ class Status:
     diff_counts: tuple[int, int, int, int] | None = None  # added, removed, changed, moved
     playing: float | None = None  # seconds per step while playing
     matches: str | None = None  # "3/12 matches", or "invalid selector"
+    selector: str = ""  # the active selector (typed, or a quick filter's), said before matches
     read_only: bool = False  # the workspace is open read-only: no commands
     waiting: int = 0  # items in the document screen's escalation inbox
     writing: bool = False  # playing at live: every step appends an advance to the context
@@ -146,7 +147,11 @@ def _parts(status: Status) -> list[_Part]:
         )
     if status.matches:
         matches = visible(status.matches)
-        parts.append(_Part(f"   {matches}", "$secondary", f" {matches}", 3))
+        if status.selector:  # which selector the matches are of (the bar may be closed)
+            selector = visible(status.selector, limit=60)
+            parts.append(_Part(f"   {selector}", "$secondary", "", 3))  # gives way first
+        lead = " · " if status.selector else "   "  # (said short, the count goes first)
+        parts.append(_Part(f"{lead}{matches}", "$secondary", f" {matches}", 3))
     parts.extend(_filter_and_follow(status))
     return parts
 

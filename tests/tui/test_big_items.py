@@ -72,6 +72,7 @@ async def test_the_detail_shows_the_start_and_the_reader_all_of_it(path: Path) -
         await pilot.press("o")
         await wait_until(pilot, lambda: isinstance(app.screen, ReaderScreen), "the reader")
         reader = app.screen.query_one(ContentReader)
+        await wait_until(pilot, lambda: reader.measured == 20_001, "every line measured")
         assert reader.row_count == 20_001  # a line a row: each fits the width
         await pilot.press("end")
         await wait_until(pilot, lambda: "THE END" in screen_text(app), "the reader's last line")
@@ -146,13 +147,76 @@ async def test_the_reader_breaks_lines_at_the_width_and_loses_nothing(text: str)
     app = _OneReader(text)
     async with app.run_test(size=(80, 24)) as pilot:
         reader = app.query_one(ContentReader)
-        await pilot.pause()
+        # Measured a chunk at a time after the first frame: the row count is exact once all is.
+        await wait_until(pilot, lambda: reader.measured == reader.line_count, "every line measured")
         width = reader.scrollable_content_region.width
         rows = [reader.row_text(row) for row in range(reader.row_count)]
         assert all(cell_len(row) <= width for row in rows)
         expected = text.replace("\t", "       ").replace("\x1b", "\\u001b").replace("\n", "")
         assert "".join(rows) == expected
         await pilot.press("end")
-        await pilot.pause()
-        drawn = [reader.render_line(y).text.strip() for y in range(reader.size.height)]
-        assert rows[-1].strip() in drawn  # the end is on screen
+
+        def drawn() -> list[str]:
+            return [reader.render_line(y).text.strip() for y in range(reader.size.height)]
+
+        # The scroll is applied after a refresh: waited for, not one pause (CI runs loaded).
+        await wait_until(pilot, lambda: rows[-1].strip() in drawn(), "the end on screen")
+
+
+class _WatchedReader(ContentReader):
+    """Notes how much of its text was made visible when its first screenful was drawn."""
+
+    made_at_first_frame: int | None = None
+
+    def render_line(self, y: int):  # type: ignore[no-untyped-def]
+        strip = super().render_line(y)
+        if y == self.size.height - 1 and self.made_at_first_frame is None:
+            self.made_at_first_frame = MADE[0]
+        return strip
+
+
+MADE = [0]  # characters made visible, by the reader's module
+
+
+class _OneWatchedReader(App[None]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield _WatchedReader(self.text)
+
+
+async def test_the_reader_opens_ten_megabytes_without_making_it_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 10 MB text whose every line needs making (a tab): the first screenful is drawn
+    having made a few chunks of it, the rest is read on between frames, and the end is all
+    of it."""
+    import pact_tui.widgets.reader as reader_module
+
+    made = reader_module.visible
+
+    def counted(text: str, **options):  # type: ignore[no-untyped-def]
+        MADE[0] += len(text)
+        return made(text, **options)
+
+    MADE[0] = 0
+    monkeypatch.setattr(reader_module, "visible", counted)
+    line = "\tlorem ipsum dolor sit amet, consectetur adipiscing elit\n"
+    text = line * (10_000_000 // len(line)) + "THE END"
+    app = _OneWatchedReader(text)
+    async with app.run_test(size=(80, 24)) as pilot:
+        reader = app.query_one(_WatchedReader)
+        await wait_until(pilot, lambda: reader.made_at_first_frame is not None, "a frame")
+        assert reader.made_at_first_frame is not None
+        assert reader.made_at_first_frame < len(text) // 50  # a few chunks, not 10 MB
+        assert reader.line_count == text.count("\n") + 1
+        await pilot.press("end")
+        await wait_until(
+            pilot,
+            lambda: any("THE END" in reader.render_line(y).text for y in range(reader.size.height)),
+            "the last line drawn",
+        )
+        assert reader.measured == reader.line_count
+        assert reader.row_count == reader.line_count  # a line a row: each fits the width

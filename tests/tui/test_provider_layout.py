@@ -1041,3 +1041,47 @@ async def test_the_palette_forks_and_a_read_only_workspace_does_not(demo: Path) 
             notifications(app)[-1]
             == "Read-only: The workspace is open read-only: a fork cannot be made."
         )
+
+
+# -- one cursor for the tree and the provider view ---------------------------------------------
+async def test_v_keeps_the_cursor_on_the_same_item_both_ways(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await settle(pilot)
+        view = screen.view
+        assert view is not None
+        placed = list(view.iter_items())
+        item, depth, slot, offset = placed[len(placed) // 2]  # deep in the history, not the top
+        assert screen.context_tree.go_to_place(depth, slot.position, offset)
+        await settle(pilot)
+        assert screen.highlighted is not None and screen.highlighted.item is item
+        await pilot.press("v")
+        await settle(pilot)
+        row = screen.provider.current_row
+        assert row is not None and row.item is not None and row.item.id == item.id
+        assert screen.highlighted == row
+        await pilot.press("up", "up")  # another message, chosen in the provider view
+        await settle(pilot)
+        chosen = screen.provider.current_row
+        assert chosen is not None and chosen.item is not None and chosen.item.id != item.id
+        await pilot.press("v")
+        await settle(pilot)
+        row = screen.context_tree.current_row
+        assert row is not None and row.item is not None and row.item.id == chosen.item.id
+
+
+async def test_the_status_line_names_the_active_selector(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await settle(pilot)
+        screen.selector = "+notes"
+        await settle(pilot)
+        count = len(screen.selection.matches)
+        assert count > 0
+        await wait_until(pilot, lambda: "+notes" in status_text(app), "the selector said")
+        assert f"+notes · {count} match" in status_text(app)
+        screen.selector = ""
+        await settle(pilot)
+        await wait_until(pilot, lambda: "+notes" not in status_text(app), "the selector gone")

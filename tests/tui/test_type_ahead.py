@@ -110,7 +110,8 @@ async def test_a_view_key_takes_the_focus_back_from_the_detail_pane(demo: Path) 
 
 async def test_a_key_typed_right_after_v_moves_the_pane_v_shows(demo: Path) -> None:
     """The context screen's tree and provider panes share one place: ``v`` then ``j`` in one
-    go moves the pane ``v`` brought up, never the one it hid."""
+    go moves the pane ``v`` brought up (from the node the other's cursor was on, which ``v``
+    puts its cursor on), never the one it hid."""
     app = inspector(demo)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
@@ -118,11 +119,15 @@ async def test_a_key_typed_right_after_v_moves_the_pane_v_shows(demo: Path) -> N
         tree, provider = screen.context_tree, screen.provider
         await settle(pilot)
         for shown, hidden in ((provider, tree), (tree, provider)):
-            before = (shown.cursor_line, hidden.cursor_line)
+            was, line = hidden.current_row, hidden.cursor_line
+            assert was is not None
             type_ahead(app, "v", "j")
             await settle(pilot)
             assert app.focused is shown
-            assert (shown.cursor_line, hidden.cursor_line) == (before[0] + 1, before[1])
+            position = was.slot.position if was.slot is not None else None
+            there = shown._line_near(was.depth, position, was.offset)  # where v put it
+            assert there is not None
+            assert (shown.cursor_line, hidden.cursor_line) == (there + 1, line)
 
 
 async def test_a_key_typed_right_after_escape_from_the_hits_moves_the_log(
