@@ -30,7 +30,7 @@ from engine.workspace.errors import (
 )
 from engine.workspace.heap import collector_paused
 from engine.workspace.keys import DOC_ARCHIVE_PREFIX
-from engine.workspace.projection import replay_document_event
+from engine.workspace.projection import replay_document_event, unreplayable_document_event
 from engine.workspace.repository import StreamRepository
 
 if TYPE_CHECKING:
@@ -170,7 +170,13 @@ class DocumentsAndFrameworks(ProtocolClock):
                         wanted = min(count - rewind.count, cadence.READ_BATCH)
                         events = await self.store.read_stream(stream, rewind.count, limit=wanted)
                         for done, event in enumerate(events, 1):
-                            rewind.forward(event.payload)
+                            try:
+                                with unreplayable_document_event(event):
+                                    rewind.forward(event.payload)
+                            except UnreplayableEvent:
+                                # Half applied: the rewind no longer holds a state of the log.
+                                self._rewinds.pop(name, None)
+                                raise
                             if done % cadence.REPLAY_YIELD_EVERY == 0:
                                 await asyncio.sleep(0)
                         if len(events) < wanted:

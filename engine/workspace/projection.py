@@ -3,10 +3,11 @@ a document is replayed onto its projection, and the small pieces built from them
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -278,8 +279,16 @@ def replay_document_event(projection: DocumentProjection, event: StoredEvent) ->
     """Fold ``event``, the next of a document's stream, onto ``projection``: the one way the
     workspace and ``verify --deep`` replay a document. ``UnreplayableEvent`` names an event the
     fold cannot take (its stream, its seq, its eventType, and why)."""
-    try:
+    with unreplayable_document_event(event):
         projection.replay(event)
+
+
+@contextlib.contextmanager
+def unreplayable_document_event(event: StoredEvent) -> Iterator[None]:
+    """Within it, what the fold raises for ``event`` (a document's) is ``UnreplayableEvent``
+    naming the event: its stream, its seq, its eventType, and why."""
+    try:
+        yield
     except _FOLD_ERRORS as error:
         envelope = event.payload
         said = envelope.get("eventType") if isinstance(envelope, Mapping) else None
