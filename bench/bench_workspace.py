@@ -69,6 +69,7 @@ from bench.common import (
     start_follower,
 )
 from engine.canonical import canonical_json
+from engine.context import Placed
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import CONTEXT_CHECKPOINT, Workspace, cadence
 
@@ -604,12 +605,13 @@ async def story(path: str, name: str) -> dict[str, float]:
             spread.append(time.perf_counter() - start)
         timings["median"], timings["slowest"] = statistics.median(spread), max(spread)
         placed = await ws.run(name, {"op": "message", "role": "user", "text": "a new one"})
+        assert isinstance(placed, Placed)
         start = time.perf_counter()
-        await ws.item_story(name, placed["id"])
+        await ws.item_story(name, placed.id)
         timings["placed"] = time.perf_counter() - start
         await ws.run(name, {"op": "advance"})
         start = time.perf_counter()
-        await ws.item_story(name, placed["id"])
+        await ws.item_story(name, placed.id)
         timings["again"] = time.perf_counter() - start
         reads = []
         for node in items[:: max(1, len(items) // 50)]:
