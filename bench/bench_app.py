@@ -155,6 +155,7 @@ def child_big(path: str) -> None:
 
 
 def child_writer(path: str, commits: int, interval: float) -> None:
+    from engine.context import Advanced
     from engine.workspace import Workspace
 
     async def write() -> None:
@@ -162,7 +163,8 @@ def child_writer(path: str, commits: int, interval: float) -> None:
             for _ in range(commits):
                 await asyncio.sleep(interval)
                 result = await workspace.run("researcher", {"op": "advance"})
-                print(result["episode"], monotonic_ns(), flush=True)
+                assert isinstance(result, Advanced)
+                print(result.episode, monotonic_ns(), flush=True)
 
     asyncio.run(write())
 
