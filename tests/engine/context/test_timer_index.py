@@ -10,18 +10,11 @@ from itertools import count
 
 from hypothesis import given, settings
 
-from engine.context import (
-    Context,
-    ContextError,
-    ContextView,
-    SequentialIds,
-    SteppingClock,
-    TextContent,
-)
+from engine.context import Context, ContextView, SequentialIds, SteppingClock
 from engine.context.query import _matches_any, _walk, index_served  # the scan, as the oracle
 from engine.context.selectors import parse_selector
 
-from .test_tree_diff import OPS
+from .random_ops import OPS, apply_op
 
 REBUILDS = count()
 
@@ -53,30 +46,8 @@ def _selected(view: ContextView, selector: str) -> list[tuple[str, tuple[int, ..
     return [(node.id, node.coordinates) for node in view.select(selector)]
 
 
-def _apply(context: Context, op: tuple) -> Context:  # type: ignore[type-arg]
-    try:
-        if op[0] in ("user", "assistant"):
-            context.add_message(op[0], op[1] or "m")
-        elif op[0] == "insert":
-            _, depth, position, offset, ttl, cad = op
-            content = TextContent("x", ttl=ttl, cadence=cad)
-            context.pact_insert(f"d{depth}, {position}, {offset}", content)
-        elif op[0] == "update":
-            _, depth, position, offset, mode, ttl = op
-            selector = f"d{depth}, {position}" + (f", {offset}" if mode == "replace" else "")
-            context.pact_update(selector, TextContent("y", ttl=ttl), mode=mode)
-        elif op[0] == "delete":
-            context.pact_delete(f"d{op[1]}, {op[2]}, *")
-        elif op[0] == "advance":
-            context.advance()
-        elif op[0] == "seal":
-            context.seal()
-        elif op[0] == "rebuild":  # restored from its dump: the indexes filled on first use
-            ids = SequentialIds(prefix=f"r{next(REBUILDS)}n")  # new ids, never the dump's
-            return Context.load(context.model_dump(), ids=ids, clock=SteppingClock())
-    except ContextError:
-        pass  # refused: nothing changed
-    return context
+def _rebuilt_ids() -> SequentialIds:
+    return SequentialIds(prefix=f"r{next(REBUILDS)}n")  # new ids, never the dump's
 
 
 def test_timer_selectors_are_index_served() -> None:
@@ -91,7 +62,7 @@ def test_timer_selectors_are_index_served() -> None:
 def test_the_timer_index_answers_what_the_scan_answers(ops: list[tuple]) -> None:  # type: ignore[type-arg]
     context = Context(ids=SequentialIds(), clock=SteppingClock())
     for op in ops:
-        context = _apply(context, op)
+        context = apply_op(context, op, rebuilt_ids=_rebuilt_ids) or context
         for selector in SELECTORS:
             assert _selected(context, selector) == _scanned(context, selector), (selector, op)
     for snapshot in context.history:  # a snapshot has no index: its scan, the same answer

@@ -8,44 +8,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.context import (
-    Context,
-    ContextError,
-    ContextView,
-    SequentialIds,
-    SteppingClock,
-    TextContent,
-)
+from engine.context import Context, ContextView, SequentialIds, SteppingClock, TextContent
 from engine.context.history import diff_views, located_diff
 from engine.context.tree_diff import TreeDiff
 
-OPS = st.lists(
-    st.one_of(
-        st.tuples(st.just("user"), st.text("ab", max_size=2)),
-        st.tuples(st.just("assistant"), st.text("ab", max_size=2)),
-        st.tuples(
-            st.just("insert"),
-            st.integers(0, 3),
-            st.integers(-2, 2),
-            st.integers(-1, 1),
-            st.sampled_from([None, 1, 2]),
-            st.sampled_from([None, 1, 3]),
-        ),
-        st.tuples(st.just("delete"), st.integers(0, 3), st.integers(-2, 2)),
-        st.tuples(
-            st.just("update"),
-            st.integers(0, 3),
-            st.integers(-2, 2),
-            st.integers(0, 1),
-            st.sampled_from(["replace", "append"]),
-            st.sampled_from([None, 1, 2]),
-        ),
-        st.tuples(st.just("advance")),
-        st.tuples(st.just("seal")),
-        st.tuples(st.just("rebuild")),
-    ),
-    max_size=40,
-)
+from .random_ops import OPS, apply_op
 
 
 def _views(ops: list[tuple]) -> list[ContextView]:
@@ -55,28 +22,9 @@ def _views(ops: list[tuple]) -> list[ContextView]:
     context = Context(ids=SequentialIds(), clock=SteppingClock())
     kept: list[ContextView] = []
     for number, op in enumerate(ops):
-        try:
-            if op[0] in ("user", "assistant"):
-                context.add_message(op[0], op[1] or "m")
-            elif op[0] == "insert":
-                _, depth, position, offset, ttl, cad = op
-                content = TextContent("x", ttl=ttl, cadence=cad)
-                context.pact_insert(f"d{depth}, {position}, {offset}", content)
-            elif op[0] == "update":
-                _, depth, position, offset, mode, ttl = op
-                selector = f"d{depth}, {position}" + (f", {offset}" if mode == "replace" else "")
-                context.pact_update(selector, TextContent("y\nz", ttl=ttl), mode=mode)
-            elif op[0] == "delete":
-                context.pact_delete(f"d{op[1]}, {op[2]}, *")
-            elif op[0] == "advance":
-                context.advance()
-            elif op[0] == "seal":
-                context.seal()
-            elif op[0] == "rebuild":
-                dumped = context.model_dump()
-                kept.append(Context.load(dumped, ids=SequentialIds(), clock=SteppingClock()))
-        except ContextError:
-            pass  # refused: nothing changed
+        rebuilt = apply_op(context, op, updated="y\nz")
+        if rebuilt is not None:
+            kept.append(rebuilt)
         if number % 3 == 2:
             kept.append(context.hold())
     snapshots = [context.history.at_snapshot(s.id) for s in context.history]
