@@ -20,7 +20,7 @@ from engine.protocol.commands import AnyCommand
 from pact_tui.cli import build_parser
 from tests import barrier_world as bw
 
-from .conftest import REPO_ROOT, Ran, cli, cli_process
+from .conftest import REPO_ROOT, Ran, cli, cli_process, events
 
 # The document of the examples: sec:risk and sec:budget are level-2 sections at the top, so the
 # examples' "## Risk\n\n..." content fits them.
@@ -278,10 +278,37 @@ def test_ics_pre_alignment(ws: Path) -> None:
     assert "desk strategy is private" in human
 
 
+def tick_until_due(ws: Path, doc: str, proposal: str, *, merge: bool) -> int:
+    """``tap tick`` again and again until the proposal's auto-merge is due (``merge``) or once
+    (not ``merge``), checking each answer against the scheduled ``mergeAt``: a tick asked
+    before it fires nothing, a tick asked after it fires the merge. Returns what fired last."""
+    scheduled = [
+        json.loads(event.payload["payloadJson"])
+        for event in events(ws)
+        if event.type == "pact.proposal.auto-merge-scheduled"
+    ]
+    [merge_at] = [each["mergeAt"] for each in scheduled if each["proposalId"] == proposal]
+    deadline = time.monotonic() + 60
+    while True:
+        asked = time.time() * 1000
+        fired = int(data("tap", "tick", ws, doc)["fired"])
+        if fired:
+            assert time.time() * 1000 >= merge_at, "merged before its window was over"
+            return fired
+        assert asked < merge_at, "a due merge was not fired"
+        if not merge:
+            return fired
+        assert time.monotonic() < deadline
+        time.sleep(0.05)  # polling the wall clock the CLI reads, with a deadline
+
+
 def test_objection_based_merge(tmp_path: Path) -> None:
-    """The "Objection-based flow", with a 1-second window. The example's content "New risk
+    """The "Objection-based flow", with a 3-second window. The example's content "New risk
     language..." has no heading: this engine refuses content that would not keep the section's
-    heading (content.invalid), so the flow proposes "## Risk\\n\\nNew risk language..."."""
+    heading (content.invalid), so the flow proposes "## Risk\\n\\nNew risk language...".
+
+    The CLI reads the wall clock, so the window's end is read from the scheduled event and every
+    tick is checked against it: none fires before it, the first after it fires."""
     source = tmp_path / "c.md"
     source.write_text(CONTRACT, encoding="utf-8")
     path = tmp_path / "w.pact"
@@ -295,7 +322,7 @@ def test_objection_based_merge(tmp_path: Path) -> None:
         "--policy",
         "objection-based",
         "--window",
-        "1",
+        "3",
         "--human",
         "alice",
     )
@@ -329,7 +356,7 @@ def test_objection_based_merge(tmp_path: Path) -> None:
         "--summary",
         "Added currency risk",
     )
-    assert data("tap", "tick", path, "c") == {"fired": 0}  # the window is not over
+    assert tick_until_due(path, "c", first["proposalId"], merge=False) == 0
     objected = data(
         "tap",
         "object",
@@ -344,7 +371,7 @@ def test_objection_based_merge(tmp_path: Path) -> None:
     )
     assert objected["status"] == "Objected"
     # The author revises with a new proposal; silence for the window is consent.
-    data(
+    revised = data(
         "tap",
         "propose",
         path,
@@ -356,9 +383,7 @@ def test_objection_based_merge(tmp_path: Path) -> None:
         "--summary",
         "Revised",
     )
-    assert data("tap", "tick", path, "c") == {"fired": 0}
-    time.sleep(1.2)
-    assert data("tap", "tick", path, "c") == {"fired": 1}
+    assert tick_until_due(path, "c", revised["proposalId"], merge=True) == 1
     assert data("tap", "tick", path, "c") == {"fired": 0}  # nothing twice
     assert "## Risk\n\nRevised risk language.\n\n## Budget" in ok("doc", "export", path, "c").out
     assert types(path, "c", before) == [
