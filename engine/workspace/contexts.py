@@ -93,54 +93,12 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         ``context.created`` event and one event per command are appended, or nothing is (an
         import: ``ctx import``). Every command is checked first; a refusal raises its
         ``ContextError`` (``ContextExists`` when the name is taken) with nothing written."""
-        from engine.context.commands import FORMAT, parse_command  # see ContextProjection.apply
+        from engine.context.commands import parse_command  # see ContextProjection.apply
 
-        self._check_writable()
-        check_context_name(name)
-        check_actor(actor)
-        parsed = [parse_command(command) for command in commands]
-        if self._needs_reload:
-            await self._reload(set(self._needs_reload))
-        stream = CONTEXT_PREFIX + name
+        for command in commands:
+            parse_command(command)  # a malformed command is refused before anything is read
         results: list[ContextResult] = []
-        recorded: list[dict[str, Any]] = []  # their JSON forms, as the events store them
-        projection: ContextProjection | None = None
-
-        def decide(others: Sequence[StoredEvent]) -> list[NewEvent]:
-            nonlocal projection
-            self._deciding = True
-            for event in others:
-                self._apply(event)
-            if name in self._heads:
-                raise ContextExists(f"context {name!r} already exists", name=name)
-            now = self.now_ns()
-            projection = ContextProjection.fresh(now)  # as a replay of the creation makes it
-            results.clear()
-            recorded.clear()
-            events = [NewEvent(stream, "context.created", {"name": name}, actor, now)]
-            for command, stored in parsed:
-                result = projection.apply(command, now)
-                results.append(result)
-                recorded.append(result.to_json())
-                payload = {"command": stored, "result": recorded[-1], "v": FORMAT}
-                events.append(NewEvent(stream, f"context.{command.op}", payload, actor, now))
-            return events
-
-        stored = await self._execute(decide)  # refused: the projection is dropped unseen
-        assert projection is not None
-        created = stored[0]
-        projection.seq, projection.stream_seq = created.seq, created.stream_seq
-        self._contexts[name] = projection
-        self._note(name, created.seq, created.stream_seq)
-        for event, result in zip(stored[1:], recorded, strict=True):
-            projection.committed(event.seq, event.stream_seq, result)
-        self._applied = stored[-1].seq
-        self._note(name, stored[-1].seq, stored[-1].stream_seq)
-        # The import is in the log: its checkpoint, so that opening it replays nothing.
-        if self._context_streams.checkpoint_due(projection):
-            await self._save_caches(self._save_context(name, projection))
-        if self._applied - self._index_seq >= cadence.INDEX_EVERY:
-            await self._save_caches(self._save_index())
+        await self.create_context_streamed(name, commands, actor=actor, results=results)
         return results
 
     async def create_context_streamed(
@@ -150,14 +108,15 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         *,
         actor: str = "",
         batch: int = cadence.IMPORT_BATCH,
+        results: list[ContextResult] | None = None,
     ) -> int:
         """What :meth:`create_context_with` does, with ``commands`` taken ``batch`` at a time as
         they are made and written as they go, in the same one transaction (the store's
         ``execute_streamed``): the context and every command's event are appended, or nothing is.
         Neither the commands nor their events are ever held all at once (a conversation of a
-        gigabyte: ``ctx import --gptme``); the results are not kept. A refusal, or an error
-        raised while making the commands, raises with nothing written. Returns how many
-        commands ran."""
+        gigabyte: ``ctx import --gptme``); the results are kept only in ``results`` when it is
+        given. A refusal, or an error raised while making the commands, raises with nothing
+        written. Returns how many commands ran."""
         from engine.context.commands import FORMAT, parse_command  # see ContextProjection.apply
 
         self._check_writable()
@@ -189,7 +148,10 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
                 assert projection is not None
                 events = []
                 for command, stored in map(parse_command, chunk):
-                    pending.append(projection.apply(command, now).to_json())
+                    result = projection.apply(command, now)
+                    if results is not None:
+                        results.append(result)
+                    pending.append(result.to_json())
                     payload = {"command": stored, "result": pending[-1], "v": FORMAT}
                     events.append(NewEvent(stream, f"context.{command.op}", payload, actor, now))
                 count += len(events)
