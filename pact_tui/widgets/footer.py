@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -13,9 +15,43 @@ class FittedFooter(Footer):
 
     KEEP = frozenset({"help"})  # the key that lists the others is never left out
 
+    _composed: Hashable = None  # what the keys shown were made from, when last made
+
     async def recompose(self) -> None:
+        # Every focus change announces new bindings, and a view switch moves the focus several
+        # times: the keys are made again only when what they show has changed.
+        shown = self._shown()
+        if shown == self._composed and self.children:
+            return
+        self._composed = shown
         await super().recompose()
         self._fit()  # before the next frame, which would show the keys running on
+
+    def _shown(self) -> Hashable:
+        """Everything ``Footer.compose`` reads to make the keys (None before bindings are
+        ready): the active bindings' keys, how they display, what they say, whether they are
+        enabled, their tooltips and groups, and the palette key's setting."""
+        if not self._bindings_ready or not self.is_attached:
+            return None
+        app = self.app
+        return (
+            self.show_command_palette,
+            app.ENABLE_COMMAND_PALETTE,
+            tuple(
+                (
+                    binding.key,
+                    app.get_key_display(binding),
+                    binding.action,
+                    binding.description,
+                    binding.show,
+                    binding.tooltip,
+                    None if binding.group is None else id(binding.group),
+                    enabled,
+                    tooltip,
+                )
+                for _, binding, enabled, tooltip in self.screen.active_bindings.values()
+            ),
+        )
 
     def on_resize(self) -> None:
         self._fit()

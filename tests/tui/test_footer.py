@@ -1,0 +1,72 @@
+"""The footer: its keys are made again only when what they show changes (issue 24: a view
+switch moves the focus several times, and each move announced new bindings)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets._footer import FooterKey
+
+from pact_tui.keymap import ACTIONS, split_keys
+from pact_tui.screens.document import DocumentScreen
+from pact_tui.widgets.context_list import ContextList
+from pact_tui.widgets.footer import FittedFooter
+
+from .inspector import SIZE, inspector, screen_of, settle, wait_until
+
+
+def shown_keys(footer: FittedFooter) -> list[FooterKey]:
+    return list(footer.query(FooterKey))
+
+
+async def test_the_footer_keeps_its_keys_when_the_bindings_it_shows_are_unchanged(
+    demo: Path,
+) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        footer = screen.query_one(FittedFooter)
+        await wait_until(pilot, lambda: bool(shown_keys(footer)), "the footer's keys")
+        await settle(pilot)
+        before = shown_keys(footer)
+        focused = screen.focused
+        assert focused is not None
+        announced: list[object] = []
+        screen.bindings_updated_signal.subscribe(footer, announced.append)
+        # Away and back in one handler: the bindings are announced as changed, twice.
+        screen.set_focus(screen.query_one(ContextList))
+        screen.set_focus(focused)
+        await settle(pilot)
+        await pilot.pause()
+        assert announced  # the footer was told the bindings changed
+        after = shown_keys(footer)
+        assert [id(key) for key in after] == [id(key) for key in before]  # not made again
+
+
+async def test_the_footer_shows_the_keys_of_each_view_it_switches_to(demo: Path) -> None:
+    app = inspector(demo)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.press("2")
+        await wait_until(pilot, lambda: isinstance(app.screen, DocumentScreen), "the document")
+        screen = app.screen
+        footer = screen.query_one(FittedFooter)
+
+        def expected() -> list[str]:
+            actions: list[str] = []
+            for _, binding, _, _ in screen.active_bindings.values():
+                if binding.show and binding.action not in actions:
+                    actions.append(binding.action)
+            return actions
+
+        def drawn() -> list[str]:
+            keys = shown_keys(footer)
+            return [key.action for key in keys if "-command-palette" not in key.classes]
+
+        seen: list[list[str]] = []
+        for view in ("outline", "events", "proposals", "outline"):
+            await pilot.press(split_keys(ACTIONS[view].keys)[0])
+            await settle(pilot)
+            keys = expected()
+            await wait_until(pilot, lambda: drawn() == keys, f"the keys of {view}")  # noqa: B023
+            seen.append(keys)
+        assert len({tuple(keys) for keys in seen}) > 1  # the views' keys differ
