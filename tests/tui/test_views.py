@@ -31,6 +31,9 @@ async def test_v_toggles_the_provider_view(demo: Path) -> None:
         assert screen.query_one(ContentSwitcher).current == "provider"
         assert screen.active_pane is screen.provider and screen.provider.has_focus
         assert screen.provider.border_title == "provider rendering · live"
+        # Its rows are laid out once it has a size (after the frame that shows it).
+        await settle(pilot)
+        await wait_until(pilot, lambda: any(pane_lines(screen.provider)), "the provider's rows")
         lines = pane_lines(screen.provider)
         # The glyph column (nothing changed since e5 for these), coordinates, role, sizes.
         assert lines[0].startswith("  (-1,0,0)  system    37 ch ~10 tok │ You are a careful")
