@@ -129,6 +129,19 @@ class DocumentsAndFrameworks(ProtocolClock):
             raise DocumentNotFound(f"no document named {name!r} in {self.path}", document=name)
         return projection.doc
 
+    async def document_past(self, name: str, count: int) -> tuple[Document, bool]:
+        """Document ``name`` after its first ``count`` events, the quickest way there, for the
+        document screen to show at once: the rewind's own (``document_stepped``) when it holds
+        ``count`` or a short way past what it holds, else a fold from the nearest cache
+        (``document_at``), which is about half the time of building the rewind there. The
+        second value says which (True: stepped); after a fold, ``document_stepped`` of the
+        same count builds the rewind, so that the steps that follow are steps. Errors as
+        ``document_at``'s."""
+        rewind = self._rewinds.get(name)
+        if rewind is not None and rewind.first <= count <= rewind.last + cadence.READ_BATCH:
+            return await self.document_stepped(name, count), True
+        return await self.document_at(name, count), False
+
     async def document_stepped(self, name: str, count: int) -> Document:
         """Document ``name`` after its first ``count`` events, for stepping through its past
         (the document screen's ``[`` ``]`` and ``:N``): the workspace's rewind of it

@@ -664,23 +664,30 @@ class DocumentScreen(CustodianActions, TimeTravel):
     @work(exclusive=True, group="past")
     async def read_past(self, name: str | None, count: int, into: str) -> None:
         """The document after ``count`` events (never the live one), set as ``past`` or
-        ``base_doc`` if the screen still wants it. The past shown is the workspace's rewind,
-        which steps event by event (``document_stepped``: it changes with the next step, and
-        is shown again then); the diff's base is a projection of its own (``document_at``)."""
+        ``base_doc`` if the screen still wants it. The past shown is the quickest way there
+        (``document_past``): the workspace's rewind, which steps event by event (it changes
+        with the next step, and is shown again then), or, where the rewind does not reach
+        (entering the past, ``:N``), a fold from the nearest cache, shown first; the rewind is
+        then built there, so the next steps are steps (a step meanwhile cancels the building
+        and keeps what it built). The diff's base is a projection of its own
+        (``document_at``)."""
         from engine.protocol.errors import ProtocolError
 
         if name is None:
             return
-        read = self.workspace.document_stepped if into == "past" else self.workspace.document_at
         try:
-            doc = await read(name, count)
+            if into == "past":
+                doc, stepped = await self.workspace.document_past(name, count)
+            else:
+                doc, stepped = await self.workspace.document_at(name, count), True
+            if into == "past" and (self.document_name, self.position) == (name, count):
+                self.past = DocAt(name, count, doc)
+            elif into == "base" and (self.document_name, self.diff_base) == (name, count):
+                self.base_doc = DocAt(name, count, doc)
+            if not stepped:
+                await self.workspace.document_stepped(name, count)  # for the steps to come
         except (ProtocolError, StoreError, UnreplayableEvent, ValueError) as error:
             self.notify(str(error), severity="error", title="The past")
-            return
-        if into == "past" and (self.document_name, self.position) == (name, count):
-            self.past = DocAt(name, count, doc)
-        elif into == "base" and (self.document_name, self.diff_base) == (name, count):
-            self.base_doc = DocAt(name, count, doc)
 
     def watch_past(self) -> None:
         self._show()

@@ -50,6 +50,26 @@ async def test_scrubbing_shows_the_document_as_it_was_and_the_past_is_read_only(
         assert screen.position is None and screen.shown.doc is live  # type: ignore[union-attr]
 
 
+async def test_entering_the_past_shows_a_fold_at_once_and_then_steps(demo: Path) -> None:
+    """The first ``[`` shows the document from a fold of the nearest cache (the quickest way
+    there), then builds the workspace's rewind there: the next ``[`` is its step."""
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        total = screen.shown.doc.sequence  # type: ignore[union-attr]
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, lambda: screen.shown.revision == total - 1, "one event back")  # type: ignore[union-attr]
+        await settle(pilot)
+        rewind = screen.workspace._rewinds["memo"]
+        assert rewind.first <= total - 1 <= rewind.last  # built for the steps to come
+        assert screen.shown.doc is not rewind.doc  # type: ignore[union-attr]  # a fold's
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, lambda: screen.shown.revision == total - 2, "two events back")  # type: ignore[union-attr]
+        assert screen.shown.doc is rewind.doc  # type: ignore[union-attr]  # a step
+        past = await screen.workspace.document_at("memo", total - 2)
+        assert dump_document(screen.shown.doc) == dump_document(past)  # type: ignore[union-attr]
+
+
 async def test_a_jump_to_no_such_event_says_so_and_changes_nothing(demo: Path) -> None:
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:

@@ -200,3 +200,30 @@ async def test_stepping_through_the_past_gives_the_folds_states_and_reads_no_cac
             assert dump_document(doc) == expected[min(n, last) - 1], n
         with pytest.raises(ValueError, match="the first is 1"):
             await ws.document_stepped("memo", 0)
+
+
+async def test_the_past_is_a_fold_where_the_rewind_does_not_reach_and_a_step_where_it_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``document_past``: with no rewind (entering the past, ``:N``) the fold's document, not
+    the rewind's, and no rewind built; after ``document_stepped`` there, the points it holds
+    are the rewind's steps; before its first, a fold again. Every one the fold's state."""
+    path = tmp_path / "ws.pact"
+    await archived_memo(path, monkeypatch)
+    expected = await folds(path, "memo")
+    last = len(expected)
+    async with await Workspace.open(path, watch=False) as ws:
+        doc, stepped = await ws.document_past("memo", last - 1)
+        assert not stepped and "memo" not in ws._rewinds  # shown from a fold, nothing built
+        assert dump_document(doc) == expected[last - 2]
+        built = await ws.document_stepped("memo", last - 1)  # what the screen does next
+        first = ws._rewinds["memo"].first
+        assert first < last - 3
+        for n in (last - 2, last - 3, first, last):
+            doc, stepped = await ws.document_past("memo", n)
+            assert stepped and doc is built, n  # the rewind's own document, stepped there
+            assert dump_document(doc) == expected[n - 1], n
+        assert first > 1  # the rewind starts at an archive
+        doc, stepped = await ws.document_past("memo", first - 1)
+        assert not stepped and doc is not built
+        assert dump_document(doc) == expected[first - 2]
