@@ -91,17 +91,29 @@ async def timed_past(path: str, at: str, mode: str) -> None:
 
 
 async def timed_steps(path: str, total: str) -> None:
-    """The document screen's time travel through ``Workspace.document_stepped`` in a fresh
-    process: entering the past one event before the end (the rewind is built from the nearest
-    cache), steps back from there, then ``:N`` to each of ``POINTS`` in turn; beside each
-    jump, ``document_at`` of the same point (the nearest cache and a replay: the way before).
-    Each arrival is checked against ``document_at``'s state."""
+    """The document screen's time travel in a fresh process, as the screen reads it
+    (``Workspace.document_past``, then ``document_stepped`` where that was a fold): entering
+    the past one event before the end (shown from a fold of the nearest cache, then the
+    rewind built there, timed apart), steps back from there, then ``:N`` to each of
+    ``POINTS`` in turn (each shown, then its rewind built); beside each jump,
+    ``document_at`` of the same point. Each arrival is checked against ``document_at``'s
+    state."""
     total_n = int(total)
     gc.freeze()
     async with await Workspace.open(path, watch=False, lazy=True, read_only=True) as ws:
-        start = time.perf_counter()
-        await ws.document_stepped("plan", total_n - 1)
-        entering = time.perf_counter() - start
+
+        async def shown(at: int) -> tuple[Document, float, float]:
+            """The document at ``at`` as the screen shows it: seconds until shown, then
+            seconds building the rewind there (0 if it was a step)."""
+            start = time.perf_counter()
+            doc, stepped = await ws.document_past("plan", at)
+            seconds = time.perf_counter() - start
+            start = time.perf_counter()
+            if not stepped:
+                await ws.document_stepped("plan", at)
+            return doc, seconds, (time.perf_counter() - start) if not stepped else 0.0
+
+        _, entering, built = await shown(total_n - 1)
         steps = []
         for n in range(total_n - 2, total_n - 12, -1):
             start = time.perf_counter()
@@ -109,17 +121,29 @@ async def timed_steps(path: str, total: str) -> None:
             steps.append(time.perf_counter() - start)
         stepped = _digest(doc)
         assert stepped == _digest(await ws.document_at("plan", total_n - 11))
-        jumps, anchors = [], []
+        jumps, builds, anchors = [], [], []
         for at in POINTS:
-            start = time.perf_counter()
-            doc = await ws.document_stepped("plan", at)
-            jumps.append(time.perf_counter() - start)
+            doc, seconds, building = await shown(at)
+            jumps.append(seconds)
+            builds.append(building)
             digest = _digest(doc)
             start = time.perf_counter()
             fresh = await ws.document_at("plan", at)
             anchors.append(time.perf_counter() - start)
             assert digest == _digest(fresh), at
-    print(json.dumps({"entering": entering, "steps": steps, "jumps": jumps, "anchors": anchors}))
+            assert digest == _digest(await ws.document_stepped("plan", at)), at
+    print(
+        json.dumps(
+            {
+                "entering": entering,
+                "built": built,
+                "steps": steps,
+                "jumps": jumps,
+                "builds": builds,
+                "anchors": anchors,
+            }
+        )
+    )
 
 
 def _digest(doc: Document) -> str:
@@ -167,12 +191,20 @@ def bench_steps(path: Path) -> None:
     found = in_a_fresh_process(ROLE_MODULE, "steps", path, EVENTS)
     step = statistics.median(found["steps"])
     anchor = statistics.median(found["anchors"])
-    print(f"  entering the past (event {EVENTS - 1:,}, the rewind built): {fmt(found['entering'])}")
+    print(
+        f"  entering the past (event {EVENTS - 1:,}): shown in {fmt(found['entering'])},"
+        f" then the rewind built for the steps in {fmt(found['built'])}"
+    )
     print(f"  10 steps back: {', '.join(fmt(s) for s in found['steps'])}")
-    for at, jump, fresh in zip(POINTS, found["jumps"], found["anchors"], strict=True):
-        print(f"  :N to event {at:,}: {fmt(jump)} (document_at {fmt(fresh)})")
+    jumps = zip(POINTS, found["jumps"], found["builds"], found["anchors"], strict=True)
+    for at, jump, built, fresh in jumps:
+        print(
+            f"  :N to event {at:,}: shown in {fmt(jump)}, its rewind built in {fmt(built)}"
+            f" (document_at {fmt(fresh)})"
+        )
     _absolute("one step back, median of 10", step, 0.1, anchor, "document_at, median")
     _absolute("`:N` to each point, the slowest", max(found["jumps"]), 1.0, anchor, "document_at")
+    _absolute("entering the past (the first `[`)", found["entering"], 0.1, anchor, "document_at")
 
 
 def _absolute(name: str, figure: float, limit: float, anchor: float, label: str) -> None:
