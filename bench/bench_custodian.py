@@ -168,9 +168,11 @@ async def view_openings(path: Path) -> tuple[list[float], list[float]]:
             events_s.append(
                 await opening(
                     VIEW_KEYS["events"],
-                    lambda: events.has_focus
-                    and events.current_row is not None
-                    and not events.current_row.loading,
+                    lambda: (
+                        events.has_focus
+                        and events.current_row is not None
+                        and not events.current_row.loading
+                    ),
                 )
             )
             assert events.current_row.sequence == EVENTS - 1  # type: ignore[union-attr]
