@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, NamedTuple, Self
@@ -272,13 +272,16 @@ class EventStore(Closing):
         """Follow the log from ``after_seq``: every later event, from any process."""
 
     @abstractmethod
-    async def save_checkpoint(self, name: str, seq: int, data: bytes) -> None:
+    async def save_checkpoint(
+        self, name: str, seq: int, data: bytes, *, replacing: Collection[str] = ()
+    ) -> None:
         """Keep ``data``, the state of projection ``name`` as of event ``seq``, with the hash
         of event ``seq`` as the log holds it.
 
         A checkpoint at a lower ``seq`` than one already stored that the log vouches for is
         ignored. Once saved, every earlier save of ``name`` is gone, the pieces of saves that
-        never finished included.
+        never finished included. The checkpoints named in ``replacing`` (others than ``name``)
+        are forgotten in the same transaction that publishes it: both happen, or neither.
         """
 
     @abstractmethod
@@ -295,6 +298,10 @@ class EventStore(Closing):
     @abstractmethod
     async def checkpoints(self) -> dict[str, int]:
         """Every stored checkpoint's name, with the ``seq`` it is recorded at."""
+
+    @abstractmethod
+    async def checkpoint_sizes(self) -> dict[str, int]:
+        """Every stored checkpoint's name, with its size in bytes."""
 
     @abstractmethod
     async def delete_checkpoint(self, name: str) -> None:

@@ -25,7 +25,7 @@ import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -439,7 +439,9 @@ class PostgresEventStore(EventStore):
 
     # Checkpoints
 
-    async def save_checkpoint(self, name: str, seq: int, data: bytes) -> None:
+    async def save_checkpoint(
+        self, name: str, seq: int, data: bytes, *, replacing: Collection[str] = ()
+    ) -> None:
         self._check_writable()
         head = await self.head()
         if not 0 <= seq <= head:
@@ -465,6 +467,7 @@ class PostgresEventStore(EventStore):
                 size=len(data),
                 digest=hashlib.sha256(data).hexdigest(),
                 saved_ns=self._clock(),
+                replacing=tuple(other for other in replacing if other != name),
             )
             await self._write(
                 lambda connection: _publish_checkpoint(connection, saved, self._where)
@@ -512,6 +515,10 @@ class PostgresEventStore(EventStore):
     async def checkpoints(self) -> dict[str, int]:
         rows = await self._query("SELECT name, seq FROM checkpoints ORDER BY name")
         return {name: int(seq) for name, seq in rows}
+
+    async def checkpoint_sizes(self) -> dict[str, int]:
+        rows = await self._query("SELECT name, size FROM checkpoints ORDER BY name")
+        return {name: int(size) for name, size in rows}
 
     async def delete_checkpoint(self, name: str) -> None:
         self._check_writable()
@@ -843,6 +850,7 @@ class _SavedGeneration:
     size: int
     digest: str
     saved_ns: int
+    replacing: tuple[str, ...] = ()  # checkpoints forgotten as this one is published
 
 
 async def _publish_checkpoint(connection: Connection, saved: _SavedGeneration, where: str) -> None:
@@ -908,6 +916,9 @@ async def _publish_checkpoint(connection: Connection, saved: _SavedGeneration, w
         saved.generation,
         began,
     )
+    for other in saved.replacing:
+        await connection.execute("DELETE FROM checkpoints WHERE name = $1", other)
+        await connection.execute("DELETE FROM checkpoint_chunks WHERE name = $1", other)
 
 
 async def _delete_generation(connection: Connection, name: str, generation: str) -> None:

@@ -27,7 +27,7 @@ import secrets
 import sqlite3
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -593,7 +593,9 @@ class SqliteEventStore(EventStore):
 
     # Checkpoints
 
-    async def save_checkpoint(self, name: str, seq: int, data: bytes) -> None:
+    async def save_checkpoint(
+        self, name: str, seq: int, data: bytes, *, replacing: Collection[str] = ()
+    ) -> None:
         self._check_writable()  # a cache the chain vouches for: not of a chain that is broken
         # The log only grows, so a seq that exists now still exists when the checkpoint lands.
         head = await self.head()
@@ -630,6 +632,7 @@ class SqliteEventStore(EventStore):
                 size=len(data),
                 digest=hashlib.sha256(data).hexdigest(),
                 saved_ns=self._clock(),
+                replacing=tuple(other for other in replacing if other != name),
             )
             await self._write(
                 lambda connection: _publish_checkpoint(connection, saved, self._where)
@@ -687,6 +690,11 @@ class SqliteEventStore(EventStore):
         self._check_open()
         rows = await self._query("SELECT name, seq FROM checkpoints ORDER BY name")
         return {name: seq for name, seq in rows}
+
+    async def checkpoint_sizes(self) -> dict[str, int]:
+        self._check_open()
+        rows = await self._query("SELECT name, size FROM checkpoints ORDER BY name")
+        return {name: size for name, size in rows}
 
     async def delete_checkpoint(self, name: str) -> None:
         self._check_writable()
@@ -967,6 +975,7 @@ class _SavedGeneration:
     size: int
     digest: str
     saved_ns: int
+    replacing: tuple[str, ...] = ()  # checkpoints forgotten as this one is published
 
 
 def _publish_checkpoint(
@@ -1025,6 +1034,9 @@ def _publish_checkpoint(
         " GROUP BY generation HAVING MIN(rowid) < ?))",
         (name, published, saved.generation, name, began),
     )
+    for other in saved.replacing:
+        connection.execute("DELETE FROM checkpoints WHERE name = ?", (other,))
+        connection.execute("DELETE FROM checkpoint_chunks WHERE name = ?", (other,))
     connection.execute("COMMIT")
 
 

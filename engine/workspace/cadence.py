@@ -20,11 +20,17 @@ class Intervals:
 
     checkpoint_every: int  # events of a stream since its checkpoint (at least)
     archive_every: int | None  # events between archive marks; None: one with each checkpoint
+    # Archives thinned as one is written (``repository.archives_pruned``): the latest of each
+    # span [growth**k, growth**(k+1)) of the stream's events is kept, and the oldest of those go
+    # until all of them take at most ``archive_budget`` times the stream's checkpoint's bytes.
+    # None: every archive is kept.
+    archive_budget: float | None = None
+    archive_growth: int = 2
 
 
 INTERVALS: dict[str, Intervals] = {
     "context": Intervals(checkpoint_every=5_000, archive_every=1_000),
-    "document": Intervals(checkpoint_every=5_000, archive_every=None),
+    "document": Intervals(checkpoint_every=5_000, archive_every=None, archive_budget=2.0),
 }
 
 CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint (every kind)

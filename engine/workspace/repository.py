@@ -209,11 +209,29 @@ class StreamRepository(Generic[P]):
         self, name: str, projection: P, place: int, data: bytes | None = None
     ) -> None:
         """Keep the projection as the archive for ``place`` of stream ``name`` (``data``: its
-        archive's bytes, if made already)."""
+        archive's bytes, if made already). Where this kind's ``Intervals`` give an archive
+        budget, the archives ``archives_pruned`` names go in the transaction that writes it
+        (a workspace that kept every archive is thinned so at its next archive)."""
         projection.archived = projection.stream_seq
         if data is None:
             data = self.kind.archive_data(name, projection)
-        await self.store.save_checkpoint(self.archive_key(name, place), projection.seq, data)
+        replacing: list[str] = []
+        budget = self.intervals.archive_budget
+        if budget is not None:
+            sizes = await self.store.checkpoint_sizes()
+            prefix = self.kind.archive_prefix + name + ":"
+            archives = {
+                int(key[len(prefix) :]): size
+                for key, size in sizes.items()
+                if key.startswith(prefix) and key[len(prefix) :].isdigit()
+            }
+            archives[place] = len(data)
+            limit = budget * sizes.get(self.kind.checkpoint_prefix + name, len(data))
+            pruned = archives_pruned(archives, place, limit, self.intervals.archive_growth)
+            replacing = [self.archive_key(name, dropped) for dropped in pruned]
+        await self.store.save_checkpoint(
+            self.archive_key(name, place), projection.seq, data, replacing=replacing
+        )
 
     # -- the past ------------------------------------------------------------------------------
     async def archive_places(self, name: str) -> list[int]:
@@ -305,3 +323,28 @@ class StreamRepository(Generic[P]):
                     await asyncio.sleep(0)
             if len(events) < wanted:
                 return
+
+
+def archives_pruned(
+    archives: dict[int, int], newest: int, limit: float, growth: int = 2
+) -> list[int]:
+    """The places of the archives to forget, of ``archives`` (place in the stream: bytes),
+    ``newest`` the one being written: of each span of places [growth**k, growth**(k+1)) the
+    latest is kept (so the archives kept are spaced exponentially, the further back the
+    further apart, as the past far back is read less often and replays from the start
+    cheaply), then the oldest of those go until the bytes kept are at most ``limit``
+    (``newest`` is always kept). Oldest first."""
+
+    def span(place: int) -> int:
+        k, bound = 0, max(2, growth)
+        while place >= bound:
+            k, bound = k + 1, bound * max(2, growth)
+        return k
+
+    latest: dict[int, int] = {}
+    for place in sorted(archives):
+        latest[span(place)] = place
+    kept = sorted(set(latest.values()) | {newest})
+    while len(kept) > 1 and sum(archives[place] for place in kept) > limit:
+        kept.remove(next(place for place in kept if place != newest))
+    return sorted(set(archives) - set(kept))

@@ -73,6 +73,31 @@ async def test_a_deleted_checkpoint_is_gone_with_its_pieces(
     assert await store.load_checkpoint("tree") == (2, b"an older state is welcome again")
 
 
+async def test_a_save_forgets_the_checkpoints_it_replaces_with_their_pieces(
+    store: EventStore, backend: Backend
+) -> None:
+    await store.append(events("ctx:a", 6))
+    await store.save_checkpoint("archive:1", 1, os.urandom(CHECKPOINT_CHUNK_BYTES + 1))
+    await store.save_checkpoint("archive:2", 2, b"second")
+    await store.save_checkpoint("archive:3", 3, b"third")
+    assert await store.checkpoint_sizes() == {
+        "archive:1": CHECKPOINT_CHUNK_BYTES + 1,
+        "archive:2": 6,
+        "archive:3": 5,
+    }
+    with pytest.raises(InvalidCheckpoint):  # refused: nothing is forgotten either
+        await store.save_checkpoint("archive:9", 9, b"ninth", replacing=["archive:1"])
+    assert await store.load_checkpoint("archive:1") is not None
+
+    await store.save_checkpoint(
+        "archive:5", 5, b"fifth", replacing=["archive:1", "archive:3", "never", "archive:5"]
+    )
+    assert await store.checkpoint_sizes() == {"archive:2": 6, "archive:5": 5}
+    assert await store.load_checkpoint("archive:1") is None
+    assert await store.load_checkpoint("archive:5") == (5, b"fifth")
+    assert await chunk_rows(backend) == 2
+
+
 async def test_a_checkpoint_beyond_the_log_is_refused(store: EventStore) -> None:
     await store.append(events("ctx:a", 3))
     with pytest.raises(InvalidCheckpoint) as refused:

@@ -8,15 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine.deep_verify import verify_deep
-from engine.documents import DOC_PREFIX
+from engine.documents import DOC_CHECKPOINT, DOC_PREFIX
+from engine.protocol.commands import Actor
 from engine.protocol.document import Document
 from engine.protocol.errors import InvalidRequest
 from engine.protocol.persist import dump_document
 from engine.protocol_time import CLOCK_STREAM, ClockNotStepped
 from engine.store import SqliteEventStore
 from engine.workspace import DOC_ARCHIVE_PREFIX, Workspace, cadence
+from engine.workspace.repository import archives_pruned
 from pact_tui.demo import create_memo
 
 from .conftest import ManualClock
@@ -100,6 +104,68 @@ async def test_deep_verify_judges_a_documents_archives(
     verdicts = {f.name: f.verdict for f in result.checkpoints}
     for at in archives:
         assert verdicts[f"{DOC_ARCHIVE_PREFIX}memo:{at}"] == "matches"
+
+
+async def cache_sizes(path: Path, name: str) -> tuple[int, dict[int, int]]:
+    """The bytes of document ``name``'s checkpoint, and of each of its archives by place."""
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        sizes = await store.checkpoint_sizes()
+    prefix = DOC_ARCHIVE_PREFIX + name + ":"
+    archives = {int(k[len(prefix) :]): v for k, v in sizes.items() if k.startswith(prefix)}
+    return sizes[DOC_CHECKPOINT + name], archives
+
+
+@given(
+    st.dictionaries(st.integers(1, 10**6), st.integers(0, 10**4), min_size=1),
+    st.integers(0, 10**4),
+    st.sampled_from([2, 3, 10]),
+)
+def test_the_archives_kept_are_the_latest_of_each_span_within_the_budget(
+    archives: dict[int, int], checkpoint: int, growth: int
+) -> None:
+    newest = max(archives)
+    pruned = archives_pruned(archives, newest, 2 * checkpoint, growth)
+    kept = sorted(set(archives) - set(pruned))
+    assert pruned == sorted(pruned) and set(pruned) <= set(archives)
+    assert newest in kept
+    assert kept == [newest] or sum(archives[p] for p in kept) <= 2 * checkpoint
+
+    def span(place: int) -> int:
+        k = 0
+        while place >= growth ** (k + 1):
+            k += 1
+        return k
+
+    latest = {span(p): p for p in sorted(archives)}
+    # the latest of each span, and of those the newest ones: only the oldest go for bytes
+    assert set(kept) <= set(latest.values()) | {newest}
+    assert kept == sorted(latest.values())[len(latest) - len(kept) :]
+
+
+async def test_a_documents_archives_take_at_most_twice_its_checkpoint_and_the_past_is_the_fold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "ws.pact"
+    archives = await archived_memo(path, monkeypatch)  # kept every one, as older workspaces did
+    checkpoint, sizes = await cache_sizes(path, "memo")
+    assert sum(sizes.values()) > 2 * checkpoint  # the workspace before thinning
+    expected = await folds(path, "memo")
+    thinned = cadence.Intervals(7, None, archive_budget=2.0)
+    monkeypatch.setitem(cadence.INTERVALS, "document", thinned)
+    async with await Workspace.open(path, watch=False, clock=ManualClock()) as ws:
+        await ws.load_document("memo")
+        for n in range(1, len(expected) + 1):  # the old workspace opens and reads as it did
+            assert dump_document(await ws.document_at("memo", n)) == expected[n - 1]
+        for _ in range(7):  # the next archive thins them
+            await ws.run_document("memo", {"op": "heartbeat"}, Actor.agent("legal"))
+    checkpoint, sizes = await cache_sizes(path, "memo")
+    assert 1 <= len(sizes) < len(archives) and sum(sizes.values()) <= 2 * checkpoint
+    assert max(sizes) > archives[-1]
+    expected = await folds(path, "memo")
+    async with await Workspace.open(path, watch=False, read_only=True) as ws:
+        for n in range(1, len(expected) + 1):
+            assert dump_document(await ws.document_at("memo", n)) == expected[n - 1]
+        assert ws.checkpoint_problem is None
 
 
 async def memo(path: Path, clock: ManualClock) -> None:
