@@ -196,6 +196,15 @@ class DocumentsAndFrameworks(ProtocolClock):
                             break
                 return rewind.doc
 
+    async def prepare_past(self, name: str) -> None:
+        """Build the rewind of loaded document ``name`` at its present (``document_stepped``
+        of its live count), for the document screen to call while nothing else is asked of
+        it: the first step back is then one step of the rewind, not a fold. A step asked for
+        meanwhile waits for it (or, where it does not reach yet, is a fold: see
+        ``document_past``); either way it is the log's state. Errors as ``document_stepped``'s,
+        and ``ContextNotLoaded`` if the document is not loaded."""
+        await self.document_stepped(name, self.document(name).sequence)
+
     async def _save_document(
         self, name: str, projection: DocumentProjection, *, archive: bool = False
     ) -> None:

@@ -267,10 +267,10 @@ class StreamRepository(Generic[P]):
                 found = await self.store.load_checkpoint(key)
                 if found is None:
                     continue
-                if key == own:
-                    projection = self.kind.restore(name, found)
-                else:
-                    projection = self.kind.restore_archive(name, found)
+                # Decoded and built in a thread: the app draws meanwhile (the projection is
+                # new, its bytes read already; nothing else is touched).
+                restore = self.kind.restore if key == own else self.kind.restore_archive
+                projection = await asyncio.to_thread(restore, name, found)
                 if projection.stream_seq > stream_seq:
                     continue  # a batch of commands may have carried it past its place
                 await self.check_anchor(name, projection)

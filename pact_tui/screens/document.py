@@ -10,6 +10,7 @@ only the screen talks to the workspace, and every action goes through
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -315,6 +316,20 @@ class DocumentScreen(CustodianActions, TimeTravel):
             return
         self.unreadable = None
         self.document_name = name
+        self.call_after_refresh(self._prepare_past, name)
+
+    @work(exclusive=True, group="past-ahead")
+    async def _prepare_past(self, name: str) -> None:
+        """Once the document is drawn, build its rewind at its present in the background
+        (``Workspace.prepare_past``), so that the first ``[`` is a step, not a fold. A ``[``
+        pressed before it is ready shows the past as ``read_past`` does (waiting for it, or
+        from a fold); an error is said when the past is asked for."""
+        from engine.protocol.errors import ProtocolError
+        from engine.workspace.errors import WorkspaceError
+
+        quiet = (ProtocolError, StoreError, UnreplayableEvent, ValueError, WorkspaceError)
+        with contextlib.suppress(*quiet):
+            await self.workspace.prepare_past(name)
 
     def _cannot_show(self, name: str, error: UnreplayableEvent) -> None:
         """Document ``name`` cannot be shown: its stream holds an event that cannot be

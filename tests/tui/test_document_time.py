@@ -3,11 +3,13 @@ points; protocol time stepped ahead in the demo to fire a window's end and a loc
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
 from textual.widgets import Static
 
+from engine.documents import DOC_PREFIX
 from engine.protocol.persist import dump_document
 
 from .inspector import SIZE, inspector, notifications, settle, wait_until
@@ -50,22 +52,58 @@ async def test_scrubbing_shows_the_document_as_it_was_and_the_past_is_read_only(
         assert screen.position is None and screen.shown.doc is live  # type: ignore[union-attr]
 
 
-async def test_entering_the_past_shows_a_fold_at_once_and_then_steps(demo: Path) -> None:
-    """The first ``[`` shows the document from a fold of the nearest cache (the quickest way
-    there), then builds the workspace's rewind there: the next ``[`` is its step."""
+async def test_the_rewind_is_built_when_the_document_opens_so_the_first_step_back_is_a_step(
+    demo: Path,
+) -> None:
+    """Once the document is drawn, its rewind is built at its present in the background: the
+    first ``[`` is the rewind's step (its own document), the fold's state."""
     app = inspector(demo, human="ann")
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
         total = screen.shown.doc.sequence  # type: ignore[union-attr]
+        rewinds = screen.workspace._rewinds
+        await wait_until(
+            pilot,
+            lambda: "memo" in rewinds and rewinds["memo"].first < total <= rewinds["memo"].last,
+            "the rewind built at the present",
+        )
+        rewind = rewinds["memo"]
         await pilot.press("left_square_bracket")
         await wait_until(pilot, lambda: screen.shown.revision == total - 1, "one event back")  # type: ignore[union-attr]
-        await settle(pilot)
-        rewind = screen.workspace._rewinds["memo"]
-        assert rewind.first <= total - 1 <= rewind.last  # built for the steps to come
-        assert screen.shown.doc is not rewind.doc  # type: ignore[union-attr]  # a fold's
+        assert screen.shown.doc is rewind.doc  # type: ignore[union-attr]  # a step, not a fold
+        past = await screen.workspace.document_at("memo", total - 1)
+        assert dump_document(screen.shown.doc) == dump_document(past)  # type: ignore[union-attr]
+
+
+async def test_a_step_back_before_the_rewind_is_ready_shows_a_fold_and_then_steps(
+    demo: Path,
+) -> None:
+    """A ``[`` pressed while the rewind is still being built (held up here) is shown at once
+    from a fold of the nearest cache; once it is built, the next ``[`` is its step. Every one
+    the fold's state."""
+    app = inspector(demo, human="ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.workspace is not None, "the workspace")
+        assert app.workspace is not None
+        building = app.workspace._rebuild_locks.setdefault(DOC_PREFIX + "memo", asyncio.Lock())
+        await building.acquire()  # the rewind's building waits for this
+        screen = await opened(pilot)
+        total = screen.shown.doc.sequence  # type: ignore[union-attr]
+        await pilot.press("left_square_bracket")
+        await wait_until(pilot, lambda: screen.shown.revision == total - 1, "one event back")  # type: ignore[union-attr]
+        assert "memo" not in screen.workspace._rewinds  # not built yet: a fold was shown
+        past = await screen.workspace.document_at("memo", total - 1)
+        assert dump_document(screen.shown.doc) == dump_document(past)  # type: ignore[union-attr]
+        building.release()
+        rewinds = screen.workspace._rewinds
+        await wait_until(
+            pilot,
+            lambda: "memo" in rewinds and rewinds["memo"].first < total - 1 <= rewinds["memo"].last,
+            "the rewind built",
+        )
         await pilot.press("left_square_bracket")
         await wait_until(pilot, lambda: screen.shown.revision == total - 2, "two events back")  # type: ignore[union-attr]
-        assert screen.shown.doc is rewind.doc  # type: ignore[union-attr]  # a step
+        assert screen.shown.doc is rewinds["memo"].doc  # type: ignore[union-attr]  # a step
         past = await screen.workspace.document_at("memo", total - 2)
         assert dump_document(screen.shown.doc) == dump_document(past)  # type: ignore[union-attr]
 

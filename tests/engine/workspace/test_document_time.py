@@ -293,3 +293,28 @@ async def test_the_past_is_a_fold_where_the_rewind_does_not_reach_and_a_step_whe
         doc, stepped = await ws.document_past("memo", first - 1)
         assert not stepped and doc is not built
         assert dump_document(doc) == expected[first - 2]
+
+
+async def test_a_past_prepared_at_the_present_is_stepped_into_and_is_the_fold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``prepare_past`` builds the rewind at the document's present: entering the past after
+    it is the rewind's step, reading no cache, and every state is the fold's."""
+    path = tmp_path / "ws.pact"
+    await archived_memo(path, monkeypatch)
+    expected = await folds(path, "memo")
+    last = len(expected)
+    async with await Workspace.open(path, watch=False) as ws:
+        await ws.load_document("memo")
+        await ws.prepare_past("memo")
+        rewind = ws._rewinds["memo"]
+        assert rewind.first < last == rewind.last
+
+        async def no_cache(name: str) -> Any:
+            raise AssertionError(f"cache {name!r} read")
+
+        monkeypatch.setattr(ws.store, "load_checkpoint", no_cache)
+        for n in (last - 1, last - 2, rewind.first):
+            doc, stepped = await ws.document_past("memo", n)
+            assert stepped and doc is rewind.doc, n
+            assert dump_document(doc) == expected[n - 1], n
