@@ -5,7 +5,11 @@ proposing, approving, heartbeating, declaring intents, setting salience, comment
 archives the workspace keeps while commands run (one beside each checkpoint it saves, as far
 apart as ``_decide_document`` spaces them). ``Workspace.document_at`` at points in the newer
 half of the history ÷ the same fold from the stream's start (no cache found) ≤ 0.25, median of
-the points, each in a fresh process; both must arrive at the same state.
+the points, each in a fresh process; both must arrive at the same state. The archives kept
+(thinned as each is written, ``repository.archives_pruned``) ÷ the checkpoint, in bytes, ≤ 2.
+Stepping as the document screen does (the rewind built at the present once the document is
+drawn, ``Workspace.prepare_past``; then ``[`` and ``:N``), and ``pact-tui doc show`` of the
+document in a process of its own ≤ 1 s, beside ``pact-tui --help``.
 
 ``python -m bench doctime`` runs it; ``python -m bench --tiny doctime`` at 12,000 events (CI's
 smoke run: the figure means nothing there).
@@ -20,6 +24,7 @@ import itertools
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -67,7 +72,11 @@ async def build(path: str, total: str) -> None:
                         await ws._save_document("plan", projection, archive=True)
                 archived = await store.head()
                 archives.append(archived)
-    print(json.dumps({"archives": archives}))
+        sizes = await store.checkpoint_sizes()
+    prefix = documents_role.DOC_ARCHIVE_PREFIX + "plan:"
+    kept = {int(k[len(prefix) :]): v for k, v in sizes.items() if k.startswith(prefix)}
+    checkpoint = sizes[DOC_CHECKPOINT + "plan"]
+    print(json.dumps({"archives": archives, "kept": kept, "checkpoint": checkpoint}))
 
 
 async def timed_past(path: str, at: str, mode: str) -> None:
@@ -113,7 +122,13 @@ async def timed_steps(path: str, total: str) -> None:
                 await ws.document_stepped("plan", at)
             return doc, seconds, (time.perf_counter() - start) if not stepped else 0.0
 
+        # As the screen does once the document is drawn: the rewind built at the present.
+        await ws.load_document("plan")
+        start = time.perf_counter()
+        await ws.prepare_past("plan")
+        prepared = time.perf_counter() - start
         _, entering, built = await shown(total_n - 1)
+        assert built == 0.0  # a step of the rewind prepared
         steps = []
         for n in range(total_n - 2, total_n - 12, -1):
             start = time.perf_counter()
@@ -136,7 +151,7 @@ async def timed_steps(path: str, total: str) -> None:
         json.dumps(
             {
                 "entering": entering,
-                "built": built,
+                "prepared": prepared,
                 "steps": steps,
                 "jumps": jumps,
                 "builds": builds,
@@ -167,6 +182,17 @@ def bench_past(directory: Path) -> None:
         f"  (built in {fmt(time.perf_counter() - start)}; archives at"
         f" {', '.join(f'{a:,}' for a in built['archives'])})"
     )
+    kept = {int(place): size for place, size in built["kept"].items()}
+    places = ", ".join(f"{p:,} ({size / 1e6:.1f} MB)" for p, size in sorted(kept.items()))
+    print(f"  archives kept: {places}, load {_load()}")
+    report_ratio(
+        "all of the document's archives ÷ its checkpoint, bytes",
+        sum(kept.values()),
+        built["checkpoint"],
+        2.0,
+        unit=lambda b: f"{b / 1e6:.1f} MB",
+        anchor_label="the checkpoint",
+    )
     cached, replayed = [], []
     for at in POINTS:
         replay = in_a_fresh_process(ROLE_MODULE, "past", path, at, "replay")
@@ -192,9 +218,10 @@ def bench_steps(path: Path) -> None:
     step = statistics.median(found["steps"])
     anchor = statistics.median(found["anchors"])
     print(
-        f"  entering the past (event {EVENTS - 1:,}): shown in {fmt(found['entering'])},"
-        f" then the rewind built for the steps in {fmt(found['built'])}"
+        f"  the rewind built at the present once the document is drawn"
+        f" (Workspace.prepare_past, in the background): {fmt(found['prepared'])}"
     )
+    print(f"  entering the past (event {EVENTS - 1:,}) after it: {fmt(found['entering'])}")
     print(f"  10 steps back: {', '.join(fmt(s) for s in found['steps'])}")
     jumps = zip(POINTS, found["jumps"], found["builds"], found["anchors"], strict=True)
     for at, jump, built, fresh in jumps:
@@ -205,6 +232,35 @@ def bench_steps(path: Path) -> None:
     _absolute("one step back, median of 10", step, 0.1, anchor, "document_at, median")
     _absolute("`:N` to each point, the slowest", max(found["jumps"]), 1.0, anchor, "document_at")
     _absolute("entering the past (the first `[`)", found["entering"], 0.1, anchor, "document_at")
+
+
+def bench_show(path: Path) -> None:
+    """Figure 4: ``pact-tui doc show`` of the document, a process of its own, wall clock."""
+    print(f"3. `pact-tui doc show` of the {EVENTS:,}-event document, load {_load()}")
+
+    def run(*arguments: str) -> float:
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "pact_tui", *arguments],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+        seconds = time.perf_counter() - start
+        assert done.returncode == 0, f"pact-tui {' '.join(arguments)}: {done.stderr.strip()}"
+        return seconds
+
+    shows = [run("doc", "show", str(path), "plan") for _ in range(3)]
+    helps = [run("--help") for _ in range(3)]
+    print(f"  doc show: {', '.join(map(fmt, shows))}; --help: {', '.join(map(fmt, helps))}")
+    _absolute(
+        "`doc show`, median of 3",
+        statistics.median(shows),
+        1.0,
+        statistics.median(helps),
+        "pact-tui --help, median",
+    )
 
 
 def _absolute(name: str, figure: float, limit: float, anchor: float, label: str) -> None:
@@ -224,6 +280,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         bench_past(Path(folder))
         bench_steps(Path(folder) / "past.pact")
+        bench_show(Path(folder) / "past.pact")
 
 
 if __name__ == "__main__" and len(sys.argv) > 2 and sys.argv[1] in ROLES:
