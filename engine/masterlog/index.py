@@ -39,7 +39,7 @@ from .errors import BadRange, CacheError, ForeignCache, LogGone, LogUnreadable, 
 
 CHUNK = 65_536  # line ends per stored blob
 READ_SIZE = 1 << 20  # 1 MiB reads: fast through the find loop, small enough for the CPU cache
-COMPARE_SIZE = 8 << 20  # bytes of two files compared at a time (a rewrite's unchanged prefix)
+COMPARE_SIZE = 1 << 20  # bytes of two files compared at a time (a rewrite's unchanged prefix)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -529,27 +529,38 @@ def _holding_in(
 
 
 def _common_prefix(a: int, b: int, size: int) -> int:
-    """How many of the first ``size`` bytes files ``a`` and ``b`` hold alike."""
+    """How many of the first ``size`` bytes files ``a`` and ``b`` hold alike, read a block of
+    :data:`COMPARE_SIZE` at a time into two buffers kept for the whole comparison (a new
+    buffer per read costs more than the read: 8 MiB reads were ten times slower)."""
+    one, two = bytearray(COMPARE_SIZE), bytearray(COMPARE_SIZE)
     at = 0
     while at < size:
         step = min(COMPARE_SIZE, size - at)
-        one, two = os.pread(a, step, at), os.pread(b, step, at)
+        if step < COMPARE_SIZE:
+            one, two = bytearray(step), bytearray(step)
+        got = min(os.preadv(a, [one], at), os.preadv(b, [two], at))
+        if got < step:  # cut short while we read: compare what both gave
+            return at + _alike(memoryview(one)[:got], memoryview(two)[:got])
         if one != two:
-            if len(one) != step or len(two) != step:  # cut short while we read
-                step = min(len(one), len(two))
-                one, two = one[:step], two[:step]
-                if one == two:
-                    return at + step
-            low, high = 0, step  # the first byte that differs: the halves that differ
-            while high - low > 1:
-                middle = (low + high) // 2
-                if one[low:middle] != two[low:middle]:
-                    high = middle
-                else:
-                    low = middle
-            return at + low
+            return at + _alike(memoryview(one), memoryview(two))
         at += step
     return size
+
+
+def _alike(first: memoryview, second: memoryview) -> int:
+    """How many bytes two buffers of one length hold alike at their start: the halves that
+    differ, halved again."""
+    one, two = bytes(first), bytes(second)
+    low, high = 0, len(one)
+    if one == two:
+        return high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if one[low:middle] != two[low:middle]:
+            high = middle
+        else:
+            low = middle
+    return low
 
 
 def _digests(fd: int, ends: array[int], start: int = 0) -> list[str]:

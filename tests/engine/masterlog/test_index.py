@@ -169,3 +169,37 @@ def test_a_rewrite_indexes_from_its_first_changed_byte_as_a_full_index_does(
     again = LineIndex.load(db, path, "log")
     assert list(again.ends) == list(index.ends)
     db.close()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    data=st.binary(max_size=64),
+    flips=st.lists(st.integers(min_value=0, max_value=80), max_size=3),
+    cut=st.integers(min_value=0, max_value=80),
+    block=st.integers(min_value=1, max_value=9),
+)
+def test_the_prefix_two_files_share_is_found_across_blocks(
+    tmp_path_factory: object, data: bytes, flips: list[int], cut: int, block: int
+) -> None:
+    """The bytes a rewrite still holds where they were, compared a block at a time into kept
+    buffers (blocks of a few bytes here), are exactly the bytes alike at the start."""
+    from engine.masterlog import index as module
+
+    tmp = tmp_path_factory.mktemp("prefix")  # type: ignore[attr-defined]
+    other = bytearray(data[:cut] if cut < len(data) else data)
+    for flip in flips:
+        if flip < len(other):
+            other[flip] ^= 0x5A
+    (tmp / "a").write_bytes(data)
+    (tmp / "b").write_bytes(bytes(other))
+    size = min(len(data), len(other))
+    expected = next((i for i in range(size) if data[i] != other[i]), size)
+    was = module.COMPARE_SIZE
+    module.COMPARE_SIZE = block
+    try:
+        with (tmp / "a").open("rb") as a, (tmp / "b").open("rb") as b:
+            assert module._common_prefix(a.fileno(), b.fileno(), size) == expected
+            # asked for more than either holds: what both hold alike
+            assert module._common_prefix(a.fileno(), b.fileno(), size + 5) == expected
+    finally:
+        module.COMPARE_SIZE = was
