@@ -20,7 +20,7 @@ import json
 import os
 import sqlite3
 from array import array
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -214,12 +214,25 @@ class Conversation:
         if (self.directory / EVENTS).is_file():
             self.index(EVENTS)
 
-    def stage(self) -> Staged:
+    def unindexed(self) -> list[str]:
+        """The logs :meth:`prepare` loaded that hold no indexed line yet: a view or a branch
+        that appeared since (gptme's undo saves the whole master as a new branch)."""
+        return [
+            name
+            for name, index in self._indexes.items()
+            if not index.lines and name not in (MASTER, EVENTS) and not name.startswith("external:")
+        ]
+
+    def stage(self, only: Collection[str] | None = None, skip: Collection[str] = ()) -> Staged:
         """Read what a refresh needs from the files, using neither the cache nor changing
         anything (the logs :meth:`prepare` loaded): a caller runs this, the slow part when the
         master was rewritten (it is read whole, each line's digest taken), without the lock
-        the readers of this conversation take, then :meth:`apply` under it."""
-        events = self._indexes.get(EVENTS)
+        the readers of this conversation take, then :meth:`apply` under it.
+
+        ``only`` the logs named (and not ``events.jsonl``), else every log but those in
+        ``skip``: a caller may apply the logs it had indexed before staging those new to it
+        (:meth:`unindexed`), so an undo's master is shown before its 1 GiB branch is read."""
+        events = self._indexes.get(EVENTS) if only is None else None
         events_scan = None
         new: list[Rewrite] = []
         if events is not None:
@@ -233,6 +246,8 @@ class Conversation:
         scans: dict[str, Scanned | None] = {}
         for name, index in list(self._indexes.items()):
             if name == EVENTS or name.startswith("external:"):
+                continue
+            if (only is not None and name not in only) or name in skip:
                 continue
             reason = ""
             if name == MASTER and recorded:

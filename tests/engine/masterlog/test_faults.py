@@ -9,6 +9,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from engine.masterlog.conversation import MASTER, Conversation
 from engine.masterlog.lines import encode_message
 from engine.masterlog.references import find_references
@@ -311,3 +313,47 @@ def test_an_edit_renamed_over_the_master_is_indexed_and_compared_from_the_line_e
     assert described[0] == "line 8 changed (now line 8)"
     assert all(c.old[0] >= 7 for c in conversation.changes)
     assert list(conversation.master.ends) == list(itertools.accumulate(map(len, now)))
+
+
+@pytest.mark.parametrize("saved_as", ["the master before", "another log"])
+def test_an_undo_re_indexes_the_master_first_then_its_branch_as_a_fresh_index_does(
+    copy: Callable[[str], Path], opened: Callable[[Path], Conversation], saved_as: str
+) -> None:
+    """The branch gptme saves on an undo is new to the index: it is staged after the master
+    was applied (1 GiB read and searched for references, the master's rows shown before),
+    and then indexed as a fresh cache indexes it, whether or not it holds the master's bytes."""
+    directory = copy("conv-basic")
+    conversation = opened(directory)
+    for _ in conversation.catalogue_all():
+        pass
+    lines = lines_of(directory / MASTER)
+    saved = list(lines)
+    if saved_as == "another log":  # a reference among the lines, a line changed, one added
+        referring = next(raw for raw in lines_of(directory / VIEW) if b"Master context: " in raw)
+        saved = [*lines[:5], referring, lines[6].rstrip(b"\n") + b" \n", *lines[7:], referring]
+    name = "branches/main-undo-0.jsonl"
+    (directory / "branches").mkdir()
+    (directory / name).write_bytes(b"".join(saved))
+    renamed_over(directory / MASTER, lines[:14])
+    with (directory / "events.jsonl").open("a") as events:
+        events.write(json.dumps({"seq": 99, "ts": "t", "type": "undo", "payload": {"n": 8}}) + "\n")
+    conversation.prepare()
+    new = conversation.unindexed()
+    assert new == [name]
+    refreshes = conversation.apply(conversation.stage(skip=new))
+    assert [r.name for r in refreshes] == [MASTER, VIEW]
+    master = refreshes[0]
+    assert master.rewritten and "an undo of 8" in master.reason
+    assert [c.describe() for c in conversation.changes] == ["lines 15 to 22 removed"]
+    assert conversation.index(name).lines == 0  # not read yet
+    (branch,) = conversation.apply(conversation.stage(only=new))
+    assert (branch.name, branch.lines, branch.rewritten) == (name, len(saved), False)
+    fresh = opened(directory, "fresh.sqlite")
+    assert list(conversation.index(name).ends) == list(fresh.index(name).ends)
+    assert list(fresh.index(name).ends) == list(itertools.accumulate(map(len, saved)))
+    found = conversation.references_of(name)[1]
+    assert found == fresh.references_of(name)[1]
+    assert [f.where.line for f in found] == (
+        [5, len(saved) - 1] if saved_as != "the master before" else []
+    )
+    assert conversation.unindexed() == []
