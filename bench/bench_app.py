@@ -96,11 +96,11 @@ def child_minimal() -> None:
     app.run(headless=True)
 
 
-def child_pact(path: str) -> None:
+def child_pact(path: str, context: str = "researcher") -> None:
     from pact_tui.app import PactApp
     from pact_tui.screens.context import ContextScreen
 
-    app = PactApp(path, watch=False, context="researcher")
+    app = PactApp(path, watch=False, context=context)
     done = False
 
     def painted() -> None:
@@ -713,7 +713,7 @@ if __name__ == "__main__":
     if role == "minimal":
         child_minimal()
     elif role == "pact":
-        child_pact(sys.argv[2])
+        child_pact(*sys.argv[2:4])
     elif role == "big":
         child_big(sys.argv[2])
     elif role == "big-items":
