@@ -1180,7 +1180,11 @@ class ContextScreen(TimeTravel):
             assert folder is not None
             if folder not in sessions:
                 try:
-                    sessions[folder] = self._app.reference_session(folder)
+                    opened = self._app.reference_session(folder)
+                    # what the logs gained or lost since: its references verified again only
+                    # where they may have changed (the verifier's own choice)
+                    opened.update()
+                    sessions[folder] = opened
                 except (MasterLogError, OSError) as error:
                     sessions[folder] = None
                     problems.append(str(error))

@@ -200,3 +200,34 @@ async def test_j_on_the_master_log_opened_alone_says_how_to_reach_a_context(
         await pilot.pause()
         assert isinstance(app.screen, MasterLogScreen)
         assert any("opened on the conversation alone" in n for n in notifications(app))
+
+
+async def test_the_badges_follow_a_rewrite_of_the_master_log(tmp_path: Path) -> None:
+    """The badges are judged again when the view shown changes, from the conversation as it is
+    now: an undo renamed over the master after the badges were first judged is verified (only
+    the references that may have changed), not shown as it was."""
+    ws, folder = await imported(tmp_path)
+    app = inspector(ws, context=NAME)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        await wait_until(pilot, lambda: screen.badges != {}, "the badges of the live view")
+        assert set(screen.badges.values()) == {"ok"}
+        # gptme's undo of every message but the first: the master saved, then renamed over
+        master = folder / "conversation.jsonl"
+        (folder / "branches").mkdir(exist_ok=True)
+        shutil.copy(master, folder / "branches" / "main-undo-9.jsonl")
+        first = master.read_bytes().splitlines(keepends=True)[0]
+        (folder / "undone.tmp").write_bytes(first)
+        (folder / "undone.tmp").replace(master)
+        with (folder / "events.jsonl").open("a") as events:
+            events.write('{"seq": 999, "ts": "t", "type": "undo", "payload": {"n": 99}}\n')
+        found = statuses(folder, tmp_path)
+        live = reference_items(app)
+        expected = expected_badges(live, found)
+        assert set(expected.values()) != {"ok"}  # the undo broke some of them
+        await pilot.press("left_curly_bracket")  # another view shown, then the live one again
+        await settle(pilot)
+        await pilot.press("right_curly_bracket")
+        await settle(pilot)
+        await wait_until(pilot, lambda: screen.badges == expected, "the badges after the undo")
