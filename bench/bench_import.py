@@ -27,6 +27,12 @@ gptme's summary and a reference, long answers to their opening and a reference).
    tree on screen (``bench.bench_app``'s cold start) ÷ the same for a context of 100,000 items
    (the scaled demo ``bench.bench_app`` opens), in the same run, once each untimed, then the
    median of ``STARTS`` each: ≤ 1.5.
+4. The reference items' badges at scale, as the context screen judges them whenever the view
+   shown changes: the conversation's session brought up to date (``LogSession.update``, nothing
+   changed), then every item of the imported context's view walked and each reference item
+   given the worst verdict on its line (``pact_tui.reference_items.judge``), median of 5.
+   Anchor: walking the same view's items alone. Printed, without a target (the issue sets
+   none).
 
 ``BENCH_TINY=1`` (``python -m bench --tiny``): a conversation of 256 KiB and 3 appends, and a
 demo of 1,000 items for figure 3's anchor, only to see it run.
@@ -264,6 +270,8 @@ def main() -> None:
         )
         print("3. the imported context's cold start in the app ÷ a 100k-item context's")
         bench_cold_start(scratch / "import.pact", scratch, made.lines)
+        print("4. the reference items' badges, judged as the context screen judges them")
+        bench_badges(scratch / "import.pact", directory, scratch / "badges.sqlite")
 
 
 def bench_cold_start(workspace: Path, scratch: Path, messages: int) -> None:
@@ -284,6 +292,52 @@ def bench_cold_start(workspace: Path, scratch: Path, messages: int) -> None:
         anchor,
         1.5,
         anchor_label=f"{DEMO_ITEMS:,}-item context",
+    )
+
+
+def bench_badges(workspace: Path, directory: Path, cache: Path) -> None:
+    """Figure 4: judging every reference item's badge ÷ walking the view's items."""
+    from engine.context.context import SnapshotContext
+    from pact_tui.logsession import LogSession
+    from pact_tui.reference_items import ItemSource, judge
+
+    async def held() -> SnapshotContext:
+        async with await Workspace.open(workspace, watch=False) as ws:
+            await ws.load("agent")
+            return ws.context("agent").hold()
+
+    view = asyncio.run(held())
+    session = LogSession.open(directory, cache)
+    try:
+        session.verify()
+
+        def statuses(source: ItemSource) -> list[str]:
+            return [v.status.value for v in session.verdicts_on(source.log, source.line)]
+
+        def judged() -> tuple[float, int]:
+            start = time.perf_counter()
+            session.update()
+            badges = judge(view, statuses)
+            return time.perf_counter() - start, len(badges)
+
+        def walked() -> float:
+            start = time.perf_counter()
+            for _ in view.iter_items():
+                pass
+            return time.perf_counter() - start
+
+        runs = [judged() for _ in range(5)]
+        figure = statistics.median(t for t, _ in runs)
+        anchor = statistics.median(walked() for _ in range(5))
+        start = time.perf_counter()
+        session.update()
+        update = time.perf_counter() - start
+    finally:
+        session.close()
+    print(
+        f"  the badges of {runs[0][1]:,} reference items judged (the session's update, then"
+        f" the walk): {fmt(figure)}  ÷  walking the view's items alone {fmt(anchor)}  ="
+        f"  {figure / anchor:.1f}  (the update alone {fmt(update)}; no target)"
     )
 
 
