@@ -231,3 +231,13 @@ async def test_the_badges_follow_a_rewrite_of_the_master_log(tmp_path: Path) -> 
         await pilot.press("right_curly_bracket")
         await settle(pilot)
         await wait_until(pilot, lambda: screen.badges == expected, "the badges after the undo")
+
+
+def test_the_badge_of_all_ok_is_the_verifiers_ok_and_a_problem_wins() -> None:
+    from engine.masterlog.verify import Status
+    from pact_tui.reference_items import OK
+
+    assert Status.OK.value == OK
+    assert worst([OK, OK]) == Status.OK.value
+    statuses = [s.value for s in Status if s != Status.OK]
+    assert worst([OK, statuses[-1], statuses[0]]) == statuses[0]  # the first in precedence
