@@ -618,6 +618,9 @@ class DocumentScreen(CustodianActions, TimeTravel):
         after a view's key is that view's. (``Widget.focus`` would move the focus only when a
         later message is handled, and a key between would reach the view just hidden.)"""
         self.set_focus(self.query_one(f"#{self.view}"))
+        # Its keys in the footer now, in the frame that shows the view (``set_focus`` announces
+        # them only after that frame, and the footer would be laid out again in the next).
+        self.refresh_bindings()
 
     def action_next_document(self) -> None:
         names = self.documents

@@ -70,3 +70,43 @@ async def test_the_footer_shows_the_keys_of_each_view_it_switches_to(demo: Path)
             await wait_until(pilot, lambda: drawn() == keys, f"the keys of {view}")  # noqa: B023
             seen.append(keys)
         assert len({tuple(keys) for keys in seen}) > 1  # the views' keys differ
+
+
+async def test_a_view_switch_gives_the_footers_keys_the_new_views_bindings_at_once(
+    demo: Path,
+) -> None:
+    """The keys of the view shown are in the footer in the handler that shows it (so in the
+    frame that draws it), given to the keys already made rather than all made again after."""
+    app = inspector(demo)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.press("2")
+        await wait_until(pilot, lambda: isinstance(app.screen, DocumentScreen), "the document")
+        screen = app.screen
+        assert isinstance(screen, DocumentScreen)
+        footer = screen.query_one(FittedFooter)
+        await wait_until(pilot, lambda: bool(shown_keys(footer)), "the footer's keys")
+        await settle(pilot)
+
+        def expected() -> list[str]:
+            actions: list[str] = []
+            for _, binding, _, _ in screen.active_bindings.values():
+                if binding.show and binding.action not in actions:
+                    actions.append(binding.action)
+            return actions
+
+        def drawn() -> list[str]:
+            keys = [key for key in shown_keys(footer) if not key._pruning]
+            return [key.action for key in keys if "-command-palette" not in key.classes]
+
+        made = set(shown_keys(footer))  # the keys themselves: an id is reused once freed
+        for view in ("events", "queue", "outline", "events"):
+            before = expected()
+            had = len(shown_keys(footer))
+            screen.action_view(view)  # no message handled between: this handler's work only
+            assert expected() != before  # the view's keys differ from the last one's
+            assert drawn() == expected(), view
+            await settle(pilot)
+            now = shown_keys(footer)
+            # The keys already made were given what they show: only the more keys were made.
+            assert len(set(now) - made) <= max(0, len(now) - had), view
+            made |= set(now)
