@@ -20,17 +20,22 @@ class Intervals:
 
     checkpoint_every: int  # events of a stream since its checkpoint (at least)
     archive_every: int | None  # events between archive marks; None: one with each checkpoint
-    # Archives thinned as one is written (``repository.archives_pruned``): the latest of each
-    # span [growth**k, growth**(k+1)) of the stream's events is kept, and the oldest of those go
-    # until all of them take at most ``archive_budget`` times the stream's checkpoint's bytes.
-    # None: every archive is kept.
+    # Archives thinned as one is written (``repository.archives_pruned``): with a growth, the
+    # latest of each span [growth**k, growth**(k+1)) of the stream's events is kept (None: every
+    # one), and the oldest of those go until all of them take at most ``archive_budget`` times
+    # the stream's checkpoint's bytes. None: every archive is kept, as written. Archives kept
+    # within a budget are stored compressed (``checkpoints.compress_checkpoint``).
     archive_budget: float | None = None
-    archive_growth: int = 2
+    archive_growth: int | None = 2
 
 
 INTERVALS: dict[str, Intervals] = {
     "context": Intervals(checkpoint_every=5_000, archive_every=1_000),
-    "document": Intervals(checkpoint_every=5_000, archive_every=None, archive_budget=2.0),
+    # Compressed, a document's archives 5,000 events or more apart all fit in the budget at
+    # 200,000 events, so ``:N`` anywhere folds from one close behind.
+    "document": Intervals(
+        checkpoint_every=5_000, archive_every=None, archive_budget=2.0, archive_growth=None
+    ),
 }
 
 CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint (every kind)

@@ -13,6 +13,7 @@ from engine.store import Checkpoint, InvalidCheckpoint
 from engine.workspace.checks import check_context_name
 from engine.workspace.keys import ARCHIVE_PREFIX, CHECKPOINT_VERSION
 from engine.workspace.projection import ContextProjection
+from engine.workspace.repository import decompressed
 from engine.workspace.types import ForkOrigin
 
 
@@ -27,6 +28,9 @@ def encode_checkpoint(data: dict[str, Any]) -> bytes:
 
 
 def decode_checkpoint(data: bytes) -> Any:
+    """What ``encode_checkpoint`` made (kept compressed or not: ``repository.compressed``),
+    decoded; ``InvalidCheckpoint`` if compressed bytes do not decompress."""
+    data = decompressed(data)
     return json.loads(data[1:]) if data[:1] == b"J" else orjson.loads(data)
 
 

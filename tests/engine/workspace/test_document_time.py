@@ -4,6 +4,7 @@ clock."""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,9 @@ from engine.protocol.document import Document
 from engine.protocol.errors import InvalidRequest
 from engine.protocol.persist import dump_document
 from engine.protocol_time import CLOCK_STREAM, ClockNotStepped
-from engine.store import SqliteEventStore
+from engine.store import InvalidCheckpoint, SqliteEventStore
 from engine.workspace import DOC_ARCHIVE_PREFIX, Workspace, cadence
+from engine.workspace.checkpoints import decode_checkpoint
 from engine.workspace.repository import archives_pruned
 from pact_tui.demo import create_memo
 
@@ -37,9 +39,13 @@ async def folds(path: Path, name: str) -> list[dict[str, Any]]:
     return states
 
 
-async def archived_memo(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The demo memo, its state archived every few events; returns where the archives are."""
-    monkeypatch.setitem(cadence.INTERVALS, "document", cadence.Intervals(7, None))
+async def archived_memo(
+    path: Path, monkeypatch: pytest.MonkeyPatch, intervals: cadence.Intervals | None = None
+) -> list[int]:
+    """The demo memo, its state archived every few events (``intervals``: the documents'
+    cadence, by default every archive kept as written); returns where the archives are."""
+    chosen = intervals or cadence.Intervals(7, None)
+    monkeypatch.setitem(cadence.INTERVALS, "document", chosen)
     async with await Workspace.open(path, create=True, watch=False, clock=ManualClock()) as ws:
         await create_memo(ws)
     async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
@@ -159,7 +165,8 @@ async def test_a_documents_archives_take_at_most_twice_its_checkpoint_and_the_pa
         for _ in range(7):  # the next archive thins them
             await ws.run_document("memo", {"op": "heartbeat"}, Actor.agent("legal"))
     checkpoint, sizes = await cache_sizes(path, "memo")
-    assert 1 <= len(sizes) < len(archives) and sum(sizes.values()) <= 2 * checkpoint
+    assert set(archives) - set(sizes)  # an old one forgotten
+    assert len(sizes) >= 1 and sum(sizes.values()) <= 2 * checkpoint
     assert max(sizes) > archives[-1]
     expected = await folds(path, "memo")
     async with await Workspace.open(path, watch=False, read_only=True) as ws:
@@ -318,3 +325,47 @@ async def test_a_past_prepared_at_the_present_is_stepped_into_and_is_the_fold(
             doc, stepped = await ws.document_past("memo", n)
             assert stepped and doc is rewind.doc, n
             assert dump_document(doc) == expected[n - 1], n
+
+
+@given(
+    st.dictionaries(st.integers(1, 10**6), st.integers(0, 10**4), min_size=1),
+    st.integers(0, 10**4),
+)
+def test_without_a_growth_the_newest_archives_are_kept_within_the_budget(
+    archives: dict[int, int], checkpoint: int
+) -> None:
+    newest = max(archives)
+    pruned = archives_pruned(archives, newest, 2 * checkpoint, None)
+    kept = sorted(set(archives) - set(pruned))
+    assert pruned == sorted(pruned) and set(pruned) <= set(archives)
+    assert kept == sorted(archives)[len(archives) - len(kept) :]  # only the oldest go
+    assert kept == [newest] or sum(archives[p] for p in kept) <= 2 * checkpoint
+    if pruned:  # and only as many as the budget needs
+        assert sum(archives[p] for p in [pruned[-1], *kept]) > 2 * checkpoint
+
+
+async def test_a_documents_archives_are_kept_compressed_and_read_as_the_fold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within a budget (the documents' cadence) an archive is stored compressed; each is read
+    back as the fold's state, and ``verify --deep`` judges it; compressed bytes that do not
+    decompress are a cache that cannot be used, passed over for the fold."""
+    path = tmp_path / "ws.pact"
+    budget = cadence.Intervals(7, None, archive_budget=1000.0, archive_growth=None)
+    archives = await archived_memo(path, monkeypatch, budget)
+    assert len(archives) >= 2
+    expected = await folds(path, "memo")
+    async with await SqliteEventStore.open(path, watch=False, read_only=True) as store:
+        for at in archives:
+            found = await store.load_checkpoint(f"{DOC_ARCHIVE_PREFIX}memo:{at}")
+            assert found is not None and found.data[:1] == b"Z"
+            assert zlib.decompress(found.data[1:])[:1] == b"{"
+        verdicts = {f.name: f.verdict for f in (await verify_deep(store)).checkpoints}
+    for at in archives:
+        assert verdicts[f"{DOC_ARCHIVE_PREFIX}memo:{at}"] == "matches"
+    async with await Workspace.open(path, watch=False, read_only=True) as ws:
+        for n in range(1, len(expected) + 1):
+            assert dump_document(await ws.document_at("memo", n)) == expected[n - 1]
+        assert ws.checkpoint_problem is None
+    with pytest.raises(InvalidCheckpoint, match="do not decompress"):
+        decode_checkpoint(b"Z" + b"not zlib")
