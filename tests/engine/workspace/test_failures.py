@@ -74,7 +74,7 @@ async def test_a_checkpoint_that_cannot_be_saved_does_not_refuse_the_command(
     small_checkpoints(monkeypatch, every=1, archive_every=1, on_close=1)
     ws = await opened(tmp_path)
 
-    async def refuse(*_args: Any) -> None:
+    async def refuse(*_args: Any, **_options: Any) -> None:
         raise WorkspaceLocked("another process holds the write lock", path=str(ws.path))
 
     monkeypatch.setattr(ws.store, "save_checkpoint", refuse)
