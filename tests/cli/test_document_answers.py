@@ -1,6 +1,7 @@
 """The answers of every document command, as ``tap … --json`` and ``tap …`` print them and as the
 HTTP server sends them, compared with the ones captured before command results became typed values
-(``tests/fixtures/document_answers.json``): a scripted session over a fresh workspace each time.
+(``tests/fixtures/document_answers.json``): a scripted session over a fresh workspace each time,
+and the events it appended (each answer an event keeps beside an idempotency key).
 
 What changes from run to run (ids, times, tokens, API keys) is numbered by first appearance, so the
 comparison is of every byte that is decided by the command and the state, in order."""
@@ -22,6 +23,7 @@ VARYING = re.compile(
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"  # times
     r"|pact_[A-Za-z0-9_-]{20,}"  # tokens and API keys
     r"|\b[0-9a-f]{64}\b|\b[0-9a-f]{12}\b"  # token hashes, key ids
+    r"|\b1\d{12}\b"  # times in milliseconds
 )
 
 
@@ -42,13 +44,24 @@ def _script(ws: Path, run: Callable[..., dict[str, Any]]) -> None:
     """Every tap write, in an order where each is accepted; ``run`` runs one and returns its
     answer's fields (for the ids the next ones name)."""
     d = ("contract",)
-    run("join", ws, *d, "--as", "legal", "--role", "editor")
+    run("join", ws, *d, "--as", "legal", "--role", "editor", "--idempotency-key", "kj")
     run("join", ws, *d, "--as", "finance")
     run("join", ws, *d, "--as", "ops")
     legal, finance = ("--agent", "legal"), ("--agent", "finance")
     human = ("--human", "alice")
-    run("heartbeat", ws, *d, *legal)
-    intent = run("intent", ws, *d, *legal, "--section", "sec:risk", "--goal", "hedge")
+    run("heartbeat", ws, *d, *legal, "--idempotency-key", "kh")
+    intent = run(
+        "intent",
+        ws,
+        *d,
+        *legal,
+        "--section",
+        "sec:risk",
+        "--goal",
+        "hedge",
+        "--idempotency-key",
+        "ki",
+    )
     run("object", ws, *d, *finance, "--intent", intent["intentId"], "--reason", "no")
     made = run("constrain", ws, *d, *legal, "--section", "sec:risk", "--boundary", "at most 2M")
     kept = run("constrain", ws, *d, *legal, "--section", "sec:budget", "--boundary", "in EUR")
@@ -104,7 +117,7 @@ def _script(ws: Path, run: Callable[..., dict[str, Any]]) -> None:
     fourth = run("propose", ws, *d, *finance, *budget, "--summary", "s4")
     run("force-merge", ws, *d, *human, "--proposal", fourth["proposalId"], "--why", "now")
     run("revert", ws, *d, *legal, "--proposal", fourth["proposalId"], "--summary", "undo")
-    run("lock", ws, *d, *legal, "--section", "sec:risk", "--ttl", "20")
+    run("lock", ws, *d, *legal, "--section", "sec:risk", "--ttl", "20", "--idempotency-key", "kl")
     run("unlock", ws, *d, *legal, "--section", "sec:risk")
     asked = run("ask-human", ws, *d, *legal, "--question", "Q?", "--section", "sec:risk")
     run("respond", ws, *d, *human, "--query", asked["queryId"], "--response", "yes")
@@ -127,6 +140,8 @@ def _script(ws: Path, run: Callable[..., dict[str, Any]]) -> None:
     run("resolve-comment", ws, *d, *finance, "--comment", comment["commentId"])
     run("trust", ws, *d, *human, "--agent", "ops", "--level", "Observer", "--why", "w")
     run("disclosure", ws, *d, *human, "--agent", "ops", "--level", "1")
+    for _ in range(2):  # the retry answers the token null: it is shown once
+        invite = run("invite", ws, *d, *human, "--trust", "Collaborator", "--idempotency-key", "kv")
     invite = run("invite", ws, *d, *human, "--trust", "Collaborator")
     run("join", ws, *d, "--as", "guest", "--token", invite["token"])
     other = run("invite", ws, *d, *human)
@@ -144,7 +159,7 @@ def _script(ws: Path, run: Callable[..., dict[str, Any]]) -> None:
         "--why",
         "w",
     )
-    run("policy", ws, *d, *human, "--window", "30", "--why", "w")
+    run("policy", ws, *d, *human, "--window", "30", "--why", "w", "--idempotency-key", "kp")
     run("policy", ws, *d, *human, "--window", "30", "--why", "w")  # changes nothing
     run("lock-document", ws, *d, *human, "--why", "w")
     run("unlock-document", ws, *d, *human)
@@ -172,6 +187,10 @@ def tap_session(tmp_path: Path, form: str) -> list[str]:
         return dict(pair.split("=", 1) for pair in line.strip().split("  "))
 
     _script(ws, run)
+    if form == "json":  # and the events, each answer kept beside its idempotency key as it was
+        ran = cli("tap", "poll", ws, "contract", "--human", "alice", "--limit", "200", "--json")
+        assert (ran.code, ran.err) == (0, "") and '"hasMore": false' in ran.out, ran
+        printed.append(ran.out)
     return printed
 
 
