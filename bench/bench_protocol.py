@@ -48,10 +48,11 @@ from engine.canonical import canonical_json
 from engine.documents import DOC_PREFIX, creation_event
 from engine.protocol import views
 from engine.protocol.commands import Actor
-from engine.protocol.decide import decide
+from engine.protocol.decide import Decision, decide
 from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
 from engine.protocol.persist import dump_document
+from engine.protocol.results import ProposalStatus
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import Workspace, cadence
 
@@ -60,6 +61,12 @@ PROPOSALS, PROPOSERS = 100_000, 100
 DUE = 10_000
 REOPEN_EVENTS, TAIL, WORKERS = 1_000_000, 2_500, 100
 NEVER = 10**12
+
+
+def proposal_of(decision: Decision) -> ProposalStatus:
+    """The proposal a proposal command answered with."""
+    assert isinstance(decision.result, ProposalStatus), decision.result
+    return decision.result
 
 
 def sectioned(count: int) -> str:
@@ -113,10 +120,10 @@ async def _propose_and_merge(path: Path) -> tuple[list[float], list[float], list
             }
             start = time.perf_counter()
             decision = await ws.run_document("plan", command, Actor.agent(f"a{i}"))
-            approve = {"op": "approve", "proposalId": decision.result["proposalId"]}
+            approve = {"op": "approve", "proposalId": proposal_of(decision).proposal_id}
             merged = await ws.run_document("plan", approve, Actor.agent(f"a{i + 1}"))
             merging.append(time.perf_counter() - start)
-            assert merged.result["status"] == "Merged", merged.result
+            assert proposal_of(merged).status == "Merged", merged.result
     finally:
         await ws.close()
     return proposing, merging, sizes
@@ -191,9 +198,8 @@ def _document_with(proposals: int) -> Document:
         if n < proposals - SECTIONS:  # settle it, so the next one on its section is no conflict
             vote = "approve" if n % 10 else "reject"
             reviewer = Actor.agent(f"a{(n + 1) % PROPOSERS}")
-            decide(
-                doc, {"op": vote, "proposalId": decision.result["proposalId"]}, reviewer, now, ids
-            )
+            voted = {"op": vote, "proposalId": proposal_of(decision).proposal_id}
+            decide(doc, voted, reviewer, now, ids)
     return doc
 
 
@@ -306,7 +312,7 @@ def _work(doc: Document, ids: CountingIds) -> Iterator[dict[str, Any]]:
         )
         yield from proposed.events
         commands = [
-            (reviewer, {"op": "approve", "proposalId": proposed.result["proposalId"]}),
+            (reviewer, {"op": "approve", "proposalId": proposal_of(proposed).proposal_id}),
             (author, {"op": "heartbeat"}),
             (reviewer, {"op": "intent", "sectionId": where, "goal": f"goal {n}"}),
             (author, {"op": "salience", "sectionId": where, "score": n % 11}),

@@ -22,6 +22,7 @@ from engine.protocol.decide import decide
 from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
 from engine.protocol.persist import dump_document, restore_document
+from engine.protocol.results import DocumentResult
 from pact_tui.types import DocShown
 
 AGENTS, SECTIONS, SMALL, COPIES = 100, 500, 1_000, 100
@@ -47,7 +48,7 @@ def small() -> Document:
     )
     now = 1_000
 
-    def run(command: dict[str, Any], actor: Actor) -> dict[str, Any]:
+    def run(command: dict[str, Any], actor: Actor) -> DocumentResult:
         return decide(doc, command, actor, now, ids).result
 
     for i in range(AGENTS):

@@ -257,6 +257,7 @@ async def create_demo(path: Path, clock: Callable[[], int] | None = None) -> Non
 async def create_memo(workspace: Workspace) -> None:
     """The demo document ``memo`` (see ``MEMO_SCRIPT``)."""
     from engine.protocol.commands import Actor
+    from engine.protocol.results import ProposalStatus
 
     await workspace.create_framework(
         "Sensitivity", ["Public", "Internal", "Confidential", "Restricted"], human="ann"
@@ -268,7 +269,8 @@ async def create_memo(workspace: Workspace) -> None:
             command = {**command, "proposalId": last}
         actor = Actor.human(who) if who == "ann" else Actor.agent(who)
         decision = await workspace.run_document("memo", command, actor)
-        last = decision.result.get("proposalId", last)
+        if isinstance(decision.result, ProposalStatus):
+            last = decision.result.proposal_id
 
 
 def live_script() -> Iterator[tuple[str, Command]]:

@@ -445,6 +445,7 @@ def _write(op: str, build: Build, *, joining: bool = False) -> Handler:
 
     async def handler(args: argparse.Namespace) -> None:
         from engine.protocol.decide import authorise
+        from engine.protocol.results import PolicyStatus
 
         actor = _actor(args, joining=joining)
         authorise(op, actor)
@@ -455,12 +456,13 @@ def _write(op: str, build: Build, *, joining: bool = False) -> Handler:
             if command.get("proposalId"):  # a unique start or end of an id names it
                 command["proposalId"] = await _whole_id(ws, args.doc, command["proposalId"], actor)
             decision = await ws.run_document(args.doc, command, actor)
-        text = f"{command['op']}: {_fields(decision.result)}"
+        answer = decision.answer()
+        text = f"{command['op']}: {_fields(answer)}"
         if decision.retried:
             text += "  (a retry: nothing new)"
-        elif decision.result.get("changed") is False:
+        elif isinstance(decision.result, PolicyStatus) and not decision.result.changed:
             text += "  (nothing changed: nothing appended)"
-        emit(args, decision.result, text)
+        emit(args, answer, text)
 
     return handler
 

@@ -260,7 +260,7 @@ def build_workspace(path: Path) -> World:
 
         def _run(self, actor: Actor, op: str, fields: dict[str, Any]) -> dict[str, Any]:
             command = {"op": op, **fields}
-            return loop.run_until_complete(ws.run_document(NAME, command, actor)).result
+            return loop.run_until_complete(ws.run_document(NAME, command, actor)).answer()
 
         def advance(self, seconds: float) -> None:
             now[0] += round(seconds * 1_000_000_000)

@@ -139,7 +139,7 @@ async def build_hostile_document(path: Path, *, big: bool = True) -> str:
 
         async def run(who: str, command: dict[str, Any], *, as_human: bool = False) -> Any:
             actor = Actor.human(who) if as_human else Actor.agent(who)
-            return (await ws.run_document(name, command, actor)).result
+            return (await ws.run_document(name, command, actor)).answer()
 
         for agent in (marked, escaped, plain_agent):
             await run(agent, {"op": "join", "agentName": agent, "role": f"role {MARKUP}"[:100]})

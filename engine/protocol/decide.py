@@ -17,12 +17,13 @@ import heapq
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from engine.canonical import canonical_json
 from engine.protocol import commands as c
+from engine.protocol import results as r
 from engine.protocol.barriers import named_section, reads
 from engine.protocol.document import Document
 from engine.protocol.envelope import Ids, envelope, payload
@@ -128,9 +129,16 @@ class Outcome:
 
 @dataclass(slots=True)
 class Decision:
-    events: list[dict[str, Any]] = field(default_factory=list)
-    result: dict[str, Any] = field(default_factory=dict)
+    events: list[dict[str, Any]]
+    result: r.DocumentResult
     retried: bool = False  # an idempotent retry: nothing new, the first answer again
+    kept: bool = False  # the result is read back from the answer its idempotency record keeps
+
+    def answer(self) -> dict[str, Any]:
+        """The result as the wire carries it (``tap … --json``, the server): its JSON form, in
+        the order of the record's canonical JSON (keys sorted) when read back from one."""
+        out = self.result.to_json()
+        return dict(sorted(out.items())) if self.kept else out
 
 
 def iso(ms: int) -> str:
@@ -183,7 +191,7 @@ def tick(doc: Document, now_ms: int, ids: Ids) -> Decision:
         # nothing until an event changes the state, so they are set aside: the next tick does
         # not take them again, and ``next_due_ms`` does not show them as due.
         doc.quiet_timers.extend(popped)
-    return Decision(decider.events, {"fired": len(decider.events)})
+    return Decision(decider.events, r.Fired(len(decider.events)))
 
 
 class NoIds:
@@ -299,7 +307,7 @@ class Decider:
         retry = self._retried(command)
         if retry is not None:
             return retry
-        handler: Callable[[Any], dict[str, Any]] = getattr(
+        handler: Callable[[Any], r.DocumentResult] = getattr(
             self, "do_" + command.op.replace("-", "_")
         )
         result = handler(command)
@@ -361,9 +369,9 @@ class Decider:
         answer = known[2]
         if answer is None:  # filed by a log older than kept answers
             return Decision([], self.result_for(command.op, known[1]), retried=True)
-        return Decision([], json.loads(answer), retried=True)
+        return Decision([], r.from_json(json.loads(answer)), retried=True, kept=True)
 
-    def _file_answer(self, result: dict[str, Any]) -> None:
+    def _file_answer(self, result: r.DocumentResult) -> None:
         """Keep the answer beside the idempotency key, for a retry to give it again as it was
         (a proposal's status, a lock's expiry and a policy move on; the first answer does not).
 
@@ -376,26 +384,20 @@ class Decider:
         if event is None:
             return
         data = payload(event)
-        data["answer"] = {k: None if k in SHOWN_ONCE else v for k, v in result.items()}
+        data["answer"] = {k: None if k in SHOWN_ONCE else v for k, v in result.to_json().items()}
         event["payloadJson"] = canonical_json(data)
         self.doc.file_retry(event, data)
 
-    def result_for(self, op: str, entity: str | None) -> dict[str, Any]:
+    def result_for(self, op: str, entity: str | None) -> r.DocumentResult:
         """What a command answers, from the entity it made: for joins and proposals, and for
         a retry of a command whose record has no answer (from a log older than answers)."""
         doc = self.doc
         if entity is not None and entity in doc.proposals:
-            return proposal_response(doc, doc.proposals[entity])
+            return proposal_status(doc, doc.proposals[entity])
         if op == "join" and entity is not None:
             agent = doc.agents[entity]
-            return {
-                "registrationId": agent.id,
-                "documentId": doc.id,
-                "agentName": agent.name,
-                "role": agent.role,
-                "joinedAt": iso(agent.joined_ms),
-            }
-        return {"id": entity} if entity is not None else {}
+            return r.Joined(agent.id, doc.id, agent.name, agent.role, iso(agent.joined_ms))
+        return r.Made(entity)
 
     # -- emitting ------------------------------------------------------------------------------
     def emit(
@@ -459,7 +461,7 @@ class Decider:
         return why
 
     # -- agents --------------------------------------------------------------------------------
-    def do_join(self, command: c.Join) -> dict[str, Any]:
+    def do_join(self, command: c.Join) -> r.DocumentResult:
         doc = self.doc
         if command.agent_name != self.actor.name:
             raise InvalidRequest(
@@ -507,22 +509,22 @@ class Decider:
         self.emit("pact.agent.joined", data, entity=agent_id)
         return self.result_for("join", agent_id)
 
-    def do_leave(self, command: c.Leave) -> dict[str, Any]:
+    def do_leave(self, command: c.Leave) -> r.DocumentResult:
         agent = self._me()
         self.emit("pact.agent.left", {"agentId": agent.id, "agentName": agent.name})
         self.agent = agent  # gone now, but still the actor of its own event
-        return {"agentId": agent.id, "left": True}
+        return r.Left(agent.id)
 
-    def do_heartbeat(self, command: c.Heartbeat) -> dict[str, Any]:
+    def do_heartbeat(self, command: c.Heartbeat) -> r.DocumentResult:
         agent = self._me()
         self.emit("pact.agent.heartbeat", {"agentId": agent.id})
-        return {"agentId": agent.id, "evictAt": iso(self.now + EVICT_AFTER_S * 1000)}
+        return r.Alive(agent.id, iso(self.now + EVICT_AFTER_S * 1000))
 
-    def do_done(self, command: c.Done) -> dict[str, Any]:
+    def do_done(self, command: c.Done) -> r.DocumentResult:
         agent = self._me()
         data = {"agentId": agent.id, "status": command.status, "summary": command.summary}
         self.emit("pact.agent.completed", data)
-        return {"agentId": agent.id, "status": command.status}
+        return r.Finished(agent.id, command.status)
 
     def _me(self) -> Agent:
         if self.agent is None:
@@ -530,7 +532,7 @@ class Decider:
         return self.agent
 
     # -- ICS -----------------------------------------------------------------------------------
-    def do_intent(self, command: c.Intent) -> dict[str, Any]:
+    def do_intent(self, command: c.Intent) -> r.DocumentResult:
         agent, section = self._me(), self.section(command.section_id)
         older = [
             i.id
@@ -549,9 +551,9 @@ class Decider:
             "supersedes": older,
         }
         self.emit("pact.intent.declared", data, section, entity=intent_id)
-        return {"intentId": intent_id, "status": "Proposed", "acceptAt": iso(accept_at)}
+        return r.IntentStatus(intent_id, "Proposed", iso(accept_at))
 
-    def do_constrain(self, command: c.Constrain) -> dict[str, Any]:
+    def do_constrain(self, command: c.Constrain) -> r.DocumentResult:
         agent, section = self._me(), self.section(command.section_id)
         constraint_id = self.ids.uuid()
         data = {
@@ -563,9 +565,9 @@ class Decider:
             "reasoning": command.reasoning,
         }
         self.emit("pact.constraint.published", data, section, entity=constraint_id)
-        return {"constraintId": constraint_id, "compatibility": "unknown"}
+        return r.ConstraintStatus(constraint_id, "unknown")
 
-    def do_withdraw_constraint(self, command: c.WithdrawConstraint) -> dict[str, Any]:
+    def do_withdraw_constraint(self, command: c.WithdrawConstraint) -> r.DocumentResult:
         constraint = self.doc.constraints.get(command.constraint_id)
         if constraint is None or constraint.withdrawn or not self._reads_key(constraint.section):
             raise NotFound(f"no published constraint {command.constraint_id!r}")
@@ -573,9 +575,9 @@ class Decider:
             raise Forbidden("only its author may withdraw a constraint")
         section = self.doc.by_key[constraint.section]
         self.emit("pact.constraint.withdrawn", {"constraintId": constraint.id}, section)
-        return {"constraintId": constraint.id, "withdrawn": True}
+        return r.ConstraintWithdrawn(constraint.id)
 
-    def do_mark_constraint(self, command: c.MarkConstraint) -> dict[str, Any]:
+    def do_mark_constraint(self, command: c.MarkConstraint) -> r.DocumentResult:
         constraint = self.doc.constraints.get(command.constraint_id)
         if constraint is None:
             raise NotFound(f"no constraint {command.constraint_id!r}")
@@ -591,19 +593,19 @@ class Decider:
             "why": command.why,
         }
         self.emit("pact.constraint.marked", data, section)
-        return {"constraintId": constraint.id, "compatibility": command.compatibility}
+        return r.ConstraintStatus(constraint.id, command.compatibility)
 
-    def do_salience(self, command: c.Salience) -> dict[str, Any]:
+    def do_salience(self, command: c.Salience) -> r.DocumentResult:
         agent, section = self._me(), self.section(command.section_id, read=False)
         data = {"agentId": agent.id, "sectionId": section.id, "score": command.score}
         self.emit("pact.salience.set", data, section)
-        return {"agentId": agent.id, "sectionId": section.id, "score": command.score}
+        return r.SalienceSet(agent.id, section.id, command.score)
 
     def _reads_key(self, key: int) -> bool:
         return reads(self.doc, self.agent, self.doc.by_key[key])
 
     # -- proposals -----------------------------------------------------------------------------
-    def do_propose(self, command: c.Propose) -> dict[str, Any]:
+    def do_propose(self, command: c.Propose) -> r.DocumentResult:
         section = self.section(command.section_id)
         self._may_change(section)
         base = section.version if command.base_version is None else command.base_version
@@ -624,7 +626,7 @@ class Decider:
             window_s=command.window_seconds,
             parts=parts,
         )
-        return proposal_response(self.doc, proposal)
+        return proposal_status(self.doc, proposal)
 
     def _may_change(self, section: Section) -> None:
         doc = self.doc
@@ -1144,7 +1146,7 @@ class Decider:
             raise NotJoined(f"agent {found.name!r} is not on the document")
         return found
 
-    def do_approve(self, command: c.Approve) -> dict[str, Any]:
+    def do_approve(self, command: c.Approve) -> r.DocumentResult:
         proposal, section = self.may_approve(command.proposal_id)
         if self.actor.is_human:
             why = self.need_why(command.why, "a human's approval (it merges at once)")
@@ -1153,7 +1155,7 @@ class Decider:
             if proposal.conflict and proposal.status == "Conflict":
                 self._resolve_group(proposal.conflict, "human", proposal.id, section, why)
             self.merge(proposal, why=why)
-            return proposal_response(self.doc, proposal)
+            return proposal_status(self.doc, proposal)
         agent = self._me()
         data = {"proposalId": proposal.id, "approverId": agent.id}
         self.emit("pact.proposal.approved", data, section, correlation=proposal.correlation)
@@ -1161,7 +1163,7 @@ class Decider:
             self._vote_decided(proposal)
         else:
             self.settle(proposal)
-        return proposal_response(self.doc, proposal)
+        return proposal_status(self.doc, proposal)
 
     def _may_vote(self, proposal: Proposal, section: Section, agent: Agent) -> None:
         salience = self.doc.salience_of(agent.id, section.key)
@@ -1188,7 +1190,7 @@ class Decider:
             with self.as_system(proposal.correlation):
                 self._resolve_group(group.id, "vote", proposal.id, section)
 
-    def do_reject(self, command: c.Reject) -> dict[str, Any]:
+    def do_reject(self, command: c.Reject) -> r.DocumentResult:
         proposal, section = self.may_reject(command.proposal_id)
         if self.actor.is_human:
             reason = self.need_why(command.reason, "a human's rejection", field="reason")
@@ -1200,7 +1202,7 @@ class Decider:
                 "final": True,
             }
             self.emit("pact.proposal.rejected", data, section, correlation=proposal.correlation)
-            return proposal_response(self.doc, proposal)
+            return proposal_status(self.doc, proposal)
         agent = self._me()
         final = proposal.policy == "single"
         data = {
@@ -1212,9 +1214,9 @@ class Decider:
         self.emit("pact.proposal.rejected", data, section, correlation=proposal.correlation)
         if not final:
             self.settle(proposal)
-        return proposal_response(self.doc, proposal)
+        return proposal_status(self.doc, proposal)
 
-    def do_object(self, command: c.Object) -> dict[str, Any]:
+    def do_object(self, command: c.Object) -> r.DocumentResult:
         chosen = [x for x in (command.proposal_id, command.intent_id, command.constraint_id) if x]
         if len(chosen) != 1:
             raise InvalidRequest("object to exactly one of a proposal, an intent or a constraint")
@@ -1227,7 +1229,7 @@ class Decider:
                 raise InvalidStatus(f"intent {intent.id} is {intent.status}")
             data = {"intentId": intent.id, "objecterId": agent.id, "reason": command.reason}
             self.emit("pact.intent.objected", data, self.doc.by_key[intent.section])
-            return {"intentId": intent.id, "status": "Objected"}
+            return r.IntentStatus(intent.id, "Objected")
         if command.constraint_id is not None:
             constraint = self.doc.constraints.get(command.constraint_id)
             if constraint is None or not self._reads_key(constraint.section):
@@ -1238,7 +1240,7 @@ class Decider:
                 "why": command.reason,
             }
             self.emit("pact.constraint.marked", data, self.doc.by_key[constraint.section])
-            return {"constraintId": constraint.id, "compatibility": "conflicting"}
+            return r.ConstraintStatus(constraint.id, "conflicting")
         proposal = self.proposal(command.proposal_id or "")
         section = self._open(proposal)
         if proposal.author == agent.id:
@@ -1247,18 +1249,18 @@ class Decider:
             raise Forbidden(f"salience 0 on {section.id}: outside its objection window")
         data = {"proposalId": proposal.id, "objecterId": agent.id, "reason": command.reason}
         self.emit("pact.proposal.objected", data, section, correlation=proposal.correlation)
-        return proposal_response(self.doc, proposal)
+        return proposal_status(self.doc, proposal)
 
-    def do_withdraw(self, command: c.Withdraw) -> dict[str, Any]:
+    def do_withdraw(self, command: c.Withdraw) -> r.DocumentResult:
         proposal = self.proposal(command.proposal_id)
         section = self._open(proposal, "Pending", "Approved", "Conflict", "Objected")
         if proposal.author != self.actor_id:
             raise Forbidden("only its author may withdraw a proposal", proposalId=proposal.id)
         data = {"proposalId": proposal.id, "reason": command.reason}
         self.emit("pact.proposal.withdrawn", data, section, correlation=proposal.correlation)
-        return proposal_response(self.doc, proposal)
+        return proposal_status(self.doc, proposal)
 
-    def do_revert(self, command: c.Revert) -> dict[str, Any]:
+    def do_revert(self, command: c.Revert) -> r.DocumentResult:
         """4.: a new proposal restoring what the section held before the merge, with the
         section's later changes kept (a three-way merge; overlapping ones are refused).
         With ``now``, a human's override: the revert merges at once, past the policy, its why
@@ -1276,19 +1278,19 @@ class Decider:
         )
         if command.now:
             self.merge(proposal, why=why)
-        return proposal_response(self.doc, proposal)
+        return proposal_status(self.doc, proposal)
 
     # -- locks ---------------------------------------------------------------------------------
-    def do_lock(self, command: c.Lock) -> dict[str, Any]:
+    def do_lock(self, command: c.Lock) -> r.DocumentResult:
         section = self.section(command.section_id)
         self._may_change(section)
         ttl = command.ttl_seconds or LOCK_DEFAULT_S
         until = self.now + ttl * 1000
         data = {"sectionId": section.id, "agentId": self.actor_id, "expiresAt": until}
         self.emit("pact.section.locked", data, section)
-        return {"sectionId": section.id, "expiresAt": iso(until), "ttlSeconds": ttl}
+        return r.Locked(section.id, iso(until), ttl)
 
-    def do_unlock(self, command: c.Unlock) -> dict[str, Any]:
+    def do_unlock(self, command: c.Unlock) -> r.DocumentResult:
         section = self.section(command.section_id, read=False)
         lock = section.lock
         if lock is None:
@@ -1302,20 +1304,20 @@ class Decider:
                 )
             data.update(reason="force-unlocked", why=self.need_why(command.why, "a force-unlock"))
         self.emit("pact.section.unlocked", data, section)
-        return {"sectionId": section.id, "unlocked": True}
+        return r.Unlocked(section.id)
 
-    def do_lock_document(self, command: c.LockDocument) -> dict[str, Any]:
+    def do_lock_document(self, command: c.LockDocument) -> r.DocumentResult:
         self.emit("pact.document.locked", {"why": command.why})
-        return {"locked": True}
+        return r.DocumentLock(True)
 
-    def do_unlock_document(self, command: c.UnlockDocument) -> dict[str, Any]:
+    def do_unlock_document(self, command: c.UnlockDocument) -> r.DocumentResult:
         if self.doc.locked is None:
             raise InvalidRequest("the document is not locked")
         self.emit("pact.document.unlocked", {})
-        return {"locked": False}
+        return r.DocumentLock(False)
 
     # -- escalation ----------------------------------------------------------------------------
-    def do_ask_human(self, command: c.AskHuman) -> dict[str, Any]:
+    def do_ask_human(self, command: c.AskHuman) -> r.DocumentResult:
         agent = self._me()
         section = self.section(command.section_id) if command.section_id else None
         query_id = self.ids.uuid()
@@ -1330,7 +1332,7 @@ class Decider:
             "dueAt": due,
         }
         self.emit("pact.human.asked", data, section, entity=query_id)
-        return {"queryId": query_id, "status": "open", "dueAt": iso(due)}
+        return r.QueryStatus(query_id, "open", iso(due))
 
     def _query(self, query_id: str) -> Any:
         query = self.doc.queries.get(query_id)
@@ -1340,20 +1342,20 @@ class Decider:
             raise InvalidRequest(f"question {query_id} is {query.status}", code="query.closed")
         return query
 
-    def do_respond(self, command: c.Respond) -> dict[str, Any]:
+    def do_respond(self, command: c.Respond) -> r.DocumentResult:
         query = self._query(command.query_id)
         section = self.doc.by_key[query.section] if query.section is not None else None
         data = {"queryId": query.id, "response": command.response}
         self.emit("pact.human.responded", data, section)
-        return {"queryId": query.id, "status": "answered"}
+        return r.QueryStatus(query.id, "answered")
 
-    def do_dismiss(self, command: c.DismissQuery) -> dict[str, Any]:
+    def do_dismiss(self, command: c.DismissQuery) -> r.DocumentResult:
         query = self._query(command.query_id)
         section = self.doc.by_key[query.section] if query.section is not None else None
         self.emit("pact.human.dismissed", {"queryId": query.id, "why": command.why}, section)
-        return {"queryId": query.id, "status": "dismissed"}
+        return r.QueryStatus(query.id, "dismissed")
 
-    def do_escalate(self, command: c.Escalate) -> dict[str, Any]:
+    def do_escalate(self, command: c.Escalate) -> r.DocumentResult:
         section = self.section(command.section_id)
         data = {
             "agentId": self.actor_id,
@@ -1363,9 +1365,9 @@ class Decider:
             "kind": "flag",
         }
         self.emit("pact.escalation.human", data, section)
-        return {"sectionId": section.id, "escalated": True}
+        return r.Escalated(section.id)
 
-    def do_resolve(self, command: c.Resolve) -> dict[str, Any]:
+    def do_resolve(self, command: c.Resolve) -> r.DocumentResult:
         """A binding human decision on a section: optionally merges a chosen proposal or a
         text; with ``override``, every other open proposal there is rejected; auto-merge
         resumes."""
@@ -1399,10 +1401,10 @@ class Decider:
                 self.merge(proposal)
             else:
                 self.settle(proposal)
-        return {"resolutionId": resolution_id, "sectionId": section.id}
+        return r.Resolved(resolution_id, section.id)
 
     # -- comments ------------------------------------------------------------------------------
-    def do_comment(self, command: c.AddComment) -> dict[str, Any]:
+    def do_comment(self, command: c.AddComment) -> r.DocumentResult:
         section = self.section(command.section_id)
         if command.proposal_id is not None:
             proposal = self.proposal(command.proposal_id)
@@ -1417,9 +1419,9 @@ class Decider:
             "proposalId": command.proposal_id,
         }
         self.emit("pact.comment.added", data, section, entity=comment_id)
-        return {"commentId": comment_id}
+        return r.Commented(comment_id)
 
-    def do_resolve_comment(self, command: c.ResolveComment) -> dict[str, Any]:
+    def do_resolve_comment(self, command: c.ResolveComment) -> r.DocumentResult:
         comment = self.doc.comments.get(command.comment_id)
         if comment is None or not self._reads_key(comment.section):
             raise NotFound(f"no comment {command.comment_id!r}")
@@ -1427,10 +1429,10 @@ class Decider:
             raise InvalidRequest(f"comment {comment.id} is already resolved")
         section = self.doc.by_key[comment.section]
         self.emit("pact.comment.resolved", {"commentId": comment.id}, section)
-        return {"commentId": comment.id, "resolved": True}
+        return r.CommentResolved(comment.id)
 
     # -- the custodian's powers ----------------------------------------------------------------
-    def do_invite(self, command: c.Invite) -> dict[str, Any]:
+    def do_invite(self, command: c.Invite) -> r.DocumentResult:
         token = self.ids.token()
         scope = [self.section(s, read=False).key for s in command.sections]
         if command.mode in ("SectionScoped", "Neighbourhood") and not scope:
@@ -1450,14 +1452,9 @@ class Decider:
             self._rank(command.clearance)
         self.emit("pact.invite.created", data)
         # The token is shown once, here; the log keeps only its hash.
-        return {
-            "token": token,
-            "tokenHash": data["tokenHash"],
-            "expiresAt": iso(expires),
-            "mode": command.mode,
-        }
+        return r.Invited(token, data["tokenHash"], iso(expires), command.mode)
 
-    def do_revoke_invite(self, command: c.RevokeInvite) -> dict[str, Any]:
+    def do_revoke_invite(self, command: c.RevokeInvite) -> r.DocumentResult:
         found = [i for h, i in self.doc.invites.items() if h.startswith(command.invite)]
         if not found:
             raise NotFound(f"no invite {command.invite!r}", field="invite")
@@ -1475,7 +1472,7 @@ class Decider:
                 field="invite",
             )
         self.emit("pact.invite.revoked", {"tokenHash": invite.token_hash, "why": command.why})
-        return {"tokenHash": invite.token_hash, "revoked": True}
+        return r.InviteRevoked(invite.token_hash)
 
     def _rank(self, level: str | None, adopting: dict[str, Any] | None = None) -> int:
         """``level``'s place in the document's framework, or in the one a command is about to
@@ -1497,7 +1494,7 @@ class Decider:
             )
         return levels.index(level)
 
-    def do_classify(self, command: c.Classify) -> dict[str, Any]:
+    def do_classify(self, command: c.Classify) -> r.DocumentResult:
         section = self.section(command.section_id)
         adopted = None
         if self.doc.framework is None:
@@ -1516,9 +1513,9 @@ class Decider:
         if command.organisation is not None:
             data["organisation"] = command.organisation
         self.emit("pact.section.classified", data, section)
-        return {"sectionId": section.id, "level": command.level}
+        return r.Classified(section.id, command.level)
 
-    def do_clearance(self, command: c.Clearance) -> dict[str, Any]:
+    def do_clearance(self, command: c.Clearance) -> r.DocumentResult:
         agent = self.may_clearance(command.agent)
         adopted = None
         if self.doc.framework is None and command.levels:
@@ -1533,37 +1530,37 @@ class Decider:
             self.emit("pact.framework.adopted", adopted)
         data = {"agentId": agent.id, "level": level, "rank": rank}
         self.emit("pact.agent.clearance-set", data)
-        return {"agentId": agent.id, "clearance": level}
+        return r.ClearanceSet(agent.id, level)
 
-    def do_trust(self, command: c.SetTrust) -> dict[str, Any]:
+    def do_trust(self, command: c.SetTrust) -> r.DocumentResult:
         agent = self.may_trust(command.agent, command.level)
         why = self.need_why(command.why, "a change of trust")
         data = {"agentId": agent.id, "trustLevel": command.level, "why": why}
         self.emit("pact.agent.trust-changed", data)
-        return {"agentId": agent.id, "trustLevel": command.level}
+        return r.TrustSet(agent.id, command.level)
 
-    def do_disclosure(self, command: c.SetDisclosure) -> dict[str, Any]:
+    def do_disclosure(self, command: c.SetDisclosure) -> r.DocumentResult:
         agent = self.other_agent(command.agent)
         self.emit("pact.agent.disclosure-set", {"agentId": agent.id, "level": command.level})
-        return {"agentId": agent.id, "disclosure": command.level}
+        return r.DisclosureSet(agent.id, command.level)
 
-    def do_remove(self, command: c.RemoveAgent) -> dict[str, Any]:
+    def do_remove(self, command: c.RemoveAgent) -> r.DocumentResult:
         agent = self.may_remove(command.agent)
         data = {"agentId": agent.id, "agentName": agent.name, "why": command.why}
         self.emit("pact.agent.removed", data)
-        return {"agentId": agent.id, "removed": True}
+        return r.Removed(agent.id)
 
-    def do_force_merge(self, command: c.ForceMerge) -> dict[str, Any]:
+    def do_force_merge(self, command: c.ForceMerge) -> r.DocumentResult:
         proposal, section = self.may_force_merge(command.proposal_id)
         if proposal.conflict and self.doc.conflicts[proposal.conflict].resolved is None:
             self._resolve_group(proposal.conflict, "human", proposal.id, section, command.why)
         self.merge(proposal, why=command.why)
-        return proposal_response(self.doc, proposal)
+        return proposal_status(self.doc, proposal)
 
-    def do_edit(self, command: c.Edit) -> dict[str, Any]:
+    def do_edit(self, command: c.Edit) -> r.DocumentResult:
         section = self.section(command.section_id)
         self._edit(section, command.content, command.why)
-        return {"sectionId": self.doc.by_key[section.key].id, "version": section.version}
+        return r.Edited(self.doc.by_key[section.key].id, section.version)
 
     def _edit(self, section: Section, content: str, why: str) -> None:
         parts = parts_for(self.doc, section, content)
@@ -1576,7 +1573,7 @@ class Decider:
         }
         self.emit("pact.section.edited", data, section)
 
-    def do_policy(self, command: c.SetPolicy) -> dict[str, Any]:
+    def do_policy(self, command: c.SetPolicy) -> r.DocumentResult:
         doc = self.doc
         now = {
             "policy": doc.policy,
@@ -1598,13 +1595,7 @@ class Decider:
             if command.removal_guard is None:  # as a policy change was written before the guard
                 del data["removalGuard"]
             self.emit("pact.document.policy-changed", data)
-        return {
-            "policy": doc.policy,
-            "windowSeconds": doc.window_s,
-            "strategy": doc.strategy,
-            "removalGuard": doc.removal_guard,
-            "changed": changed,
-        }
+        return r.PolicyStatus(doc.policy, doc.window_s, doc.strategy, doc.removal_guard, changed)
 
     # -- due work ------------------------------------------------------------------------------
     def fire_due(self) -> list[tuple[int, str, str]]:
@@ -1740,20 +1731,25 @@ def added_keys(doc: Document, parts: list[dict[str, Any]]) -> list[int]:
     return [doc.next_key + i for i in range(len(parts) - 1)]
 
 
-def proposal_response(doc: Document, proposal: Proposal) -> dict[str, Any]:
-    """``proposal-response.json``."""
+def proposal_status(doc: Document, proposal: Proposal) -> r.ProposalStatus:
+    """What a proposal command answers: ``proposal-response.json``'s value."""
     section = doc.by_key[proposal.section]
-    active = [
-        {"boundary": k.boundary, "category": k.category or ""}
+    active = tuple(
+        r.ActiveConstraint(k.boundary, k.category or "")
         for k in doc.constraints_of(section.key)
         if not k.withdrawn
-    ]
-    return {
-        "proposalId": proposal.id,
-        "documentId": doc.id,
-        "sectionId": section.id,
-        "status": proposal.status,
-        "summary": proposal.summary,
-        "createdAt": iso(proposal.created_ms),
-        "activeConstraints": active,
-    }
+    )
+    return r.ProposalStatus(
+        proposal.id,
+        doc.id,
+        section.id,
+        proposal.status,
+        proposal.summary,
+        iso(proposal.created_ms),
+        active,
+    )
+
+
+def proposal_response(doc: Document, proposal: Proposal) -> dict[str, Any]:
+    """``proposal-response.json``, as the proposal reads send it."""
+    return proposal_status(doc, proposal).to_json()

@@ -31,6 +31,7 @@ from .choose import Choice, ChooseScreen
 if TYPE_CHECKING:
     from engine.protocol.document import Document
     from engine.protocol.model import Section
+    from engine.protocol.results import DocumentResult
     from engine.workspace import Workspace
 
     from ..types import DocShown
@@ -208,7 +209,7 @@ class CustodianActions(Screen[None]):
         @property
         def custodian(self) -> str: ...
 
-        async def command(self, command: dict[str, Any]) -> dict[str, Any] | None: ...
+        async def command(self, command: dict[str, Any]) -> DocumentResult | None: ...
 
         def _live_doc(self) -> Document | None: ...
 
@@ -253,7 +254,7 @@ class CustodianActions(Screen[None]):
         )
         return answer.strip() if answer is not None else None
 
-    async def _run(self, command: dict[str, Any], said: str) -> dict[str, Any] | None:
+    async def _run(self, command: dict[str, Any], said: str) -> DocumentResult | None:
         result = await self.command(command)
         if result is not None:
             self.notify(said, title="Done")
@@ -433,6 +434,7 @@ class CustodianActions(Screen[None]):
 
     async def _do_invite(self, doc: Document, section: Section | None) -> None:
         from engine.protocol.model import CONTEXT_MODES, TRUST_LEVELS
+        from engine.protocol.results import Invited
 
         trust = await self._choose(
             "The invited agent's trust", keyed([(t, t) for t in TRUST_LEVELS])
@@ -466,11 +468,9 @@ class CustodianActions(Screen[None]):
             return
         command["ttlSeconds"] = int(ttl)
         result = await self._run(command, "invite made")
-        if result is not None and result.get("token"):
-            about = (
-                f"Invite {result['tokenHash'][:12]}: {trust}, {mode}, until {result['expiresAt']}"
-            )
-            await self.app.push_screen_wait(TokenScreen(result["token"], about))
+        if isinstance(result, Invited) and result.token:
+            about = f"Invite {result.token_hash[:12]}: {trust}, {mode}, until {result.expires_at}"
+            await self.app.push_screen_wait(TokenScreen(result.token, about))
 
     async def _do_invites(self, doc: Document, section: Section | None) -> None:
         from engine.protocol.views import invite_rows

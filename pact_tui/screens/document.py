@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from engine.protocol.decide import Decision
     from engine.protocol.document import Document
     from engine.protocol.model import Agent, Section
+    from engine.protocol.results import DocumentResult
 
     from ..app import PactApp
 
@@ -561,11 +562,11 @@ class DocumentScreen(CustodianActions, TimeTravel):
 
     # -- acting as the custodian ----------------------------------------------------------------
     @work(group="document-commands")
-    async def run_document(self, command: dict[str, Any]) -> dict[str, Any] | None:
+    async def run_document(self, command: dict[str, Any]) -> DocumentResult | None:
         """Run one protocol command as the human custodian; a refusal is a notification."""
         return await self.command(command)
 
-    async def command(self, command: dict[str, Any]) -> dict[str, Any] | None:
+    async def command(self, command: dict[str, Any]) -> DocumentResult | None:
         """``run_document``'s work, awaited by a worker that wants the answer (None: refused,
         and said so)."""
         from engine.protocol.commands import Actor

@@ -37,6 +37,7 @@ from engine.protocol.errors import (
     ProtocolError,
     Unauthorized,
 )
+from engine.protocol.results import Joined
 from engine.protocol.short_ids import proposal_id as whole_proposal_id
 
 from .activity import KeyActivity
@@ -334,7 +335,7 @@ class Server:
         if command.get("proposalId"):
             command["proposalId"] = whole_proposal_id(call.doc, command["proposalId"], call.reader)
         decision = await self.workspace.run_document(call.name, command, call.who.actor)
-        result = dict(decision.result)
+        result = decision.answer()
         if decision.retried:
             result["retried"] = True
         return result
@@ -359,8 +360,9 @@ class Server:
         from engine.protocol.commands import Actor
 
         decision = await self.workspace.run_document(name, command, Actor.agent(body.agentName))
-        result = dict(decision.result)
-        agent = doc.agents.get(result.get("registrationId", ""))
+        result = decision.answer()
+        joined = decision.result
+        agent = doc.agents.get(joined.registration_id) if isinstance(joined, Joined) else None
         # The key is shown this once: a retried join (its Idempotency-Key) answers null.
         result["apiKey"] = None if decision.retried else key
         result["keyId"] = None if agent is None or agent.key_hash is None else agent.key_hash[:12]

@@ -35,7 +35,7 @@ def detail(path: Path, *, leave: bool) -> str:
             if leave:
                 await ws.run_document("plan", {"op": "leave"}, Actor.agent("legal"))
             doc = ws.document("plan")
-            agent = doc.agents[joined.result["registrationId"]]
+            agent = doc.agents[joined.answer()["registrationId"]]
             now = agent.last_seen_ms + 90_000
             view = DocShown("plan", doc, doc.sequence, now, HUMAN)
             local = next(a.id for a in doc.agents.values() if a.name == "local")

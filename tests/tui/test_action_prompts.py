@@ -108,7 +108,7 @@ async def test_a_prompt_acts_on_the_row_highlighted_not_the_one_now_under_the_cu
             "newContent": "# Summary\n\nA newer summary.\n",
             "summary": "newcomer",
         }
-        newcomer = (await ws.run_document("memo", arriving, Actor.agent("editor"))).result
+        newcomer = (await ws.run_document("memo", arriving, Actor.agent("editor"))).answer()
         screen.revision = doc.sequence
         await settle(pilot)
         assert doc.proposals[pending.id].status == "Objected"

@@ -190,7 +190,7 @@ async def test_mark_a_constraint(demo: Path) -> None:
         await pick(pilot, str(len(labels)))
         await pick(pilot, "c")
         await answer(pilot, "fits the others")
-        constraint = screen.workspace.document("memo").constraints[made.result["constraintId"]]
+        constraint = screen.workspace.document("memo").constraints[made.answer()["constraintId"]]
         await wait_until(pilot, lambda: constraint.compatibility == "compatible", "the mark")
 
 

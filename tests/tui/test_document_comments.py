@@ -35,7 +35,7 @@ async def commented(demo: Path) -> dict[str, str]:
         doc = ws.document("memo")
 
         async def run(agent: str, command: dict[str, Any]) -> dict[str, Any]:
-            return (await ws.run_document("memo", command, Actor.agent(agent))).result
+            return (await ws.run_document("memo", command, Actor.agent(agent))).answer()
 
         summary = {"op": "comment", "sectionId": "sec:summary"}
         asked = await run("legal", {**summary, "text": "@human is the date firm?"})

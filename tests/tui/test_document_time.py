@@ -267,7 +267,7 @@ async def test_the_diff_lists_exactly_the_sections_added_and_changed(tmp_path: P
             {"op": "propose", "sectionId": "sec:aims", "newContent": new},
             Actor.agent("bo"),
         )
-        pid = proposed.result["proposalId"]
+        pid = proposed.answer()["proposalId"]
         command = {"op": "approve", "proposalId": pid, "why": "fine"}
         await ws.run_document("plan", command, Actor.human("ann"))
         live = ws.document("plan")

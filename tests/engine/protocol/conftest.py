@@ -109,13 +109,13 @@ class Sim:
         return decision
 
     def agent(self, name: str, op: str, **fields: Any) -> dict[str, Any]:
-        return self.decide(Actor.agent(name), op, **fields).result
+        return self.decide(Actor.agent(name), op, **fields).answer()
 
     def human_actor(self) -> Actor:
         return Actor.human(self.human_name)
 
     def human(self, op: str, **fields: Any) -> dict[str, Any]:
-        return self.decide(Actor.human(self.human_name), op, **fields).result
+        return self.decide(Actor.human(self.human_name), op, **fields).answer()
 
     def refused(self, actor: Actor | str, op: str, code: str, **fields: Any) -> ProtocolError:
         """Run a command that must be refused with ``code`` and change nothing."""

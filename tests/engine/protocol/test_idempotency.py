@@ -38,7 +38,7 @@ class Retries:
         self.first.append((actor, op, fields, first))
         self.sim.advance(1)
         self.check(actor, op, fields, first)
-        return first.result
+        return first.answer()
 
     def agent(self, name: str, op: str, **fields: Any) -> dict[str, Any]:
         return self.run(Actor.agent(name), op, **fields)
@@ -52,11 +52,11 @@ class Retries:
         before = dump_document(sim.doc)
         again = sim.decide(actor, op, **fields)
         assert again.retried and again.events == [], op
-        expected = first.result
+        expected = first.answer()
         if op == "invite":  # the token is shown once: the log keeps only its hash
-            assert isinstance(first.result["token"], str)
-            expected = {**first.result, "token": None}
-        assert again.result == expected, op
+            assert isinstance(first.answer()["token"], str)
+            expected = {**first.answer(), "token": None}
+        assert again.answer() == expected, op
         assert dump_document(sim.doc) == before, op
 
 
@@ -135,10 +135,10 @@ def test_the_kept_answer_is_shown_to_no_agent() -> None:
     sim.agent("a", "constrain", sectionId=BUDGET, boundary="at most 2M", category="cost")
     fields = {"sectionId": BUDGET, "newContent": body("Budget", "2M"), "idempotencyKey": "p"}
     first = sim.decide(Actor.agent("a"), "propose", **fields)
-    assert first.result["activeConstraints"] == [{"boundary": "at most 2M", "category": "cost"}]
+    assert first.answer()["activeConstraints"] == [{"boundary": "at most 2M", "category": "cost"}]
     [created] = [e for e in first.events if e["eventType"] == "pact.proposal.created"]
-    assert json.loads(created["payloadJson"])["answer"] == first.result
+    assert json.loads(created["payloadJson"])["answer"] == first.answer()
     for reader in (sim.a("a"), sim.a("b")):
         shown = json.loads(views.redact(sim.doc, reader, created)["payloadJson"])
-        assert "answer" not in shown and shown["proposalId"] == first.result["proposalId"]
+        assert "answer" not in shown and shown["proposalId"] == first.answer()["proposalId"]
     assert json.loads(views.redact(sim.doc, None, created)["payloadJson"])["answer"]

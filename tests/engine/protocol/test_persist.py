@@ -68,7 +68,7 @@ def story() -> Session:
             "sections": ["sec:plan"],
         },
         HUMAN,
-    ).result
+    ).answer()
     s.ok({"op": "join", "agentName": "a4", "token": invite["token"]}, A4)
     s.ok({"op": "salience", "sectionId": "sec:_root", "score": 2}, A3)
     s.ok({"op": "salience", "sectionId": "sec:plan", "score": 0}, A3)
@@ -87,7 +87,7 @@ def story() -> Session:
     )
     s.ok({"op": "comment", "sectionId": "sec:plan", "text": "Needs dates."}, A1)
     s.ok({"op": "ask-human", "sectionId": "sec:plan/risk", "question": "Which risks?"}, A1)
-    asked = s.ok({"op": "ask-human", "question": "Deadline?", "context": "Q3?"}, A2).result
+    asked = s.ok({"op": "ask-human", "question": "Deadline?", "context": "Q3?"}, A2).answer()
     s.ok({"op": "respond", "queryId": asked["queryId"], "response": "October"}, HUMAN)
     merged = s.ok(
         {
@@ -99,15 +99,15 @@ def story() -> Session:
             "idempotencyKey": "p1",
         },
         A1,
-    ).result
+    ).answer()
     s.ok({"op": "approve", "proposalId": merged["proposalId"]}, A2, after_s=5)
     assert s.doc.section("sec:plan/risks") is not None  # renamed: the old id is an alias
     budget = {"op": "propose", "sectionId": "sec:plan/budget"}
-    first = s.ok({**budget, "newContent": "## Budget\n\nOne million.\n"}, A2).result
+    first = s.ok({**budget, "newContent": "## Budget\n\nOne million.\n"}, A2).answer()
     s.ok({**budget, "newContent": "## Budget\n\nTwo million.\n"}, A3)  # a conflict (vote)
     s.ok({"op": "approve", "proposalId": first["proposalId"]}, A1)
     gone = s.ok({"op": "propose", "sectionId": "sec:plan", "newContent": "# Plan\n\nx\n"}, A1)
-    s.ok({"op": "withdraw", "proposalId": gone.result["proposalId"], "reason": "oops"}, A1)
+    s.ok({"op": "withdraw", "proposalId": gone.answer()["proposalId"], "reason": "oops"}, A1)
     s.ok({"op": "lock", "sectionId": "sec:plan", "ttlSeconds": 30}, A2)
     s.ok({"op": "trust", "agent": "a3", "level": "Suggester", "why": "too eager"}, HUMAN)
     s.ok({"op": "disclosure", "agent": "a2", "level": 2}, HUMAN)
@@ -290,7 +290,7 @@ def test_a_restored_document_continues_exactly_as_the_original() -> None:
             assert (mine.code, mine.fired) == (its.code, its.fired)
         else:
             assert isinstance(mine, Decision) and isinstance(its, Decision)
-            assert (mine.events, mine.result) == (its.events, its.result), command
+            assert (mine.events, mine.answer()) == (its.events, its.answer()), command
         assert dump_document(twin.doc) == dump_document(original.doc), command
     assert twin.log == original.log[-len(twin.log) :]
     kinds = {e["eventType"] for e in twin.log}
@@ -455,7 +455,7 @@ def closed_story() -> Session:
 
     def propose(actor: Actor, where: str, text: str, **more: Any) -> str:
         command = {"op": "propose", "sectionId": where, "newContent": text, **more}
-        proposal_id: str = s.ok(command, actor).result["proposalId"]
+        proposal_id: str = s.ok(command, actor).answer()["proposalId"]
         return proposal_id
 
     def vote(op: str, proposal_id: str, *actors: Actor, **more: Any) -> None:
@@ -473,7 +473,7 @@ def closed_story() -> Session:
     edit = {"op": "edit", "sectionId": "sec:notes", "content": "# Notes\n\nEdited.\n", "why": "x"}
     s.ok(edit, HUMAN)  # the approval of the open one is dismissed
     vote("withdraw", stale, A2)
-    vote("approve", s.ok({"op": "revert", "proposalId": merged}, A4).result["proposalId"], A1, A3)
+    vote("approve", s.ok({"op": "revert", "proposalId": merged}, A4).answer()["proposalId"], A1, A3)
     s.ok({"op": "policy", "policy": "objection-based", "why": "faster"}, HUMAN)
     vote("object", propose(A3, "sec:plan/budget", "## Budget\n\nThree.\n"), A1, reason="no")
     propose(A4, "sec:plan/budget", "## Budget\n\nFour.\n")
@@ -587,9 +587,9 @@ def test_a_closed_proposal_built_late_goes_on_as_the_original() -> None:
         if isinstance(mine, ProtocolError):
             assert isinstance(its, ProtocolError) and mine.code == its.code, command
         else:
-            assert isinstance(its, Decision) and (mine.events, mine.result) == (
+            assert isinstance(its, Decision) and (mine.events, mine.answer()) == (
                 its.events,
-                its.result,
+                its.answer(),
             )
     assert twin.doc.proposals[merged[-1]].reverted_by is not None
     assert dump_document(twin.doc) == dump_document(original.doc)

@@ -396,7 +396,7 @@ def check_wire(command: dict[str, Any], outcome: Decision | ProtocolError) -> No
     if isinstance(outcome, ProtocolError):
         validate("error-response", {"errors": [outcome.wire()]})
     elif command["op"] in RESPONSES:
-        validate(RESPONSES[command["op"]], outcome.result)
+        validate(RESPONSES[command["op"]], outcome.answer())
 
 
 def check_retry(run: Run, command: dict[str, Any], actor: Actor, first: Decision) -> None:
@@ -409,9 +409,9 @@ def check_retry(run: Run, command: dict[str, Any], actor: Actor, first: Decision
     start = len(run.log)
     outcome = run.run(command, actor, after_s=again)
     assert isinstance(outcome, Decision), (command, outcome)
-    assert outcome.retried is (first.result.get("changed") is not False)
+    assert outcome.retried is (first.answer().get("changed") is not False)
     shown_once = {"token": None} if command["op"] == "invite" else {}
-    assert outcome.result == {**first.result, **shown_once}
+    assert outcome.answer() == {**first.answer(), **shown_once}
     assert all(e["actorKind"] == "System" for e in outcome.events), outcome.events
     check_events(run, start)
     expected = restore_document(before)
@@ -461,7 +461,7 @@ def test_random_sessions_keep_the_protocol(markdown: str, data: st.DataObject) -
         start = len(run.log)
         outcome = run.run(command, actor, after_s=after_s)
         if isinstance(outcome, Decision) and command["op"] == "invite":
-            run.tokens.append(outcome.result["token"])
+            run.tokens.append(outcome.answer()["token"])
         check_events(run, start)
         check_wire(command, outcome)
         check_structure(run)

@@ -54,13 +54,13 @@ def test_a_retried_join_is_a_retry() -> None:
     s = Session.start()
     join = {"op": "join", "agentName": "a1", "role": "editor", "idempotencyKey": "j"}
     first = s.ok(join, Actor.agent("a1"))
-    assert first.events[0]["actorId"] == first.result["registrationId"]
+    assert first.events[0]["actorId"] == first.answer()["registrationId"]
     before = dump_document(s.doc)
     again = s.ok(join, Actor.agent("a1"), after_s=1)
-    assert again.retried and again.events == [] and again.result == first.result
+    assert again.retried and again.events == [] and again.answer() == first.answer()
     assert dump_document(s.doc) == before
     other = s.ok({**join, "agentName": "a2"}, Actor.agent("a2"))  # the same key, another agent
-    assert not other.retried and other.result["agentName"] == "a2"
+    assert not other.retried and other.answer()["agentName"] == "a2"
 
 
 def test_a_title_like_a_numbered_duplicate_gets_an_id_of_its_own() -> None:
@@ -176,7 +176,7 @@ def test_a_live_document_and_its_replay_hold_the_same_timers() -> None:
     s.ok({"op": "intent", "sectionId": "sec:plan", "goal": "shorter"}, a1)
     propose = {"op": "propose", "sectionId": "sec:plan/risk", "newContent": "## Risk\n\nx\n"}
     proposed = s.ok(propose, a2)
-    s.ok({"op": "withdraw", "proposalId": proposed.result["proposalId"], "reason": "no"}, a2)
+    s.ok({"op": "withdraw", "proposalId": proposed.answer()["proposalId"], "reason": "no"}, a2)
     assert len(s.doc.timers) == 2  # the intent's acceptance, the withdrawn proposal's merge
     # The window ends: the intent is accepted (an event), the merge timer fires nothing.
     s.ok({"op": "heartbeat"}, a1, after_s=11)
@@ -190,7 +190,7 @@ def test_a_tick_that_fires_nothing_leaves_the_timers_as_the_log_has_them() -> No
     a1 = Actor.agent("a1")
     propose = {"op": "propose", "sectionId": "sec:plan/risk", "newContent": "## Risk\n\nx\n"}
     proposed = s.ok(propose, a1)
-    s.ok({"op": "withdraw", "proposalId": proposed.result["proposalId"], "reason": "no"}, a1)
+    s.ok({"op": "withdraw", "proposalId": proposed.answer()["proposalId"], "reason": "no"}, a1)
     s.now += 11_000
     assert tick(s.doc, s.now, s.ids).events == []  # its merge timer is due, and does nothing
     assert dump_document(replay(s.log)) == dump_document(s.doc)
@@ -212,11 +212,11 @@ def test_a_merge_next_door_leaves_a_checked_proposal_checked(monkeypatch) -> Non
     risk = s.ok({"op": "propose", "sectionId": "sec:plan/risk", "newContent": "## Risk\n\nR\n"}, a1)
     budget = {"op": "propose", "sectionId": "sec:plan/budget", "newContent": "## Budget\n\nB\n"}
     second = s.ok(budget, a1)
-    s.ok({"op": "approve", "proposalId": risk.result["proposalId"]}, a2)  # risk merges
+    s.ok({"op": "approve", "proposalId": risk.answer()["proposalId"]}, a2)  # risk merges
     parsed: list[str] = []
     real = decide_module.parse_sections
     monkeypatch.setattr(decide_module, "parse_sections", lambda md: parsed.append(md) or real(md))
-    s.ok({"op": "approve", "proposalId": second.result["proposalId"]}, a2)
+    s.ok({"op": "approve", "proposalId": second.answer()["proposalId"]}, a2)
     assert parsed == []  # merged with the parts checked when it was proposed
     assert s.doc.markdown().endswith("## Risk\n\nR\n\n## Budget\n\nB\n")
     assert dump_document(replay(s.log)) == dump_document(s.doc)

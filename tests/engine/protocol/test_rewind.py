@@ -69,7 +69,7 @@ def session_log(markdown: str, data: st.DataObject) -> list[dict[str, Any]]:
             actor, command = Actor.human(data.draw(st.sampled_from(HUMANS))), run.human_command()
         outcome = run.run(command, actor, after_s=after_s)
         if command["op"] == "invite" and not isinstance(outcome, Exception):
-            run.tokens.append(outcome.result["token"])
+            run.tokens.append(outcome.answer()["token"])
     return run.log
 
 

@@ -53,8 +53,8 @@ def test_the_demos_risk_revision_leaves_the_first_mitigation_its_id() -> None:
     hedge = {"op": "propose", "sectionId": "sec:risk/mitigation"}
     pending = s.ok({**hedge, "newContent": "## Mitigation\n\nHedge half.\n"}, FINANCE)
     revision = s.ok({"op": "propose", "sectionId": "sec:risk", "newContent": RISK_REVISION}, LEGAL)
-    merged = s.ok({"op": "approve", "proposalId": revision.result["proposalId"]}, FINANCE)
-    assert merged.result["status"] == "Merged"
+    merged = s.ok({"op": "approve", "proposalId": revision.answer()["proposalId"]}, FINANCE)
+    assert merged.answer()["status"] == "Merged"
 
     assert ids(s.doc) == [
         ROOT,
@@ -73,12 +73,12 @@ def test_the_demos_risk_revision_leaves_the_first_mitigation_its_id() -> None:
     # What was aimed at the original still is, by its id.
     assert original.lock is not None and original.lock.holder == s.doc.active["finance"]
     assert s.doc.salience_of(s.doc.active["finance"], original.key) == 9
-    approved = s.ok({"op": "approve", "proposalId": pending.result["proposalId"]}, LEGAL)
-    assert approved.result["sectionId"] == "sec:risk/mitigation"
+    approved = s.ok({"op": "approve", "proposalId": pending.answer()["proposalId"]}, LEGAL)
+    assert approved.answer()["sectionId"] == "sec:risk/mitigation"
     assert original.content == "## Mitigation\n\nHedge half.\n\n"
     # A third Mitigation takes the next free suffix; the two before keep theirs.
     again = s.ok({"op": "propose", "sectionId": "sec:risk", "newContent": RISK_REVISION}, LEGAL)
-    s.ok({"op": "approve", "proposalId": again.result["proposalId"]}, FINANCE)
+    s.ok({"op": "approve", "proposalId": again.answer()["proposalId"]}, FINANCE)
     assert ids(s.doc)[3:6] == [
         "sec:risk/mitigation-3",
         "sec:risk/mitigation-2",
@@ -219,7 +219,7 @@ def test_no_surviving_section_ever_changes_its_id(data: st.DataObject) -> None:
         assert isinstance(made, Decision)
         # A human force-merges it at once, so the clock never moves.
         why = {"why": "test"}
-        s.ok({"op": "force-merge", "proposalId": made.result["proposalId"], **why}, HUMAN)
+        s.ok({"op": "force-merge", "proposalId": made.answer()["proposalId"], **why}, HUMAN)
         check(s.doc, seen, paths)
     assert dump_document(replay(s.log)) == dump_document(s.doc)
     restored = restore_document(dump_document(s.doc))

@@ -49,7 +49,7 @@ async def run(path: str, agent: str, rounds: int, later_s: float) -> int:
             except ProtocolError as refused:
                 print(json.dumps({"op": command["op"], "refused": refused.wire()}), flush=True)
                 return 1
-            print(json.dumps({"op": command["op"], "result": decision.result}), flush=True)
+            print(json.dumps({"op": command["op"], "result": decision.answer()}), flush=True)
         await ws.tick_document("plan")  # catch up with the other writer's events
         doc = ws.document("plan")
         print(json.dumps({"sequence": doc.sequence, "markdown": doc.markdown()}), flush=True)
