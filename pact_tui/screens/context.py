@@ -1864,6 +1864,8 @@ class ContextScreen(TimeTravel):
     def watch_show_changelog(self, show: bool) -> None:
         pane = self.query_one(ChangelogList)
         pane.display = show
+        if show:
+            pane.catch_up()  # now, not on its Show event: the frame that shows it is current
         self.set_focus(pane if show else self.active_pane)
 
     @on(ChangelogList.Selected, "#changelog")

@@ -601,6 +601,9 @@ class DocumentScreen(CustodianActions, TimeTravel):
     def watch_view(self, view: str) -> None:
         switcher = self.query_one("#doc-views", ContentSwitcher)
         switcher.current = view
+        shown = self.query_one(f"#{view}")
+        if isinstance(shown, RowList):
+            shown.catch_up()  # now, not on its Show event: the frame that shows it is current
         self.query_one("#inbox-briefing").display = view == "inbox"
         self.query_one("#proposal-pane").display = view == "queue"
         self.query_one("#heat-detail").display = view == "heatmap"

@@ -281,3 +281,21 @@ async def test_no_toasts_pile_up_while_playing(demo: Path) -> None:
         snapshots = screen.workspace.snapshots("researcher")[-3:]
         for said_then, snapshot in zip(episodes, snapshots, strict=True):
             assert said_then.startswith(f"step to {snapshot.id} (e{snapshot.episode}): ")
+
+
+async def test_the_changelog_pane_holds_the_current_account_in_the_frame_that_shows_it(
+    demo: Path,
+) -> None:
+    """Hidden, the pane does not remake its rows at each step; shown, it remakes them in the
+    handler that shows it, not on its Show event a frame later (a frame of the last account's
+    lines, and a test reading them, came before)."""
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        screen.run_command(MessageCommand(role="user", text="and now?"))
+        await account_for(pilot, screen)
+        step = await screen.workspace.changelogs("researcher")
+        pane = pane_of(screen)
+        assert not pane.display and said(pane)[:1] != [step.title()]  # behind while hidden
+        screen.show_changelog = True  # as `C` does: nothing else is handled before the read
+        assert said(pane)[0] == step.title()
