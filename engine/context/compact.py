@@ -321,6 +321,7 @@ def restore_recent(rows: Any, context: Context) -> None:
     try:
         for row in rows:
             turns: list[Turn] = []
+            last = -1  # the seq of the last turn so far (the system region's before the first)
             for kind, value, *rest in row["turns"]:
                 if kind == "=":
                     (length,) = rest
@@ -328,14 +329,19 @@ def restore_recent(rows: Any, context: Context) -> None:
                         raise InvalidExport(f"a run of turns [{value!r}, {length!r}]")
                     if value < 0 or value + length > len(newer.turns):
                         raise InvalidExport(f"a run of turns [{value}, {length}] out of range")
-                    turns.extend(newer.turns[value : value + length])
+                    run = newer.turns[value : value + length]  # in ascending seq order
+                    first = run[0].seq
+                    turns.extend(run)
                 elif kind == "+" and not rest:
                     turns.append(_load_turn(value))
+                    first = turns[-1].seq
                 else:
                     raise InvalidExport(f"a segment of turns of kind {kind!r}")
-            seqs = [turn.seq for turn in turns]
-            if not turns or not all(b > a for a, b in pairwise(seqs)) or seqs[0] < 0:
-                raise InvalidExport("a recent snapshot's turn seqs must be strictly increasing")
+                if first <= last:
+                    raise InvalidExport("a recent snapshot's turn seqs must be strictly increasing")
+                last = turns[-1].seq
+            if not turns:
+                raise InvalidExport("a recent snapshot must have a turn")
             system = newer.system if row["system"] is None else _load_turn(row["system"])
             if system.seq != -1:
                 raise InvalidExport("a recent snapshot's system region must have seq -1")

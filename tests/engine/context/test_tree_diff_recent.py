@@ -101,7 +101,8 @@ def test_recent_snapshots_that_do_not_fit_the_checkpoint_are_refused() -> None:
         context.advance()
     rows = dump_recent(context, 2)
     bad = [{**rows[0], "turns": [["=", 0, 10_000]]}]
-    for broken in (bad, [{**rows[0], "turns": [["?", 0]]}], "rows", [{"id": "x"}]):
+    twice = [{**rows[0], "turns": [["=", 0, 1], ["=", 0, 1]]}]  # seqs not increasing
+    for broken in (bad, twice, [{**rows[0], "turns": [["?", 0]]}], "rows", [{"id": "x"}]):
         fresh = load_compact(dump_compact(context), ids=SequentialIds(), clock=SteppingClock())
         with pytest.raises(InvalidExport):
             restore_recent(broken, fresh)
