@@ -12,8 +12,9 @@
    read from the events' stored results, not rebuilt.
 3. ``pact-tui ctx diff -1 now`` (what the last step changed) on the same context ÷ the same
    ``ctx select``, whole processes (issue 25: one diff, turn by turn, ``engine.context.tree_diff``);
-   printed beside it, from one process: rebuilding the snapshot from the context's nearest
-   archive, the diff itself, and the plain item-by-item ``diff_views`` it replaced.
+   printed beside it, from one process: reading the snapshot (kept in the context's checkpoint
+   with the newest others, else rebuilt from its nearest archive), the diff itself, what
+   ``ctx diff`` lists, every change, and the plain item-by-item ``diff_views`` it replaced.
 """
 
 from __future__ import annotations
@@ -199,11 +200,16 @@ def bench_ctx_diff(path: Path, select: tuple[object, ...]) -> None:
     )
     diff = ("ctx", "diff", path, "researcher", "-1", "now")
     parts = in_a_fresh_process("bench.bench_changes", "diff-parts", path)
+    where = (
+        "held from the context's checkpoint (its newest snapshots)"
+        if parts["held"]
+        else f"rebuilt from its nearest archive ({parts['replayed']:,} events replayed)"
+    )
     print(
-        f"  (in one process: the snapshot -1 rebuilt in {fmt(parts['rebuild'])}"
-        f" ({parts['replayed']:,} events replayed from its nearest archive); the diff"
-        f" {fmt(parts['tree_diff'])}, diff_views {fmt(parts['diff_views'])};"
-        f" {parts['listed']:,} changes)"
+        f"  (in one process: the snapshot -1 {where} in {fmt(parts['rebuild'])}; the diff"
+        f" {fmt(parts['tree_diff'])}, what ctx diff lists {fmt(parts['listed_time'])}"
+        f" ({parts['lines']:,} changes and the mass moves counted), every change"
+        f" {fmt(parts['every'])} ({parts['listed']:,}), diff_views {fmt(parts['diff_views'])})"
     )
     pact_tui_seconds(*diff)  # the first: not in the figure
     took: dict[str, list[float]] = {"diff": [], "select": []}
@@ -219,8 +225,9 @@ def bench_ctx_diff(path: Path, select: tuple[object, ...]) -> None:
     )
 
 
-async def diff_parts(path: Path) -> dict[str, float | int]:
+async def diff_parts(path: Path) -> dict[str, float | int | bool]:
     """Where ``ctx diff -1 now``'s time goes, timed in this process."""
+    from engine.context.changelog import LIST_LIMIT
     from engine.context.history import diff_views
     from engine.context.tree_diff import TreeDiff
     from engine.workspace import Workspace
@@ -229,12 +236,20 @@ async def diff_parts(path: Path) -> dict[str, float | int]:
         await ws.load("researcher")
         now = ws.context("researcher")
         entry = ws.snapshot_at("researcher", -1)
+        held = ws.snapshot_in_memory("researcher", entry.id) is not None
         start = time.perf_counter()
         past = await ws.view("researcher", entry.id)
         rebuild = time.perf_counter() - start
         start = time.perf_counter()
-        listed = TreeDiff.between(past, now).to_located()[0]
+        diff = TreeDiff.between(past, now)
         tree_diff = time.perf_counter() - start
+        start = time.perf_counter()
+        moves = {by for by, n in diff.depth_moves.items() if by and n > LIST_LIMIT}
+        lines = sum(1 for _ in diff.located_changes(moves)) + len(diff.added) + len(diff.removed)
+        listed_time = time.perf_counter() - start
+        start = time.perf_counter()
+        listed = diff.to_located()[0]
+        every = time.perf_counter() - start
         start = time.perf_counter()
         oracle = diff_views(past, now)
         plain = time.perf_counter() - start
@@ -244,9 +259,13 @@ async def diff_parts(path: Path) -> dict[str, float | int]:
         marks = [int(n[len(prefix) :]) for n in names if n.startswith(prefix)]
         archived = max((m for m in marks if m < entry.stream_seq), default=0)
         return {
+            "held": held,
             "rebuild": rebuild,
             "replayed": entry.stream_seq - archived,
             "tree_diff": tree_diff,
+            "listed_time": listed_time,
+            "lines": lines,
+            "every": every,
             "diff_views": plain,
             "listed": len(listed.added) + len(listed.removed) + len(listed.changed),
         }

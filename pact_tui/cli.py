@@ -448,43 +448,35 @@ def _number(text: str, given: str) -> int:
 
 
 async def _ctx_diff(args: argparse.Namespace) -> None:
-    from engine.context.changelog import LIST_LIMIT
+    from engine.context.changelog import LIST_LIMIT, by_words
 
     async with await open_workspace(args, read_only=True) as ws:
         older = _snapshot_ref(ws, args.name, args.older)
         newer = _snapshot_ref(ws, args.name, args.newer)
-        diff, before, after = await ws.located_diff(args.name, older, newer)
-    # Many items whose only change is one depth deeper (or shallower) are ODI's mass move:
+        tree = await ws.tree_diff(args.name, older, newer)
+    # Many items whose only change is a depth move by the same steps are ODI's mass move:
     # counted on one line, not listed (the JSON lists every change).
-    odi: dict[int, list[str]] = {}
-    for change in diff.changed:
-        if not change.fields and change.moves().keys() == {"depth"}:
-            assert change.depth is not None
-            by = change.depth[1] - change.depth[0]
-            if abs(by) == 1:
-                odi.setdefault(by, []).append(change.id)
-    summarised = {i for ids in odi.values() if len(ids) > LIST_LIMIT for i in ids}
-    lines = [_diff_line("+", after[i]) for i in diff.added]
-    lines += [_diff_line("-", before[i]) for i in diff.removed]
-    for change in diff.changed:
-        if change.id not in summarised:
-            moves = [f"{name} {a}→{b}" for name, (a, b) in change.moves().items()]
-            what = visible(", ".join([*change.fields, *moves]))
-            lines.append(f"{_diff_line('~', after[change.id])}: {what}")
-    for by, ids in sorted(odi.items(), reverse=True):
-        if len(ids) > LIST_LIMIT:
-            way = "deeper" if by > 0 else "shallower"
-            lines.append(f"~ ODI: {len(ids):,} items moved one {way} (depth {by:+d}), nothing else")
-    if not args.json:  # the JSON document lists every change: built only when asked for
-        echo("\n".join(lines) if lines else "no changes")
+    odi = {by: n for by, n in sorted(tree.depth_moves.items(), reverse=True) if by}
+    summarised = {by for by, n in odi.items() if n > LIST_LIMIT}
+    if args.json:  # the JSON document lists every change: built only when asked for
+        diff, before, after = tree.to_located()
+        data = diff.to_dict()
+        data["items"] = {
+            i: _diff_item(before.get(i), after.get(i))
+            for i in [*diff.added, *diff.removed, *(c.id for c in diff.changed)]
+        }
+        data["odi"] = {f"{by:+d}": n for by, n in odi.items()}
+        emit(args, data, "")
         return
-    data = diff.to_dict()
-    data["items"] = {
-        i: _diff_item(before.get(i), after.get(i))
-        for i in [*diff.added, *diff.removed, *(c.id for c in diff.changed)]
-    }
-    data["odi"] = {f"{by:+d}": len(ids) for by, ids in sorted(odi.items(), reverse=True)}
-    emit(args, data, "")
+    lines = [_diff_line("+", placed.located) for placed in tree.added.values()]
+    lines += [_diff_line("-", placed.located) for placed in tree.removed.values()]
+    for change, _was, now in tree.located_changes(leave_out=summarised):
+        moves = [f"{name} {a}→{b}" for name, (a, b) in change.moves().items()]
+        what = visible(", ".join([*change.fields, *moves]))
+        lines.append(f"{_diff_line('~', now)}: {what}")
+    for by in sorted(summarised, reverse=True):
+        lines.append(f"~ ODI: {odi[by]:,} items moved {by_words(by)} (depth {by:+d}), nothing else")
+    echo("\n".join(lines) if lines else "no changes")
 
 
 Located = tuple[Any, int, int, int]  # (item, depth, position, offset)

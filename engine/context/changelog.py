@@ -103,7 +103,7 @@ def format_coords(coords: Coords | None) -> str:
 _WORDS = {1: "one", 2: "two", 3: "three"}
 
 
-def _by_words(by: int) -> str:
+def by_words(by: int) -> str:
     """``+1`` → ``one deeper``, ``-2`` → ``two shallower``."""
     size = abs(by)
     amount = _WORDS.get(size, str(size))
@@ -269,7 +269,7 @@ class Shift(NamedTuple):
             where = f"d{low}{TO}d{high} → d{low + self.by}{TO}d{high + self.by}"
         turns = "1 turn" if self.turns == 1 else f"{self.turns:,} turns"
         items = "1 item" if self.items == 1 else f"{self.items:,} items"
-        return f"ODI: {items} in {turns} moved {_by_words(self.by)} ({where})"
+        return f"ODI: {items} in {turns} moved {by_words(self.by)} ({where})"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -443,11 +443,11 @@ def summary_of(logs: Sequence[Changelog]) -> str:
             for by in sorted(moves, reverse=True):
                 if shifts[by] > 1:  # several mass moves: an item may be counted in each
                     ways.append(
-                        f"{moves[by]:,} item moves {_by_words(by)} ({shifts[by]} mass moves)"
+                        f"{moves[by]:,} item moves {by_words(by)} ({shifts[by]} mass moves)"
                     )
                     continue
                 items = "1 item" if moves[by] == 1 else f"{moves[by]:,} items"
-                ways.append(f"{items} {_by_words(by)}")
+                ways.append(f"{items} {by_words(by)}")
             parts.append("ODI: " + ", ".join(ways))
         entries = by_kind.get(kind, [])
         if not entries:

@@ -13,14 +13,20 @@ shape: anything malformed raises ``InvalidExport`` rather than building a broken
 
 from __future__ import annotations
 
-from itertools import pairwise
+from collections.abc import Sequence
+from itertools import compress, count, islice, pairwise
+from operator import is_not
 from typing import Any
+
+from pyrsistent import pvector
 
 from .clock import Clock, IdFactory
 from .context import Context
 from .errors import ContextError, InvalidExport
+from .history import Snapshot
 from .nodes import Item, Slot, Template, Turn, lived_ttl
 from .stages import Pos, RenderLifecycle
+from .tree import TreeState
 
 FORMAT = "pact-context-compact"
 VERSION = 1
@@ -79,21 +85,22 @@ def dump_compact(context: Context) -> dict[str, Any]:
         "counters": [counters["creation_index"], counters["next_turn_seq"]],
         "system": _turn(turns[0]),
         "turns": [_turn(turn) for turn in turns[1:]],
-        "templates": [
-            [
-                t.id,
-                t.anchor_seq,
-                t.anchor_depth,
-                t.position,
-                t.offset,
-                t.born,
-                t.cad,
-                t.live_id,
-                _item(t.prototype),
-            ]
-            for t in context.templates()
-        ],
+        "templates": [_template(t) for t in context.templates()],
     }
+
+
+def _template(t: Template) -> list[Any]:
+    return [
+        t.id,
+        t.anchor_seq,
+        t.anchor_depth,
+        t.position,
+        t.offset,
+        t.born,
+        t.cad,
+        t.live_id,
+        _item(t.prototype),
+    ]
 
 
 def _load_item(row: list[Any], new: Any = object.__new__) -> Item:
@@ -182,6 +189,23 @@ SLOT_FIELDS = frozenset(
 TURN_FIELDS = frozenset({"id", "seq", "created_at_ns", "creation_index", "slots", "gen"})
 
 
+def _load_templates(rows: list[Any]) -> dict[str, Template]:
+    templates: dict[str, Template] = {}
+    for t_id, anchor_seq, anchor_depth, position, offset, born, cad, live_id, proto in rows:
+        templates[t_id] = Template(
+            id=t_id,
+            prototype=_load_item(proto),
+            anchor_seq=anchor_seq,
+            anchor_depth=anchor_depth,
+            position=position,
+            offset=offset,
+            born=born,
+            cad=cad,
+            live_id=live_id,
+        )
+    return templates
+
+
 def load_compact(data: Any, *, ids: IdFactory | None = None, clock: Clock | None = None) -> Context:
     """Rebuild a context from ``dump_compact`` output; ``InvalidExport`` if it is malformed."""
     context = Context(ids=ids, clock=clock)
@@ -199,21 +223,7 @@ def restore_compact(data: Any, context: Context) -> None:
     try:
         system = _load_turn(data["system"])
         turns = [_load_turn(row) for row in data["turns"]]
-        templates: dict[str, Template] = {}
-        for t_id, anchor_seq, anchor_depth, position, offset, born, cad, live_id, proto in data[
-            "templates"
-        ]:
-            templates[t_id] = Template(
-                id=t_id,
-                prototype=_load_item(proto),
-                anchor_seq=anchor_seq,
-                anchor_depth=anchor_depth,
-                position=position,
-                offset=offset,
-                born=born,
-                cad=cad,
-                live_id=live_id,
-            )
+        templates = _load_templates(data["templates"])
         creation_index, next_turn_seq = data["counters"]
         seqs = [turn.seq for turn in turns]
         increasing = all(b > a for a, b in pairwise(seqs))
@@ -233,3 +243,134 @@ def restore_compact(data: Any, context: Context) -> None:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise InvalidExport(f"malformed {FORMAT!r} document: {error}") from None
+
+
+# -- the recent past ---------------------------------------------------------------------------
+# A context restored from its checkpoint holds no snapshot taken before it, so what the last few
+# steps changed (``ctx diff -1 now``) used to be rebuilt by replaying tens of thousands of events
+# from an archive, into a state that shares no turn with the loaded one. The checkpoint keeps the
+# newest snapshots instead, each as what differs from the next newer state (the newest: from the
+# working state): copy-on-write means a few turns each. Restored, they share every other turn
+# with the working state, as they did when they were taken, so the turn-by-turn diff is fast.
+
+
+def dump_recent(context: Context, count: int) -> list[Any]:
+    """The newest ``count`` snapshots of the context's history, newest first, each as a row
+    of what differs from the next newer state (``restore_recent`` reads them back)."""
+    snapshots = context.history.snapshots[-count:] if count > 0 else []
+    rows: list[Any] = []
+    newer = context.state()
+    for snapshot in reversed(snapshots):
+        state = snapshot.state
+        templates = state.templates
+        rows.append(
+            {
+                "id": snapshot.id,
+                "episode": snapshot.episode,
+                "trigger": snapshot.trigger,
+                "created_at_ns": snapshot.created_at_ns,
+                "root": state.root_id,
+                "state_episode": state.episode,
+                "system": None if state.system is newer.system else _turn(state.system),
+                "turns": _turn_segments(state.turns, newer.turns),
+                "templates": None
+                if templates is newer.templates
+                else [_template(t) for t in templates.values()],
+            }
+        )
+        newer = state
+    return rows
+
+
+def _turn_segments(older: Sequence[Turn], newer: Sequence[Turn]) -> list[Any]:
+    """``older``'s turns, oldest first, as runs of ``newer``'s (``["=", start, length]``: the
+    same objects) and turns of its own (``["+", row]``). Both are in ascending seq order."""
+    segments: list[Any] = []
+    i = j = 0
+    while i < len(older):
+        turn = older[i]
+        while j < len(newer) and newer[j].seq < turn.seq:
+            j += 1
+        length = _shared_run(older, newer, i, j) if j < len(newer) else 0
+        if length:
+            segments.append(["=", j, length])
+            i, j = i + length, j + length
+        else:
+            segments.append(["+", _turn(turn)])
+            i += 1
+    return segments
+
+
+def _shared_run(older: Sequence[Turn], newer: Sequence[Turn], i: int, j: int) -> int:
+    """How many turns from ``older[i]`` and ``newer[j]`` on are the same objects (in C)."""
+    if older[i] is not newer[j]:
+        return 0
+    differs = map(is_not, islice(older, i, None), islice(newer, j, None))
+    found = next(compress(count(), differs), None)
+    return min(len(older) - i, len(newer) - j) if found is None else found
+
+
+def restore_recent(rows: Any, context: Context) -> None:
+    """Give ``context``, just restored from the checkpoint ``rows`` were saved with, the
+    snapshots they hold (``dump_recent``), sharing its turns; ``InvalidExport`` if malformed
+    (``context`` is then not to be used)."""
+    if not isinstance(rows, list):
+        raise InvalidExport(f"the recent snapshots are a {type(rows).__name__}, not a list")
+    snapshots: list[Snapshot] = []
+    newer = context.state()
+    try:
+        for row in rows:
+            turns: list[Turn] = []
+            last = -1  # the seq of the last turn so far (the system region's before the first)
+            for kind, value, *rest in row["turns"]:
+                if kind == "=":
+                    (length,) = rest
+                    if not (type(value) is int and type(length) is int and length > 0):
+                        raise InvalidExport(f"a run of turns [{value!r}, {length!r}]")
+                    if value < 0 or value + length > len(newer.turns):
+                        raise InvalidExport(f"a run of turns [{value}, {length}] out of range")
+                    run = newer.turns[value : value + length]  # in ascending seq order
+                    first = run[0].seq
+                    turns.extend(run)
+                elif kind == "+" and not rest:
+                    turns.append(_load_turn(value))
+                    first = turns[-1].seq
+                else:
+                    raise InvalidExport(f"a segment of turns of kind {kind!r}")
+                if first <= last:
+                    raise InvalidExport("a recent snapshot's turn seqs must be strictly increasing")
+                last = turns[-1].seq
+            if not turns:
+                raise InvalidExport("a recent snapshot must have a turn")
+            system = newer.system if row["system"] is None else _load_turn(row["system"])
+            if system.seq != -1:
+                raise InvalidExport("a recent snapshot's system region must have seq -1")
+            templates = (
+                newer.templates if row["templates"] is None else _load_templates(row["templates"])
+            )
+            state = TreeState(
+                root_id=row["root"],
+                system=system,
+                turns=pvector(turns),
+                episode=row["state_episode"],
+                templates=templates,
+            )
+            snapshots.append(
+                Snapshot(
+                    id=row["id"],
+                    index=0,  # set as the history records it
+                    episode=row["episode"],
+                    trigger=row["trigger"],
+                    created_at_ns=row["created_at_ns"],
+                    state=state,
+                )
+            )
+            newer = state
+        ids = [snapshot.id for snapshot in snapshots]
+        if not all(type(i) is str for i in ids) or len(set(ids)) != len(ids):
+            raise InvalidExport(f"the recent snapshots' ids are {ids!r}")
+    except ContextError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        raise InvalidExport(f"malformed recent snapshots: {error}") from None
+    context.adopt_past(snapshots[::-1])

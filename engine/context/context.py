@@ -1158,6 +1158,24 @@ class Context(ContextView):
         self._templates_shared = True
         return snapshot.id
 
+    def state(self) -> TreeState:
+        """The working state as it is now, to compare a snapshot with (not frozen: read it
+        before the next change, or ``hold`` it)."""
+        return self._state()
+
+    def adopt_past(self, snapshots: Sequence[Snapshot]) -> None:
+        """Record snapshots taken before this context was restored (oldest first), as its
+        history's first; they share turns with the working state, which is frozen now, so
+        that later writes copy what they share."""
+        if len(self._history):
+            raise InvalidExport("past snapshots are adopted only before any is taken")
+        for snapshot in snapshots:
+            snapshot.index = len(self._history)
+            self._history.record(snapshot)
+        if snapshots:
+            self._gen += 1  # everything reachable from them is now frozen
+            self._templates_shared = True
+
     def _state(self) -> TreeState:
         return TreeState(
             root_id=self._root_id,

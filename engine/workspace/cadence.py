@@ -38,6 +38,9 @@ INTERVALS: dict[str, Intervals] = {
     ),
 }
 
+# The newest snapshots a context's checkpoint keeps, as what differs from the state after them
+# (a few turns each), so that the recent past is at hand without a replay (``ctx diff -1 now``).
+RECENT_SNAPSHOTS = 8
 CHECKPOINT_ON_CLOSE = 200  # a shorter tail is cheaper to replay than to checkpoint (every kind)
 INDEX_EVERY = 100  # events applied since the index was saved, while running
 READ_BATCH = 10_000  # events read at a time when a stream catches up

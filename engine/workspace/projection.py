@@ -13,12 +13,19 @@ from typing import TYPE_CHECKING, Any
 
 from engine.context import Context, ContextError
 from engine.context.clock import FixedClock, SequentialIds
-from engine.context.compact import dump_compact, load_compact, restore_compact
+from engine.context.compact import (
+    dump_compact,
+    dump_recent,
+    load_compact,
+    restore_compact,
+    restore_recent,
+)
 from engine.context.errors import NotFound
 from engine.context.story_index import StoryIndex
 from engine.context.timeline import ItemStory
 from engine.documents import DocumentProjection
 from engine.store import StoredEvent
+from engine.workspace import cadence
 from engine.workspace.errors import CACHE_ERRORS, ReplayDiverged, UnreplayableEvent
 from engine.workspace.keys import CONTEXT_PREFIX, FORKED
 from engine.workspace.types import ContextInfo, ForkOrigin, SnapshotEntry
@@ -69,6 +76,8 @@ class ContextProjection:
             projection.forked_from = ForkOrigin.from_json(data["forked_from"])
         stories = data.get("stories")
         projection.stories = StoryIndex(stories) if isinstance(stories, str) else None
+        if "recent" in data:  # a checkpoint written before it was kept has none
+            restore_recent(data["recent"], projection.context)
         return projection
 
     def info(self, name: str) -> ContextInfo:
@@ -95,6 +104,7 @@ class ContextProjection:
             data["snapshots"] = [entry.dump() for entry in self.snapshots]
             if self.stories is not None:
                 data["stories"] = self.stories.pack()
+            data["recent"] = dump_recent(self.context, cadence.RECENT_SNAPSHOTS)
         if self.forked_from is not None:
             data["forked_from"] = self.forked_from.to_json()
         return data

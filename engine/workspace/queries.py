@@ -68,15 +68,20 @@ class Queries(PastStates):
             return json.dumps(view.model_dump(), indent=2, sort_keys=True)
         raise InvalidCommand(f"unknown print mode {mode!r}; use tree, provider or json", mode=mode)
 
+    async def tree_diff(self, name: str, a: str | None, b: str | None = None) -> TreeDiff:
+        """The turn-by-turn diff from snapshot ``a`` to snapshot ``b`` (``None`` = now): what
+        :meth:`diff` lists, and the mass moves counted without listing them."""
+        return TreeDiff.between(await self.view(name, a), await self.view(name, b))
+
     async def diff(self, name: str, a: str | None, b: str | None = None) -> Diff:
         """Changes from snapshot ``a`` to snapshot ``b`` (``None`` = now)."""
-        return TreeDiff.between(await self.view(name, a), await self.view(name, b)).to_diff()
+        return (await self.tree_diff(name, a, b)).to_diff()
 
     async def located_diff(
         self, name: str, a: str | None, b: str | None = None
     ) -> tuple[Diff, Locations, Locations]:
         """:meth:`diff`, and where each item it names is on each side (``TreeDiff.to_located``)."""
-        return TreeDiff.between(await self.view(name, a), await self.view(name, b)).to_located()
+        return (await self.tree_diff(name, a, b)).to_located()
 
     async def verify(self) -> VerifyResult:
         return await self.store.verify()

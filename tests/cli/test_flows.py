@@ -373,6 +373,19 @@ def test_diff(path: Path, history: dict[str, str]) -> None:
     failed("ctx", "diff", path, "agent", "e9", code="UNKNOWN_SNAPSHOT")
 
 
+def test_diff_counts_a_mass_move_of_any_steps_on_one_line(path: Path) -> None:
+    for n in range(25):
+        ok("ctx", "user", path, "agent", f"message {n}")
+    ok("ctx", "seal", path, "agent")
+    ok("ctx", "user", path, "agent", "one more")
+    ok("ctx", "assistant", path, "agent", "and its answer")
+    lines = ok("ctx", "diff", path, "agent", "-1").out.splitlines()
+    assert lines[2:] == ["~ ODI: 25 items moved two deeper (depth +2), nothing else"]
+    assert [line[:9] for line in lines[:2]] == ["+ (1,0,0)", "+ (0,0,0)"]
+    data = ok("ctx", "diff", path, "agent", "-1", "--json").data
+    assert data["odi"] == {"+2": 25} and len(data["changed"]) == 25
+
+
 def test_diff_counts_a_mass_move_on_one_line(path: Path) -> None:
     for n in range(25):
         ok("ctx", "user", path, "agent", f"message {n}")

@@ -170,10 +170,12 @@ async def test_a_past_snapshot_is_compared_with_the_episode_before_it(demo: Path
 
 
 async def _reopened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A workspace of four episodes, closed with a checkpoint: reopened, it holds no snapshot."""
+    """A workspace of four episodes, closed with a checkpoint: reopened, it holds no snapshot
+    (its checkpoint keeps none of the newest: as if they were all older than those it keeps)."""
     from engine.workspace import cadence
 
     monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 1)
+    monkeypatch.setattr(cadence, "RECENT_SNAPSHOTS", 0)
     path = tmp_path / "kept.pact"
     async with await Workspace.open(path, create=True, watch=False) as workspace:
         await workspace.create_context("kept")

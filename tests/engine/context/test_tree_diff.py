@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from engine.context import Context, ContextView, SequentialIds, SteppingClock, TextContent
 from engine.context.history import diff_views, located_diff
+from engine.context.tree import ItemChange
 from engine.context.tree_diff import TreeDiff
 
 from .random_ops import OPS, apply_op
@@ -59,6 +60,19 @@ def test_the_turn_by_turn_diff_says_what_diff_views_says(
     }
     for change in expected.changed:
         assert diff.change_of(change.id, seq_of[change.id]) == change
+    # Mass moves left out (what ``ctx diff`` counts on one line): the rest, as listed.
+    leave_out = set(data.draw(st.lists(st.sampled_from([*diff.depth_moves, 1, -1, 2]))))
+
+    def moved_by(change: ItemChange) -> int | None:
+        only_depth = not change.fields and change.moves().keys() == {"depth"}
+        return change.depth[1] - change.depth[0] if only_depth and change.depth else None
+
+    kept = [c for c in expected.changed if moved_by(c) not in leave_out]
+    rest = list(diff.located_changes(leave_out))
+    assert [change for change, _, _ in rest] == kept
+    assert all(before[c.id] == was and after[c.id] == now for c, was, now in rest)
+    left = [by for c in expected.changed if (by := moved_by(c)) in leave_out]
+    assert all(diff.depth_moves.get(by) == left.count(by) for by in set(left))
 
 
 def test_context_diff_is_the_turn_by_turn_one() -> None:

@@ -33,9 +33,16 @@ class ManualClock:
 
 
 def small_checkpoints(
-    monkeypatch: pytest.MonkeyPatch, *, every: int, archive_every: int, on_close: int
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    every: int,
+    archive_every: int,
+    on_close: int,
+    recent: int = 0,
 ) -> None:
-    """Make the workspace checkpoint and archive after a few events instead of thousands."""
+    """Make the workspace checkpoint and archive after a few events instead of thousands,
+    its checkpoints keeping ``recent`` snapshots (none: the past is rebuilt from archives)."""
+    monkeypatch.setattr(cadence, "RECENT_SNAPSHOTS", recent)
     monkeypatch.setitem(cadence.INTERVALS, "context", cadence.Intervals(every, archive_every))
     monkeypatch.setitem(cadence.INTERVALS, "document", cadence.Intervals(every, None))
     monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", on_close)

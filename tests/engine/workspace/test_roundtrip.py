@@ -199,10 +199,11 @@ async def test_reopening_after_every_command(
                     assert theirs.model_dump_json() == ours.model_dump_json()
 
 
+@pytest.mark.parametrize("recent", [0, 3])
 async def test_time_qualified_selects_and_diffs_after_reopening(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recent: int
 ) -> None:
-    small_checkpoints(monkeypatch, every=5, archive_every=4, on_close=0)
+    small_checkpoints(monkeypatch, every=5, archive_every=4, on_close=0, recent=recent)
     path = tmp_path / "past.pact"
     queries = ["@t-1 *", "@t-3 .text", "@e1 ^seq", "@e2 #prefs", "@e3 +profile", "*"]
 
@@ -226,9 +227,13 @@ async def test_time_qualified_selects_and_diffs_after_reopening(
         await run_every_operation(ws)
         before = await observe(ws)
     async with await Workspace.open(path, watch=False) as reopened:
-        # Loaded from the checkpoint: the live context holds no history of its own ...
-        assert len(reopened.context("agent").history) == 0
-        # ... so every past state below is rebuilt from archives and replay.
+        # Loaded from the checkpoint: the live context holds only the newest snapshots the
+        # checkpoint keeps (sharing its turns) ...
+        held = [s.id for s in reopened.context("agent").history]
+        entries = reopened.snapshots("agent")
+        assert held == ([e.id for e in entries[-recent:]] if recent else [])
+        assert 0 < recent < len(entries) or not held
+        # ... so every other past state below is rebuilt from archives and replay.
         assert await observe(reopened) == before
     assert before["@t-1 *"] != before["@t-3 .text"]  # the queries do tell states apart
     assert before["@e2 #prefs"][0]["content"] == "Formal, brief"
