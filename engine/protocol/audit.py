@@ -258,6 +258,11 @@ class AuditTrail:
 _MAY_SAY_WHY = re.compile(r'"(?:why|justification|reason|override|withheld)|\\u')
 
 
+@functools.lru_cache(maxsize=1024)  # a log's events are of few types, by few kinds of actor
+def _said_nothing(event_type: str, actor_kind: str) -> tuple[str, bool]:
+    return "", overrides(event_type, actor_kind, {})
+
+
 def why_and_override(event: Mapping[str, Any]) -> tuple[str, bool]:
     """The ``why`` and ``override`` of ``AuditTrail.row(event)``, without the rest of its row
     (``doc log``'s line shows no more of the payload): a payload whose text names none of the
@@ -270,7 +275,7 @@ def why_and_override(event: Mapping[str, Any]) -> tuple[str, bool]:
         and event_type != "pact.section.edited"  # an override when it names no proposal
         and _MAY_SAY_WHY.search(text) is None
     ):
-        return "", overrides(event_type, kind, {})
+        return _said_nothing(event_type, kind)
     data = read_payload(text)
     if len(data) == 1 and data.get("withheld") is True:
         return "", False
