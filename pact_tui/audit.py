@@ -182,7 +182,7 @@ class MarkdownWriter(Writer):
             f" | {_escaped(row.why)} | {OVERRIDE_MARK if row.override else ''} |\n"
             for row in rows
         )
-        if _one_line_each(text, len(rows)):
+        if one_line_each(text, len(rows)):
             return text
         lines = []
         for row in rows:
@@ -254,7 +254,7 @@ class CsvWriter(Writer):
             ]
             for row in rows
         )
-        if _one_line_each(text, len(rows)):
+        if one_line_each(text, len(rows)):
             return text
         return self._lines(_csv_values(row.record()) for row in rows)
 
@@ -286,7 +286,7 @@ def _escaped(text: str) -> str:
     return text.translate(_MARKDOWN_ESCAPES)
 
 
-def _one_line_each(text: str, rows: int) -> bool:
+def one_line_each(text: str, rows: int) -> bool:
     """Whether ``text``, written from ``rows`` rows a line each, has nothing to make visible in
     any of its fields: a line a row (no field held a newline), no tab, nothing else."""
     return text.count("\n") == rows and "\t" not in text and is_visible(text, multiline=True)

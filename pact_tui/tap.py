@@ -29,7 +29,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -374,6 +374,8 @@ def _since(text: str | None) -> tuple[int, int | None]:
 
 
 async def _doc_log(args: argparse.Namespace) -> None:
+    """The document's events a line each (``_event_line``), written a page at a time as they
+    are read; with ``--json``, one document of their rows (``_event_row``)."""
     from engine.protocol.audit import AuditTrail, EventFilter
 
     if args.since < 0:
@@ -381,21 +383,53 @@ async def _doc_log(args: argparse.Namespace) -> None:
     if args.limit is not None and args.limit < 1:
         raise _invalid(f"--limit {args.limit}: at least 1 (or leave it out)", limit=args.limit)
     wanted = EventFilter(types=_types(args.type), since_sequence=args.since)
-    data, lines = [], []
-    trail = AuditTrail()  # from the first event: the names of agents come from their joins
+    data: list[dict[str, Any]] = []
+    shown, left = 0, args.limit
+    trail = AuditTrail()
     async with await _open(args, read_only=True) as ws:
         await ws.load_document(args.doc)  # an event it cannot replay is refused, as ever
-        async for page in ws.document_pages(args.doc):
-            for event in page:
-                row = trail.row(event)
-                if wanted.keeps_event(event):
-                    data.append(_event_row(dict(event), row))
-                    lines.append(_event_line(row))
-                if args.limit is not None and len(data) >= args.limit:
-                    break
-            if args.limit is not None and len(data) >= args.limit:
+        # Nothing a line or a row shows needs the events before --since.
+        async for page in ws.document_pages(args.doc, args.since):
+            kept = page if wanted.everything else [e for e in page if wanted.keeps_event(e)]
+            if left is not None:
+                kept = kept[:left]
+                left -= len(kept)
+            if args.json:
+                data.extend(_event_row(dict(event), trail.row(event)) for event in kept)
+            elif kept:
+                sys.stdout.write(_event_lines(kept))
+            shown += len(kept)
+            if left == 0:
                 break
-    emit(args, data, "\n".join(lines) if lines else "no events")
+    if args.json:
+        emit(args, data, "")
+    elif not shown:
+        echo("no events")
+
+
+def _event_lines(events: list[Mapping[str, Any]]) -> str:
+    """``_event_line`` of each event, a line each: a page's lines made at once, then looked at
+    once; only a page that holds something to make visible is made a line at a time."""
+    from engine.protocol.audit import AuditTrail, iso_time, who_of, why_and_override
+
+    from .audit import one_line_each
+
+    lines = []
+    for event in events:
+        why, override = why_and_override(event)
+        section = event.get("sectionId")
+        lines.append(
+            f"{event['sequenceNumber']:>6}  {iso_time(event['epochMs'])}"
+            f"  {'pact.' + event['eventType'].removeprefix('pact.'):<36}"
+            f" {who_of(event.get('actorDisplay') or '', event.get('actorKind') or ''):<26}"
+            f" {section or '-'}{f'  why: {why}' if why else ''}"
+            f"{'  ⚑ override' if override else ''}\n"
+        )
+    text = "".join(lines)
+    if one_line_each(text, len(events)):
+        return text
+    trail = AuditTrail()
+    return "".join(_event_line(trail.row(event)) + "\n" for event in events)
 
 
 async def _doc_audit(args: argparse.Namespace) -> None:

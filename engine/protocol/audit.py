@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -141,7 +142,7 @@ def _second(epoch_s: int) -> str:
         return ""
 
 
-_who = functools.lru_cache(maxsize=4096)(who)  # a trail's events come from few actors
+who_of = functools.lru_cache(maxsize=4096)(who)  # a trail's events come from few actors
 
 
 def parse_time(text: str) -> int:
@@ -179,7 +180,7 @@ class AuditRow(NamedTuple):
     @property
     def who(self) -> str:
         """The actor as every log and view names it: ``agent legal``, ``human carol``."""
-        return _who(self.actor, self.actor_kind)
+        return who_of(self.actor, self.actor_kind)
 
     @property
     def time(self) -> str:
@@ -195,7 +196,7 @@ class AuditRow(NamedTuple):
             self.sequence,
             iso_time(self.at_ms),
             self.at_ms,
-            _who(self.actor, self.actor_kind),
+            who_of(self.actor, self.actor_kind),
             self.actor,
             self.actor_kind,
             self.type,
@@ -250,6 +251,36 @@ class AuditTrail:
                 name = self.names.get(str(data["agentId"]), data["agentId"])
             return "" if name is None else _text(name)
         return ""
+
+
+# A payload's JSON text that may hold a field ``why_and_override`` reads: one naming it (a
+# name of plain letters is written as itself, or with a ``\u`` escape: JSON has no other).
+_MAY_SAY_WHY = re.compile(r'"(?:why|justification|reason|override|withheld)|\\u')
+
+
+@functools.lru_cache(maxsize=1024)  # a log's events are of few types, by few kinds of actor
+def _said_nothing(event_type: str, actor_kind: str) -> tuple[str, bool]:
+    return "", overrides(event_type, actor_kind, {})
+
+
+def why_and_override(event: Mapping[str, Any]) -> tuple[str, bool]:
+    """The ``why`` and ``override`` of ``AuditTrail.row(event)``, without the rest of its row
+    (``doc log``'s line shows no more of the payload): a payload whose text names none of the
+    fields they are read from is not decoded, most of a log's events (heartbeats, intents)."""
+    event_type: str = event["eventType"]
+    kind = event.get("actorKind") or ""
+    text = event.get("payloadJson")
+    if (
+        isinstance(text, str)
+        and event_type != "pact.section.edited"  # an override when it names no proposal
+        and _MAY_SAY_WHY.search(text) is None
+    ):
+        return _said_nothing(event_type, kind)
+    data = read_payload(text)
+    if len(data) == 1 and data.get("withheld") is True:
+        return "", False
+    why = next((_text(data[k]) for k in WHY_FIELDS if data.get(k)), "")
+    return why, overrides(event_type, kind, data)
 
 
 def read_payload(text: object) -> dict[str, Any]:

@@ -170,3 +170,68 @@ def test_text_from_the_document_is_made_visible_in_a_page_of_plain_rows() -> Non
     assert len(lines) == len(rows)
     assert "\x1b" not in markdown and "\\u001b" in markdown and "\u202e" not in markdown
     assert "pipe \\| \\[x\\]\\(y\\)" in lines[6]
+
+
+def test_doc_log_prints_each_event_as_the_trails_row_says(demo: Path) -> None:
+    """``doc log`` writes a page of lines at once as it reads them: line for line, what
+    ``_event_line`` makes of the trail's row of each event, with and without its options."""
+    from pact_tui.tap import _event_line
+
+    log, trail = log_of(demo), AuditTrail()
+    expected = [_event_line(trail.row(event)) for event in log]
+    assert any("why: " in line for line in expected) and any("⚑" in line for line in expected)
+    assert ok("doc", "log", demo, "memo").out.splitlines() == expected
+    chosen = ok("doc", "log", demo, "memo", "--since", "5", "--type", "agent", "--limit", "7")
+    assert (
+        chosen.out.splitlines()
+        == [
+            line
+            for event, line in zip(log, expected, strict=True)
+            if event["sequenceNumber"] >= 5 and "agent" in event["eventType"]
+        ][:7]
+    )
+    assert ok("doc", "log", demo, "memo", "--since", "100000").out == "no events\n"
+
+
+def test_doc_log_lines_read_what_a_payload_says_however_it_is_written() -> None:
+    """A payload is decoded for ``doc log`` only when its text may name a reason or an
+    override; a name written with an escape, a withheld payload, an edit that names no proposal
+    and text that is no JSON give the lines the trail's rows give, and a page that holds
+    something to make visible is made visible."""
+    from pact_tui.tap import _event_line, _event_lines
+    from tests.hostile import PAYLOAD, raw_controls
+
+    def envelope(
+        n: int, kind: str, payload: str, *, by: str = "legal", as_: str = "AiAgent", on: str = "s"
+    ) -> dict[str, Any]:
+        return {
+            "sequenceNumber": n,
+            "epochMs": 1_000 * n,
+            "eventType": "pact." + kind,
+            "actorDisplay": by,
+            "actorKind": as_,
+            "sectionId": on,
+            "payloadJson": payload,
+        }
+
+    plain = [
+        envelope(0, "agent.heartbeat", '{"agentId":"a"}'),
+        envelope(1, "proposal.rejected", '{"w\\u0068y":"escaped"}', as_="Individual"),
+        envelope(2, "proposal.rejected", '{"reason":"said plainly"}'),
+        envelope(3, "section.edited", '{"text":"by hand"}', as_="Individual"),
+        envelope(4, "agent.removed", '{"withheld":true}'),
+        envelope(5, "agent.removed", "not json"),
+        envelope(6, "proposal.approved", '{"why":"  "}', as_="Individual"),
+    ]
+    hostile = [
+        envelope(7, "proposal.approved", json.dumps({"why": PAYLOAD}), as_="Individual"),
+        envelope(8, "intent.declared", '{"goal":"g"}', by="two\nlines", on=PAYLOAD),
+    ]
+    for events in (plain, plain + hostile):
+        trail = AuditTrail()
+        assert _event_lines(events) == "".join(_event_line(trail.row(e)) + "\n" for e in events)
+    lines = _event_lines(plain).splitlines()
+    assert "why: escaped" in lines[1] and "⚑ override" in lines[1]
+    assert "⚑" in lines[3] and "⚑" not in lines[4] and "⚑" in lines[5]
+    written = _event_lines(plain + hostile)
+    assert written.count("\n") == len(plain + hostile) and raw_controls(written) == []
