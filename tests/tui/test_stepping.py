@@ -201,6 +201,8 @@ async def test_after_reopening_a_checkpointed_workspace_the_detail_tells_the_rea
     """First use found "born at (33331,1,0)" for an item inserted at (0,1,0): the history came
     from the snapshots held in memory, and a checkpoint had hidden the older ones."""
     monkeypatch.setattr(cadence, "CHECKPOINT_ON_CLOSE", 1)
+    # The checkpoint keeps no recent snapshot, as those of the time did: none is held at all.
+    monkeypatch.setattr(cadence, "RECENT_SNAPSHOTS", 0)
     path = tmp_path / "deep.pact"
     async with await Workspace.open(path, create=True, watch=False) as workspace:
         await workspace.create_context("deep")
