@@ -4,7 +4,9 @@ switch moves the focus several times, and each move announced new bindings)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from textual.screen import Screen
 from textual.widgets._footer import FooterKey
 
 from pact_tui.keymap import ACTIONS, split_keys
@@ -17,6 +19,21 @@ from .inspector import SIZE, inspector, screen_of, settle, wait_until
 
 def shown_keys(footer: FittedFooter) -> list[FooterKey]:
     return list(footer.query(FooterKey))
+
+
+def bound_actions(screen: Screen[Any]) -> list[str]:
+    """The actions the footer should show: the screen's active bindings shown, one each."""
+    actions: list[str] = []
+    for _, binding, _, _ in screen.active_bindings.values():
+        if binding.show and binding.action not in actions:
+            actions.append(binding.action)
+    return actions
+
+
+def drawn_actions(footer: FittedFooter) -> list[str]:
+    """The actions of the footer's keys, the palette's left out, those being removed too."""
+    keys = [key for key in shown_keys(footer) if not key._pruning]
+    return [key.action for key in keys if "-command-palette" not in key.classes]
 
 
 async def test_the_footer_keeps_its_keys_when_the_bindings_it_shows_are_unchanged(
@@ -51,23 +68,12 @@ async def test_the_footer_shows_the_keys_of_each_view_it_switches_to(demo: Path)
         screen = app.screen
         footer = screen.query_one(FittedFooter)
 
-        def expected() -> list[str]:
-            actions: list[str] = []
-            for _, binding, _, _ in screen.active_bindings.values():
-                if binding.show and binding.action not in actions:
-                    actions.append(binding.action)
-            return actions
-
-        def drawn() -> list[str]:
-            keys = shown_keys(footer)
-            return [key.action for key in keys if "-command-palette" not in key.classes]
-
         seen: list[list[str]] = []
         for view in ("outline", "events", "proposals", "outline"):
             await pilot.press(split_keys(ACTIONS[view].keys)[0])
             await settle(pilot)
-            keys = expected()
-            await wait_until(pilot, lambda: drawn() == keys, f"the keys of {view}")  # noqa: B023
+            keys = bound_actions(screen)
+            await wait_until(pilot, lambda: drawn_actions(footer) == keys, f"the keys of {view}")  # noqa: B023
             seen.append(keys)
         assert len({tuple(keys) for keys in seen}) > 1  # the views' keys differ
 
@@ -87,24 +93,13 @@ async def test_a_view_switch_gives_the_footers_keys_the_new_views_bindings_at_on
         await wait_until(pilot, lambda: bool(shown_keys(footer)), "the footer's keys")
         await settle(pilot)
 
-        def expected() -> list[str]:
-            actions: list[str] = []
-            for _, binding, _, _ in screen.active_bindings.values():
-                if binding.show and binding.action not in actions:
-                    actions.append(binding.action)
-            return actions
-
-        def drawn() -> list[str]:
-            keys = [key for key in shown_keys(footer) if not key._pruning]
-            return [key.action for key in keys if "-command-palette" not in key.classes]
-
         made = set(shown_keys(footer))  # the keys themselves: an id is reused once freed
         for view in ("events", "queue", "outline", "events"):
-            before = expected()
+            before = bound_actions(screen)
             had = len(shown_keys(footer))
             screen.action_view(view)  # no message handled between: this handler's work only
-            assert expected() != before  # the view's keys differ from the last one's
-            assert drawn() == expected(), view
+            assert bound_actions(screen) != before  # the view's keys differ from the last one's
+            assert drawn_actions(footer) == bound_actions(screen), view
             await settle(pilot)
             now = shown_keys(footer)
             # The keys already made were given what they show: only the more keys were made.
