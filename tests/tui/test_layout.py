@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.context import Context, ContextError, SequentialIds, SteppingClock, TextContent
+from engine.context import Context, SequentialIds, SteppingClock, TextContent
 from pact_tui.line_index import LineIndex
 from pact_tui.provider import ProviderLayout, provider_totals
 from pact_tui.tree_layout import TreeLayout
+from tests.engine.context.random_ops import CONTEXT_OPS, apply_op
 
 
 @given(st.lists(st.integers(0, 6), max_size=60), st.data())
@@ -39,27 +40,7 @@ def _rows(layout: TreeLayout) -> list[tuple[str, int, str]]:
 
 OPS = st.lists(
     st.one_of(
-        st.tuples(st.just("user"), st.text("ab", max_size=2)),
-        st.tuples(st.just("assistant"), st.text("ab", max_size=2)),
-        st.tuples(
-            st.just("insert"),
-            st.integers(0, 3),
-            st.integers(-2, 2),
-            st.integers(-1, 1),
-            st.sampled_from([None, 1, 2]),
-            st.sampled_from([None, 1, 3]),
-        ),
-        st.tuples(st.just("delete"), st.integers(0, 3), st.integers(-2, 2)),
-        st.tuples(
-            st.just("update"),
-            st.integers(0, 3),
-            st.integers(-2, 2),
-            st.integers(0, 1),
-            st.sampled_from(["replace", "append"]),
-            st.sampled_from([None, 1, 2]),
-        ),
-        st.tuples(st.just("advance")),
-        st.tuples(st.just("seal")),
+        *CONTEXT_OPS,
         st.tuples(st.just("fold"), st.integers(0, 40)),
         st.tuples(st.just("sync")),
     ),
@@ -69,30 +50,13 @@ OPS = st.lists(
 
 def _apply(context: Context, layout: TreeLayout, op: tuple) -> None:
     """One operation of ``OPS`` (a refused one changes nothing, as the engine promises)."""
-    try:
-        if op[0] in ("user", "assistant"):
-            context.add_message(op[0], op[1] or "m")
-        elif op[0] == "insert":
-            _, depth, position, offset, ttl, cad = op
-            context.pact_insert(
-                f"d{depth}, {position}, {offset}", TextContent("x", ttl=ttl, cadence=cad)
-            )
-        elif op[0] == "update":
-            _, depth, position, offset, mode, ttl = op
-            selector = f"d{depth}, {position}" + (f", {offset}" if mode == "replace" else "")
-            context.pact_update(selector, TextContent("y\nz", ttl=ttl), mode=mode)
-        elif op[0] == "delete":
-            context.pact_delete(f"d{op[1]}, {op[2]}, *")
-        elif op[0] == "advance":
-            context.advance()
-        elif op[0] == "seal":
-            context.seal()
-        elif op[0] == "fold" and layout.line_count:
+    if op[0] == "fold":
+        if layout.line_count:
             layout.toggle(layout.row(op[1] % layout.line_count))
-        elif op[0] == "sync":
-            layout.sync(context)
-    except ContextError:
-        pass
+    elif op[0] == "sync":
+        layout.sync(context)
+    else:
+        apply_op(context, op, updated="y\nz")
 
 
 @settings(max_examples=150, deadline=None)
