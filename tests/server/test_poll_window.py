@@ -8,6 +8,8 @@ the window are read into it from the log once, while it has room."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,24 @@ async def _until(check: Any, what: str) -> Any:
     return value
 
 
+@asynccontextmanager
+async def following(ws: Path) -> AsyncIterator[tuple[Workspace, Live]]:
+    """The workspace at ``ws`` opened as the server opens it, and a ``Live`` following its
+    change feed (caught up), stopped and closed afterwards."""
+    workspace = await Workspace.open(ws, watch=True, lazy=True, read_only=False)
+    try:
+        live = Live(workspace)
+        follower = asyncio.create_task(live.follow())
+        await live.followed.wait()
+        try:
+            yield workspace, live
+        finally:
+            follower.cancel()
+            await asyncio.gather(follower, return_exceptions=True)
+    finally:
+        await workspace.close()
+
+
 def test_pages_from_the_window_are_the_logs_and_never_behind_the_projection(
     tmp_path: Path,
 ) -> None:
@@ -37,11 +57,7 @@ def test_pages_from_the_window_are_the_logs_and_never_behind_the_projection(
     make_workspace(ws)
 
     async def run() -> None:
-        workspace = await Workspace.open(ws, watch=True, lazy=True, read_only=False)
-        try:
-            live = Live(workspace)
-            follower = asyncio.create_task(live.follow())
-            await live.followed.wait()
+        async with following(ws) as (workspace, live):
             doc = (await workspace.load_document("plan")).doc
             first = doc.sequence  # the feed hands on the events from this one
             await workspace.run_document("plan", {"op": "join", "agentName": "a"}, Actor.agent("a"))
@@ -62,10 +78,6 @@ def test_pages_from_the_window_are_the_logs_and_never_behind_the_projection(
                     wanted = await workspace.document_events("plan", since, count)
                     assert [dict(e) for e in page] == wanted, (since, count)
             assert live._page("plan", 0, 100, doc.sequence) is not None
-            follower.cancel()
-            await asyncio.gather(follower, return_exceptions=True)
-        finally:
-            await workspace.close()
 
     asyncio.run(run())
 
@@ -76,11 +88,7 @@ def test_the_window_keeps_the_latest_events(tmp_path: Path, monkeypatch: Any) ->
     monkeypatch.setattr(live_module, "WINDOW", 4)
 
     async def run() -> None:
-        workspace = await Workspace.open(ws, watch=True, lazy=True, read_only=False)
-        try:
-            live = Live(workspace)
-            follower = asyncio.create_task(live.follow())
-            await live.followed.wait()
+        async with following(ws) as (workspace, live):
             doc = (await workspace.load_document("plan")).doc
             await workspace.run_document("plan", {"op": "join", "agentName": "a"}, Actor.agent("a"))
             for n in range(6):
@@ -92,9 +100,5 @@ def test_the_window_keeps_the_latest_events(tmp_path: Path, monkeypatch: Any) ->
             assert await live.page("plan", head - 5, 10, head) is None
             page = await live.page("plan", head - 4, 10, head) or []
             assert [e["sequenceNumber"] for e in page] == list(range(head - 4, head))
-            follower.cancel()
-            await asyncio.gather(follower, return_exceptions=True)
-        finally:
-            await workspace.close()
 
     asyncio.run(run())
