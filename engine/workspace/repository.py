@@ -261,6 +261,13 @@ class StreamRepository(Generic[P]):
         own = self.kind.checkpoint_prefix + name
         if checkpoint and own in cached:
             candidates.insert(0, own)  # the latest, when it is not past stream_seq
+        if candidates and candidates[0] == own:
+            # The checkpoint is saved at the log's seq of its stream's last event: when that
+            # is past the stream's event ``stream_seq``, so is the checkpoint, and it is
+            # passed over before it is read and decoded (the whole of it, for nothing).
+            at = await self.store.read_stream(self.stream(name), stream_seq - 1, limit=1)
+            if at and cached[own] > at[0].seq:
+                candidates.pop(0)
         for key in candidates:
             label = (
                 f"the checkpoint of {self.kind.noun} {name!r}" if key == own else f"archive {key!r}"

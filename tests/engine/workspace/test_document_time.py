@@ -82,6 +82,34 @@ async def test_the_past_starts_from_the_nearest_archive_and_equals_the_fold(
                 assert reads in ([], [n]), (n, reads)
 
 
+async def test_a_checkpoint_past_the_event_asked_for_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The past before the checkpoint starts from an archive without loading the checkpoint
+    (at 200k events, decoding it for nothing was half of ``document_at``'s time); at or after
+    the checkpoint's place the checkpoint is read."""
+    path = tmp_path / "ws.pact"
+    archives = await archived_memo(path, monkeypatch)
+    expected = await folds(path, "memo")
+    async with await Workspace.open(path, watch=False) as ws:
+        loaded: list[str] = []
+        load_checkpoint = ws.store.load_checkpoint
+
+        async def spied(name: str) -> Any:
+            loaded.append(name)
+            return await load_checkpoint(name)
+
+        monkeypatch.setattr(ws.store, "load_checkpoint", spied)
+        own = DOC_CHECKPOINT + "memo"
+        saved_at = archives[-1]  # the checkpoint was last saved (and archived) there
+        last = len(expected)
+        for n in (archives[0], archives[-2], saved_at - 1, saved_at, last):
+            loaded.clear()
+            past = await ws.document_at("memo", n)
+            assert dump_document(past) == expected[n - 1], f"event {n}"
+            assert (own in loaded) == (n >= saved_at), (n, loaded)
+
+
 async def test_an_archive_that_cannot_be_used_is_passed_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
