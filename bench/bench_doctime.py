@@ -83,12 +83,13 @@ async def timed_past(path: str, at: str, mode: str) -> None:
     """How long ``document_at("plan", at)`` takes in a fresh process (``mode``: "cached", or
     "replay" with the caches' names changed so none is found), and what it arrives at."""
     none = "bench:none:" if mode == "replay" else None  # the caches' names, or as they are
+    kind = documents_role.DocumentKind  # where the documents' repository finds the names
     patches: dict[str, Any] = {
-        "DOC_CHECKPOINT": none or DOC_CHECKPOINT,
-        "DOC_ARCHIVE_PREFIX": none or documents_role.DOC_ARCHIVE_PREFIX,
+        "checkpoint_prefix": none or kind.checkpoint_prefix,
+        "archive_prefix": none or kind.archive_prefix,
     }
     gc.freeze()
-    with mock.patch.multiple(documents_role, **patches):
+    with mock.patch.multiple(kind, **patches):
         async with await Workspace.open(path, watch=False, lazy=True, read_only=True) as ws:
             start = time.perf_counter()
             doc = await ws.document_at("plan", int(at))
