@@ -40,7 +40,8 @@ from typing import Any, Generic, Literal, TypeVar
 import orjson
 
 from engine.canonical import canonical_json
-from engine.context import ContextError
+from engine.context import Context, ContextError
+from engine.context.compact import dump_turn, recent_past
 from engine.documents import DOC_CHECKPOINT, DOC_PREFIX, DocumentProjection
 from engine.store import Checkpoint, EventStore, StoredEvent, StoreError, VerifyResult
 from engine.workspace import (
@@ -68,7 +69,8 @@ from engine.workspace import (
 Verdict = Literal["matches", "differs", "ignored", "unchecked"]
 _WORST: tuple[Verdict, ...] = ("differs", "unchecked", "ignored", "matches")
 # What a context's state is compared on ("archived" says when it was last archived: the log
-# does not know, and nothing is shown from it).
+# does not know, and nothing is shown from it); a checkpoint's newest snapshots ("recent") are
+# compared too, each whole (``_recent_digest``), as many as it holds.
 _COMPARED = ("context", "next_id", "seq", "stream_seq", "snapshots")
 
 
@@ -283,6 +285,10 @@ def _state_claim(
 ) -> None:
     """The checkpoint holds ``saved`` as context ``context``'s state after its event."""
     expected = _digests(saved, with_snapshots=with_snapshots)
+    # Its recent snapshots, as many as it holds (older checkpoints hold none).
+    recent = len(saved.context.history.snapshots) if with_snapshots else 0
+    if recent:
+        expected["recent"] = _recent_digest(saved.context, recent)
     numbers = saved.info(context)
     stream = CONTEXT_PREFIX + context
     seq, stream_seq = saved.seq, saved.stream_seq
@@ -294,7 +300,9 @@ def _state_claim(
                 f" log's event {seq}, but the log's is event {rebuilt.seq}"
             )
         found = _digests(rebuilt, with_snapshots=with_snapshots)
-        differing = [key for key in _COMPARED if expected.get(key) != found.get(key)]
+        if recent:
+            found["recent"] = _recent_digest(rebuilt.context, recent)
+        differing = [key for key in (*_COMPARED, "recent") if expected.get(key) != found.get(key)]
         if not differing:
             return None
         log = rebuilt.info(context)
@@ -450,6 +458,21 @@ def _digests(projection: ContextProjection, *, with_snapshots: bool) -> dict[str
     canonical JSON for what orjson refuses, integers past 64 bits)."""
     state = projection.dump(with_snapshots=with_snapshots)
     return {key: _digest(state[key]) for key in _COMPARED if key in state}
+
+
+def _recent_digest(context: Context, count: int) -> str:
+    """A digest of the context's newest ``count`` snapshots, each whole (``recent_past``), a
+    turn shared by several of them digested once."""
+    turns: dict[int, str] = {}
+
+    def turn(value: Any) -> str:
+        key = id(value)  # every turn stays alive for the call: an id names one turn
+        digest = turns.get(key)
+        if digest is None:
+            digest = turns[key] = _digest(dump_turn(value))
+        return digest
+
+    return _digest(recent_past(context, count, turn))
 
 
 def _digest(value: Any) -> str:

@@ -13,7 +13,7 @@ shape: anything malformed raises ``InvalidExport`` rather than building a broken
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress, count, islice, pairwise
 from operator import is_not
 from typing import Any
@@ -308,6 +308,35 @@ def _shared_run(older: Sequence[Turn], newer: Sequence[Turn], i: int, j: int) ->
     differs = map(is_not, islice(older, i, None), islice(newer, j, None))
     found = next(compress(count(), differs), None)
     return min(len(older) - i, len(newer) - j) if found is None else found
+
+
+def dump_turn(turn: Turn) -> list[Any]:
+    """One turn as a row of ``dump_compact``'s."""
+    return _turn(turn)
+
+
+def recent_past(context: Context, count: int, turn: Callable[[Turn], Any] = dump_turn) -> list[Any]:
+    """The newest ``count`` snapshots of the context's history, newest first, each whole: its
+    own fields and every turn of its state through ``turn`` (by default the turn's row), not
+    what differs from the next newer state as ``dump_recent`` writes it. Two contexts whose
+    recent past is the same give equal lists, whichever turns their snapshots share."""
+    rows: list[Any] = []
+    for snapshot in reversed(context.history.snapshots[-count:] if count > 0 else []):
+        state = snapshot.state
+        rows.append(
+            [
+                snapshot.id,
+                snapshot.episode,
+                snapshot.trigger,
+                snapshot.created_at_ns,
+                state.root_id,
+                state.episode,
+                turn(state.system),
+                [turn(t) for t in state.turns],
+                [_template(t) for t in state.templates.values()],
+            ]
+        )
+    return rows
 
 
 def restore_recent(rows: Any, context: Context) -> None:

@@ -213,6 +213,45 @@ def test_a_forged_index_is_reported(workspace: Path, change: Any, said: str) -> 
     assert said in finding.detail
 
 
+def recent_workspace(path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Context agent whose checkpoints keep their 3 newest snapshots; written by two
+    processes' worth of opening, so the last checkpoint is written by a restored context."""
+    small_checkpoints(monkeypatch, every=5, archive_every=4, on_close=1, recent=3)
+
+    async def make() -> None:
+        for first in (True, False):
+            async with await Workspace.open(
+                path, create=first, clock=ManualClock(), watch=False
+            ) as ws:
+                if first:
+                    await ws.create_context("agent")
+                for command in EVERY_OPERATION:
+                    await ws.run("agent", command)
+
+    asyncio.run(make())
+    return path
+
+
+def test_a_checkpoints_recent_snapshots_are_compared_with_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = recent_workspace(tmp_path / "w.pact", monkeypatch)
+    name = CONTEXT_CHECKPOINT + "agent"
+    recent = on_store(path, lambda store: store.load_checkpoint(name))
+    assert recent is not None and len(orjson.loads(recent.data)["recent"]) == 3
+    assert set(findings(deep(path)).values()) == {"matches"}
+
+    def retriggered(state: Any) -> Any:
+        state["recent"][1]["trigger"] = "forged"
+        return state
+
+    forge(path, name, retriggered)
+    result = deep(path)
+    assert not result.ok and findings(result)[name] == "differs"
+    [finding] = [f for f in result.checkpoints if f.name == name]
+    assert finding.detail.endswith("is not the log's: they differ in recent")
+
+
 def test_a_checkpoint_the_workspace_would_not_use_is_ignored_not_failed(
     workspace: Path,
 ) -> None:
