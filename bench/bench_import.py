@@ -36,11 +36,16 @@ gptme's summary and a reference, long answers to their opening and a reference).
 
 ``BENCH_TINY=1`` (``python -m bench --tiny``): a conversation of 256 KiB and 3 appends, and a
 demo of 1,000 items for figure 3's anchor, only to see it run.
+
+Every cache the run makes is in its scratch folder, removed at its end: ``PACT_TUI_CACHE`` is
+set there for the run (the app's children read it: a reference item's conversation is indexed
+there, not in the user's cache).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -49,6 +54,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -221,7 +227,7 @@ async def _timed(
 def main() -> None:
     size = 256 << 10 if TINY else parse_size(os.environ.get("BENCH_IMPORT_SIZE", SIZE))
     print(f"Import (engine/importing): a gptme conversation of {size_text(size)}")
-    with tempfile.TemporaryDirectory(prefix="bench-import-") as folder:
+    with tempfile.TemporaryDirectory(prefix="bench-import-") as folder, scratch_cache(folder):
         scratch = Path(folder)
         start = time.perf_counter()
         made = make_conversation(scratch / "conversation", size, 1)  # its view: replaced below
@@ -272,6 +278,22 @@ def main() -> None:
         bench_cold_start(scratch / "import.pact", scratch, made.lines)
         print("4. the reference items' badges, judged as the context screen judges them")
         bench_badges(scratch / "import.pact", directory, scratch / "badges.sqlite")
+
+
+@contextlib.contextmanager
+def scratch_cache(folder: str) -> Iterator[None]:
+    """``PACT_TUI_CACHE`` in ``folder`` for the run, for this process and the children it
+    starts: the app opening the imported context writes its conversation's reference index
+    there, not into the user's cache (``$XDG_CACHE_HOME/pact-tui``)."""
+    before = os.environ.get("PACT_TUI_CACHE")
+    os.environ["PACT_TUI_CACHE"] = str(Path(folder) / "cache")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PACT_TUI_CACHE", None)
+        else:
+            os.environ["PACT_TUI_CACHE"] = before
 
 
 def bench_cold_start(workspace: Path, scratch: Path, messages: int) -> None:

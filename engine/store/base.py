@@ -229,6 +229,21 @@ class EventStore(Closing):
         events = await self.read_stream(stream, after_stream_seq, limit)
         return [(event.stream_seq, event.payload) for event in events]
 
+    async def read_stream_part(
+        self,
+        stream: str,
+        path: tuple[str, ...],
+        after_stream_seq: int = 0,
+        limit: int | None = None,
+    ) -> list[tuple[int, int, str, Any]]:
+        """``(seq, stream_seq, type, part)`` of the events ``read_stream`` returns, where
+        ``part`` is what the payload holds at ``path`` (keys from its top: ``("result",
+        "changes")``), None where it holds nothing there (or null, or a key on the way is not
+        an object's): for reading one small part of payloads that are large (a step's
+        changelogs beside the messages its events carry). A store may read only that part."""
+        events = await self.read_stream(stream, after_stream_seq, limit)
+        return [(e.seq, e.stream_seq, e.type, part_of(e.payload, path)) for e in events]
+
     @abstractmethod
     async def first_at(self, stream: str, time_ns: int) -> int | None:
         """The ``stream_seq`` of the first event of ``stream`` recorded at ``time_ns``, if any
@@ -310,3 +325,11 @@ class EventStore(Closing):
     @abstractmethod
     async def verify(self) -> VerifyResult:
         """Recompute the whole chain and name the first broken event, if any."""
+
+
+def part_of(decoded: Any, path: tuple[str, ...]) -> Any:
+    """What a decoded payload holds at ``path`` (keys from its top), None where it holds
+    nothing there (or a key on the way is not an object's)."""
+    for key in path:
+        decoded = decoded.get(key) if isinstance(decoded, dict) else None
+    return decoded

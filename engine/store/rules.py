@@ -25,18 +25,22 @@ _CONTAINERS = ("{", "[")  # a payload of one bare number reads the slow way
 
 def event_from_row(row: Any) -> StoredEvent:
     seq, stream, stream_seq, type_, time_ns, actor, payload, prev_hash, hash_ = row
+    decoded = decoded_json(seq, payload)
+    return StoredEvent(seq, stream, stream_seq, type_, time_ns, actor, decoded, prev_hash, hash_)
+
+
+def decoded_json(seq: int, text: Any) -> Any:
+    """The JSON ``text`` of event ``seq``'s payload (or a part of it) read back as stored."""
     try:
         # orjson reads a payload in a third of json's time (the store reads every event a
         # replay, an audit or a page of the events view sees). json reads what orjson refuses
         # (lone surrogates) and any payload holding 19 digits in a row: orjson reads an
         # integer just past 64 bits as a float, and the payload must read back as stored.
-        if payload[:1] in _CONTAINERS and LONG_NUMBER.search(payload) is None:
-            decoded = orjson.loads(payload)
-        else:
-            decoded = json_of(seq, payload)
+        if text[:1] in _CONTAINERS and LONG_NUMBER.search(text) is None:
+            return orjson.loads(text)
+        return json_of(seq, text)
     except (orjson.JSONDecodeError, TypeError):
-        decoded = json_of(seq, payload)
-    return StoredEvent(seq, stream, stream_seq, type_, time_ns, actor, decoded, prev_hash, hash_)
+        return json_of(seq, text)
 
 
 _PLAIN = frozenset({str, int, bool, type(None)})

@@ -45,6 +45,7 @@ from engine.store.base import (
     StreamHead,
     Subscription,
     VerifyResult,
+    part_of,
 )
 from engine.store.chain import (
     CHAIN_COLUMNS,
@@ -77,7 +78,7 @@ from engine.store.read_access import (
     sidecars_absent,
     tidy_after_reading,
 )
-from engine.store.rules import event_from_row, not_vouched, payload_of
+from engine.store.rules import decoded_json, event_from_row, not_vouched, payload_of
 from engine.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -493,6 +494,35 @@ class SqliteEventStore(EventStore):
         parameters = (stream, after_stream_seq, -1 if limit is None else limit)
         rows = await self._query(sql, parameters)
         return [(stream_seq, payload_of(seq, payload)) for seq, stream_seq, payload in rows]
+
+    async def read_stream_part(
+        self,
+        stream: str,
+        path: tuple[str, ...],
+        after_stream_seq: int = 0,
+        limit: int | None = None,
+    ) -> list[tuple[int, int, str, Any]]:
+        self._check_open()
+        # SQLite's JSON reads the part out (a large payload's text stays in the reader's
+        # thread); a payload it does not read as JSON comes whole, to be read (or refused)
+        # as read_stream reads it.
+        if any('"' in key for key in path):
+            raise ValueError(f"a key of a JSON path holds a double quote: {path!r}")
+        where = "$" + "".join(f'."{key}"' for key in path)
+        sql = (
+            "SELECT seq, stream_seq, type, json_valid(payload),"
+            " CASE WHEN json_valid(payload) THEN payload -> ? ELSE payload END"
+            " FROM events WHERE stream = ? AND stream_seq > ? ORDER BY stream_seq LIMIT ?"
+        )
+        parameters = (where, stream, after_stream_seq, -1 if limit is None else limit)
+        out = []
+        for seq, stream_seq, type_, valid, text in await self._query(sql, parameters):
+            if not valid:
+                part = part_of(decoded_json(seq, text), path)
+            else:
+                part = None if text is None else decoded_json(seq, text)
+            out.append((seq, stream_seq, type_, part))
+        return out
 
     async def first_at(self, stream: str, time_ns: int) -> int | None:
         self._check_open()

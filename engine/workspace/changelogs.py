@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
 from typing import Any
 
 from engine.context.changelog import OPS as CONTEXT_OPS
@@ -83,8 +83,31 @@ class Changelogs(PastStates):
         return StepChanges(name, kind, since, until, tuple(events))
 
     async def _step_events(self, name: str, after: int, last: int) -> list[EventChanges]:
-        """The changelogs of events ``after + 1`` .. ``last`` of a context's stream."""
+        """The changelogs of events ``after + 1`` .. ``last`` of a context's stream: of each
+        event only the changelog its result carries is read (not the texts its command
+        carries), and they are decoded in a thread, so a step of many events leaves the
+        caller's loop free meanwhile."""
         stream = CONTEXT_PREFIX + name
+        parts: list[tuple[int, int, str, Any]] = []
+        start = after
+        while start < last:
+            batch = await self.store.read_stream_part(
+                stream, RECORDED, start, limit=min(last - start, cadence.READ_BATCH)
+            )
+            if not batch:
+                break
+            parts.extend(batch)
+            start = batch[-1][1]
+        operations = [part for part in parts if part[2] in OPERATION_EVENTS]
+        unrecorded = next((part[1] for part in operations if part[3] is None), None)
+        replayed: dict[int, Changelog] = {}
+        if unrecorded is not None:  # stored before results carried one: replayed from there
+            events = await self._stream_events(stream, unrecorded - 1, last)
+            replayed = await self._replayed_changes(name, events, events[0])
+        return await asyncio.to_thread(_changes_of, operations, replayed)
+
+    async def _stream_events(self, stream: str, after: int, last: int) -> list[StoredEvent]:
+        """Events ``after + 1`` .. ``last`` of ``stream``, whole."""
         events: list[StoredEvent] = []
         while after < last:
             batch = await self.store.read_stream(
@@ -94,20 +117,7 @@ class Changelogs(PastStates):
                 break
             events.extend(batch)
             after = batch[-1].stream_seq
-        out: list[EventChanges] = []
-        unrecorded = [e for e in events if e.type in OPERATION_EVENTS and _recorded(e) is None]
-        replayed = await self._replayed_changes(name, events, unrecorded[0]) if unrecorded else {}
-        for event in events:
-            if event.type not in OPERATION_EVENTS:
-                continue  # the context's creation
-            recorded = _recorded(event)
-            if recorded is not None:
-                log = Changelog.from_json(recorded)
-                out.append(EventChanges(event.seq, event.stream_seq, event.type, log))
-            else:
-                log = replayed[event.stream_seq]
-                out.append(EventChanges(event.seq, event.stream_seq, event.type, log, False))
-        return out
+        return events
 
     async def _replayed_changes(
         self, name: str, events: list[StoredEvent], first: StoredEvent
@@ -137,8 +147,17 @@ class Changelogs(PastStates):
 OPERATION_EVENTS = frozenset(f"context.{op}" for op in CONTEXT_OPS)
 
 
-def _recorded(event: StoredEvent) -> Any:
-    """The changelog an event's result carries (JSON), or None (stored before they did)."""
-    payload = event.payload
-    result = payload.get("result") if isinstance(payload, Mapping) else None
-    return result.get("changes") if isinstance(result, Mapping) else None
+RECORDED = ("result", "changes")  # where an event's payload carries its changelog (JSON)
+
+
+def _changes_of(
+    operations: list[tuple[int, int, str, Any]], replayed: dict[int, Changelog]
+) -> list[EventChanges]:
+    """Each operation's changelog: the one its result carries, else the one replayed."""
+    out: list[EventChanges] = []
+    for seq, stream_seq, type_, recorded in operations:
+        if recorded is not None:
+            out.append(EventChanges(seq, stream_seq, type_, Changelog.from_json(recorded)))
+        else:
+            out.append(EventChanges(seq, stream_seq, type_, replayed[stream_seq], False))
+    return out

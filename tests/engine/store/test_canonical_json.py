@@ -301,3 +301,15 @@ async def test_big_integers_and_lone_surrogates_survive_a_real_store(backend: Ba
         [(_, alone)] = await store.read_stream_payloads("s")
     assert event.payload == payload
     assert alone == payload
+
+
+async def test_a_part_of_payloads_reads_back_exactly_in_a_real_store(backend: Backend) -> None:
+    """``read_stream_part`` (SQLite reads the part out with its own JSON): long integers and
+    lone surrogates come back as stored, as they do from ``read_stream``."""
+    part = {"big": 2**70, "neg": -(2**65), "lone": "\ud800x", "list": [1, 2**64]}
+    async with await backend.open(create=True, watch=False) as store:
+        await store.append([NewEvent("s", "t", {"text": "x" * 5000, "result": {"changes": part}})])
+        [(seq, stream_seq, type_, read)] = await store.read_stream_part("s", ("result", "changes"))
+    assert (seq, stream_seq, type_) == (1, 1, "t")
+    assert read == part
+    assert type(read["big"]) is int and type(read["list"][1]) is int

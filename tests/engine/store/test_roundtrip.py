@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import itertools
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,8 +20,9 @@ from engine.store import (
     StreamHead,
 )
 from engine.store.chain import GENESIS_HASH
+from engine.store.errors import CorruptEvent
 
-from .conftest import Backend, SteppingClock, events
+from .conftest import Backend, SqliteBackend, SteppingClock, events
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -71,6 +74,9 @@ async def test_a_stream_read_from_a_place_in_it_and_where_streams_end(
         (e.stream_seq, e.payload) for e in a[1:3]
     ]
     assert await store.read_stream("ctx:a", 5) == []
+    assert await store.read_stream_part("ctx:a", ("text",), 1, limit=2) == [
+        (e.seq, e.stream_seq, e.type, e.payload["text"]) for e in a[1:3]
+    ]
     assert await store.read_stream("ctx:none") == []
     # Where each stream ends: all of them, or those with events after a seq.
     assert await store.stream_heads() == {
@@ -263,3 +269,56 @@ async def test_a_cancelled_command_is_whole_or_absent_and_frees_the_lock(
     assert (last.stream_seq - 2) % 300 == 0  # only whole commands before it
     assert [e.seq for e in await store.read()] == list(range(1, last.seq + 1))
     assert (await store.verify()).ok
+
+
+async def test_a_part_of_each_payload_is_what_it_holds_there_or_none(store: EventStore) -> None:
+    payloads: list[dict[str, Any]] = [
+        {"result": {"changes": {"op": "message", "entries": [1, 2]}}, "text": "big " * 1000},
+        {"result": {"changes": None}},  # null: none
+        {"result": {"other": 1}},  # no such key
+        {"result": ["changes"]},  # a key on the way is a list's
+        {"result": "changes"},  # ... or a string's
+        {"result": {"changes": "a string"}},
+        {"result": {"changes": 7}},
+        {"result": {"changes": []}},
+        {},
+    ]
+    await store.append([NewEvent("ctx:a", f"t{n}", p) for n, p in enumerate(payloads)])
+
+    parts = await store.read_stream_part("ctx:a", ("result", "changes"))
+
+    assert parts == [
+        (1, 1, "t0", {"op": "message", "entries": [1, 2]}),
+        (2, 2, "t1", None),
+        (3, 3, "t2", None),
+        (4, 4, "t3", None),
+        (5, 5, "t4", None),
+        (6, 6, "t5", "a string"),
+        (7, 7, "t6", 7),
+        (8, 8, "t7", []),
+        (9, 9, "t8", None),
+    ]
+    assert await store.read_stream_part("ctx:a", ()) == [
+        (e.seq, e.stream_seq, e.type, e.payload) for e in await store.read_stream("ctx:a")
+    ]
+    assert await store.read_stream_part("ctx:a", ("result",), 7, limit=1) == [
+        (8, 8, "t7", {"changes": []})
+    ]
+    assert await store.read_stream_part("ctx:none", ("result",)) == []
+
+
+async def test_a_part_of_a_payload_that_is_not_json_is_refused_as_the_payload_is(
+    workspace: Path,
+) -> None:
+    """A payload changed outside the store into something that is not JSON: the part is
+    refused with the error ``read_stream`` gives, not read as if there were none."""
+    backend = SqliteBackend(workspace)
+    async with await backend.open(create=True, watch=False) as store:
+        await store.append([NewEvent("ctx:a", "t", {"result": {"changes": {"op": "x"}}})])
+    await backend.edit("UPDATE events SET payload = ? WHERE seq = 1", '{"result": {"changes": ')
+    async with await backend.open(watch=False) as store:
+        with pytest.raises(CorruptEvent) as whole:
+            await store.read_stream("ctx:a")
+        with pytest.raises(CorruptEvent) as part:
+            await store.read_stream_part("ctx:a", ("result", "changes"))
+    assert str(part.value) == str(whole.value)
