@@ -357,9 +357,10 @@ async def timed_reopen(path: str, mode: str) -> None:
     """How long opening the workspace and loading ``plan`` takes (``mode``: "checkpoint", or
     "replay" with the checkpoint's name changed so none is found), and what it arrives at."""
     # "replay": the checkpoint's name changed, so none is found.
-    name = "bench:loading-disabled:" if mode == "replay" else documents_role.DOC_CHECKPOINT
+    kind = documents_role.DocumentKind  # where the documents' repository finds the name
+    name = "bench:loading-disabled:" if mode == "replay" else kind.checkpoint_prefix
     gc.freeze()
-    with mock.patch.object(documents_role, "DOC_CHECKPOINT", name):
+    with mock.patch.object(kind, "checkpoint_prefix", name):
         start = time.perf_counter()
         ws = await Workspace.open(path, watch=False, lazy=True, read_only=True)
         projection = await ws.load_document("plan")
