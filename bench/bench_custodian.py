@@ -38,7 +38,7 @@ from unittest import mock
 import orjson
 
 from bench.bench_protocol import _append, _work
-from bench.common import RESULTS, fmt, report_limit, report_ratio
+from bench.common import RESULTS, fmt, report_limit, report_ratio, sized
 from engine.protocol.audit import EventFilter
 from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
@@ -46,9 +46,9 @@ from engine.store import SqliteEventStore
 from engine.workspace import Workspace, cadence
 from pact_tui.keymap import ACTIONS, split_keys
 
-EVENTS = 209_000
+EVENTS = sized(209_000, 2_000)
 NEVER = 10**12
-ROUNDS = 5
+ROUNDS = sized(5, 1)
 
 
 async def build(path: Path, total: int) -> None:
@@ -252,8 +252,8 @@ VIEW_ACTIONS = {
 }
 VIEW_KEYS = {view: split_keys(ACTIONS[action].keys)[0] for view, action in VIEW_ACTIONS.items()}
 SPACINGS_MS = (0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200)
-TRIALS = 1_000
-ANCHOR_TRIALS = 200  # 20 at each spacing: enough to show the count sees a key go astray
+TRIALS = sized(1_000, 10)  # tiny: one at each spacing
+ANCHOR_TRIALS = sized(200, 10)  # 20 at each spacing: enough to show the count sees a key go astray
 SEED = 24
 SIZE = (120, 40)  # the tests' terminal
 

@@ -32,11 +32,12 @@ from typing import Any
 
 from bench.bench_app import cold_start, on_paint
 from bench.bench_protocol import sectioned
-from bench.common import fmt, monotonic_ns, percentile, report_limit, report_ratio
+from bench.common import fmt, monotonic_ns, percentile, report_limit, report_ratio, sized
 
-AGENTS, SECTIONS, PER_AGENT = 1_000, 500, 50
-CONTEXT_ITEMS = 100_000
-STARTS, STEPS, CHANGES = 5, 30, 20
+# At least 10 agents and sections: figure 3 changes the first ten's cells.
+AGENTS, SECTIONS, PER_AGENT = sized(1_000, 20), sized(500, 20), sized(50, 5)
+CONTEXT_ITEMS = sized(100_000, 1_000)
+STARTS, STEPS, CHANGES = sized(5, 1), sized(30, 3), sized(20, 2)
 KEYS = ("down", "right", "pagedown")
 BUILT_MS = 1_000  # the protocol time of every event of the bench's document
 

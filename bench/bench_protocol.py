@@ -43,6 +43,7 @@ from bench.common import (
     percentile,
     report_limit,
     report_ratio,
+    sized,
 )
 from engine.canonical import canonical_json
 from engine.documents import DOC_PREFIX, creation_event
@@ -56,10 +57,12 @@ from engine.protocol.results import ProposalStatus
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import Workspace, cadence
 
-AGENTS, SECTIONS = 1_000, 500
-PROPOSALS, PROPOSERS = 100_000, 100
-DUE = 10_000
-REOPEN_EVENTS, TAIL, WORKERS = 1_000_000, 2_500, 100
+# More agents than sections: agent i proposes on section i and agent i + 1 approves it.
+AGENTS, SECTIONS = sized(1_000, 30), sized(500, 20)
+PROPOSALS, PROPOSERS = sized(100_000, 200), sized(100, 10)
+DUE = sized(10_000, 20)
+REOPEN_EVENTS, TAIL, WORKERS = sized(1_000_000, 2_000), sized(2_500, 100), sized(100, 10)
+QUERY_ROUNDS, SCAN_ROUNDS, REOPENS = sized(50, 2), sized(5, 1), sized(3, 1)
 NEVER = 10**12
 
 
@@ -233,7 +236,7 @@ def bench_queries() -> None:
     for name, query, scan in queries:
         found, scanned = query(), scan()
         assert [p.id for p in found] == [p.id for p in scanned], name
-        figure, anchor = median_seconds(query, 50), median_seconds(scan, 5)
+        figure, anchor = median_seconds(query, QUERY_ROUNDS), median_seconds(scan, SCAN_ROUNDS)
         report_limit(
             f"{name} ({len(found):,} found)",
             figure * 1e3,
@@ -401,7 +404,7 @@ def bench_reopen(directory: Path) -> None:
         f" file {path.stat().st_size / 1e6:.0f} MB)"
     )
     replay = in_a_fresh_process(ROLE_MODULE, "open", path, "replay")
-    reopens = [in_a_fresh_process(ROLE_MODULE, "open", path, "checkpoint") for _ in range(3)]
+    reopens = [in_a_fresh_process(ROLE_MODULE, "open", path, "checkpoint") for _ in range(REOPENS)]
     assert replay["events"] == REOPEN_EVENTS and replay["from"] == 0, replay
     for run in reopens:  # the same state either way, and really from the checkpoint
         assert (run["events"], run["digest"]) == (replay["events"], replay["digest"]), run
