@@ -104,7 +104,12 @@ def child_minimal() -> None:
             yield Label("hello")
 
     app = Minimal()
-    on_paint(app, lambda: (print(monotonic_ns(), flush=True), app.exit()))
+
+    def painted() -> None:
+        print(monotonic_ns(), flush=True)
+        app.exit()
+
+    on_paint(app, painted)
     app.run(headless=True)
 
 

@@ -73,7 +73,7 @@ async def build(path: str, total: str) -> None:
                 archived = await store.head()
                 archives.append(archived)
         sizes = await store.checkpoint_sizes()
-    prefix = documents_role.DOC_ARCHIVE_PREFIX + "plan:"
+    prefix = documents_role.DocumentKind.archive_prefix + "plan:"
     kept = {int(k[len(prefix) :]): v for k, v in sizes.items() if k.startswith(prefix)}
     checkpoint = sizes[DOC_CHECKPOINT + "plan"]
     print(json.dumps({"archives": archives, "kept": kept, "checkpoint": checkpoint}))

@@ -28,7 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -314,7 +314,7 @@ def _work(doc: Document, ids: CountingIds) -> Iterator[dict[str, Any]]:
             doc, {"op": "propose", "sectionId": where, "newContent": text}, author, now, ids
         )
         yield from proposed.events
-        commands = [
+        commands: list[tuple[Actor, dict[str, Any]]] = [
             (reviewer, {"op": "approve", "proposalId": proposal_of(proposed).proposal_id}),
             (author, {"op": "heartbeat"}),
             (reviewer, {"op": "intent", "sectionId": where, "goal": f"goal {n}"}),
@@ -386,7 +386,10 @@ async def timed_reopen(path: str, mode: str) -> None:
             await ws.close()
 
 
-ROLES = {"build": build_reopen, "open": timed_reopen}
+ROLES: dict[str, Callable[..., Coroutine[Any, Any, None]]] = {
+    "build": build_reopen,
+    "open": timed_reopen,
+}
 ROLE_MODULE = "bench.bench_protocol"
 
 
