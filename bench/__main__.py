@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import resource
 import subprocess
 import sys
 import time
@@ -42,6 +43,13 @@ def groups() -> list[str]:
     return sorted(
         m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("bench_")
     )
+
+
+def children_cpu_s() -> float:
+    """CPU seconds (user and system) of the finished child processes and theirs: unlike wall
+    time, what a group costs does not wait on whatever else shares the machine."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def run_one(name: str) -> int:
@@ -79,7 +87,7 @@ def main() -> int:
     for name in names:
         if only and name not in only and name.removeprefix("bench_") not in only:
             continue
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), children_cpu_s()
         with subprocess.Popen(
             [sys.executable, "-m", "bench", "--one", name],
             stdout=subprocess.PIPE,
@@ -93,7 +101,8 @@ def main() -> int:
                     missed.append(line[len(MISSED_PREFIX) :].rstrip())
         if child.returncode not in (0, 1):
             crashed.append(f"{name} did not finish (exit {child.returncode})")
-        print(f"({name}: {time.perf_counter() - start:.1f} s)\n")
+        took, used = time.perf_counter() - start, children_cpu_s() - cpu
+        print(f"({name}: {took:.1f} s, CPU {used:.1f} s, load {os.getloadavg()[0]:.1f})\n")
     if tiny:  # a smoke run: every group ran to its end, or not
         print("every group ran" if not crashed else f"{len(crashed)} group(s) did not:")
         for group in crashed:
