@@ -12,9 +12,11 @@ following it), ``custodian`` (the audit trail, the events view, a key after a vi
 reaching the view shown), ``tap`` (one tap command's peak memory) and ``server``
 (``pact-tui serve`` on loopback).
 
-``python -m bench --tiny`` is CI's smoke run: each group that has sizes for it
-(``bench.common.sized``; ``TINY_GROUPS``) runs once at those sizes, so that a group that no longer
-runs fails CI. Its figures mean nothing: no target is checked, only that every group ends.
+``python -m bench --tiny`` is CI's smoke run: every group runs once at its tiny sizes
+(``bench.common.sized``: each figure and its anchor made as at full size, only small), so that a
+group that no longer runs fails CI (exit 1). Its figures mean nothing: no target is checked, only
+that every group ends. ``python -m bench --list`` prints the groups' names, one a line
+(``tests/test_bench_tiny.py`` checks that each has tiny sizes).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import resource
 import subprocess
 import sys
+import time
 import traceback
 
 import bench
@@ -31,17 +35,21 @@ from bench.common import RESULTS
 
 MISSED_PREFIX = "  MISSED: "
 TINY_FLAG = "--tiny"
-# The groups with sizes for a smoke run.
-TINY_GROUPS = (
-    "bench_changes",
-    "bench_context",
-    "bench_doctime",
-    "bench_import",
-    "bench_pg",
-    "bench_store",
-    "bench_tap",
-    "bench_workspace",
-)
+LIST_FLAG = "--list"
+
+
+def groups() -> list[str]:
+    """Every group's module name (``bench_<name>``), sorted."""
+    return sorted(
+        m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("bench_")
+    )
+
+
+def children_cpu_s() -> float:
+    """CPU seconds (user and system) of the finished child processes and theirs: unlike wall
+    time, what a group costs does not wait on whatever else shares the machine."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def run_one(name: str) -> int:
@@ -61,21 +69,25 @@ def run_one(name: str) -> int:
 def main() -> int:
     if sys.argv[1:2] == ["--one"]:
         return run_one(sys.argv[2])
-    names = sorted(
-        m.name for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("bench_")
-    )
+    names = groups()
+    if sys.argv[1:] == [LIST_FLAG]:
+        print("\n".join(name.removeprefix("bench_") for name in names))
+        return 0
     tiny = TINY_FLAG in sys.argv[1:]
     only = set(sys.argv[1:]) - {TINY_FLAG}
+    unknown = {n for n in only if n not in names and f"bench_{n}" not in names}
+    if unknown:
+        print(f"error: no benchmark group {', '.join(sorted(unknown))} (python -m bench --list)")
+        return 2
     if tiny:
-        left = [n for n in names if n not in TINY_GROUPS]
-        print(f"smoke run at tiny sizes; no sizes for it yet: {', '.join(left)}\n")
-        names = [n for n in names if n in TINY_GROUPS]
+        print("smoke run: every group once at its tiny sizes\n")
     missed: list[str] = []
     crashed: list[str] = []
     env = {**os.environ, "BENCH_TINY": "1"} if tiny else None
     for name in names:
         if only and name not in only and name.removeprefix("bench_") not in only:
             continue
+        start, cpu = time.perf_counter(), children_cpu_s()
         with subprocess.Popen(
             [sys.executable, "-m", "bench", "--one", name],
             stdout=subprocess.PIPE,
@@ -89,7 +101,8 @@ def main() -> int:
                     missed.append(line[len(MISSED_PREFIX) :].rstrip())
         if child.returncode not in (0, 1):
             crashed.append(f"{name} did not finish (exit {child.returncode})")
-        print()
+        took, used = time.perf_counter() - start, children_cpu_s() - cpu
+        print(f"({name}: {took:.1f} s, CPU {used:.1f} s, load {os.getloadavg()[0]:.1f})\n")
     if tiny:  # a smoke run: every group ran to its end, or not
         print("every group ran" if not crashed else f"{len(crashed)} group(s) did not:")
         for group in crashed:

@@ -57,16 +57,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO_ROOT, fmt, monotonic_ns, percentile, report_limit, report_ratio
+from bench.common import (
+    REPO_ROOT,
+    fmt,
+    monotonic_ns,
+    percentile,
+    report_limit,
+    report_ratio,
+    sized,
+)
 
-SMALL, LARGE = 1_000, 100_000
-BIG_ITEM, SMALL_ITEM = 10_000_000, 10_000  # characters of each of the two messages
-BIG_RUNS = 3
-QUIT_AFTER = 1.0  # seconds after the provider view is drawn that q is pressed
-STARTS = 5
-ADVANCES = 30
-COMMITS = 40
-FILTERS = 15  # times filter mode is turned on (and off again between)
+SMALL, LARGE = sized(1_000, 200), sized(100_000, 2_000)
+# characters of each of the two messages
+BIG_ITEM, SMALL_ITEM = sized(10_000_000, 100_000), sized(10_000, 1_000)
+BIG_RUNS = sized(3, 1)
+QUIT_AFTER = sized(1.0, 0.1)  # seconds after the provider view is drawn that q is pressed
+STARTS = sized(5, 1)
+WARM_STARTS = sized(1, 0)  # untimed starts before those: the file cache and bytecode warmed
+ADVANCES = sized(30, 3)
+COMMITS = sized(40, 3)
+FILTERS = sized(15, 1)  # times filter mode is turned on (and off again between)
+FILTER_WARM_UP = sized(2, 0)  # rounds of filter mode before those, untimed: they warm caches up
+TYPED_WORDS = sized(3, 1)  # times each selector is typed (then cleared)
+SESSION_STEPS, SESSION_VIEWS = sized(20, 3), sized(3, 1)  # figure 7's cursor steps, v presses
 FILTERED = "+notes"  # one item of six in the scaled demo: 16,666 of 100,000
 
 
@@ -92,7 +105,12 @@ def child_minimal() -> None:
             yield Label("hello")
 
     app = Minimal()
-    on_paint(app, lambda: (print(monotonic_ns(), flush=True), app.exit()))
+
+    def painted() -> None:
+        print(monotonic_ns(), flush=True)
+        app.exit()
+
+    on_paint(app, painted)
     app.run(headless=True)
 
 
@@ -194,8 +212,9 @@ def bench_cold_start(large: Path) -> None:
     # packages do (pip compiles them; an editable install or PYTHONDONTWRITEBYTECODE=1 would
     # make only the app compile its own modules on every start: about 90 ms at the time).
     compiled = {"PYTHONDONTWRITEBYTECODE": ""}
-    cold_start(["minimal"], env=compiled)
-    cold_start(["pact", str(large)], env=compiled)
+    for _ in range(WARM_STARTS):
+        cold_start(["minimal"], env=compiled)
+        cold_start(["pact", str(large)], env=compiled)
     minimal = statistics.median(cold_start(["minimal"]) for _ in range(STARTS))
     pact = statistics.median(cold_start(["pact", str(large)]) for _ in range(STARTS))
     report_ratio(
@@ -341,7 +360,8 @@ def bench_big_items(directory: Path) -> None:
     for size in (SMALL_ITEM, BIG_ITEM):
         paths[size] = directory / f"big-{size}.pact"
         asyncio.run(build_big(paths[size], size))
-    big_run(paths[SMALL_ITEM])  # warm the file cache and the imports
+    for _ in range(WARM_STARTS):  # warm the file cache and the imports
+        big_run(paths[SMALL_ITEM])
     runs = {size: [big_run(paths[size]) for _ in range(BIG_RUNS)] for size in paths}
     paint = {size: statistics.median(p for p, _ in runs[size]) for size in runs}
     quit_ = {size: statistics.median(q for _, q in runs[size]) for size in runs}
@@ -423,9 +443,12 @@ async def filter_latencies(path: Path) -> tuple[list[float], list[float], int, i
             status = bar.status
             return status is not None and status.filtered is None
 
+        def at_line(line: int) -> Callable[[], bool]:
+            return lambda: tree.cursor_line == line
+
         rows = 0
         filter_key = app.key_for("filter")  # F was filter before the one keymap (issue 25)
-        for round_ in range(FILTERS + 2):  # the first two warm caches up
+        for round_ in range(FILTERS + FILTER_WARM_UP):
             on = await timed(filter_key, filtered)
             rows = tree.line_count
             await timed(filter_key, unfiltered)
@@ -433,11 +456,10 @@ async def filter_latencies(path: Path) -> tuple[list[float], list[float], int, i
             # the cursor back on the turn's): the cursor stays on header rows, where the detail
             # reads no item's story from the log (a replay of the context that the workspace
             # keeps, whose heap every later full collection walks: not this figure's cost).
-            line = tree.cursor_line + 1
-            move = await timed("down", lambda line=line: tree.cursor_line == line)
+            move = await timed("down", at_line(tree.cursor_line + 1))
             row = tree.current_row
             assert row is not None and row.item is None, row
-            if round_ >= 2:
+            if round_ >= FILTER_WARM_UP:
                 on_samples.append(on)
                 move_samples.append(move)
     return on_samples, move_samples, matches, rows
@@ -491,7 +513,7 @@ async def typing_latencies(
                 shown.set()
 
         on_paint(app, painted)
-        for _ in range(3):  # three words typed, then cleared
+        for _ in range(TYPED_WORDS):  # three words typed, then cleared
             for count in range(1, len(typed) + 1):
                 wanted = typed[:count]
                 shown.clear()
@@ -545,6 +567,8 @@ async def session(path: Path) -> dict[str, Any]:
     """Figure 7's session; every time in seconds."""
     import gc
 
+    from textual.widget import Widget
+
     from pact_tui.app import PactApp
     from pact_tui.screens.context import STORY_DELAY, ContextScreen
     from pact_tui.widgets.status import StatusBar
@@ -594,19 +618,22 @@ async def session(path: Path) -> dict[str, Any]:
                 wanted = lambda: False  # noqa: E731
                 await pilot.pause()
 
+            def at_episode(episode: int) -> Callable[[], bool]:
+                return lambda: bar.status is not None and bar.status.episode == episode
+
+            def at_line(line: int) -> Callable[[], bool]:
+                return lambda: tree.cursor_line == line
+
+            def drawn(widget: Widget) -> Callable[[], bool]:
+                return lambda: widget.display and widget.size.height > 0
+
             doing[0] = "advances"
             for _ in range(5):
-                episode = screen.view.current_episode + 1
-                await timed(
-                    "full_stop",
-                    lambda e=episode: bar.status is not None and bar.status.episode == e,
-                    "advance",
-                )
+                await timed("full_stop", at_episode(screen.view.current_episode + 1), "advance")
             tree = screen.context_tree
             doing[0] = "steps"
-            for _ in range(20):  # up from the active turn the cursor opened on
-                line = tree.cursor_line - 1
-                await timed("up", lambda line=line: tree.cursor_line == line, "step")
+            for _ in range(SESSION_STEPS):  # up from the active turn the cursor opened on
+                await timed("up", at_line(tree.cursor_line - 1), "step")
                 await pilot.pause(STORY_DELAY)  # as a person reads: the story is told
             doing[0] = "typing"
             await pilot.press("slash", *TYPED)
@@ -619,9 +646,8 @@ async def session(path: Path) -> dict[str, Any]:
             await pilot.pause(0.2)
             await pilot.press(app.key_for("filter"))
             doing[0] = "provider view"
-            for _ in range(3):
-                provider = screen.query_one("#provider")
-                await timed("v", lambda p=provider: p.display and p.size.height > 0, "provider")
+            for _ in range(SESSION_VIEWS):
+                await timed("v", drawn(screen.query_one("#provider")), "provider")
                 await pilot.pause(0.2)
                 await pilot.press("v")
                 await pilot.pause(0.2)

@@ -38,7 +38,7 @@ from unittest import mock
 import orjson
 
 from bench.bench_protocol import _append, _work
-from bench.common import RESULTS, fmt, report_limit, report_ratio
+from bench.common import RESULTS, fmt, report_limit, report_ratio, sized
 from engine.protocol.audit import EventFilter
 from engine.protocol.document import Document
 from engine.protocol.envelope import CountingIds
@@ -46,9 +46,9 @@ from engine.store import SqliteEventStore
 from engine.workspace import Workspace, cadence
 from pact_tui.keymap import ACTIONS, split_keys
 
-EVENTS = 209_000
+EVENTS = sized(209_000, 2_000)
 NEVER = 10**12
-ROUNDS = 5
+ROUNDS = sized(5, 1)
 
 
 async def build(path: Path, total: int) -> None:
@@ -169,55 +169,56 @@ async def view_openings(path: Path) -> tuple[list[float], list[float]]:
             frames.append(time.perf_counter())
         display(screen, update)
 
-    app._display = timed  # type: ignore[method-assign]
-    events_s, outline_s = [], []
-    async with app.run_test(size=(160, 50)) as pilot:
+    with mock.patch.object(app, "_display", timed):  # each frame's time kept
+        events_s, outline_s = [], []
+        async with app.run_test(size=(160, 50)) as pilot:
 
-        async def until(condition: Any) -> float:
-            deadline = time.perf_counter() + 120  # failure guard
-            while not condition():
-                assert time.perf_counter() < deadline
-                await asyncio.sleep(0.001)
-            return time.perf_counter()
+            async def until(condition: Any) -> float:
+                deadline = time.perf_counter() + 120  # failure guard
+                while not condition():
+                    assert time.perf_counter() < deadline
+                    await asyncio.sleep(0.001)
+                return time.perf_counter()
 
-        async def opening(key: str, ready: Any) -> float:
-            await pilot.pause()  # nothing left over from the last opening
-            start = time.perf_counter()
-            sent = textual_events.Key(key, key if len(key) == 1 else None)
-            sent.set_sender(app)
-            assert app._driver is not None
-            app._driver.send_message(sent)
-            held = await until(ready)
-            drawn = await until(lambda: frames[-1] >= held)  # the frame that shows it
-            return drawn - start
+            async def opening(key: str, ready: Any) -> float:
+                await pilot.pause()  # nothing left over from the last opening
+                start = time.perf_counter()
+                sent = textual_events.Key(key, key if len(key) == 1 else None)
+                sent.set_sender(app)
+                assert app._driver is not None
+                app._driver.send_message(sent)
+                held = await until(ready)
+                drawn = await until(lambda: frames[-1] >= held)  # the frame that shows it
+                return drawn - start
 
-        await pilot.press("2")
-        screen = app.screen
-        assert isinstance(screen, DocumentScreen)
-        await until(lambda: screen.shown is not None)
-        events = screen.query_one(EventList)
-        outline = screen.query_one(SectionOutline)
-        for _ in range(ROUNDS):
-            # A fresh list each round: nothing held from the last opening.
-            events._held_of = None
-            events_s.append(
-                await opening(
-                    VIEW_KEYS["events"],
-                    lambda: (
-                        events.has_focus
-                        and events.current_row is not None
-                        and not events.current_row.loading
-                    ),
+            await pilot.press("2")
+            screen = app.screen
+            assert isinstance(screen, DocumentScreen)
+            await until(lambda: screen.shown is not None)
+            events = screen.query_one(EventList)
+            outline = screen.query_one(SectionOutline)
+            for _ in range(ROUNDS):
+                # A fresh list each round: nothing held from the last opening.
+                events._held_of = None
+                events_s.append(
+                    await opening(
+                        VIEW_KEYS["events"],
+                        lambda: (
+                            events.has_focus
+                            and events.current_row is not None
+                            and not events.current_row.loading
+                        ),
+                    )
                 )
-            )
-            assert events.current_row.sequence == EVENTS - 1  # type: ignore[union-attr]
-            outline_s.append(
-                await opening(
-                    VIEW_KEYS["outline"],
-                    lambda: outline.current_row is not None and outline.has_focus,
+                newest = events.current_row
+                assert newest is not None and newest.sequence == EVENTS - 1, newest
+                outline_s.append(
+                    await opening(
+                        VIEW_KEYS["outline"],
+                        lambda: outline.current_row is not None and outline.has_focus,
+                    )
                 )
-            )
-    return events_s, outline_s
+        return events_s, outline_s
 
 
 def bench_events_view(path: Path) -> None:
@@ -252,8 +253,8 @@ VIEW_ACTIONS = {
 }
 VIEW_KEYS = {view: split_keys(ACTIONS[action].keys)[0] for view, action in VIEW_ACTIONS.items()}
 SPACINGS_MS = (0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200)
-TRIALS = 1_000
-ANCHOR_TRIALS = 200  # 20 at each spacing: enough to show the count sees a key go astray
+TRIALS = sized(1_000, 10)  # tiny: one at each spacing
+ANCHOR_TRIALS = sized(200, 10)  # 20 at each spacing: enough to show the count sees a key go astray
 SEED = 24
 SIZE = (120, 40)  # the tests' terminal
 

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from bench.bench_app import live_latencies, on_paint
-from bench.common import REPO_ROOT, fmt, monotonic_ns, percentile, report_limit
+from bench.common import REPO_ROOT, fmt, monotonic_ns, percentile, report_limit, sized
 
-COMMITS = 40
+COMMITS = sized(40, 3)
 EVENTS = re.compile(r" (\d+) events ")
 
 

@@ -319,7 +319,7 @@ def bench_cold_start(workspace: Path, scratch: Path, messages: int) -> None:
 
 def bench_badges(workspace: Path, directory: Path, cache: Path) -> None:
     """Figure 4: judging every reference item's badge ÷ walking the view's items."""
-    from engine.context.context import SnapshotContext
+    from engine.context import SnapshotContext
     from pact_tui.logsession import LogSession
     from pact_tui.reference_items import ItemSource, judge
 

@@ -8,7 +8,7 @@ outline's rows (the first view, already shipped) of the same document."""
 from __future__ import annotations
 
 from bench.bench_protocol import sectioned
-from bench.common import fmt, median_seconds
+from bench.common import fmt, median_seconds, sized
 from engine.documents import creation_event
 from engine.protocol.commands import Actor
 from engine.protocol.decide import decide
@@ -20,7 +20,9 @@ from pact_tui.widgets.events import event_row
 from pact_tui.widgets.inbox import inbox_rows
 from pact_tui.widgets.outline import outline_rows
 
-AGENTS, SECTIONS, FLAGGED, KEPT = 1_000, 500, 100, 5_000
+AGENTS, SECTIONS = sized(1_000, 20), sized(500, 50)  # 50 sections: the questions' spread
+FLAGGED, KEPT = sized(100, 5), sized(5_000, 100)
+ROUNDS = sized(20, 2)  # timed runs of each view's rows
 
 
 def build() -> tuple[Document, list[dict[str, object]]]:
@@ -62,7 +64,7 @@ def build() -> tuple[Document, list[dict[str, object]]]:
 def main() -> None:
     doc, kept = build()
     shown = DocShown("plan", doc, doc.sequence, 1_000, "ann")
-    anchor = median_seconds(lambda: outline_rows(shown), 20)
+    anchor = median_seconds(lambda: outline_rows(shown), ROUNDS)
     print(
         f"rows of a document of {AGENTS:,} agents, {SECTIONS} sections, {doc.sequence:,} events"
         f" (anchor: the outline's {len(outline_rows(shown))} rows, {fmt(anchor)})"
@@ -73,7 +75,7 @@ def main() -> None:
         (f"events ({KEPT:,}), made", lambda: [event_row(shown, e) for e in kept]),
     ):
         rows = make()
-        figure = median_seconds(make, 20)
+        figure = median_seconds(make, ROUNDS)
         print(f"  {name}: {len(rows):,} rows in {fmt(figure)}, ratio {figure / anchor:.2f}")
 
 

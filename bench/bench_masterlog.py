@@ -83,8 +83,8 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 
-from bench.bench_app import STARTS, cold_start, on_paint
-from bench.common import fmt, monotonic_ns, percentile, report_limit, report_ratio
+from bench.bench_app import STARTS, WARM_STARTS, cold_start, on_paint
+from bench.common import fmt, monotonic_ns, percentile, report_limit, report_ratio, sized
 from engine.masterlog.conversation import MASTER, Conversation
 from engine.masterlog.index import LineIndex, connect
 from engine.masterlog.lines import encode_message, preview_of
@@ -92,17 +92,17 @@ from engine.masterlog.references import format_reference, format_tool_summary
 from engine.masterlog.verify import Status, Verifier, verify
 from engine.masterlog.watch import update
 
-SIZE = "1G"  # the master log's size unless BENCH_MASTERLOG_SIZE says otherwise
-SMALL = 1 << 20  # figure 2's anchor: a conversation of 1 MiB
-REFERENCES = 10_000
+SIZE = sized("1G", "1M")  # the master log's size unless BENCH_MASTERLOG_SIZE says otherwise
+SMALL = sized(1 << 20, 256 << 10)  # figure 2's anchor: a conversation of 1 MiB
+REFERENCES = sized(10_000, 20)
 VIEW = "views/compacted-001.jsonl"
 EVENTS = "events.jsonl"
 KEPT_EVENTS = 20  # message_append records in events.jsonl at the start
-APPENDS, WARM = 20, 3
+APPENDS, WARM = sized(20, 3), sized(3, 1)
 QUERIES = 50
 TOOL_MIN_CHARS = 2_000  # tool outputs this long are saved to a file and cut to a reference
 COMPRESS_MIN_CHARS = 4_004  # assistant answers over 1,000 tokens are compressed
-POOL_CHARS = 6_000_000  # the text the messages are cut from
+POOL_CHARS = sized(6_000_000, 300_000)  # the text the messages are cut from
 WRITE_BUFFER = 8 << 20
 
 
@@ -699,8 +699,9 @@ def bench_paint(made: Made, scratch: Path) -> None:
         "PYTHONDONTWRITEBYTECODE": "",
         "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
     }
-    cold_start(["minimal"], env=env)  # warm the file cache and the bytecode for both
-    cold_start(paint, module, env)
+    for _ in range(WARM_STARTS):  # warm the file cache and the bytecode for both
+        cold_start(["minimal"], env=env)
+        cold_start(paint, module, env)
     minimal = statistics.median(cold_start(["minimal"], env=env) for _ in range(STARTS))
     screen = statistics.median(cold_start(paint, module, env) for _ in range(STARTS))
     report_ratio(
@@ -765,13 +766,16 @@ def bench_undo(made: Made, cache: Path, scratch: Path) -> None:
         gptme_undo(made.directory, 2)
         read_once(path)
         read_once(made.directory / "branches" / "main-undo-0.jsonl")
-        stop, waits, idle = threading.Event(), [], []
+        stop = threading.Event()
+        waits: list[float] = []  # seconds each screenful took during the update
+        idle: list[float] = []  # the same with nothing else running
 
         def read_rows(into: list[float], count: int | None = None) -> None:
             """As the lists draw: a screenful of rows, 60 times a second (never taking the
-            session's lock: rows are read from the lines the update published)."""
+            session's lock: rows are read from the lines the update published), at least one
+            (an update quicker than a frame, as at the smoke run's size, still has one)."""
             rnd = random.Random(6)
-            while not stop.wait(1 / 60) and (count is None or len(into) < count):
+            while (not stop.wait(1 / 60) or not into) and (count is None or len(into) < count):
                 first = rnd.randrange(0, session.lines(MASTER) - 42)
                 begin = time.perf_counter()
                 for line in range(first, first + 40):

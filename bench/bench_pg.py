@@ -36,7 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -389,12 +389,13 @@ def main() -> None:
     print("The workspace on PostgreSQL (engine/store/postgres.py)")
     with server() as started, tempfile.TemporaryDirectory(prefix="bench-pg-") as scratch:
         directory = Path(scratch)
-        for name, run in (
+        benchmarks: tuple[tuple[str, Callable[[], object]], ...] = (
             ("1", lambda: asyncio.run(bench_batched_appends(started))),
             ("2", lambda: asyncio.run(bench_append_latency(started, directory))),
             ("3", lambda: asyncio.run(bench_feed_latency(started))),
             ("4", lambda: bench_reopen(started, directory)),
-        ):
+        )
+        for name, run in benchmarks:
             if os.environ.get("PACT_BENCH_PG_ONLY", name) != name:
                 continue
             start = time.perf_counter()

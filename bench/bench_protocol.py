@@ -28,7 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -43,6 +43,7 @@ from bench.common import (
     percentile,
     report_limit,
     report_ratio,
+    sized,
 )
 from engine.canonical import canonical_json
 from engine.documents import DOC_PREFIX, creation_event
@@ -56,10 +57,12 @@ from engine.protocol.results import ProposalStatus
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import Workspace, cadence
 
-AGENTS, SECTIONS = 1_000, 500
-PROPOSALS, PROPOSERS = 100_000, 100
-DUE = 10_000
-REOPEN_EVENTS, TAIL, WORKERS = 1_000_000, 2_500, 100
+# More agents than sections: agent i proposes on section i and agent i + 1 approves it.
+AGENTS, SECTIONS = sized(1_000, 30), sized(500, 20)
+PROPOSALS, PROPOSERS = sized(100_000, 200), sized(100, 10)
+DUE = sized(10_000, 20)
+REOPEN_EVENTS, TAIL, WORKERS = sized(1_000_000, 2_000), sized(2_500, 100), sized(100, 10)
+QUERY_ROUNDS, SCAN_ROUNDS, REOPENS = sized(50, 2), sized(5, 1), sized(3, 1)
 NEVER = 10**12
 
 
@@ -233,7 +236,7 @@ def bench_queries() -> None:
     for name, query, scan in queries:
         found, scanned = query(), scan()
         assert [p.id for p in found] == [p.id for p in scanned], name
-        figure, anchor = median_seconds(query, 50), median_seconds(scan, 5)
+        figure, anchor = median_seconds(query, QUERY_ROUNDS), median_seconds(scan, SCAN_ROUNDS)
         report_limit(
             f"{name} ({len(found):,} found)",
             figure * 1e3,
@@ -311,7 +314,7 @@ def _work(doc: Document, ids: CountingIds) -> Iterator[dict[str, Any]]:
             doc, {"op": "propose", "sectionId": where, "newContent": text}, author, now, ids
         )
         yield from proposed.events
-        commands = [
+        commands: list[tuple[Actor, dict[str, Any]]] = [
             (reviewer, {"op": "approve", "proposalId": proposal_of(proposed).proposal_id}),
             (author, {"op": "heartbeat"}),
             (reviewer, {"op": "intent", "sectionId": where, "goal": f"goal {n}"}),
@@ -357,9 +360,10 @@ async def timed_reopen(path: str, mode: str) -> None:
     """How long opening the workspace and loading ``plan`` takes (``mode``: "checkpoint", or
     "replay" with the checkpoint's name changed so none is found), and what it arrives at."""
     # "replay": the checkpoint's name changed, so none is found.
-    name = "bench:loading-disabled:" if mode == "replay" else documents_role.DOC_CHECKPOINT
+    kind = documents_role.DocumentKind  # where the documents' repository finds the name
+    name = "bench:loading-disabled:" if mode == "replay" else kind.checkpoint_prefix
     gc.freeze()
-    with mock.patch.object(documents_role, "DOC_CHECKPOINT", name):
+    with mock.patch.object(kind, "checkpoint_prefix", name):
         start = time.perf_counter()
         ws = await Workspace.open(path, watch=False, lazy=True, read_only=True)
         projection = await ws.load_document("plan")
@@ -382,7 +386,10 @@ async def timed_reopen(path: str, mode: str) -> None:
             await ws.close()
 
 
-ROLES = {"build": build_reopen, "open": timed_reopen}
+ROLES: dict[str, Callable[..., Coroutine[Any, Any, None]]] = {
+    "build": build_reopen,
+    "open": timed_reopen,
+}
 ROLE_MODULE = "bench.bench_protocol"
 
 
@@ -400,7 +407,7 @@ def bench_reopen(directory: Path) -> None:
         f" file {path.stat().st_size / 1e6:.0f} MB)"
     )
     replay = in_a_fresh_process(ROLE_MODULE, "open", path, "replay")
-    reopens = [in_a_fresh_process(ROLE_MODULE, "open", path, "checkpoint") for _ in range(3)]
+    reopens = [in_a_fresh_process(ROLE_MODULE, "open", path, "checkpoint") for _ in range(REOPENS)]
     assert replay["events"] == REOPEN_EVENTS and replay["from"] == 0, replay
     for run in reopens:  # the same state either way, and really from the checkpoint
         assert (run["events"], run["digest"]) == (replay["events"], replay["digest"]), run

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.bench_protocol import sectioned
-from bench.common import fmt, median_seconds, report_limit
+from bench.common import fmt, median_seconds, report_limit, sized
 from engine.documents import creation_event
 from engine.protocol.commands import Actor
 from engine.protocol.decide import decide
@@ -25,7 +25,10 @@ from engine.protocol.persist import dump_document, restore_document
 from engine.protocol.results import DocumentResult
 from pact_tui.types import DocShown
 
-AGENTS, SECTIONS, SMALL, COPIES = 100, 500, 1_000, 100
+# The last 100 proposals wait, one to a section: at least 100 sections.
+AGENTS, SECTIONS = sized(100, 10), sized(500, 100)
+SMALL, COPIES = sized(1_000, 200), sized(100, 2)
+ROUNDS = sized(20, 2)  # timed runs of each figure
 TARGET_MS = 100.0
 
 
@@ -152,13 +155,13 @@ def main() -> None:
 
     doc = scaled(small())
     pending = len(doc.by_status.get("Pending", {}))
-    anchor = median_seconds(lambda: sorted(doc.proposals), 20)
+    anchor = median_seconds(lambda: sorted(doc.proposals), ROUNDS)
     print(
         f"the proposal queue: {len(doc.proposals):,} proposals ({pending:,} pending),"
         f" {AGENTS} agents, {SECTIONS} sections"
     )
     anchor_text = f"anchor: a plain sort of the {len(doc.proposals):,} ids, {fmt(anchor)}"
-    for label, found, figure in asyncio.run(on_screen(doc, 20)):
+    for label, found, figure in asyncio.run(on_screen(doc, ROUNDS)):
         report_limit(
             f"queue {label} ({found:,} rows)",
             figure * 1e3,

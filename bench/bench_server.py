@@ -48,13 +48,16 @@ from bench.common import (
     raw_watch_round_trips,
     report_limit,
     report_ratio,
+    sized,
 )
 from bench.http_client import Connection
 
-AGENTS, ROUNDS = 100, 5
-PACE_S = 2.0  # each agent's think time between rounds, on average (latency phase)
-SUBSCRIBERS, COMMITS = 200, 10
-BIG_AGENTS, BIG_SECTIONS = 1_000, 500
+AGENTS, ROUNDS = sized(100, 5), sized(5, 2)
+PACE_S = sized(2.0, 0.05)  # each agent's think time between rounds, on average (latency phase)
+SUBSCRIBERS, COMMITS = sized(200, 5), sized(10, 2)
+BIG_AGENTS, BIG_SECTIONS = sized(1_000, 10), sized(500, 10)
+SETTLE_S = sized(1.0, 0.2)  # after the streams open, before the first commit
+WATCH_ROUNDS = sized(20, 2)  # the SSE figure's anchor: raw watchfiles round trips
 SERVING = re.compile(rb"at (http://\S+) \(PACT")
 
 
@@ -250,7 +253,7 @@ async def fan_out(url: str) -> list[float]:
 
         tasks = [asyncio.create_task(subscriber(k)) for k in readers]
         await asyncio.wait_for(ready.wait(), 60)
-        await asyncio.sleep(1)  # every stream past its backlog, waiting
+        await asyncio.sleep(SETTLE_S)  # every stream past its backlog, waiting
         sent: dict[int, float] = {}
         for n in range(COMMITS):
             sent[n] = time.perf_counter()
@@ -318,7 +321,7 @@ def main() -> None:
         anchor_rate, anchor_cpu_ms = in_process_rate(local)
         propose_ms, read_ms = paced.propose_ms, paced.read_ms
         print(
-            f"  {AGENTS} agents x {ROUNDS}, one round each ~{PACE_S:.0f} s:"
+            f"  {AGENTS} agents x {ROUNDS}, one round each ~{PACE_S:g} s:"
             f" propose p50 {statistics.median(propose_ms):.1f} ms,"
             f" reads p50 {statistics.median(read_ms):.1f} ms (load average {load:.1f})"
         )
@@ -353,7 +356,7 @@ def main() -> None:
             latencies = asyncio.run(fan_out(url))
         finally:
             stop(process)
-        watch = asyncio.run(raw_watch_round_trips(base / "watch", 20))
+        watch = asyncio.run(raw_watch_round_trips(base / "watch", WATCH_ROUNDS))
         assert len(latencies) == SUBSCRIBERS * COMMITS, len(latencies)
         report_limit(
             f"commit → {SUBSCRIBERS} SSE subscribers p95",

@@ -34,7 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -115,7 +115,7 @@ def bench_batched_appends(directory: Path) -> None:
     # in the figures. It also checks that the anchor makes the rows the store makes.
     _warm_up(directory, events, total)
 
-    def in_store(write: Callable[..., Awaitable[float]], *args: Any) -> float:
+    def in_store(write: Callable[..., Coroutine[Any, Any, float]], *args: Any) -> float:
         return asyncio.run(write(*args))
 
     for run in range(repeat):
@@ -209,13 +209,17 @@ async def _append_with_store(path: Path, events: list[NewEvent], per_batch: int)
         return time.perf_counter() - start
 
 
+def returning(events: list[NewEvent]) -> Callable[[Sequence[StoredEvent]], list[NewEvent]]:
+    """A command's ``decide`` that appends ``events``, whatever others appended."""
+    return lambda _others: events
+
+
 async def _execute_with_store(path: Path, events: list[NewEvent], per_command: int) -> float:
     """``store.execute`` commands whose decide returns ``per_command`` events each."""
     async with await SqliteEventStore.open(path, create=True, watch=False) as store:
         start = time.perf_counter()
         for first in range(0, len(events), per_command):
-            batch = events[first : first + per_command]
-            await store.execute(lambda _others, batch=batch: batch)
+            await store.execute(returning(events[first : first + per_command]))
         return time.perf_counter() - start
 
 
@@ -301,7 +305,7 @@ async def _store_latencies(path: Path, commands: int) -> list[float]:
     async with await SqliteEventStore.open(path, create=True, watch=False) as store:
         for event in sample_events(commands):
             start = time.perf_counter()
-            await store.execute(lambda _others, event=event: [event])
+            await store.execute(returning([event]))
             samples.append(time.perf_counter() - start)
     return samples
 

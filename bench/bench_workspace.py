@@ -43,7 +43,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ from bench.common import (
 )
 from engine.canonical import canonical_json
 from engine.context import Placed
+from engine.context.compact import load_compact
 from engine.store import NewEvent, SqliteEventStore
 from engine.workspace import CONTEXT_CHECKPOINT, Workspace, cadence
 
@@ -182,7 +183,6 @@ async def timed_open(path: str, mode: str) -> dict[str, Any]:
         start = time.perf_counter()
         ws = await Workspace.open(path, watch=False)
         seconds = time.perf_counter() - start
-        ws.close = ws.store.close  # type: ignore[method-assign]  (not even the index)
         try:
             infos = ws.contexts()
             exports = [ws.context(info.name).model_dump_json() for info in infos]
@@ -201,7 +201,7 @@ async def timed_open(path: str, mode: str) -> dict[str, Any]:
                 "checkpoint": [sum(sizes), max(seqs)] if seqs else None,
             }
         finally:
-            await ws.close()
+            await ws.store.close()  # not the workspace: nothing saved, not even the index
 
 
 def bench_reopen(directory: Path) -> Path:
@@ -402,7 +402,7 @@ SMALL_CONTEXT: list[dict[str, Any]] = [
 
 
 def commands_in_a_row(
-    commands: dict[str, tuple[object, ...]], runs: int
+    commands: Mapping[str, tuple[object, ...]], runs: int
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Each command once (the first after building), then ``runs`` more times, taking turns so
     that the machine's ups and downs fall on all alike: the first times, and the medians."""
@@ -548,10 +548,9 @@ async def breakdown(path: str, name: str, save: bool = False) -> dict[str, float
         # Decoded where the index and a context's checkpoint are read.
         mock.patch.object(index_role, "decode_checkpoint", decode),
         mock.patch.object(checkpoints_module, "decode_checkpoint", decode),
-        mock.patch.object(
-            projection_module,
-            "load_compact",
-            timed("load (compact form)", projection_module.load_compact),
+        mock.patch(  # where the projection looks it up
+            f"{projection_module.__name__}.load_compact",
+            timed("load (compact form)", load_compact),
         ),
         mock.patch.object(Context, "_ensure_indexed", timed("index", Context._ensure_indexed)),
     ):
@@ -615,7 +614,9 @@ async def story(path: str, name: str) -> dict[str, float]:
         timings["again"] = time.perf_counter() - start
         reads = []
         for node in items[:: max(1, len(items) // 50)]:
-            seq = ws._projection(name).stories.events(node.id)[0]  # type: ignore[union-attr]
+            stories = ws._projection(name).stories
+            assert stories is not None  # read above
+            seq = stories.events(node.id)[0]
             start = time.perf_counter()
             await ws.store.read(seq - 1, limit=1)
             reads.append(time.perf_counter() - start)
@@ -675,7 +676,7 @@ def commands_only() -> None:
         print(f"  ({fmt(time.perf_counter() - start)} for this benchmark)")
 
 
-ROLES: dict[str, Callable[..., Awaitable[None]]] = {
+ROLES: dict[str, Callable[..., Coroutine[Any, Any, None]]] = {
     "follow": lambda path, count: follow(path, int(count)),
     "build": build,
     "open": open_role,

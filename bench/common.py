@@ -12,17 +12,18 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engine.store.feed import WATCH_DEBOUNCE_MS, WATCH_STEP_MS
 
 RESULTS: list[tuple[str, bool]] = []
+T = TypeVar("T")
 TINY = os.environ.get("BENCH_TINY") == "1"
 """``python -m bench --tiny``: every size the smallest that still runs each step (CI's smoke
 run: a group that crashes fails it; the figures mean nothing and no target is checked)."""
 
 
-def sized(full: int, tiny: int) -> int:
+def sized(full: T, tiny: T) -> T:
     """``full``, or ``tiny`` in a smoke run (:data:`TINY`)."""
     return tiny if TINY else full
 

@@ -42,7 +42,8 @@ class _Protocol(asyncio.Protocol):
         self.lost: Exception | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
 
     def data_received(self, data: bytes) -> None:
         self.parser.feed_data(data)
@@ -97,7 +98,8 @@ class Connection:
             head += b"content-type: application/json\r\ncontent-length: %d\r\n" % len(body)
         else:
             body = b""
-        waiter = protocol.waiter = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        protocol.waiter = waiter
         assert protocol.transport is not None
         protocol.transport.write(head + b"\r\n" + body)
         return await waiter
