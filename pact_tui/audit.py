@@ -91,10 +91,9 @@ async def audit_chunks(
     async for page in _chained(first, pages):
         searched += len(page)
         # Every event makes a row: the names of agents come from their joins.
-        if everything:
-            rows = [trail.row(event) for event in page]
-        else:
-            rows = [row for event in page if (row := trail.row(event)) and keeps(event)]
+        rows = trail.rows(page)
+        if not everything:
+            rows = [row for event, row in zip(page, rows, strict=True) if keeps(event)]
         kept += len(rows)
         overridden += sum(row.override for row in rows)
         if rows:
