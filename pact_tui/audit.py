@@ -51,6 +51,7 @@ INCLUDES = (
 OVERRIDE_MARK = "⚑ override"
 _CSV_SCALARS: dict[object, str] = {None: "", True: "true", False: "false"}
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
+_CELL, _WITHHELD = "\x1f", "\x1e"  # the unit and record separators: see MarkdownWriter.rows
 
 
 def form_of(suffix: str, chosen: Form) -> Form:
@@ -172,17 +173,25 @@ class MarkdownWriter(Writer):
     def rows(self, rows: Iterable[AuditRow]) -> str:
         rows = list(rows)
         # The common case, in one look at the page: no cell holds a character to make
-        # visible (else a row holds more than its newline, or the search finds it), so each
-        # cell needs only its Markdown escaped.
+        # visible (else a row holds more than its newline and its cells' separators, or the
+        # search finds it), so the page needs only its Markdown escaped, at once. The cells
+        # are parted by a control character (``_CELL``, which no cell then holds) until the
+        # escaping is done, and a withheld detail is marked by another (``_WITHHELD``).
         text = "".join(
-            f"| {row.sequence} | {row.time} | {_escaped(row.who)} | {_escaped(row.type)}"
-            f" | {_escaped(row.section or '')} | {_escaped(row.subject)}"
-            f" | {'(withheld)' if row.withheld else _escaped(row.detail)}"
-            f" | {_escaped(row.why)} | {OVERRIDE_MARK if row.override else ''} |\n"
+            f"{row.sequence}{_CELL}{row.time}{_CELL}{row.who}{_CELL}{row.type}"
+            f"{_CELL}{row.section or ''}{_CELL}{row.subject}"
+            f"{_CELL}{_WITHHELD if row.withheld else row.detail}"
+            f"{_CELL}{row.why}{_CELL}{OVERRIDE_MARK if row.override else ''}\n"
             for row in rows
         )
-        if one_line_each(text, len(rows)):
-            return text
+        withheld = sum(row.withheld for row in rows)
+        if text.count(_CELL) == (len(self.COLUMNS) - 1) * len(rows) and (
+            text.count(_WITHHELD) == withheld
+        ):
+            escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace(_WITHHELD, "(withheld)")
+            text = ("| " + escaped.replace(_CELL, " | ").replace("\n", " |\n| "))[:-2]
+            if one_line_each(text, len(rows)):
+                return text
         lines = []
         for row in rows:
             cells = (
@@ -275,14 +284,6 @@ def _cell(text: str) -> str:
     """Text from the document in a Markdown table's cell: one line, nothing raw, read as
     written (its Markdown characters escaped)."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(text))
-
-
-_MARKDOWN_ESCAPES = str.maketrans({c: "\\" + c for c in "\\`*_{}[]<>()#+!|~&"})
-
-
-def _escaped(text: str) -> str:
-    """``_cell`` of text that holds nothing to make visible."""
-    return text.translate(_MARKDOWN_ESCAPES)
 
 
 def one_line_each(text: str, rows: int) -> bool:

@@ -8,6 +8,7 @@ import asyncio
 import csv
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -355,3 +356,46 @@ def test_a_pages_rows_are_each_events_as_the_trail_states_it(events: list[Any]) 
     trail = AuditTrail()
     half = len(envelopes) // 2
     assert trail.rows(envelopes[:half]) + trail.rows(envelopes[half:]) == expected
+
+
+def test_a_markdown_page_is_each_row_written_alone() -> None:
+    """The Markdown writer escapes a page at once: row for row, the table's line of each cell
+    escaped on its own, a withheld detail written as such, whatever the cells hold (Markdown's
+    characters, the separators the writer parts cells by, text that reads "(withheld)")."""
+    from engine.visible import visible
+    from pact_tui.audit import MarkdownWriter
+
+    def row(n: int, detail: str, why: str, *, withheld: bool = False) -> AuditRow:
+        return AuditRow(
+            n,
+            0,
+            "proposal.rejected",
+            "le_gal",
+            "AiAgent",
+            "s#1",
+            "p*1",
+            detail,
+            why,
+            n % 2 == 0,
+            withheld,
+        )
+
+    def line(row: AuditRow) -> str:
+        def cell(text: str) -> str:
+            return re.sub(r"([\\`*_{}\[\]<>()#+!|~&])", r"\\\1", visible(text))
+
+        cells = [str(row.sequence), row.time, row.who, row.type, row.section or "", row.subject]
+        cells = [cell(c) for c in cells]
+        cells += ["(withheld)" if row.withheld else cell(row.detail), cell(row.why)]
+        cells += ["⚑ override" if row.override else ""]
+        return "| " + " | ".join(cells) + " |\n"
+
+    plain = [
+        row(0, "summary: a [link](x) | b", "why *not*"),
+        row(1, "ignored", "", withheld=True),
+        row(2, "(withheld)", "back\\slash & <tag>"),
+        row(3, "", "~~gone~~ #1 !"),
+    ]
+    separators = [row(4, "a\x1fb", "c"), row(5, "d", "e\x1ef"), row(6, "\x1e", "", withheld=True)]
+    for rows in (plain, plain + separators, separators):
+        assert MarkdownWriter("memo", "").rows(rows) == "".join(map(line, rows))
