@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -294,11 +293,6 @@ def _fields_of(shape: tuple[str, ...]) -> _Fields:
     return fields
 
 
-# A payload's JSON text that may hold a field ``why_and_override`` reads: one naming it (a
-# name of plain letters is written as itself, or with a ``\u`` escape: JSON has no other).
-_MAY_SAY_WHY = re.compile(r'"(?:why|justification|reason|override|withheld)|\\u')
-
-
 @functools.lru_cache(maxsize=1024)  # a log's events are of few types, by few kinds of actor
 def _said_nothing(event_type: str, actor_kind: str) -> tuple[str, bool]:
     return "", overrides(event_type, actor_kind, {})
@@ -314,7 +308,15 @@ def why_and_override(event: Mapping[str, Any]) -> tuple[str, bool]:
     if (
         isinstance(text, str)
         and event_type != "pact.section.edited"  # an override when it names no proposal
-        and _MAY_SAY_WHY.search(text) is None
+        # A text that may hold a field read below names it (a name of plain letters is
+        # written as itself, or with a \u escape: JSON has no other). str's own search, a
+        # name at a time, takes half the time of one search for a pattern of them.
+        and '"why' not in text
+        and '"justification' not in text
+        and '"reason' not in text
+        and '"override' not in text
+        and '"withheld' not in text
+        and "\\u" not in text
     ):
         return _said_nothing(event_type, kind)
     data = read_payload(text)
