@@ -387,7 +387,7 @@ async def _doc_log(args: argparse.Namespace) -> None:
     shown, left = 0, args.limit
     trail = AuditTrail()
     async with await _open(args, read_only=True) as ws:
-        await ws.load_document(args.doc)  # an event it cannot replay is refused, as ever
+        await ws.check_document(args.doc)  # an event it cannot replay is refused, as ever
         # Nothing a line or a row shows needs the events before --since.
         async for page in ws.document_pages(args.doc, args.since):
             kept = page if wanted.everything else [e for e in page if wanted.keeps_event(e)]
