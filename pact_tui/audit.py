@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from engine.protocol.audit import FIELDS, AuditRow, AuditTrail, EventFilter, iso_time
+from engine.protocol.audit import FIELDS, AuditRow, AuditTrail, EventFilter, iso_time, who_of
 from engine.visible import is_visible, visible
 
 if TYPE_CHECKING:
@@ -245,22 +245,35 @@ class CsvWriter(Writer):
     def rows(self, rows: Iterable[AuditRow]) -> str:
         rows = list(rows)
         # The common case, in one look at the page: nothing to make visible in any field.
+        # Each row unpacked at once (AuditRow's order), not read a field at a time.
         text = self._lines(
-            [
-                row.sequence,
-                iso_time(row.at_ms),
-                row.at_ms,
-                row.who,
-                row.actor,
-                row.actor_kind,
-                row.type,
-                row.section or "",
-                row.subject,
-                row.detail,
-                row.why,
-                "true" if row.override else "false",
-            ]
-            for row in rows
+            (
+                sequence,
+                iso_time(at_ms),
+                at_ms,
+                who_of(actor, actor_kind),
+                actor,
+                actor_kind,
+                event_type,
+                section or "",
+                subject,
+                detail,
+                why,
+                "true" if override else "false",
+            )
+            for (
+                sequence,
+                at_ms,
+                event_type,
+                actor,
+                actor_kind,
+                section,
+                subject,
+                detail,
+                why,
+                override,
+                _,
+            ) in rows
         )
         if one_line_each(text, len(rows)):
             return text

@@ -127,7 +127,10 @@ def iso_time(epoch_ms: int) -> str:
     """``epoch_ms`` as ISO 8601 in UTC, to the millisecond: ``2026-03-01T09:30:00.250Z``
     (a time no calendar holds is written as its number)."""
     second = _second(epoch_ms // 1000)
-    return f"{second}.{epoch_ms % 1000:03d}Z" if second else str(epoch_ms)
+    return second + _MILLISECONDS[epoch_ms % 1000] if second else str(epoch_ms)
+
+
+_MILLISECONDS = tuple(f".{ms:03d}Z" for ms in range(1000))  # written once: a trail has many
 
 
 @functools.lru_cache(maxsize=1024)  # a trail's events come many to a second

@@ -399,3 +399,19 @@ def test_a_markdown_page_is_each_row_written_alone() -> None:
     separators = [row(4, "a\x1fb", "c"), row(5, "d", "e\x1ef"), row(6, "\x1e", "", withheld=True)]
     for rows in (plain, plain + separators, separators):
         assert MarkdownWriter("memo", "").rows(rows) == "".join(map(line, rows))
+
+
+@pytest.mark.parametrize(
+    ("epoch_ms", "written"),
+    [
+        (1_772_357_400_250, "2026-03-01T09:30:00.250Z"),
+        (0, "1970-01-01T00:00:00.000Z"),
+        (999, "1970-01-01T00:00:00.999Z"),
+        (-1, "1969-12-31T23:59:59.999Z"),
+        (10**20, "100000000000000000000"),  # no calendar holds it: its number
+    ],
+)
+def test_a_time_is_written_to_the_millisecond_in_utc(epoch_ms: int, written: str) -> None:
+    from engine.protocol.audit import iso_time
+
+    assert iso_time(epoch_ms) == written
