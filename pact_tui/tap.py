@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -410,7 +411,7 @@ async def _doc_log(args: argparse.Namespace) -> None:
 def _event_lines(events: list[Mapping[str, Any]]) -> str:
     """``_event_line`` of each event, a line each: a page's lines made at once, then looked at
     once; only a page that holds something to make visible is made a line at a time."""
-    from engine.protocol.audit import AuditTrail, iso_time, who_of, why_and_override
+    from engine.protocol.audit import AuditTrail, iso_time, why_and_override
 
     from .audit import one_line_each
 
@@ -420,8 +421,8 @@ def _event_lines(events: list[Mapping[str, Any]]) -> str:
         section = event.get("sectionId")
         lines.append(
             f"{event['sequenceNumber']:>6}  {iso_time(event['epochMs'])}"
-            f"  {'pact.' + event['eventType'].removeprefix('pact.'):<36}"
-            f" {who_of(event.get('actorDisplay') or '', event.get('actorKind') or ''):<26}"
+            f"  {_type_cell(event['eventType'])}"
+            f" {_who_cell(event.get('actorDisplay') or '', event.get('actorKind') or '')}"
             f" {section or '-'}{f'  why: {why}' if why else ''}"
             f"{'  ⚑ override' if override else ''}\n"
         )
@@ -430,6 +431,18 @@ def _event_lines(events: list[Mapping[str, Any]]) -> str:
         return text
     trail = AuditTrail()
     return "".join(_event_line(trail.row(event)) + "\n" for event in events)
+
+
+@functools.lru_cache(maxsize=256)  # a log's events are of few types: each padded once
+def _type_cell(event_type: str) -> str:
+    return f"{'pact.' + event_type.removeprefix('pact.'):<36}"
+
+
+@functools.lru_cache(maxsize=4096)  # and from few actors
+def _who_cell(actor: str, actor_kind: str) -> str:
+    from engine.protocol.audit import who_of
+
+    return f"{who_of(actor, actor_kind):<26}"
 
 
 async def _doc_audit(args: argparse.Namespace) -> None:
