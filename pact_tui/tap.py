@@ -396,7 +396,8 @@ async def _doc_log(args: argparse.Namespace) -> None:
                 kept = kept[:left]
                 left -= len(kept)
             if args.json:
-                data.extend(_event_row(dict(event), trail.row(event)) for event in kept)
+                rows = trail.rows(kept)
+                data.extend(_event_row(dict(e), row) for e, row in zip(kept, rows, strict=True))
             elif kept:
                 sys.stdout.write(_event_lines(kept))
             shown += len(kept)
