@@ -450,6 +450,7 @@ async def _doc_audit(args: argparse.Namespace) -> None:
     """Who did what, when and why, as Markdown, JSON or CSV on stdout (see ``audit.py``);
     every option is checked before a line is written."""
     from engine.protocol.audit import EventFilter
+    from engine.workspace.heap import collector_paused
 
     from .audit import FORMS, audit_chunks
 
@@ -478,8 +479,9 @@ async def _doc_audit(args: argparse.Namespace) -> None:
                         f" is named so (known: {shown or 'none'})",
                         agent=given,
                     )
-        async for chunk in audit_chunks(ws, args.doc, wanted, form, described=described):
-            sys.stdout.write(chunk)
+        with collector_paused():  # as audit_text does: the pages hold no cycles
+            async for chunk in audit_chunks(ws, args.doc, wanted, form, described=described):
+                sys.stdout.write(chunk)
 
 
 # -- tap: writes ------------------------------------------------------------------------------

@@ -415,3 +415,24 @@ def test_a_time_is_written_to_the_millisecond_in_utc(epoch_ms: int, written: str
     from engine.protocol.audit import iso_time
 
     assert iso_time(epoch_ms) == written
+
+
+def test_the_collector_is_on_after_an_audit_made_or_refused(demo: Path) -> None:
+    """``audit_text`` pauses the cyclic collector while it reads and writes; it leaves it on
+    after, whether the audit was made or refused."""
+    import gc
+
+    from engine.protocol.audit import EventFilter
+    from engine.protocol.errors import DocumentNotFound
+    from pact_tui.audit import audit_text
+
+    async def run() -> None:
+        async with await Workspace.open(demo, watch=False, read_only=True) as ws:
+            assert gc.isenabled()
+            assert (await audit_text(ws, "memo", EventFilter(), "csv")).startswith("sequence,")
+            assert gc.isenabled()
+            with pytest.raises(DocumentNotFound):
+                await audit_text(ws, "nodoc", EventFilter(), "csv")
+            assert gc.isenabled()
+
+    asyncio.run(run())
