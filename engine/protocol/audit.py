@@ -346,12 +346,16 @@ def read_payload(text: object) -> dict[str, Any]:
 
 
 def _detail(data: Mapping[str, Any], fields: Iterable[str]) -> str:
-    parts = []
-    for key in fields:
-        value = data[key]
-        if value is not None and value != "" and not isinstance(value, dict | list):
-            parts.append(f"{key}: {_text(value)}")
-    return "; ".join(parts)
+    return "; ".join(
+        [
+            f"{key}: {value if type(value) is str else _text(value)}"
+            for key in fields
+            if (value := data[key]) is not None and value != "" and not isinstance(value, _NESTED)
+        ]
+    )
+
+
+_NESTED = (dict, list)
 
 
 def _text(value: object) -> str:
