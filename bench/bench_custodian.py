@@ -87,25 +87,26 @@ async def audit(path: Path, form: Any) -> tuple[float, int]:
 
 def bench_audit(path: Path) -> None:
     print(f"1. the audit trail of a document of {EVENTS:,} events")
-    anchors, counts = [], set()
-    for _ in range(ROUNDS):
-        seconds, count = asyncio.run(read_pages(path))
-        anchors.append(seconds)
-        counts.add(count)
-    assert counts == {EVENTS}, counts
-    anchor = statistics.median(anchors)
     for form in ("csv", "md"):
-        figure = statistics.median(asyncio.run(audit(path, form))[0] for _ in range(ROUNDS))
+        anchors, figures, ratios = [], [], []
+        for _ in range(ROUNDS):  # in turn, so that both meet the same load
+            seconds, count = asyncio.run(read_pages(path))
+            assert count == EVENTS, count
+            anchors.append(seconds)
+            figures.append(asyncio.run(audit(path, form))[0])
+            ratios.append(figures[-1] / anchors[-1])
+        anchor, figure = statistics.median(anchors), statistics.median(figures)
+        ratio = statistics.median(ratios)  # of each round's pair
         report_limit(
             f"audit ({form}) of {EVENTS:,} events",
             figure,
             2.0,
             "s",
-            anchor_text=f"reading and parsing them {fmt(anchor)}, ratio {figure / anchor:.2f}",
+            anchor_text=f"reading and parsing them {fmt(anchor)}, median ratio {ratio:.2f}",
         )
         report_ratio(
             f"audit ({form}) vs reading the events",
-            figure,
+            ratio * anchor,  # the median of the rounds' ratios, over the median anchor
             anchor,
             2.5,  # the target proposed with the issue's note, beside its ≤ 2 s
             anchor_label="reading and parsing them",
@@ -134,12 +135,13 @@ def bench_doc_log(path: Path) -> None:
     with into.open("rb") as lines:
         assert sum(1 for _ in lines) == EVENTS
     anchor, figure = statistics.median(anchors), statistics.median(figures)
+    ratio = statistics.median(f / a for f, a in zip(figures, anchors, strict=True))
     report_limit(
         f"doc log of {EVENTS:,} events",
         figure,
         1.0,
         "s",
-        anchor_text=f"reading and parsing them {fmt(anchor)}, ratio {figure / anchor:.2f}",
+        anchor_text=f"reading and parsing them {fmt(anchor)}, median ratio {ratio:.2f}",
     )
 
 

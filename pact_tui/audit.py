@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from engine.protocol.audit import FIELDS, AuditRow, AuditTrail, EventFilter, iso_time
+from engine.protocol.audit import FIELDS, AuditRow, AuditTrail, EventFilter, iso_time, who_of
 from engine.visible import is_visible, visible
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ INCLUDES = (
 OVERRIDE_MARK = "⚑ override"
 _CSV_SCALARS: dict[object, str] = {None: "", True: "true", False: "false"}
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
+_CELL, _WITHHELD = "\x1f", "\x1e"  # the unit and record separators: see MarkdownWriter.rows
 
 
 def form_of(suffix: str, chosen: Form) -> Form:
@@ -91,10 +92,9 @@ async def audit_chunks(
     async for page in _chained(first, pages):
         searched += len(page)
         # Every event makes a row: the names of agents come from their joins.
-        if everything:
-            rows = [trail.row(event) for event in page]
-        else:
-            rows = [row for event in page if (row := trail.row(event)) and keeps(event)]
+        rows = trail.rows(page)
+        if not everything:
+            rows = [row for event, row in zip(page, rows, strict=True) if keeps(event)]
         kept += len(rows)
         overridden += sum(row.override for row in rows)
         if rows:
@@ -113,15 +113,20 @@ async def audit_text(
     described: str = "",
     until: int | None = None,
 ) -> str:
-    """The whole audit as one text (what a file export writes)."""
-    return "".join(
-        [
-            chunk
-            async for chunk in audit_chunks(
-                ws, name, wanted, form, described=described, until=until
-            )
-        ]
-    )
+    """The whole audit as one text (what a file export writes). The cyclic collector waits
+    meanwhile (``collector_paused``): the pages read and the rows made of them hold no
+    cycles, and it would walk each page again and again as it is made (a tenth of the time)."""
+    from engine.workspace.heap import collector_paused
+
+    with collector_paused():
+        return "".join(
+            [
+                chunk
+                async for chunk in audit_chunks(
+                    ws, name, wanted, form, described=described, until=until
+                )
+            ]
+        )
 
 
 async def _chained(
@@ -173,17 +178,25 @@ class MarkdownWriter(Writer):
     def rows(self, rows: Iterable[AuditRow]) -> str:
         rows = list(rows)
         # The common case, in one look at the page: no cell holds a character to make
-        # visible (else a row holds more than its newline, or the search finds it), so each
-        # cell needs only its Markdown escaped.
+        # visible (else a row holds more than its newline and its cells' separators, or the
+        # search finds it), so the page needs only its Markdown escaped, at once. The cells
+        # are parted by a control character (``_CELL``, which no cell then holds) until the
+        # escaping is done, and a withheld detail is marked by another (``_WITHHELD``).
         text = "".join(
-            f"| {row.sequence} | {row.time} | {_escaped(row.who)} | {_escaped(row.type)}"
-            f" | {_escaped(row.section or '')} | {_escaped(row.subject)}"
-            f" | {'(withheld)' if row.withheld else _escaped(row.detail)}"
-            f" | {_escaped(row.why)} | {OVERRIDE_MARK if row.override else ''} |\n"
+            f"{row.sequence}{_CELL}{row.time}{_CELL}{row.who}{_CELL}{row.type}"
+            f"{_CELL}{row.section or ''}{_CELL}{row.subject}"
+            f"{_CELL}{_WITHHELD if row.withheld else row.detail}"
+            f"{_CELL}{row.why}{_CELL}{OVERRIDE_MARK if row.override else ''}\n"
             for row in rows
         )
-        if one_line_each(text, len(rows)):
-            return text
+        withheld = sum(row.withheld for row in rows)
+        if text.count(_CELL) == (len(self.COLUMNS) - 1) * len(rows) and (
+            text.count(_WITHHELD) == withheld
+        ):
+            escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace(_WITHHELD, "(withheld)")
+            text = ("| " + escaped.replace(_CELL, " | ").replace("\n", " |\n| "))[:-2]
+            if one_line_each(text, len(rows)):
+                return text
         lines = []
         for row in rows:
             cells = (
@@ -237,22 +250,35 @@ class CsvWriter(Writer):
     def rows(self, rows: Iterable[AuditRow]) -> str:
         rows = list(rows)
         # The common case, in one look at the page: nothing to make visible in any field.
+        # Each row unpacked at once (AuditRow's order), not read a field at a time.
         text = self._lines(
-            [
-                row.sequence,
-                iso_time(row.at_ms),
-                row.at_ms,
-                row.who,
-                row.actor,
-                row.actor_kind,
-                row.type,
-                row.section or "",
-                row.subject,
-                row.detail,
-                row.why,
-                "true" if row.override else "false",
-            ]
-            for row in rows
+            (
+                sequence,
+                iso_time(at_ms),
+                at_ms,
+                who_of(actor, actor_kind),
+                actor,
+                actor_kind,
+                event_type,
+                section or "",
+                subject,
+                detail,
+                why,
+                "true" if override else "false",
+            )
+            for (
+                sequence,
+                at_ms,
+                event_type,
+                actor,
+                actor_kind,
+                section,
+                subject,
+                detail,
+                why,
+                override,
+                _,
+            ) in rows
         )
         if one_line_each(text, len(rows)):
             return text
@@ -276,14 +302,6 @@ def _cell(text: str) -> str:
     """Text from the document in a Markdown table's cell: one line, nothing raw, read as
     written (its Markdown characters escaped)."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(text))
-
-
-_MARKDOWN_ESCAPES = str.maketrans({c: "\\" + c for c in "\\`*_{}[]<>()#+!|~&"})
-
-
-def _escaped(text: str) -> str:
-    """``_cell`` of text that holds nothing to make visible."""
-    return text.translate(_MARKDOWN_ESCAPES)
 
 
 def one_line_each(text: str, rows: int) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -387,7 +388,7 @@ async def _doc_log(args: argparse.Namespace) -> None:
     shown, left = 0, args.limit
     trail = AuditTrail()
     async with await _open(args, read_only=True) as ws:
-        await ws.load_document(args.doc)  # an event it cannot replay is refused, as ever
+        await ws.check_document(args.doc)  # an event it cannot replay is refused, as ever
         # Nothing a line or a row shows needs the events before --since.
         async for page in ws.document_pages(args.doc, args.since):
             kept = page if wanted.everything else [e for e in page if wanted.keeps_event(e)]
@@ -395,7 +396,8 @@ async def _doc_log(args: argparse.Namespace) -> None:
                 kept = kept[:left]
                 left -= len(kept)
             if args.json:
-                data.extend(_event_row(dict(event), trail.row(event)) for event in kept)
+                rows = trail.rows(kept)
+                data.extend(_event_row(dict(e), row) for e, row in zip(kept, rows, strict=True))
             elif kept:
                 sys.stdout.write(_event_lines(kept))
             shown += len(kept)
@@ -410,7 +412,7 @@ async def _doc_log(args: argparse.Namespace) -> None:
 def _event_lines(events: list[Mapping[str, Any]]) -> str:
     """``_event_line`` of each event, a line each: a page's lines made at once, then looked at
     once; only a page that holds something to make visible is made a line at a time."""
-    from engine.protocol.audit import AuditTrail, iso_time, who_of, why_and_override
+    from engine.protocol.audit import AuditTrail, iso_time, why_and_override
 
     from .audit import one_line_each
 
@@ -420,8 +422,8 @@ def _event_lines(events: list[Mapping[str, Any]]) -> str:
         section = event.get("sectionId")
         lines.append(
             f"{event['sequenceNumber']:>6}  {iso_time(event['epochMs'])}"
-            f"  {'pact.' + event['eventType'].removeprefix('pact.'):<36}"
-            f" {who_of(event.get('actorDisplay') or '', event.get('actorKind') or ''):<26}"
+            f"  {_type_cell(event['eventType'])}"
+            f" {_who_cell(event.get('actorDisplay') or '', event.get('actorKind') or '')}"
             f" {section or '-'}{f'  why: {why}' if why else ''}"
             f"{'  ⚑ override' if override else ''}\n"
         )
@@ -432,10 +434,23 @@ def _event_lines(events: list[Mapping[str, Any]]) -> str:
     return "".join(_event_line(trail.row(event)) + "\n" for event in events)
 
 
+@functools.lru_cache(maxsize=256)  # a log's events are of few types: each padded once
+def _type_cell(event_type: str) -> str:
+    return f"{'pact.' + event_type.removeprefix('pact.'):<36}"
+
+
+@functools.lru_cache(maxsize=4096)  # and from few actors
+def _who_cell(actor: str, actor_kind: str) -> str:
+    from engine.protocol.audit import who_of
+
+    return f"{who_of(actor, actor_kind):<26}"
+
+
 async def _doc_audit(args: argparse.Namespace) -> None:
     """Who did what, when and why, as Markdown, JSON or CSV on stdout (see ``audit.py``);
     every option is checked before a line is written."""
     from engine.protocol.audit import EventFilter
+    from engine.workspace.heap import collector_paused
 
     from .audit import FORMS, audit_chunks
 
@@ -464,8 +479,9 @@ async def _doc_audit(args: argparse.Namespace) -> None:
                         f" is named so (known: {shown or 'none'})",
                         agent=given,
                     )
-        async for chunk in audit_chunks(ws, args.doc, wanted, form, described=described):
-            sys.stdout.write(chunk)
+        with collector_paused():  # as audit_text does: the pages hold no cycles
+            async for chunk in audit_chunks(ws, args.doc, wanted, form, described=described):
+                sys.stdout.write(chunk)
 
 
 # -- tap: writes ------------------------------------------------------------------------------

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
-import re
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -72,9 +71,6 @@ DETAIL_FIELDS = (
 # Why: the first of these its payload holds (a rejection records its reason twice).
 WHY_FIELDS = ("why", "justification", "reason", "reasoning")
 
-_SUBJECT, _DETAIL, _WHY = frozenset(SUBJECT_FIELDS), frozenset(DETAIL_FIELDS), frozenset(WHY_FIELDS)
-_SUBJECT_RANK = {name: rank for rank, name in enumerate(SUBJECT_FIELDS)}
-_DETAIL_RANK = {name: rank for rank, name in enumerate(DETAIL_FIELDS)}
 
 # Events every one of which is an override, and those that are when their payload says so.
 _ALWAYS = frozenset(
@@ -131,7 +127,10 @@ def iso_time(epoch_ms: int) -> str:
     """``epoch_ms`` as ISO 8601 in UTC, to the millisecond: ``2026-03-01T09:30:00.250Z``
     (a time no calendar holds is written as its number)."""
     second = _second(epoch_ms // 1000)
-    return f"{second}.{epoch_ms % 1000:03d}Z" if second else str(epoch_ms)
+    return second + _MILLISECONDS[epoch_ms % 1000] if second else str(epoch_ms)
+
+
+_MILLISECONDS = tuple(f".{ms:03d}Z" for ms in range(1000))  # written once: a trail has many
 
 
 @functools.lru_cache(maxsize=1024)  # a trail's events come many to a second
@@ -217,45 +216,84 @@ class AuditTrail:
         self.names: dict[str, str] = {}  # agent id → name
 
     def row(self, event: Mapping[str, Any]) -> AuditRow:
-        event_type: str = event["eventType"]
-        kind = event.get("actorKind") or ""
-        data = read_payload(event.get("payloadJson"))
-        withheld = len(data) == 1 and data.get("withheld") is True
-        if event_type == "pact.agent.joined" and isinstance(data.get("agentName"), str):
-            self.names[str(data.get("agentId"))] = data["agentName"]
-        keys = data.keys()
-        # Most events hold few of the fields named: the sets find them without a look-up each.
-        detailed, said = keys & _DETAIL, keys & _WHY
-        return AuditRow(  # by position, the fields' order: a third faster than by name
-            event["sequenceNumber"],
-            event["epochMs"],
-            event_type.removeprefix("pact."),
-            event.get("actorDisplay") or "",
-            kind,
-            event.get("sectionId"),
-            self._subject(event_type, data, keys & _SUBJECT),
-            _detail(data, detailed) if detailed else "",
-            next((_text(data[k]) for k in WHY_FIELDS if data.get(k)), "") if said else "",
-            not withheld and overrides(event_type, kind, data),
-            withheld,
-        )
+        [row] = self.rows((event,))
+        return row
 
-    def _subject(self, event_type: str, data: Mapping[str, Any], found: Set[str]) -> str:
-        for key in _in_order(found, _SUBJECT_RANK):
-            value = data[key]
-            if value is not None:
-                return _text(value)
-        if event_type.startswith("pact.agent."):
-            name = data.get("agentName")
-            if name is None and data.get("agentId") is not None:
-                name = self.names.get(str(data["agentId"]), data["agentId"])
-            return "" if name is None else _text(name)
-        return ""
+    def rows(self, events: Iterable[Mapping[str, Any]]) -> list[AuditRow]:
+        """The row of each of ``events``, in turn (a page of an audit: one call, not one a
+        row)."""
+        rows = []
+        for event in events:
+            event_type: str = event["eventType"]
+            kind = event.get("actorKind") or ""
+            data = read_payload(event.get("payloadJson"))
+            withheld = len(data) == 1 and data.get("withheld") is True
+            if event_type == "pact.agent.joined" and isinstance(data.get("agentName"), str):
+                self.names[str(data.get("agentId"))] = data["agentName"]
+            # The fields named below that the payload holds, in their orders: the same few
+            # for every event of a kind, so looked up by the payload's keys, not found again.
+            shape = tuple(data)
+            fields = _FIELDS_OF.get(shape)
+            if fields is None:
+                fields = _fields_of(shape)
+            subjects, details, whys = fields
+            subject = ""
+            for key in subjects:
+                value = data[key]
+                if value is not None:
+                    subject = value if type(value) is str else _text(value)
+                    break
+            else:
+                if event_type.startswith("pact.agent."):
+                    subject = self._agent(data)
+            rows.append(
+                AuditRow(  # by position, the fields' order: a third faster than by name
+                    event["sequenceNumber"],
+                    event["epochMs"],
+                    event_type.removeprefix("pact."),
+                    event.get("actorDisplay") or "",
+                    kind,
+                    event.get("sectionId"),
+                    subject,
+                    _detail(data, details) if details else "",
+                    next((_text(data[k]) for k in whys if data[k]), "") if whys else "",
+                    not withheld
+                    and event_type in _MAY_OVERRIDE
+                    and overrides(event_type, kind, data),
+                    withheld,
+                )
+            )
+        return rows
+
+    def _agent(self, data: Mapping[str, Any]) -> str:
+        """An agent event's subject: the agent's name, else its name learned from its join,
+        else its id."""
+        name = data.get("agentName")
+        if name is None and data.get("agentId") is not None:
+            name = self.names.get(str(data["agentId"]), data["agentId"])
+        return "" if name is None else _text(name)
 
 
-# A payload's JSON text that may hold a field ``why_and_override`` reads: one naming it (a
-# name of plain letters is written as itself, or with a ``\u`` escape: JSON has no other).
-_MAY_SAY_WHY = re.compile(r'"(?:why|justification|reason|override|withheld)|\\u')
+_Fields = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+_FIELDS_OF: dict[tuple[str, ...], _Fields] = {}  # a payload's keys → their fields, in order
+_SHAPES = 4096  # kept: a log's events are of few shapes (any more are found each time)
+# The events that may be overrides (``overrides``): any other is not one, whatever it says.
+_MAY_OVERRIDE = frozenset(
+    {"pact.proposal.approved", "pact.section.edited", "pact.human.resolved"}
+).union(_ALWAYS, _BY_A_HUMAN, _WITH_A_REASON)
+
+
+def _fields_of(shape: tuple[str, ...]) -> _Fields:
+    """The subject, detail and why fields among the keys ``shape``, each in its order."""
+    found = set(shape)
+    fields = (
+        tuple(k for k in SUBJECT_FIELDS if k in found),
+        tuple(k for k in DETAIL_FIELDS if k in found),
+        tuple(k for k in WHY_FIELDS if k in found),
+    )
+    if len(_FIELDS_OF) < _SHAPES:
+        _FIELDS_OF[shape] = fields
+    return fields
 
 
 @functools.lru_cache(maxsize=1024)  # a log's events are of few types, by few kinds of actor
@@ -273,7 +311,15 @@ def why_and_override(event: Mapping[str, Any]) -> tuple[str, bool]:
     if (
         isinstance(text, str)
         and event_type != "pact.section.edited"  # an override when it names no proposal
-        and _MAY_SAY_WHY.search(text) is None
+        # A text that may hold a field read below names it (a name of plain letters is
+        # written as itself, or with a \u escape: JSON has no other). str's own search, a
+        # name at a time, takes half the time of one search for a pattern of them.
+        and '"why' not in text
+        and '"justification' not in text
+        and '"reason' not in text
+        and '"override' not in text
+        and '"withheld' not in text
+        and "\\u" not in text
     ):
         return _said_nothing(event_type, kind)
     data = read_payload(text)
@@ -299,18 +345,17 @@ def read_payload(text: object) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _detail(data: Mapping[str, Any], found: Set[str]) -> str:
-    parts = []
-    for key in _in_order(found, _DETAIL_RANK):
-        value = data[key]
-        if value is not None and value != "" and not isinstance(value, dict | list):
-            parts.append(f"{key}: {_text(value)}")
-    return "; ".join(parts)
+def _detail(data: Mapping[str, Any], fields: Iterable[str]) -> str:
+    return "; ".join(
+        [
+            f"{key}: {value if type(value) is str else _text(value)}"
+            for key in fields
+            if (value := data[key]) is not None and value != "" and not isinstance(value, _NESTED)
+        ]
+    )
 
 
-def _in_order(found: Set[str], rank: Mapping[str, int]) -> Iterable[str]:
-    """The fields ``found`` in the order ``rank`` gives them (most events hold one or none)."""
-    return found if len(found) < 2 else sorted(found, key=rank.__getitem__)
+_NESTED = (dict, list)
 
 
 def _text(value: object) -> str:

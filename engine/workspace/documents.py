@@ -76,6 +76,15 @@ class DocumentsAndFrameworks(ProtocolClock):
             self._documents_behind.discard(name)
             return projection
 
+    async def check_document(self, name: str) -> None:
+        """Raise what ``load_document`` would (``DocumentNotFound``; an event its log cannot
+        replay), for a reader of the events that needs no state of the document: its
+        checkpoint, when it holds the whole stream, vouches for every event (it was made by
+        replaying them), so the document is only loaded when it does not (a checkpoint
+        missing, unsound, or with events after it)."""
+        if name in self._documents or not await self._document_streams.covered(name):
+            await self.load_document(name)
+
     def _read_again_later(self, name: str) -> None:
         """Document ``name`` may be ahead of the log (a command deciding on it was cancelled
         before it knew whether its transaction committed): read it again from the log in the

@@ -158,6 +158,19 @@ class StreamRepository(Generic[P]):
                 )
         return await self.catch_up(name, None)
 
+    async def covered(self, name: str) -> bool:
+        """Whether stream ``name``'s checkpoint holds the whole stream: the store finds it
+        sound (its digest, and its event the log's: ``load_checkpoint``) and no event of the
+        stream came after it. Made by replaying the stream that far, it vouches that every
+        event replays, as ``get`` trusts it to; nothing of it is decoded."""
+        try:
+            checkpoint = await self.store.load_checkpoint(self.kind.checkpoint_prefix + name)
+        except CACHE_ERRORS:
+            return False
+        if checkpoint is None:
+            return False
+        return self.stream(name) not in await self.store.stream_heads(checkpoint.seq)
+
     async def restore(self, name: str) -> P | None:
         """The projection stream ``name``'s checkpoint holds (None: it has none)."""
         checkpoint = await self.store.load_checkpoint(self.kind.checkpoint_prefix + name)

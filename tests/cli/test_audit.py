@@ -8,13 +8,25 @@ import asyncio
 import csv
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from engine.protocol.audit import FIELDS, AuditTrail, overrides
+from engine.protocol.audit import (
+    DETAIL_FIELDS,
+    FIELDS,
+    SUBJECT_FIELDS,
+    WHY_FIELDS,
+    AuditRow,
+    AuditTrail,
+    overrides,
+    read_payload,
+)
 from engine.workspace import Workspace
 from pact_tui.demo import create_demo
 
@@ -235,3 +247,192 @@ def test_doc_log_lines_read_what_a_payload_says_however_it_is_written() -> None:
     assert "⚑" in lines[3] and "⚑" not in lines[4] and "⚑" in lines[5]
     written = _event_lines(plain + hostile)
     assert written.count("\n") == len(plain + hostile) and raw_controls(written) == []
+
+
+def _reference_row(names: dict[str, str], event: dict[str, Any]) -> AuditRow:
+    """``AuditTrail.row`` as its docstrings state it, field by field, one event at a time."""
+
+    def text(value: object) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int):
+            return str(value)
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+    event_type, kind = event["eventType"], event.get("actorKind") or ""
+    data = read_payload(event.get("payloadJson"))
+    withheld = len(data) == 1 and data.get("withheld") is True
+    if event_type == "pact.agent.joined" and isinstance(data.get("agentName"), str):
+        names[str(data.get("agentId"))] = data["agentName"]
+    subject = next((text(data[k]) for k in SUBJECT_FIELDS if data.get(k) is not None), None)
+    if subject is None:
+        subject = ""
+        if event_type.startswith("pact.agent."):
+            name = data.get("agentName")
+            if name is None and data.get("agentId") is not None:
+                name = names.get(str(data["agentId"]), data["agentId"])
+            subject = "" if name is None else text(name)
+    detail = "; ".join(
+        f"{k}: {text(data[k])}"
+        for k in DETAIL_FIELDS
+        if data.get(k) is not None and data[k] != "" and not isinstance(data[k], dict | list)
+    )
+    return AuditRow(
+        event["sequenceNumber"],
+        event["epochMs"],
+        event_type.removeprefix("pact."),
+        event.get("actorDisplay") or "",
+        kind,
+        event.get("sectionId"),
+        subject,
+        detail,
+        next((text(data[k]) for k in WHY_FIELDS if data.get(k)), ""),
+        not withheld and overrides(event_type, kind, data),
+        withheld,
+    )
+
+
+_KEYS = st.sampled_from(
+    SUBJECT_FIELDS + DETAIL_FIELDS + WHY_FIELDS + ("agentId", "agentName", "withheld", "other")
+)
+_VALUES = st.one_of(
+    st.none(),
+    st.just(""),
+    st.text(max_size=4),
+    st.integers(-1000, 1000),
+    st.booleans(),
+    st.lists(st.integers(0, 9), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(0, 9), max_size=1),
+)
+_EVENTS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "pact.agent.joined",
+                "pact.agent.removed",
+                "pact.agent.trust-changed",
+                "pact.proposal.approved",
+                "pact.proposal.rejected",
+                "pact.section.edited",
+                "pact.human.resolved",
+                "pact.comment.added",
+                "pact.document.policy-changed",
+                "pact.proposal.merged",
+                "pact.section.unlocked",
+            ]
+        ),
+        st.sampled_from(["Individual", "AiAgent", "System"]),
+        st.one_of(
+            st.dictionaries(_KEYS, _VALUES, max_size=6).map(json.dumps),
+            st.just("not json"),
+        ),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_EVENTS)
+def test_a_pages_rows_are_each_events_as_the_trail_states_it(events: list[Any]) -> None:
+    """A page's rows are made at once, each payload's fields looked up by its keys: whatever
+    keys a payload holds, in whatever order, each row is the one the trail's rule gives, the
+    names of agents learned from the joins of the pages before."""
+    envelopes = [
+        {
+            "sequenceNumber": n,
+            "epochMs": 1_000 * n,
+            "eventType": event_type,
+            "actorDisplay": "legal",
+            "actorKind": kind,
+            "sectionId": None,
+            "payloadJson": payload,
+        }
+        for n, (event_type, kind, payload) in enumerate(events)
+    ]
+    names: dict[str, str] = {}
+    expected = [_reference_row(names, e) for e in envelopes]
+    trail = AuditTrail()
+    half = len(envelopes) // 2
+    assert trail.rows(envelopes[:half]) + trail.rows(envelopes[half:]) == expected
+
+
+def test_a_markdown_page_is_each_row_written_alone() -> None:
+    """The Markdown writer escapes a page at once: row for row, the table's line of each cell
+    escaped on its own, a withheld detail written as such, whatever the cells hold (Markdown's
+    characters, the separators the writer parts cells by, text that reads "(withheld)")."""
+    from engine.visible import visible
+    from pact_tui.audit import MarkdownWriter
+
+    def row(n: int, detail: str, why: str, *, withheld: bool = False) -> AuditRow:
+        return AuditRow(
+            n,
+            0,
+            "proposal.rejected",
+            "le_gal",
+            "AiAgent",
+            "s#1",
+            "p*1",
+            detail,
+            why,
+            n % 2 == 0,
+            withheld,
+        )
+
+    def line(row: AuditRow) -> str:
+        def cell(text: str) -> str:
+            return re.sub(r"([\\`*_{}\[\]<>()#+!|~&])", r"\\\1", visible(text))
+
+        cells = [str(row.sequence), row.time, row.who, row.type, row.section or "", row.subject]
+        cells = [cell(c) for c in cells]
+        cells += ["(withheld)" if row.withheld else cell(row.detail), cell(row.why)]
+        cells += ["⚑ override" if row.override else ""]
+        return "| " + " | ".join(cells) + " |\n"
+
+    plain = [
+        row(0, "summary: a [link](x) | b", "why *not*"),
+        row(1, "ignored", "", withheld=True),
+        row(2, "(withheld)", "back\\slash & <tag>"),
+        row(3, "", "~~gone~~ #1 !"),
+    ]
+    separators = [row(4, "a\x1fb", "c"), row(5, "d", "e\x1ef"), row(6, "\x1e", "", withheld=True)]
+    for rows in (plain, plain + separators, separators):
+        assert MarkdownWriter("memo", "").rows(rows) == "".join(map(line, rows))
+
+
+@pytest.mark.parametrize(
+    ("epoch_ms", "written"),
+    [
+        (1_772_357_400_250, "2026-03-01T09:30:00.250Z"),
+        (0, "1970-01-01T00:00:00.000Z"),
+        (999, "1970-01-01T00:00:00.999Z"),
+        (-1, "1969-12-31T23:59:59.999Z"),
+        (10**20, "100000000000000000000"),  # no calendar holds it: its number
+    ],
+)
+def test_a_time_is_written_to_the_millisecond_in_utc(epoch_ms: int, written: str) -> None:
+    from engine.protocol.audit import iso_time
+
+    assert iso_time(epoch_ms) == written
+
+
+def test_the_collector_is_on_after_an_audit_made_or_refused(demo: Path) -> None:
+    """``audit_text`` pauses the cyclic collector while it reads and writes; it leaves it on
+    after, whether the audit was made or refused."""
+    import gc
+
+    from engine.protocol.audit import EventFilter
+    from engine.protocol.errors import DocumentNotFound
+    from pact_tui.audit import audit_text
+
+    async def run() -> None:
+        async with await Workspace.open(demo, watch=False, read_only=True) as ws:
+            assert gc.isenabled()
+            assert (await audit_text(ws, "memo", EventFilter(), "csv")).startswith("sequence,")
+            assert gc.isenabled()
+            with pytest.raises(DocumentNotFound):
+                await audit_text(ws, "nodoc", EventFilter(), "csv")
+            assert gc.isenabled()
+
+    asyncio.run(run())

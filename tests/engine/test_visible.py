@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from engine.canonical import canonical_json, canonical_json_head
 from engine.context import Context, SequentialIds, SteppingClock
 from engine.context.commands import parse_component
-from engine.visible import visible
+from engine.visible import is_visible, visible
 from tests.hostile import acts_or_misleads
 
 UNSAFE = [chr(c) for c in range(0x110000) if acts_or_misleads(chr(c))]
@@ -66,6 +66,24 @@ def test_limit_shows_that_many_characters_then_an_ellipsis() -> None:
 @given(st.text())
 def test_nothing_that_acts_survives(text: str) -> None:
     assert not any(acts_or_misleads(c) for c in visible(text))
+
+
+@given(
+    st.text(st.characters(max_codepoint=0x7F)) | st.text(st.characters(max_codepoint=0x3000)),
+    st.booleans(),
+)
+def test_is_visible_says_whether_visible_leaves_the_text_as_it_is(
+    text: str, multiline: bool
+) -> None:
+    assert is_visible(text, multiline=multiline) == (visible(text, multiline=multiline) == text)
+
+
+@pytest.mark.parametrize("multiline", [False, True])
+def test_is_visible_of_each_ascii_character(multiline: bool) -> None:
+    for c in map(chr, range(0x80)):  # alone, and in plain text
+        for sample in (c, f"plain {c} text"):
+            shown = visible(sample, multiline=multiline)
+            assert is_visible(sample, multiline=multiline) == (shown == sample), repr(sample)
 
 
 @given(

@@ -110,12 +110,52 @@ def test_an_appended_event_the_fold_cannot_take_is_named(memo: Path, forgery: st
         asyncio.run(load())
     assert raised.value.message.startswith(named)
     assert raised.value.details == {"seq": forged.seq, "stream": STREAM, "event_type": event_type}
+    # A reader of the events alone is refused as well (the checkpoint is not its end), and
+    # ``doc log`` says so in one line, with nothing written.
+    assert checked(memo) == str(raised.value)
+    refused = cli("doc", "log", memo, "memo")
+    assert (refused.code, refused.out) == (1, "")
+    assert refused.err == f"pact-tui: UNREPLAYABLE_EVENT: {raised.value.message}\n"
 
     assert_named_by_deep_verification(memo, forged.seq, forged.stream_seq - 1, named)
     # The checkpoint says what the log says up to its event.
     assert {f.name: f.verdict for f in deep(memo).checkpoints} == {
         DOC_CHECKPOINT + "memo": "matches"
     }
+
+
+def checked(path: Path, name: str = "memo") -> str | None:
+    """What ``Workspace.check_document`` raises for document ``name`` (None: nothing)."""
+    from engine.protocol.errors import ProtocolError
+    from engine.workspace.errors import WorkspaceError
+
+    async def check() -> str | None:
+        async with await Workspace.open(path, watch=False, read_only=True) as ws:
+            try:
+                await ws.check_document(name)
+            except (WorkspaceError, ProtocolError) as error:
+                return str(error)
+            return None
+
+    return asyncio.run(check())
+
+
+def test_a_checkpoint_vouches_for_the_events_up_to_it_and_no_further(memo: Path) -> None:
+    """``check_document`` rests on the document's checkpoint when it is at the stream's end; an
+    event the fold cannot take is found however the checkpoint stands: after it, or with no
+    checkpoint at all (the whole stream replayed), and a document that is not there is named."""
+    assert checked(memo) is None
+    assert "no document named 'nodoc'" in (checked(memo, "nodoc") or "")
+    forged = asyncio.run(append_envelope(memo, STREAM, APPENDED["unknown-event-type"][0]))
+    after = checked(memo)
+    assert after is not None and f"UNREPLAYABLE_EVENT: event {forged.seq} " in after
+
+    async def without_checkpoint() -> None:
+        async with await SqliteEventStore.open(memo, watch=False) as store:
+            await store.delete_checkpoint(DOC_CHECKPOINT + "memo")
+
+    asyncio.run(without_checkpoint())
+    assert checked(memo) == after
 
 
 def test_two_swapped_events_with_the_chain_recomputed_are_named(memo: Path) -> None:
