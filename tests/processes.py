@@ -50,6 +50,12 @@ def as_ordinary_user(argv: list[str]) -> list[str]:
     return [setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", *argv]
 
 
+def start_as_ordinary_user(script: Path, *args: object) -> subprocess.Popen[str]:
+    """``python script args…`` (see :func:`as_ordinary_user`) from the repository root, with
+    pipes for all three streams."""
+    return _started(as_ordinary_user([sys.executable, str(script), *map(str, args)]))
+
+
 def run_as_ordinary_user(argv: list[str], **options: object) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` (see :func:`as_ordinary_user`) to its end from the repository root, with
     its output captured as text."""

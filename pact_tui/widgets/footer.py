@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from textual import events
+from textual.await_remove import AwaitRemove
 from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
@@ -64,7 +65,8 @@ class FittedFooter(Footer):
             return
         self._composed = self._shown()
         self.made += 1
-        await super().recompose()
+        await super().recompose()  # the old keys removed, the new ones mounted
+        self._forget_removed_keys()
         self._fit()  # before the next frame, which would show the keys running on
 
     def _reshow(self) -> bool:
@@ -102,11 +104,24 @@ class FittedFooter(Footer):
             self.call_after_refresh(self._fit)  # measured again once they are laid out
         if palette is not None:
             _give(palettes[0], palette)
-        for key in made[len(wanted) :]:
-            key.remove()  # not drawn from now on (``display`` is False while it is pruned)
+        gone = made[len(wanted) :]
+        if gone:  # not drawn from now on (``display`` is False while they are pruned)
+            self.call_later(self._forget_watchers_of, self.remove_children(gone))
         self._composed = shown
         self._fit(made[: len(wanted)] + palettes)
         return True
+
+    async def _forget_watchers_of(self, removing: AwaitRemove) -> None:
+        await removing
+        self._forget_removed_keys()
+
+    def _forget_removed_keys(self) -> None:
+        """Drop the watchers of the keys removed. Each key watches ``compact`` (``data_bind``,
+        as ``compose`` binds them), and Textual forgets a removed key's watcher only when
+        ``compact`` is set, which nothing does: each key removed left its watcher behind, and
+        each key mounted scanned them all (thousands after a session of view switches, issue
+        25). Set again to what it is, ``compact`` drops them; the keys shown keep theirs."""
+        self.mutate_reactive(Footer.compact)
 
     def _shown(self) -> Keys | None:
         """Everything ``Footer.compose`` reads to make the keys (None before bindings are

@@ -1,15 +1,19 @@
 """Looking never writes, and works where writing cannot (issue 10 §3); what the file system
-refuses is said in one line (§4). Permissions are real: the commands run as a separate process
-for which file permissions apply (``tests.processes.as_ordinary_user``)."""
+refuses is said in one line (§4). Permissions are real: the commands run in a separate process
+for which file permissions apply (``tests.processes.as_ordinary_user``): each a process of its
+own, or, where a test runs many, one after another in a process of that user
+(``commands_process.py``), with a command of each test still a process of its own."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import sqlite3
+import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,6 +26,7 @@ from tests.processes import (
     READER_UID,
     run_as_ordinary_user,
     run_as_user,
+    start_as_ordinary_user,
     start_as_user,
 )
 
@@ -32,6 +37,7 @@ pytestmark = pytest.mark.filterwarnings("error")
 FIXTURES = Path(__file__).resolve().parents[1] / "engine" / "workspace" / "fixtures"
 V2_CHECKPOINT = FIXTURES / "v2-checkpoint.pact"  # written by the previous release (schema 1)
 HOLDER = Path(__file__).resolve().parent / "holder_process.py"
+COMMANDS = Path(__file__).resolve().parent / "commands_process.py"
 
 LOOKING = [
     ("verify", "{path}"),
@@ -95,6 +101,38 @@ def cli_as_ordinary_user(*args: object) -> Ran:
     return Ran(done.returncode, done.stdout, done.stderr)
 
 
+class Commands:
+    """``pact-tui`` commands run one after another in a process of their own
+    (``commands_process.py``), started as the user that runs them."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+
+    def __call__(self, *args: object) -> Ran:
+        stdin, stdout = self.process.stdin, self.process.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(json.dumps([str(arg) for arg in args]) + "\n")
+        stdin.flush()
+        line = stdout.readline()
+        assert line, self.process.communicate(timeout=60)[1]  # it ended: what it said
+        said = json.loads(line)
+        return Ran(said["code"], said["out"], said["err"])
+
+
+@contextmanager
+def commands_in(process: subprocess.Popen[str]) -> Iterator[Commands]:
+    """Run commands in ``process`` (started from ``commands_process.py``), which must end well
+    once it is told no more."""
+    with process:
+        try:
+            yield Commands(process)
+            _out, err = process.communicate(timeout=60)
+            assert process.returncode == 0, err
+        finally:
+            if process.poll() is None:
+                process.kill()
+
+
 def test_looking_works_in_a_folder_this_user_cannot_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -107,16 +145,19 @@ def test_looking_works_in_a_folder_this_user_cannot_write(
     folder.chmod(0o555)
     try:
         before = state(path)
-        for command, out in zip(looking(path), expected, strict=True):
-            ran = cli_as_ordinary_user(*command)
-            assert (ran.code, ran.err, ran.out) == (0, "", out), command
-        # Writing is refused in one line that says why; nothing was made beside it.
-        for writing in (["user", "hello"], ["fork", "copy"], ["fork", "copy", "--at", "-1"]):
-            ran = cli_as_ordinary_user("ctx", writing[0], path, "agent", *writing[1:])
-            assert (ran.code, ran.out) == (1, "")
-            [line] = ran.err.splitlines()
-            assert line.startswith("pact-tui: READ_ONLY: this user cannot write"), line
-            assert state(path) == before
+        ran = cli_as_ordinary_user(*looking(path)[0])  # a process of its own
+        assert (ran.code, ran.err, ran.out) == (0, "", expected[0])
+        with commands_in(start_as_ordinary_user(COMMANDS)) as looker:
+            for command, out in zip(looking(path), expected, strict=True):
+                ran = looker(*command)
+                assert (ran.code, ran.err, ran.out) == (0, "", out), command
+            # Writing is refused in one line that says why; nothing was made beside it.
+            for writing in (["user", "hello"], ["fork", "copy"], ["fork", "copy", "--at", "-1"]):
+                ran = looker("ctx", writing[0], path, "agent", *writing[1:])
+                assert (ran.code, ran.out) == (1, "")
+                [line] = ran.err.splitlines()
+                assert line.startswith("pact-tui: READ_ONLY: this user cannot write"), line
+                assert state(path) == before
     finally:
         folder.chmod(0o755)
 
@@ -231,9 +272,9 @@ def others_looking(path: Path) -> list[list[str]]:
     ]
 
 
-def owners_workspace(folder: Path) -> Path:
-    """A workspace made by OWNER_UID in ``folder``: 0644, so others may read it, not write it;
-    a context and a document in it."""
+def owners_workspace(folder: Path, owner: Commands) -> Path:
+    """A workspace made by OWNER_UID (``owner``) in ``folder``: 0644, so others may read it, not
+    write it; a context and a document in it."""
     path = folder / "agents.pact"
     source = folder / "plan.md"
     source.write_text("# Plan\n\n## Risk\n\nLow.\n")
@@ -244,7 +285,7 @@ def owners_workspace(folder: Path) -> Path:
         ["doc", "create", path, "plan", "--from", source],
         ["tap", "join", path, "plan", "--as", "alice"],
     ):
-        ran = as_user(OWNER_UID, *command)
+        ran = owner(*command)
         assert ran.code == 0, ran
     assert path.stat().st_uid == OWNER_UID and path.stat().st_mode & 0o777 == 0o644
     assert owned_beside(path) == {}  # the owner's last connection removed its -wal and -shm
@@ -266,14 +307,18 @@ def test_another_user_s_look_leaves_nothing_and_never_blocks_the_owner(
     """Looking at a 0644 workspace of another user in a sticky folder left a -wal and a -shm
     that the looker owned: the owner could neither write them nor remove them, and every
     command of the owner's failed with STORAGE_FAILURE until someone did."""
-    path = owners_workspace(shared_folder)
-    events = as_user(OWNER_UID, "verify", path, "--json").data["checked"]
-    for command in others_looking(path):
-        ran = as_user(READER_UID, *command)
-        assert (ran.code, ran.err) == (0, said_to(command)), (command, ran)
-        assert owned_beside(path) == {}, command
-        ran = as_user(OWNER_UID, "ctx", "user", path, "agent", f"after {command[:2]}")
-        assert (ran.code, ran.err) == (0, ""), (command, ran)
+    with (
+        commands_in(start_as_user(OWNER_UID, COMMANDS)) as owner,
+        commands_in(start_as_user(READER_UID, COMMANDS)) as reader,
+    ):
+        path = owners_workspace(shared_folder, owner)
+        events = as_user(OWNER_UID, "verify", path, "--json").data["checked"]
+        for command in others_looking(path):
+            ran = reader(*command)
+            assert (ran.code, ran.err) == (0, said_to(command)), (command, ran)
+            assert owned_beside(path) == {}, command
+            ran = owner("ctx", "user", path, "agent", f"after {command[:2]}")
+            assert (ran.code, ran.err) == (0, ""), (command, ran)
     events += len(OTHERS_LOOKING)
     assert as_user(READER_UID, "verify", path).out == f"ok: {events} events, chain intact\n"
     assert "after ['verify', " in as_user(READER_UID, "ctx", "print", path, "agent").out
@@ -283,13 +328,17 @@ def test_another_user_s_look_leaves_nothing_and_never_blocks_the_owner(
 def test_another_user_looks_through_the_files_of_an_owner_at_work(shared_folder: Path) -> None:
     """While the owner has the workspace open, its -wal and -shm are there: the other user
     reads through them, sees what the owner committed, and makes nothing beside them."""
-    path = owners_workspace(shared_folder)
-    with start_as_user(OWNER_UID, HOLDER, path) as owner:
+    with commands_in(start_as_user(OWNER_UID, COMMANDS)) as making:
+        path = owners_workspace(shared_folder, making)
+    with (
+        start_as_user(OWNER_UID, HOLDER, path) as owner,
+        commands_in(start_as_user(READER_UID, COMMANDS)) as reader,
+    ):
         assert owner.stdin is not None and owner.stdout is not None
         assert owner.stdout.readline() == "appended 1\n"
         assert owned_beside(path) == {"agents.pact-wal": OWNER_UID, "agents.pact-shm": OWNER_UID}
         for command in others_looking(path):
-            ran = as_user(READER_UID, *command)
+            ran = reader(*command)
             assert (ran.code, ran.err) == (0, said_to(command)), (command, ran)
             assert set(owned_beside(path).values()) == {OWNER_UID}, command
         # The owner's commit is in its -wal, not yet in the file: seen all the same.

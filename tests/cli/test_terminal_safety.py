@@ -1,10 +1,16 @@
-"""Terminal safety on the command line: every command, run as a real process on a workspace
-whose keys, tags, content, types, data, seal triggers and actors carry escape sequences (and
-with such arguments and paths), prints no raw control character on stdout or stderr; a line
-never splits where a key holds a newline; ``--json`` documents read back as they were."""
+"""Terminal safety on the command line: every command, on a workspace whose keys, tags,
+content, types, data, seal triggers and actors carry escape sequences (and with such arguments
+and paths), prints no raw control character on stdout or stderr; a line never splits where a
+key holds a newline; ``--json`` documents read back as they were.
+
+Every command runs in this process (``main(argv)``, its streams the bytes a pipe gets, encoded
+as a process's own streams encode them), and one of each kind also as a real process (the
+encoding the interpreter sets up, argparse's exit, the app's start): those print the same bytes
+both ways."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import sqlite3
@@ -12,11 +18,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
+from pact_tui.cli import main
 from tests.hostile import PAYLOAD, raw_controls
 
 from .conftest import REPO_ROOT, cli, ok
@@ -98,14 +105,61 @@ FAILURES: list[tuple[list[str], int]] = [  # each with its exit status
 ]
 
 
+# Run as real processes too (with and without --json), and by every other command after the
+# writes: one of each kind. A write with the payload everywhere an argument can carry it; a
+# read; verify's failed chain (a result, status 1); a copy to a path with the payload; a
+# refusal (status 1); argparse's refusal (status 2, through SystemExit here); the app, which
+# stops at the missing file before any terminal is touched; the demo's print.
+IN_A_PROCESS = [
+    ("ctx", "insert", "{ws}", "evil", "d-1, 0, 0", f"sys {P}\nline two\tcol", "--key", "k" + P,
+     "--tag", "t" + P, "--tag", "plain", "--actor", P),
+    ("ctx", "select", "{ws}", "evil", "*"),
+    ("verify", "{forged}"),
+    ("backup", "{ws}", "{backup}", "--force"),
+    ("ctx", "select", "{ws}", "evil", P),
+    ("ctx", "print", "{ws}", "evil", "--mode", P),
+    ("{missing}",),
+    ("demo", "--print", "--verbose"),
+]  # fmt: skip
+# Run here too, to compare: not the write, the app or the demo, nor the copy (which counts
+# checkpoints, and the commands around it may have saved one more).
+HERE_TOO = {args for args in IN_A_PROCESS[1:] if args[0] not in ("{missing}", "demo", "backup")}
+
+
+def kind_of_its_own(args: tuple[str, ...]) -> bool:
+    """Whether ``args`` run as a real process: one of ``IN_A_PROCESS``, or one with --json."""
+    return args in IN_A_PROCESS or (args[-1] == "--json" and args[:-1] in IN_A_PROCESS)
+
+
+def argv_of(args: list[str], paths: dict[str, Path]) -> list[str]:
+    return [str(paths[a[1:-1]]) if a[1:-1] in paths else a for a in args]
+
+
 def run(args: list[str], paths: dict[str, Path]) -> subprocess.CompletedProcess[bytes]:
-    argv = [str(paths[a[1:-1]]) if a[1:-1] in paths else a for a in args]
+    """``pact-tui ARGS`` as a real process."""
     return subprocess.run(
-        [sys.executable, "-m", "pact_tui", *argv],
+        [sys.executable, "-m", "pact_tui", *argv_of(args, paths)],
         cwd=REPO_ROOT,
         capture_output=True,
         timeout=120,
     )
+
+
+def run_here(args: list[str], paths: dict[str, Path]) -> subprocess.CompletedProcess[bytes]:
+    """``pact-tui ARGS`` in this process, its stdout and stderr the bytes a pipe would get:
+    text streams encoding as a process's own do when they are pipes (UTF-8; stdout strict until
+    ``main`` sets it otherwise, stderr backslashreplace)."""
+    stdout, stderr = io.BytesIO(), io.BytesIO()
+    out = io.TextIOWrapper(stdout, encoding="utf-8", errors="strict")
+    err = io.TextIOWrapper(stderr, encoding="utf-8", errors="backslashreplace")
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(argv_of(args, paths))
+        except SystemExit as exit:  # argparse: usage errors
+            code = exit.code if isinstance(exit.code, int) else 1
+    out.flush()
+    err.flush()
+    return subprocess.CompletedProcess(args, code, stdout.getvalue(), stderr.getvalue())
 
 
 def assert_safe(args: list[str], done: subprocess.CompletedProcess[bytes]) -> None:
@@ -142,9 +196,10 @@ def paths(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]
 
 @pytest.mark.slow
 def test_every_command_prints_no_raw_control_character(paths: dict[str, Path]) -> None:
-    for args in WRITES:  # in order: they build the workspace
-        for variant in (args, [*args, "--json"]) if args[1] == "seal" else (args,):
-            done = run(variant, paths)
+    assert tuple(WRITES[1]) == IN_A_PROCESS[0]  # run as a process
+    for write in WRITES:  # in order: they build the workspace
+        for variant in (write, [*write, "--json"]) if write[1] == "seal" else (write,):
+            done = (run if kind_of_its_own(tuple(variant)) else run_here)(variant, paths)
             assert done.returncode == 0, (variant, done.stderr.decode())
             assert_safe(variant, done)
     forge(paths["ws"], paths["forged"])
@@ -154,11 +209,22 @@ def test_every_command_prints_no_raw_control_character(paths: dict[str, Path]) -
     expected.update({(*args, "--json"): code for args, code in list(expected.items())})
     del expected[("{missing}", "--json")]  # the app takes no --json
     expected[("demo", "--print", "--verbose")] = 0
+    processes = [args for args in expected if kind_of_its_own(args)]
+    assert set(IN_A_PROCESS[1:]) <= set(processes)  # the first, a write, ran above
     with ThreadPoolExecutor(max_workers=2) as pool:
-        said = dict(pool.map(lambda args: (args, run(list(args), paths)), expected))
+        in_processes = dict(pool.map(lambda args: (args, run(list(args), paths)), processes))
+    said = {args: in_processes.get(args) or run_here(list(args), paths) for args in expected}
     for args, done in said.items():
         assert_safe(list(args), done)
         assert done.returncode == expected[args], (args, done.stderr.decode())
+    for kind, done in in_processes.items():  # what a process prints, printed here too
+        if kind in HERE_TOO or (kind[-1] == "--json" and kind[:-1] in HERE_TOO):
+            here = run_here(list(kind), paths)
+            assert (here.returncode, here.stdout, here.stderr) == (
+                done.returncode,
+                done.stdout,
+                done.stderr,
+            ), kind
     # What the forged hash and a failing command said, made visible rather than left out.
     verify = said[("verify", "{forged}")].stdout.decode()
     assert "h\\u001b[2J\\u001b]0;pwned\\u0007" in verify

@@ -105,3 +105,40 @@ async def test_a_view_switch_gives_the_footers_keys_the_new_views_bindings_at_on
             # The keys already made were given what they show: only the more keys were made.
             assert len(set(now) - made) <= max(0, len(now) - had), view
             made |= set(now)
+
+
+async def test_no_watcher_of_a_removed_key_is_left_behind(demo: Path) -> None:
+    """Each key the footer makes watches the footer's ``compact`` (``data_bind``), and Textual
+    drops the watcher of a removed key only when ``compact`` is set, which nothing does: each
+    key a view switch removed (or the footer made anew) left its watcher behind, and each new
+    key's watch scanned all of them (the view-as walk of test_document_inbox left thousands:
+    issue 25). Both ways keys go: a switch to a view with fewer keys, and the footer made anew
+    (the palette key gone and back)."""
+    app = inspector(demo)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.press("2")
+        await wait_until(pilot, lambda: isinstance(app.screen, DocumentScreen), "the document")
+        footer = app.screen.query_one(FittedFooter)
+
+        def watching() -> list[int]:
+            # Textual keeps an object's watchers in "__watchers" (no public way to list them)
+            watchers = getattr(footer, "__watchers", {}).get("compact", [])
+            return sorted(id(node) for node, _ in watchers)
+
+        def keys() -> list[int]:  # the palette's key is not bound
+            keys = [key for key in shown_keys(footer) if not key._pruning]
+            return sorted(id(key) for key in keys if "-command-palette" not in key.classes)
+
+        for _ in range(4):
+            for view in ("outline", "events", "proposals"):
+                await pilot.press(split_keys(ACTIONS[view].keys)[0])
+                await settle(pilot)
+        await wait_until(pilot, lambda: watching() == keys(), "only the shown keys watching")
+        made = footer.made
+        for shown, view in ((False, "outline"), (True, "events")):
+            footer.show_command_palette = shown
+            await pilot.press(split_keys(ACTIONS[view].keys)[0])  # the bindings announced
+            await settle(pilot)
+        assert footer.made > made  # the footer made its keys anew
+        await wait_until(pilot, lambda: watching() == keys(), "only the new keys watching")
+        assert len(keys()) > 3
