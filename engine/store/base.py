@@ -240,7 +240,10 @@ class EventStore(Closing):
         ``part`` is what the payload holds at ``path`` (keys from its top: ``("result",
         "changes")``), None where it holds nothing there (or null, or a key on the way is not
         an object's): for reading one small part of payloads that are large (a step's
-        changelogs beside the messages its events carry). A store may read only that part."""
+        changelogs beside the messages its events carry). A store may read only that part.
+        A key holding a double quote is refused (``ValueError``) by every store alike: a
+        store's JSON path could not name it."""
+        check_part_path(path)
         events = await self.read_stream(stream, after_stream_seq, limit)
         return [(e.seq, e.stream_seq, e.type, part_of(e.payload, path)) for e in events]
 
@@ -325,6 +328,13 @@ class EventStore(Closing):
     @abstractmethod
     async def verify(self) -> VerifyResult:
         """Recompute the whole chain and name the first broken event, if any."""
+
+
+def check_part_path(path: tuple[str, ...]) -> None:
+    """Refuse a path ``read_stream_part`` cannot name in every store: a key holding a double
+    quote (SQLite's JSON paths quote keys with it)."""
+    if any('"' in key for key in path):
+        raise ValueError(f"a key of a JSON path holds a double quote: {path!r}")
 
 
 def part_of(decoded: Any, path: tuple[str, ...]) -> Any:

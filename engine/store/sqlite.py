@@ -45,6 +45,7 @@ from engine.store.base import (
     StreamHead,
     Subscription,
     VerifyResult,
+    check_part_path,
     part_of,
 )
 from engine.store.chain import (
@@ -506,8 +507,7 @@ class SqliteEventStore(EventStore):
         # SQLite's JSON reads the part out (a large payload's text stays in the reader's
         # thread); a payload it does not read as JSON comes whole, to be read (or refused)
         # as read_stream reads it.
-        if any('"' in key for key in path):
-            raise ValueError(f"a key of a JSON path holds a double quote: {path!r}")
+        check_part_path(path)
         where = "$" + "".join(f'."{key}"' for key in path)
         sql = (
             "SELECT seq, stream_seq, type, json_valid(payload),"

@@ -322,3 +322,13 @@ async def test_a_part_of_a_payload_that_is_not_json_is_refused_as_the_payload_is
         with pytest.raises(CorruptEvent) as part:
             await store.read_stream_part("ctx:a", ("result", "changes"))
     assert str(part.value) == str(whole.value)
+
+
+async def test_every_store_refuses_a_path_key_holding_a_double_quote(store: EventStore) -> None:
+    """SQLite's JSON path quotes keys with ``"``: the stores refuse such a key alike, before
+    reading anything, rather than one reading it and another refusing it."""
+    await store.append([NewEvent("ctx:a", "t", {'a"b': {"c": 1}})])
+
+    with pytest.raises(ValueError, match="double quote"):
+        await store.read_stream_part("ctx:a", ('a"b', "c"))
+    assert await store.read_stream_part("ctx:a", ("a",)) == [(1, 1, "t", None)]
