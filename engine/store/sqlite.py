@@ -323,26 +323,11 @@ class SqliteEventStore(EventStore):
         self._cursor = seq
 
     async def execute(self, decide: Decide) -> list[StoredEvent]:
-        self._check_writable()
-        async with self._write_lock:
-            self._check_open()  # close() may have run while we waited for _write_lock
-            cached, cursor = self._chain_head, self._cursor
-            try:
-                async with self._rolled_back_on_error():
-                    # IMMEDIATE: the write lock is taken before reading, so whatever decide()
-                    # sees is still the latest state when its events are appended.
-                    head, unseen, caught_up = await self._locked(
-                        lambda connection: _catch_up(connection, cached, cursor)
-                    )
-                    self._chain_head = head
-                    # Shown to the owner: they count as seen even if decide() then refuses.
-                    self._cursor = max(self._cursor, head.seq)
-                    new_events, payloads = encode_events(decide(caught_up), self._where)
-                    stored = await self._writer.run(
-                        _insert_and_commit, head, new_events, payloads, self._clock
-                    )
-            except sqlite3.Error as error:
-                raise self._storage_error(error) from error
+        async with self._command() as (head, unseen, caught_up):
+            new_events, payloads = encode_events(decide(caught_up), self._where)
+            stored = await self._writer.run(
+                _insert_and_commit, head, new_events, payloads, self._clock
+            )
             head.record(stored)
             self._cursor = max(self._cursor, head.seq)
         # Local subscribers hear about this commit now, not after a file-watch round trip.
@@ -357,32 +342,18 @@ class SqliteEventStore(EventStore):
     ) -> int:
         # One write transaction left open across the writer's trips: each batch is linked after
         # the last and inserted, the COMMIT comes after the last batch; any error rolls it back.
-        self._check_writable()
-        async with self._write_lock:
-            self._check_open()
-            cached, cursor = self._chain_head, self._cursor
-            recent: deque[StoredEvent] = deque(maxlen=RECENT_WINDOW)  # for the change feed
-            count = 0
-            try:
-                async with self._rolled_back_on_error():
-                    head, unseen, caught_up = await self._locked(
-                        lambda connection: _catch_up(connection, cached, cursor)
-                    )
-                    self._chain_head = head
-                    self._cursor = max(self._cursor, head.seq)
-                    linking = ChainHead(head.seq, head.hash, dict(head.stream_lengths))
-                    for events in itertools.chain([decide(caught_up)], more):
-                        new_events, payloads = encode_events(events, self._where)
-                        batch = await self._writer.run(
-                            _insert, linking, new_events, payloads, self._clock
-                        )
-                        linking.record(batch)
-                        stored(batch)
-                        recent.extend(batch)
-                        count += len(batch)
-                    await self._writer.run(_commit)
-            except sqlite3.Error as error:
-                raise self._storage_error(error) from error
+        recent: deque[StoredEvent] = deque(maxlen=RECENT_WINDOW)  # for the change feed
+        count = 0
+        async with self._command() as (head, unseen, caught_up):
+            linking = ChainHead(head.seq, head.hash, dict(head.stream_lengths))
+            for events in itertools.chain([decide(caught_up)], more):
+                new_events, payloads = encode_events(events, self._where)
+                batch = await self._writer.run(_insert, linking, new_events, payloads, self._clock)
+                linking.record(batch)
+                stored(batch)
+                recent.extend(batch)
+                count += len(batch)
+            await self._writer.run(_commit)
             head.seq, head.hash, head.stream_lengths = (
                 linking.seq,
                 linking.hash,
@@ -392,6 +363,32 @@ class SqliteEventStore(EventStore):
         # Local subscribers read what is older than the feed's window from the store.
         self._feed.publish([*unseen, *recent] if len(recent) < RECENT_WINDOW else [*recent])
         return count
+
+    @contextlib.asynccontextmanager
+    async def _command(
+        self,
+    ) -> AsyncIterator[tuple[ChainHead, list[StoredEvent], list[StoredEvent]]]:
+        """A command's write transaction, under the write lock: yields the chain's head, the
+        events other processes appended since this one last looked (``unseen``, for the change
+        feed) and those after :attr:`cursor` (``caught_up``, for ``decide``). The body inserts
+        and commits; any error rolls the transaction back, a SQLite one as a storage error."""
+        self._check_writable()
+        async with self._write_lock:
+            self._check_open()  # close() may have run while we waited for _write_lock
+            cached, cursor = self._chain_head, self._cursor
+            try:
+                async with self._rolled_back_on_error():
+                    # IMMEDIATE: the write lock is taken before reading, so whatever decide()
+                    # sees is still the latest state when its events are appended.
+                    head, unseen, caught_up = await self._locked(
+                        lambda connection: _catch_up(connection, cached, cursor)
+                    )
+                    self._chain_head = head
+                    # Shown to the owner: they count as seen even if decide() then refuses.
+                    self._cursor = max(self._cursor, head.seq)
+                    yield head, unseen, caught_up
+            except sqlite3.Error as error:
+                raise self._storage_error(error) from error
 
     async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         self._check_writable()
