@@ -20,7 +20,9 @@ projection is compared with it:
   out would be hidden), and each context's numbers where it gives them;
 - the version-2 ``workspace`` checkpoint: every context it holds;
 - a document's checkpoint and each of its archives: the document, rebuilt from its stream to
-  the checkpoint's event, is compared part by part with what the checkpoint holds.
+  the checkpoint's event, is compared part by part with what the checkpoint holds;
+- each piece of a document's audit trail (``engine/workspace/trail.py``): its rows and names
+  against those a trail made from the stream's first event gives.
 
 A checkpoint the workspace would not use (the log does not vouch for it, it is malformed, or
 its state is not at the place it claims) is reported as ignored: it is not shown as fact. One
@@ -43,6 +45,7 @@ from engine.canonical import canonical_json
 from engine.context import Context, ContextError
 from engine.context.compact import dump_turn, recent_past
 from engine.documents import DOC_CHECKPOINT, DOC_PREFIX, DocumentProjection
+from engine.protocol.audit import AuditRow, AuditTrail
 from engine.store import Checkpoint, EventStore, StoredEvent, StoreError, VerifyResult
 from engine.workspace import (
     ARCHIVE_PREFIX,
@@ -65,6 +68,7 @@ from engine.workspace import (
     replay_document_event,
     restored_projection,
 )
+from engine.workspace.trail import TRAIL_PREFIX, TrailPiece, decode_piece, piece_range
 
 Verdict = Literal["matches", "differs", "ignored", "unchecked"]
 _WORST: tuple[Verdict, ...] = ("differs", "unchecked", "ignored", "matches")
@@ -147,6 +151,8 @@ class _Audit:
     findings: dict[str, list[tuple[Verdict, str]]] = field(default_factory=dict)
     claims: dict[str, list[_Claim[ContextProjection]]] = field(default_factory=dict)
     document_claims: dict[str, list[_Claim[DocumentProjection]]] = field(default_factory=dict)
+    # The pieces of each document's audit trail (engine/workspace/trail.py) read, by document.
+    trail_claims: dict[str, list[tuple[str, TrailPiece]]] = field(default_factory=dict)
 
     def found(self, checkpoint: str, verdict: Verdict, detail: str = "") -> None:
         self.findings.setdefault(checkpoint, []).append((verdict, detail))
@@ -180,6 +186,8 @@ async def verify_deep(store: EventStore) -> DeepVerifyResult:
         await _read_claims(store, audit, name, set(contexts))
     replays = [await _replay(store, audit, context) for context in contexts]
     document_replays = [await _replay_document(store, audit, name) for name in documents]
+    for document, pieces in sorted(audit.trail_claims.items()):
+        await _judge_trail(store, audit, document, pieces)
     for context in sorted(audit.claims.keys() - set(contexts)):
         for claim in audit.claims[context]:
             audit.found(claim.checkpoint, "differs", f"no context {context!r} in the log")
@@ -228,6 +236,14 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
             context = name[len(CONTEXT_CHECKPOINT) :]
             projection = context_checkpoint_projection(context, checkpoint)
             _state_claim(audit, name, context, projection, with_snapshots=True)
+        elif name.startswith(TRAIL_PREFIX):
+            document, _, place = name[len(TRAIL_PREFIX) :].rpartition(":")
+            found = piece_range(document, name)
+            if found is None:
+                raise ValueError(f"{name!r} names no range of a stream: {place!r}")
+            piece = decode_piece(checkpoint.data, *found)
+            audit.findings.setdefault(name, [])
+            audit.trail_claims.setdefault(document, []).append((name, piece))
         elif name.startswith(DOC_CHECKPOINT):
             _document_claim(audit, name, checkpoint, name[len(DOC_CHECKPOINT) :])
         elif name.startswith(DOC_ARCHIVE_PREFIX):
@@ -245,6 +261,36 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
             audit.found(name, "ignored", "not a checkpoint this version of pact-tui reads")
     except CACHE_ERRORS as error:
         audit.found(name, "ignored", f"the workspace would not use it: {error}")
+
+
+async def _judge_trail(
+    store: EventStore, audit: _Audit, document: str, pieces: list[tuple[str, TrailPiece]]
+) -> None:
+    """Each piece of ``document``'s audit trail against the rows a trail made from the log's
+    first event gives for its events, and the agents' names it had learned by their end."""
+    trail, stream = AuditTrail(), DOC_PREFIX + document
+    rows: list[AuditRow] = []
+    names_at: dict[int, dict[str, str]] = {}
+    for upto in sorted({piece.upto for _name, piece in pieces}):
+        events = await store.read_stream(stream, len(rows), limit=upto - len(rows))
+        rows.extend(trail.rows([event.payload for event in events]))
+        if len(rows) < upto:
+            break
+        names_at[upto] = dict(trail.names)
+    for name, piece in pieces:
+        if piece.upto not in names_at:
+            audit.found(
+                name, "differs", f"the log of document {document!r} ends at event {len(rows)}"
+            )
+        elif rows[piece.after : piece.upto] != list(piece.rows) or names_at[piece.upto] != (
+            piece.names
+        ):
+            audit.found(
+                name,
+                "differs",
+                f"its rows of events {piece.after + 1}-{piece.upto} of document {document!r}"
+                " are not those the log's events make",
+            )
 
 
 def _document_claim(audit: _Audit, name: str, checkpoint: Checkpoint, document: str) -> None:

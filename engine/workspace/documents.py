@@ -35,10 +35,12 @@ from engine.workspace.repository import StreamRepository
 
 if TYPE_CHECKING:
     from engine.keys import CustodianKey
+    from engine.protocol.audit import AuditRow
     from engine.protocol.commands import Actor, Command
     from engine.protocol.decide import Decision
     from engine.protocol.document import Document
     from engine.protocol.envelope import Ids
+    from engine.workspace.trail import TrailPiece
 
 
 class DocumentsAndFrameworks(ProtocolClock):
@@ -226,6 +228,123 @@ class DocumentsAndFrameworks(ProtocolClock):
         data = await self._document_streams.save(name, projection)
         if archive:
             await self._document_streams.archive(name, projection, stream_seq, data)
+        await self._save_trail(name, projection.seq, stream_seq)
+
+    # -- the audit trail, kept in pieces (engine/workspace/trail.py) -------------------------
+    async def audit_rows(
+        self,
+        name: str,
+        after: int = 0,
+        until: int | None = None,
+        size: int = cadence.READ_BATCH,
+    ) -> AsyncIterator[Sequence[AuditRow]]:
+        """The audit trail's rows (``AuditTrail.rows``) of document ``name``'s events with
+        ``after <= sequenceNumber`` (``< until``, if given), oldest first, a page at a time:
+        those the stored pieces of its trail hold, then those made from the log's events after
+        them (``document_pages``), exactly the rows a trail made from the first event would
+        make, ``size`` at a time. A piece that cannot be used is noted (``checkpoint_problem``)
+        and the log read from its place. ``DocumentNotFound`` if there is no such document."""
+        from engine.protocol.audit import AuditTrail
+        from engine.workspace.trail import rows_between
+
+        trail = AuditTrail()
+        covered = 0
+        async for piece in self._trail_pieces(name, until):
+            trail.names = dict(piece.names)
+            covered = piece.upto
+            rows = rows_between(piece, after, until)
+            for start in range(0, len(rows), size):
+                yield rows[start : start + size]
+        if until is not None and covered >= until:
+            return
+        place = covered  # the stream's place of the last event read
+        async for page in self.document_pages(name, covered, size, until):
+            rows = trail.rows(page)
+            if place + len(rows) > after:
+                yield rows[max(0, after - place) :]
+            place += len(rows)
+
+    async def _trail_pieces(self, name: str, until: int | None) -> AsyncIterator[TrailPiece]:
+        """The stored pieces of document ``name``'s trail that follow one another from its
+        first event, up to the first that holds event ``until``; the first that cannot be
+        used ends them, noted."""
+        from engine.workspace.trail import chain_of
+
+        for after, upto, key in chain_of(name, await self.store.checkpoints()):
+            piece = await self._trail_piece(name, after, upto, key)
+            if piece is None:
+                return
+            yield piece
+            if until is not None and upto >= until:
+                return
+
+    async def _trail_piece(self, name: str, after: int, upto: int, key: str) -> TrailPiece | None:
+        """The piece of document ``name``'s trail stored as ``key``; None, noted, if it cannot
+        be used."""
+        from engine.workspace.trail import decode_piece
+
+        try:
+            checkpoint = await self.store.load_checkpoint(key)
+            if checkpoint is None:
+                return None  # replaced meanwhile: the log from here
+            return decode_piece(checkpoint.data, after, upto)
+        except (StoreError, ValueError) as error:
+            self._note_cache_problem(
+                f"a piece of the audit trail of document {name!r} could not be used"
+                f" ({error}); read its events from the log"
+            )
+            return None
+
+    async def _save_trail(self, name: str, seq: int, stream_seq: int) -> None:
+        """Keep the rows of document ``name``'s events up to ``stream_seq`` (event ``seq``)
+        not yet in a piece of its trail, as a new piece; with ``MERGE_AT`` pieces, all of them
+        as one. A cache: a failure is noted, not raised (the log is read instead)."""
+        from engine.protocol.audit import AuditTrail
+        from engine.workspace.trail import (
+            MERGE_AT,
+            TrailPiece,
+            chain_of,
+            encode_piece,
+            piece_name,
+            piece_range,
+        )
+
+        try:
+            stored = list(await self.store.checkpoints())
+            chain = chain_of(name, stored)
+            covered = chain[-1][1] if chain else 0
+            if covered >= stream_seq:
+                return
+            merging = len(chain) + 1 >= MERGE_AT
+            kept: list[TrailPiece] = []
+            for after, upto, key in chain if merging else chain[-1:]:  # the last: its names
+                piece = await self._trail_piece(name, after, upto, key)
+                if piece is None:  # noted: kept again from the first event, replacing them all
+                    kept, covered, merging = [], 0, True
+                    break
+                kept.append(piece)
+            trail = AuditTrail()
+            trail.names = dict(kept[-1].names) if kept else {}
+            rows: list[AuditRow] = []
+            async for page in self.document_pages(name, covered, until=stream_seq):
+                rows.extend(trail.rows(page))
+            if covered + len(rows) != stream_seq:
+                return  # the log ends before the checkpoint's event: nothing is kept
+            replacing: list[str] = []
+            start = covered
+            if merging:
+                rows = [row for piece in kept for row in piece.rows] + rows
+                # Every piece of its trail, those off the chain too (a gap's, a race's).
+                replacing = [key for key in stored if piece_range(name, key) is not None]
+                start = 0
+            data = encode_piece(TrailPiece(start, stream_seq, trail.names, rows))
+            await self.store.save_checkpoint(
+                piece_name(name, start, stream_seq), seq, data, replacing=replacing
+            )
+        except (StoreError, ValueError, TypeError) as error:
+            self._note_cache_problem(
+                f"the audit trail of document {name!r} could not be kept ({error})"
+            )
 
     def document(self, name: str) -> Document:
         """The live projection of a loaded document. Read it; change it only through commands."""

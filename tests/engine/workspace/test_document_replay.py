@@ -17,6 +17,7 @@ from engine.deep_verify import DeepVerifyResult, verify_deep
 from engine.documents import DOC_CHECKPOINT
 from engine.store import SqliteEventStore
 from engine.workspace import UnreplayableEvent, Workspace
+from engine.workspace.trail import TRAIL_PREFIX
 from pact_tui.demo import create_memo
 from tests.cli.conftest import cli
 from tests.forged_log import append_envelope, swap_events
@@ -67,7 +68,7 @@ def test_an_intact_document_is_replayed_from_its_first_event(memo: Path) -> None
     assert (done.code, done.err) == (0, "")
     assert done.out.splitlines()[1] == (
         f"ok: 0 context(s) and 1 document(s) rebuilt from their {length} events;"
-        " 1 checkpoint(s) match"
+        " 2 checkpoint(s) match"  # its checkpoint, and its audit trail's piece
     )
     data = json.loads(cli("verify", memo, "--deep", "--json", "--no-record").out)
     assert data["documents"] == [{"name": "memo", "events": length, "error": None}]
@@ -118,9 +119,11 @@ def test_an_appended_event_the_fold_cannot_take_is_named(memo: Path, forgery: st
     assert refused.err == f"pact-tui: UNREPLAYABLE_EVENT: {raised.value.message}\n"
 
     assert_named_by_deep_verification(memo, forged.seq, forged.stream_seq - 1, named)
-    # The checkpoint says what the log says up to its event.
+    # The checkpoint, and the piece of the audit trail kept with it, say what the log says up
+    # to its event.
     assert {f.name: f.verdict for f in deep(memo).checkpoints} == {
-        DOC_CHECKPOINT + "memo": "matches"
+        DOC_CHECKPOINT + "memo": "matches",
+        f"{TRAIL_PREFIX}memo:0-{len(stream_events(memo)) - 1}": "matches",
     }
 
 
@@ -178,9 +181,13 @@ def test_two_swapped_events_with_the_chain_recomputed_are_named(memo: Path) -> N
         f" event {second.payload['id']} has sequenceNumber 6, the document expects 5"
     )
     assert_named_by_deep_verification(memo, first.seq, 5, named)
-    [finding] = deep(memo).checkpoints
-    assert (finding.name, finding.verdict) == (DOC_CHECKPOINT + "memo", "unchecked")
+    findings = {finding.name: finding for finding in deep(memo).checkpoints}
+    finding = findings.pop(DOC_CHECKPOINT + "memo")
+    assert finding.verdict == "unchecked"
     assert "could not be replayed past event 5" in finding.detail
+    # The audit trail's piece holds the rows of the events as they were: not the log's now.
+    [piece] = findings.values()
+    assert piece.name.startswith(TRAIL_PREFIX) and piece.verdict == "differs"
 
 
 def assert_named_by_deep_verification(path: Path, seq: int, replayed: int, named: str) -> None:
