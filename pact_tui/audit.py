@@ -1,9 +1,10 @@
 """The custodian's audit trail of a document, written as Markdown, JSON or CSV: what
 ``pact-tui doc audit`` prints and the events view's ``x`` writes to a file, the same text.
 
-The rows are ``engine.protocol.audit.AuditTrail``'s, made here from the workspace's pages of
-the document's events (``Workspace.document_pages``), a page at a time: a log of any length is
-never held whole, and each format only writes the rows it is given. The trail is the
+The rows are ``engine.protocol.audit.AuditTrail``'s, read a page at a time from the workspace
+(``Workspace.audit_rows``: the pieces of the trail kept beside the document's checkpoint, then
+rows made from the log's events after them), and each format only writes the rows it is
+given. The trail is the
 custodian's whatever the app shows (viewing as an agent included): every event, unredacted.
 
 - **Markdown** (``md``), for people: a heading, what the trail includes and what it was
@@ -27,13 +28,13 @@ import csv
 import io
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from engine.protocol.audit import FIELDS, AuditRow, AuditTrail, EventFilter, iso_time, who_of
+from engine.protocol.audit import FIELDS, AuditRow, EventFilter, iso_time, who_of
 from engine.visible import is_visible, visible
 
 if TYPE_CHECKING:
@@ -83,18 +84,16 @@ async def audit_chunks(
     events ``wanted`` keeps (``described``: the filter as the user gave it), up to event
     ``until`` (None: all). ``progress`` is told the tally after each page."""
     writer = WRITERS[form](name, described)
-    pages = ws.document_pages(name, 0, PAGE, until)
+    # Every event's row, from the trail's stored pieces and the log after them: the names of
+    # agents come from their joins, so the rows are made from the first event on.
+    pages = ws.audit_rows(name, 0, until, PAGE)
     first = await anext(pages, None)  # no such document: DocumentNotFound, nothing written
     yield writer.head()
-    trail = AuditTrail()
     searched = kept = overridden = 0
-    everything, keeps = wanted.everything, wanted.keeps_event
+    everything, keeps = wanted.everything, wanted.keeps_row
     async for page in _chained(first, pages):
         searched += len(page)
-        # Every event makes a row: the names of agents come from their joins.
-        rows = trail.rows(page)
-        if not everything:
-            rows = [row for event, row in zip(page, rows, strict=True) if keeps(event)]
+        rows = page if everything else [row for row in page if keeps(row)]
         kept += len(rows)
         overridden += sum(row.override for row in rows)
         if rows:
@@ -130,8 +129,8 @@ async def audit_text(
 
 
 async def _chained(
-    first: list[Mapping[str, Any]] | None, rest: AsyncIterator[list[Mapping[str, Any]]]
-) -> AsyncIterator[list[Mapping[str, Any]]]:
+    first: Sequence[AuditRow] | None, rest: AsyncIterator[Sequence[AuditRow]]
+) -> AsyncIterator[Sequence[AuditRow]]:
     if first is not None:
         yield first
         async for page in rest:

@@ -30,7 +30,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,7 @@ from .commandline import Handler, echo, emit, whole_int
 from .files import ReadError, read_text_input
 
 if TYPE_CHECKING:
-    from engine.protocol.audit import AuditRow
+    from engine.protocol.audit import AuditRow, EventFilter
     from engine.protocol.commands import Actor
     from engine.protocol.document import Document
     from engine.protocol.model import Agent
@@ -376,8 +376,10 @@ def _since(text: str | None) -> tuple[int, int | None]:
 
 async def _doc_log(args: argparse.Namespace) -> None:
     """The document's events a line each (``_event_line``), written a page at a time as they
-    are read; with ``--json``, one document of their rows (``_event_row``)."""
+    are read (their rows, ``Workspace.audit_rows``: the stored trail, then the log after it);
+    with ``--json``, one document of their rows beside their envelopes (``_event_row``)."""
     from engine.protocol.audit import AuditTrail, EventFilter
+    from engine.workspace.heap import collector_paused
 
     if args.since < 0:
         raise _invalid(f"--since {args.since}: a sequence number is 0 or more", since=args.since)
@@ -389,49 +391,76 @@ async def _doc_log(args: argparse.Namespace) -> None:
     trail = AuditTrail()
     async with await _open(args, read_only=True) as ws:
         await ws.check_document(args.doc)  # an event it cannot replay is refused, as ever
-        # Nothing a line or a row shows needs the events before --since.
-        async for page in ws.document_pages(args.doc, args.since):
-            kept = page if wanted.everything else [e for e in page if wanted.keeps_event(e)]
-            if left is not None:
-                kept = kept[:left]
-                left -= len(kept)
-            if args.json:
+        if args.json:
+            # Nothing a row shows needs the events before --since.
+            async for page in ws.document_pages(args.doc, args.since):
+                kept = page if wanted.everything else [e for e in page if wanted.keeps_event(e)]
+                if left is not None:
+                    kept = kept[:left]
+                    left -= len(kept)
                 rows = trail.rows(kept)
                 data.extend(_event_row(dict(e), row) for e, row in zip(kept, rows, strict=True))
-            elif kept:
-                sys.stdout.write(_event_lines(kept))
-            shown += len(kept)
-            if left == 0:
-                break
+                shown += len(kept)
+                if left == 0:
+                    break
+        else:
+            with collector_paused():  # as audit_text does: the rows hold no cycles
+                shown = await _write_event_lines(ws, args.doc, wanted, args.since, left)
     if args.json:
         emit(args, data, "")
     elif not shown:
         echo("no events")
 
 
-def _event_lines(events: list[Mapping[str, Any]]) -> str:
-    """``_event_line`` of each event, a line each: a page's lines made at once, then looked at
+async def _write_event_lines(
+    ws: Workspace, name: str, wanted: EventFilter, since: int, limit: int | None
+) -> int:
+    """Write the lines of document ``name``'s events ``wanted`` keeps, from event ``since``
+    on, ``limit`` at most (None: all), a page at a time; how many."""
+    shown, left = 0, limit
+    async for rows in ws.audit_rows(name, since):
+        lines = rows if wanted.everything else [row for row in rows if wanted.keeps_row(row)]
+        if left is not None:
+            lines = lines[:left]
+            left -= len(lines)
+        if lines:
+            sys.stdout.write(_event_lines(lines))
+        shown += len(lines)
+        if left == 0:
+            break
+    return shown
+
+
+def _event_lines(rows: Sequence[AuditRow]) -> str:
+    """``_event_line`` of each row, a line each: a page's lines made at once, then looked at
     once; only a page that holds something to make visible is made a line at a time."""
-    from engine.protocol.audit import AuditTrail, iso_time, why_and_override
+    from engine.protocol.audit import iso_time
 
     from .audit import one_line_each
 
-    lines = []
-    for event in events:
-        why, override = why_and_override(event)
-        section = event.get("sectionId")
-        lines.append(
-            f"{event['sequenceNumber']:>6}  {iso_time(event['epochMs'])}"
-            f"  {_type_cell(event['eventType'])}"
-            f" {_who_cell(event.get('actorDisplay') or '', event.get('actorKind') or '')}"
-            f" {section or '-'}{f'  why: {why}' if why else ''}"
+    text = "".join(
+        [
+            f"{sequence:>6}  {iso_time(at_ms)}  {_type_cell(event_type)}"
+            f" {_who_cell(actor, actor_kind)} {section or '-'}{f'  why: {why}' if why else ''}"
             f"{'  ⚑ override' if override else ''}\n"
-        )
-    text = "".join(lines)
-    if one_line_each(text, len(events)):
+            for (
+                sequence,
+                at_ms,
+                event_type,
+                actor,
+                actor_kind,
+                section,
+                _subject,
+                _detail,
+                why,
+                override,
+                _withheld,
+            ) in rows
+        ]
+    )
+    if one_line_each(text, len(rows)):
         return text
-    trail = AuditTrail()
-    return "".join(_event_line(trail.row(event)) + "\n" for event in events)
+    return "".join(_event_line(row) + "\n" for row in rows)
 
 
 @functools.lru_cache(maxsize=256)  # a log's events are of few types: each padded once
