@@ -433,31 +433,40 @@ async def _write_event_lines(
 
 def _event_lines(rows: Sequence[AuditRow]) -> str:
     """``_event_line`` of each row, a line each: a page's lines made at once, then looked at
-    once; only a page that holds something to make visible is made a line at a time."""
+    once; only a page that holds something to make visible is made a line at a time.
+
+    What follows an event's time (its type, who, section, why and the override's mark) is
+    made once for each such combination a page holds and looked up for the rest: a log's
+    events come of a few types, from a few actors, on a few sections, mostly with no reason
+    (209,000 events: their lines in about two thirds of the time of making each whole)."""
     from engine.protocol.audit import iso_time
 
     from .audit import one_line_each
 
-    text = "".join(
-        [
-            f"{sequence:>6}  {iso_time(at_ms)}  {_type_cell(event_type)}"
-            f" {_who_cell(actor, actor_kind)} {section or '-'}{f'  why: {why}' if why else ''}"
-            f"{'  ⚑ override' if override else ''}\n"
-            for (
-                sequence,
-                at_ms,
-                event_type,
-                actor,
-                actor_kind,
-                section,
-                _subject,
-                _detail,
-                why,
-                override,
-                _withheld,
-            ) in rows
-        ]
-    )
+    tails: dict[tuple[str, str, str, str | None, str, bool], str] = {}
+    lines = []
+    for (
+        sequence,
+        at_ms,
+        event_type,
+        actor,
+        actor_kind,
+        section,
+        _subject,
+        _detail,
+        why,
+        override,
+        _withheld,
+    ) in rows:
+        key = (event_type, actor, actor_kind, section, why, override)
+        tail = tails.get(key)
+        if tail is None:
+            tail = tails[key] = (
+                f"  {_type_cell(event_type)} {_who_cell(actor, actor_kind)} {section or '-'}"
+                f"{f'  why: {why}' if why else ''}{'  ⚑ override' if override else ''}\n"
+            )
+        lines.append(f"{sequence:>6}  {iso_time(at_ms)}{tail}")
+    text = "".join(lines)
     if one_line_each(text, len(rows)):
         return text
     return "".join(_event_line(row) + "\n" for row in rows)

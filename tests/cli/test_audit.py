@@ -359,6 +359,37 @@ def test_a_pages_rows_are_each_events_as_the_trail_states_it(events: list[Any]) 
     assert trail.rows(envelopes[:half]) + trail.rows(envelopes[half:]) == expected
 
 
+_LINE_ROWS = st.lists(
+    st.builds(
+        AuditRow,
+        st.integers(0, 10**6),
+        st.sampled_from([0, 1_772_357_400_250, 1_772_357_400_999, 10**20]),
+        st.sampled_from(["proposal.rejected", "agent.joined"]),
+        st.sampled_from(["legal", "ops", ""]),
+        st.sampled_from(["AiAgent", "Individual", "System"]),
+        st.sampled_from([None, "", "sec:a", "sec:b"]),
+        st.just(""),
+        st.just(""),
+        st.sampled_from(["", "no", "yes"]),
+        st.booleans(),
+        st.booleans(),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LINE_ROWS)
+def test_a_pages_lines_are_each_rows_line(rows: list[AuditRow]) -> None:
+    """``doc log`` makes what follows an event's time once for each combination of what it
+    shows and reuses it: whichever of type, actor, kind, section, reason and override rows
+    share or differ in, a page's lines are each row's ``_event_line`` (rows with nothing to
+    make visible: the page made at once; the test above gives it the rest)."""
+    from pact_tui.tap import _event_line, _event_lines
+
+    assert _event_lines(rows) == "".join(_event_line(row) + "\n" for row in rows)
+
+
 def test_a_markdown_page_is_each_row_written_alone() -> None:
     """The Markdown writer escapes a page at once: row for row, the table's line of each cell
     escaped on its own, a withheld detail written as such, whatever the cells hold (Markdown's
