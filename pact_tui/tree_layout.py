@@ -145,13 +145,14 @@ def _height(
     100,000-item context measures every turn, but draws only a screenful of them)."""
     if ghosts:  # a few turns, during a diff
         return _Block(turn, collapsed, headers, ghosts).height
-    slots = turn.slots.values()
+    # Counts, not slots: a turn restored packed is not decoded to be measured.
     if not headers:
-        return sum([len(slot.items) for slot in slots])
+        return turn.item_count()
     if not collapsed:
-        return 1 + len(slots) + sum([len(slot.items) for slot in slots])
+        return 1 + turn.slot_count() + turn.item_count()
     if turn.id in collapsed:
         return 1
+    slots = turn.slots.values()
     return 1 + sum([1 if slot.id in collapsed else 1 + len(slot.items) for slot in slots])
 
 

@@ -13,11 +13,13 @@ shape: anything malformed raises ``InvalidExport`` rather than building a broken
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from itertools import compress, count, islice, pairwise
 from operator import is_not
 from typing import Any
 
+import orjson
 from pyrsistent import pvector
 
 from .clock import Clock, IdFactory
@@ -30,6 +32,7 @@ from .tree import TreeState
 
 FORMAT = "pact-context-compact"
 VERSION = 1
+PACKED_VERSION = 2  # the turns as packed records beside the rest (``dump_packed``)
 
 
 def _item(item: Item) -> list[Any]:
@@ -59,7 +62,11 @@ def _item(item: Item) -> list[Any]:
 
 
 def _turn(turn: Turn) -> list[Any]:
-    slots = [
+    return [turn.id, turn.seq, turn.created_at_ns, turn.creation_index, _slot_rows(turn)]
+
+
+def _slot_rows(turn: Turn) -> list[Any]:
+    return [
         [
             slot.id,
             slot.position,
@@ -70,11 +77,17 @@ def _turn(turn: Turn) -> list[Any]:
         ]
         for slot in turn.sorted_slots()
     ]
-    return [turn.id, turn.seq, turn.created_at_ns, turn.creation_index, slots]
 
 
 def dump_compact(context: Context) -> dict[str, Any]:
     """The working state (not the snapshot history) as compact JSON-native data."""
+    data = _dump_head(context)
+    data["turns"] = [_turn(turn) for turn in data.pop("_turns")]
+    return data
+
+
+def _dump_head(context: Context) -> dict[str, Any]:
+    """``dump_compact`` but for its turns after the system region, left under ``_turns``."""
     counters = context.counters()
     turns = [turn for _depth, turn in context.iter_turns()]  # the system region first
     return {
@@ -84,7 +97,7 @@ def dump_compact(context: Context) -> dict[str, Any]:
         "episode": context.current_episode,
         "counters": [counters["creation_index"], counters["next_turn_seq"]],
         "system": _turn(turns[0]),
-        "turns": [_turn(turn) for turn in turns[1:]],
+        "_turns": turns[1:],
         "templates": [_template(t) for t in context.templates()],
     }
 
@@ -171,7 +184,12 @@ def _load_turn(row: list[Any], new: Any = object.__new__) -> Turn:
     turn: Turn = new(Turn)
     turn.id, turn.seq, turn.created_at_ns, turn.creation_index, slot_rows = row
     turn.gen = 0
-    turn.slots = slots = {}
+    turn.slots = _load_slots(slot_rows)
+    return turn
+
+
+def _load_slots(slot_rows: list[Any], new: Any = object.__new__) -> dict[int, Slot]:
+    slots: dict[int, Slot] = {}
     for slot_row in slot_rows:
         slot: Slot = new(Slot)
         slot.id, slot.position, slot.created_at_ns, slot.creation_index, core, item_rows = slot_row
@@ -180,7 +198,7 @@ def _load_turn(row: list[Any], new: Any = object.__new__) -> Turn:
             raise InvalidExport(f"slot {slot.id!r}: empty, duplicated or with its core outside")
         slot.core, slot.gen = core, 0
         slots[slot.position] = slot
-    return turn
+    return slots
 
 
 SLOT_FIELDS = frozenset(
@@ -206,23 +224,41 @@ def _load_templates(rows: list[Any]) -> dict[str, Template]:
     return templates
 
 
-def load_compact(data: Any, *, ids: IdFactory | None = None, clock: Clock | None = None) -> Context:
-    """Rebuild a context from ``dump_compact`` output; ``InvalidExport`` if it is malformed."""
+def load_compact(
+    data: Any,
+    *,
+    ids: IdFactory | None = None,
+    clock: Clock | None = None,
+    packed: bytes | memoryview | None = None,
+) -> Context:
+    """Rebuild a context from ``dump_compact`` output (or ``dump_packed``'s, with ``packed``
+    its turns); ``InvalidExport`` if it is malformed."""
     context = Context(ids=ids, clock=clock)
-    restore_compact(data, context)
+    restore_compact(data, context, packed)
     return context
 
 
-def restore_compact(data: Any, context: Context) -> None:
-    """Give ``context``, fresh (nothing done to it yet), the state of ``dump_compact`` output;
-    ``InvalidExport`` if it is malformed (``context`` is then not to be used)."""
+def restore_compact(data: Any, context: Context, packed: bytes | memoryview | None = None) -> None:
+    """Give ``context``, fresh (nothing done to it yet), the state of ``dump_compact`` output,
+    or of ``dump_packed``'s (``packed``: the turns' bytes beside it); ``InvalidExport`` if it is
+    malformed (``context`` is then not to be used). Packed turns are decoded when first read
+    (``PackedTurn``), and their item ids checked for duplicates when the context is indexed."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InvalidExport(f"not a {FORMAT!r} document")
-    if data.get("version") != VERSION:
-        raise InvalidExport(f"{FORMAT!r} v{data.get('version')}; this build reads v{VERSION}")
+    version = data.get("version")
+    if version not in (VERSION, PACKED_VERSION):
+        raise InvalidExport(f"{FORMAT!r} v{version}; this build reads v{VERSION} and v2")
+    if (version == PACKED_VERSION) != (packed is not None):
+        raise InvalidExport(f"{FORMAT!r} v{version} with its turns packed beside it or not")
     try:
         system = _load_turn(data["system"])
-        turns = [_load_turn(row) for row in data["turns"]]
+        item_count: int | None = None
+        turns: list[Turn]
+        if packed is None:
+            turns = [_load_turn(row) for row in data["turns"]]
+        else:
+            turns, item_count = _packed_turns(data["turns"], packed)
+            item_count += system.item_count()
         templates = _load_templates(data["templates"])
         creation_index, next_turn_seq = data["counters"]
         seqs = [turn.seq for turn in turns]
@@ -238,11 +274,148 @@ def restore_compact(data: Any, context: Context) -> None:
             turns=turns,
             templates=templates,
             counters=(creation_index, next_turn_seq),
+            item_count=item_count,
         )
     except ContextError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise InvalidExport(f"malformed {FORMAT!r} document: {error}") from None
+
+
+# -- packed turns --------------------------------------------------------------------------------
+# Opening a workspace to look at a 100,000-item context used to decode and build every turn
+# before the first paint (two thirds of its opening), while the screen draws a few dozen. A
+# packed checkpoint keeps each turn's slots as a record of its own, encoded apart, with the
+# turn's own fields and its counts (what the tree pane measures it by) in the index beside
+# them: opening builds the turns from the index, and each turn decodes its slots when they are
+# first read (a reader decodes the rest once the first frame is shown).
+
+
+class PackedTurn(Turn):
+    """A turn restored from a packed checkpoint: its slots are decoded when first read."""
+
+    __slots__ = ("counts", "packed")
+
+    counts: tuple[int, int]  # (slots, items), until decoded
+    packed: memoryview | None  # the encoded slots; None once decoded
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for an attribute without a value: ``slots``, until they are decoded.
+        if name != "slots":
+            raise AttributeError(name)
+        return self.unpack()
+
+    def unpack(self) -> dict[int, Slot]:
+        """Decode the turn's slots now (once); ``InvalidExport`` if they are malformed or not
+        what the index said."""
+        packed = self.packed
+        if packed is None:
+            return self.slots
+        try:
+            slots = _load_slots(_decode(packed))
+        except ContextError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise InvalidExport(f"turn {self.id!r}: malformed packed slots: {error}") from None
+        counts = (len(slots), sum([len(slot.items) for slot in slots.values()]))
+        if counts != self.counts:
+            raise InvalidExport(f"turn {self.id!r} holds {counts}, its index says {self.counts}")
+        self.slots = slots
+        self.packed = None
+        return slots
+
+    def item_count(self) -> int:
+        return self.counts[1] if self.packed is not None else super().item_count()
+
+    def slot_count(self) -> int:
+        return self.counts[0] if self.packed is not None else super().slot_count()
+
+
+def _encode(row: Any) -> bytes:
+    """One turn's slots: JSON by orjson; json's, marked ``J``, for what orjson refuses
+    (integers beyond 64 bits, which orjson would read back as floats)."""
+    try:
+        return orjson.dumps(row)
+    except TypeError:
+        return b"J" + json.dumps(row, separators=(",", ":")).encode()
+
+
+def _decode(data: bytes | memoryview) -> Any:
+    return json.loads(bytes(data[1:])) if data[:1] == b"J" else orjson.loads(data)
+
+
+def dump_packed(context: Context) -> tuple[dict[str, Any], bytes]:
+    """``dump_compact`` with the turns (after the system region) packed: the data, whose
+    ``turns`` are an index ``[id, seq, created_at_ns, creation_index, slots, items, length]``,
+    and the turns' encoded slots one after another, as ``restore_compact`` reads them. A turn
+    restored packed and never read is written as it was read, without decoding it."""
+    data = _dump_head(context)
+    index: list[Any] = []
+    records: list[bytes | memoryview] = []
+    for turn in data.pop("_turns"):
+        packed = turn.packed if isinstance(turn, PackedTurn) else None
+        record = _encode(_slot_rows(turn)) if packed is None else packed
+        records.append(record)
+        index.append(
+            [
+                turn.id,
+                turn.seq,
+                turn.created_at_ns,
+                turn.creation_index,
+                turn.slot_count(),
+                turn.item_count(),
+                len(record),
+            ]
+        )
+    data["version"] = PACKED_VERSION
+    data["turns"] = index
+    return data, b"".join(records)
+
+
+def unpacked(data: Any, packed: bytes | memoryview) -> dict[str, Any]:
+    """``dump_packed`` output as ``dump_compact`` would have made it (for tools and tests that
+    read a checkpoint as plain data); ``InvalidExport`` if it is malformed."""
+    if not isinstance(data, dict) or data.get("version") != PACKED_VERSION:
+        raise InvalidExport(f"not a packed {FORMAT!r} document")
+    try:
+        turns, _count = _packed_turns(data["turns"], packed)
+        rows = [_turn(turn) for turn in turns]
+    except ContextError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise InvalidExport(f"malformed packed {FORMAT!r} document: {error}") from None
+    return {**data, "version": VERSION, "turns": rows}
+
+
+def _packed_turns(
+    rows: list[Any], packed: bytes | memoryview, new: Any = object.__new__
+) -> tuple[list[Turn], int]:
+    """The turns of a packed index over ``packed`` (not decoded), and how many items they
+    hold."""
+    view = memoryview(packed)
+    turns: list[Turn] = []
+    start = items = 0
+    for turn_id, seq, created_at_ns, creation_index, slot_count, item_count, length in rows:
+        if not (type(length) is int and type(item_count) is int and type(slot_count) is int):
+            raise InvalidExport(f"turn {turn_id!r}: its index row is not numbers")
+        if length < 2 or start + length > len(view) or min(slot_count, item_count) < 1:
+            raise InvalidExport(f"turn {turn_id!r}: its record is out of range or empty")
+        turn: PackedTurn = new(PackedTurn)
+        turn.id, turn.seq, turn.created_at_ns, turn.creation_index = (
+            turn_id,
+            seq,
+            created_at_ns,
+            creation_index,
+        )
+        turn.gen = 0
+        turn.counts = (slot_count, item_count)
+        turn.packed = view[start : start + length]
+        turns.append(turn)
+        start += length
+        items += item_count
+    if start != len(view):
+        raise InvalidExport(f"{len(view) - start} bytes of packed turns follow the last")
+    return turns, items
 
 
 # -- the recent past ---------------------------------------------------------------------------

@@ -300,13 +300,16 @@ class Context(ContextView):
         turns: list[Turn],
         templates: dict[str, Template],
         counters: tuple[int, int] | None,
+        item_count: int | None = None,
     ) -> None:
         """Replace this (fresh) context's state with loaded, checked parts (``export``,
         ``compact``). ``counters``: (creation_index, next_turn_seq).
 
         The indexes are built when an operation first needs them, not here: opening a
         workspace to look at a 100,000-item context should not wait for them (a fifth of its
-        start-up). Duplicate ids, which would corrupt them, are refused now.
+        start-up). Duplicate ids, which would corrupt them, are refused now; or, given the
+        ``item_count`` (turns restored packed, read when first drawn: ``compact.PackedTurn``),
+        when the indexes are built, with ``counters``.
         """
         self._note(TURNS_REMOVED)  # everything was replaced: observers re-read the tree
 
@@ -318,6 +321,13 @@ class Context(ContextView):
         self._templates = templates
         self._templates_shared = False
         self._schedule.clear()
+        self._unindexed = True
+        for template in templates.values():
+            self._push_schedule(template, self._episode)
+        if item_count is not None and counters is not None:
+            self._loaded_count = item_count
+            self._creation_index, self._next_turn_seq = counters
+            return
         all_items = [
             item
             for _, turn in self.iter_turns()
@@ -328,9 +338,6 @@ class Context(ContextView):
         if len(unique) != len(all_items):
             raise InvalidExport(f"{len(all_items) - len(unique)} item id(s) appear more than once")
         self._loaded_count = len(all_items)
-        self._unindexed = True
-        for template in templates.values():
-            self._push_schedule(template, self._episode)
         if counters is not None:
             self._creation_index, self._next_turn_seq = counters
         else:
@@ -360,6 +367,10 @@ class Context(ContextView):
                     where[item.id] = (seq, position)
                     self._index(item, seq, bulk=True)
         heapq.heapify(self._expiry)  # built once rather than pushed to, item by item
+        if len(where) != self._loaded_count:  # only a restore of packed turns checks here
+            raise InvalidExport(
+                f"{self._loaded_count - len(where)} item id(s) appear more than once"
+            )
 
     # =====================================================================================
     # public: messages, episodes, snapshots

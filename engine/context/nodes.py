@@ -366,6 +366,9 @@ class Turn:
     def item_count(self) -> int:
         return sum(len(slot.items) for slot in self.slots.values())
 
+    def slot_count(self) -> int:
+        return len(self.slots)
+
     def sorted_slots(self) -> list[Slot]:
         return [self.slots[p] for p in sorted(self.slots)]
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from engine.context.compact import unpacked
 from engine.store import Checkpoint, InvalidCheckpoint
 from engine.workspace.checks import check_context_name
 from engine.workspace.keys import ARCHIVE_PREFIX, CHECKPOINT_VERSION
@@ -17,43 +18,80 @@ from engine.workspace.repository import decompressed
 from engine.workspace.types import ForkOrigin
 
 
-def encode_checkpoint(data: dict[str, Any]) -> bytes:
+def encode_checkpoint(data: dict[str, Any], packed: bytes | None = None) -> bytes:
     """A checkpoint's bytes: JSON by orjson (ten times json's speed); for what orjson refuses
     (integers beyond 64 bits in some content) json's, marked with a leading ``J`` because
-    orjson would read those integers back as floats."""
+    orjson would read those integers back as floats. With ``packed`` (a context's turns,
+    ``ContextProjection.dump_packed``): ``P``, the JSON's length and a colon, the JSON, then
+    ``packed`` as it is."""
     try:
-        return orjson.dumps(data)
+        head = orjson.dumps(data)
     except TypeError:
-        return b"J" + json.dumps(data, separators=(",", ":")).encode()
+        head = b"J" + json.dumps(data, separators=(",", ":")).encode()
+    if packed is None:
+        return head
+    return b"P%d:" % len(head) + head + packed
+
+
+def split_checkpoint(data: bytes) -> tuple[Any, memoryview | None]:
+    """What ``encode_checkpoint`` made (kept compressed or not: ``repository.compressed``): its
+    data decoded, and the packed bytes after it (None: none), not copied; ``InvalidCheckpoint``
+    if compressed bytes do not decompress."""
+    data = decompressed(data)
+    if data[:1] != b"P":
+        return _decoded(data), None
+    colon = data.find(b":", 1, 24)
+    if colon < 0:
+        raise InvalidCheckpoint("a packed checkpoint without its length")
+    start = colon + 1
+    end = start + int(data[1:colon])
+    if end > len(data):
+        raise InvalidCheckpoint(f"a packed checkpoint of {len(data)} bytes says {end}")
+    view = memoryview(data)
+    return _decoded(view[start:end]), view[end:]
+
+
+def _decoded(data: bytes | memoryview) -> Any:
+    return json.loads(bytes(data[1:])) if data[:1] == b"J" else orjson.loads(data)
 
 
 def decode_checkpoint(data: bytes) -> Any:
-    """What ``encode_checkpoint`` made (kept compressed or not: ``repository.compressed``),
-    decoded; ``InvalidCheckpoint`` if compressed bytes do not decompress."""
-    data = decompressed(data)
-    return json.loads(data[1:]) if data[:1] == b"J" else orjson.loads(data)
+    """What ``encode_checkpoint`` made, decoded as plain data (a context checkpoint's packed
+    turns as ``dump_compact`` writes them); ``InvalidCheckpoint`` if compressed bytes do not
+    decompress."""
+    decoded, packed = split_checkpoint(data)
+    if packed is not None:
+        if not isinstance(decoded, dict) or not isinstance(decoded.get("context"), dict):
+            raise InvalidCheckpoint("packed turns beside no context")
+        decoded["context"] = unpacked(decoded["context"], packed)
+    return decoded
 
 
 def context_checkpoint_projection(name: str, checkpoint: Checkpoint) -> ContextProjection:
     """The projection context ``name``'s own checkpoint holds; raises ``InvalidCheckpoint`` (or
     KeyError, ...) if it is malformed, of another context, or not at its recorded event."""
-    data = decode_checkpoint(checkpoint.data)
+    data, packed = split_checkpoint(checkpoint.data)
     if not isinstance(data, dict):
         raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
     if data.get("version") != CHECKPOINT_VERSION or data.get("name") != name:
         raise InvalidCheckpoint(f"version {data.get('version')!r} of context {data.get('name')!r}")
-    return restored_projection(checkpoint, data)
+    projection = restored_projection(checkpoint, data, packed)
+    projection.unpacked = packed is None  # written before turns were packed: packed on close
+    return projection
 
 
-def restored_projection(checkpoint: Checkpoint, data: Any = None) -> ContextProjection:
+def restored_projection(
+    checkpoint: Checkpoint, data: Any = None, packed: memoryview | None = None
+) -> ContextProjection:
     """The projection a context's checkpoint or archive holds (``data``: its decoded bytes, if
-    decoded already); raises ``InvalidCheckpoint`` (or KeyError, ...) if malformed, or if its
-    state is not at the event the checkpoint is recorded at."""
+    decoded already, ``packed`` the packed turns after them); raises ``InvalidCheckpoint`` (or
+    KeyError, ...) if malformed, or if its state is not at the event the checkpoint is
+    recorded at."""
     if data is None:
-        data = decode_checkpoint(checkpoint.data)
+        data, packed = split_checkpoint(checkpoint.data)
     if not isinstance(data, dict):
         raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
-    projection = ContextProjection.restore(data)
+    projection = ContextProjection.restore(data, packed)
     if projection.seq != checkpoint.seq or projection.stream_seq < 1:
         raise InvalidCheckpoint(
             f"its state is at event {projection.seq}, its record at {checkpoint.seq}"

@@ -108,7 +108,7 @@ class Lifecycle(ContextCommands, DocumentsAndFrameworks):
         index (and, once that is saved, drop a version-2 checkpoint read at opening)."""
         for name, projection in sorted(self._contexts.items()):
             behind = projection.stream_seq - projection.checkpointed >= tail
-            if behind or projection.stories_unsaved:
+            if behind or projection.stories_unsaved or projection.unpacked:
                 await self._save_context(name, projection)
         for name, document in sorted(self._documents.items()):
             if document.stream_seq - document.checkpointed >= tail:

@@ -176,10 +176,12 @@ class ContextKind:
         return projection.context.item_count() // 2
 
     def checkpoint_data(self, name: str, projection: ContextProjection) -> bytes:
-        return encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **projection.dump()})
+        data, turns = projection.dump_packed()
+        return encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **data}, turns)
 
     def saved(self, projection: ContextProjection) -> None:
         projection.stories_unsaved = False  # its story index is in the checkpoint just saved
+        projection.unpacked = False  # and its turns packed
 
     def archive_data(self, name: str, projection: ContextProjection) -> bytes:
         return encode_checkpoint(projection.dump(with_snapshots=False))

@@ -15,6 +15,7 @@ from engine.context import Context, ContextError
 from engine.context.clock import FixedClock, SequentialIds
 from engine.context.compact import (
     dump_compact,
+    dump_packed,
     dump_recent,
     load_compact,
     restore_compact,
@@ -53,6 +54,9 @@ class ContextProjection:
         # (restored from an archive, or from a checkpoint written before it was kept).
         self.stories: StoryIndex | None = StoryIndex()
         self.stories_unsaved = False  # built from the log since the checkpoint was read
+        # Restored from its own checkpoint written before turns were packed: saved again on
+        # close, packed, so that the next opening decodes only the turns it draws.
+        self.unpacked = False
 
     @classmethod
     def fresh(cls, time_ns: int) -> ContextProjection:
@@ -61,10 +65,14 @@ class ContextProjection:
         return cls(Context(ids=ids, clock=clock), ids, clock)
 
     @classmethod
-    def restore(cls, data: dict[str, Any]) -> ContextProjection:
-        """From ``dump()`` output; raises ``ContextError`` (or KeyError, TypeError) if malformed."""
+    def restore(
+        cls, data: dict[str, Any], packed: bytes | memoryview | None = None
+    ) -> ContextProjection:
+        """From ``dump()`` output, or ``dump_packed()``'s (``packed``: its turns); raises
+        ``ContextError`` (or KeyError, TypeError) if malformed."""
         ids, clock = SequentialIds(), FixedClock()
-        projection = cls(load_compact(data["context"], ids=ids, clock=clock), ids, clock)
+        context = load_compact(data["context"], ids=ids, clock=clock, packed=packed)
+        projection = cls(context, ids, clock)
         # Loading builds (and discards) a fresh root and turns first, spending ids: continue
         # exactly where the saved context stopped, as a replay from the first event would.
         ids.next = data["next_id"]
@@ -92,9 +100,13 @@ class ContextProjection:
             self.forked_from,
         )
 
-    def dump(self, *, with_snapshots: bool = True) -> dict[str, Any]:
+    def dump(
+        self, *, with_snapshots: bool = True, context: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The projection as JSON-native data (``context``: the context's form, if made
+        already; else ``dump_compact``'s)."""
         data: dict[str, Any] = {
-            "context": dump_compact(self.context),
+            "context": dump_compact(self.context) if context is None else context,
             "next_id": self.ids.next,
             "seq": self.seq,
             "stream_seq": self.stream_seq,
@@ -108,6 +120,12 @@ class ContextProjection:
         if self.forked_from is not None:
             data["forked_from"] = self.forked_from.to_json()
         return data
+
+    def dump_packed(self) -> tuple[dict[str, Any], bytes]:
+        """``dump()`` with the context's turns packed (``compact.dump_packed``): the data, and
+        the turns' bytes that go beside it (``ContextProjection.restore`` takes both)."""
+        context, turns = dump_packed(self.context)
+        return self.dump(context=context), turns
 
     def apply(
         self, command: ContextCommand, time_ns: int, version: int | None = None

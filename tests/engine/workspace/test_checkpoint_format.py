@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import engine.context.commands as commands_module
+from engine.context.compact import PackedTurn
 from engine.store import SqliteEventStore
 from engine.workspace import (
     CONTEXT_CHECKPOINT,
@@ -18,6 +19,8 @@ from engine.workspace import (
     ContextProjection,
     Workspace,
     cadence,
+    decode_checkpoint,
+    encode_checkpoint,
 )
 
 from .conftest import EVERY_OPERATION, ManualClock, replay_from_scratch, small_checkpoints
@@ -30,9 +33,11 @@ def count_restores(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = ContextProjection.restore.__func__  # type: ignore[attr-defined]
 
-    def restore(cls: type[ContextProjection], data: dict[str, Any]) -> ContextProjection:
+    def restore(
+        cls: type[ContextProjection], data: dict[str, Any], packed: Any = None
+    ) -> ContextProjection:
         calls.append(data["stream_seq"])
-        projection: ContextProjection = real(cls, data)
+        projection: ContextProjection = real(cls, data, packed)
         return projection
 
     monkeypatch.setattr(ContextProjection, "restore", classmethod(restore))
@@ -226,3 +231,45 @@ async def test_a_damaged_version_2_checkpoint_is_replaced_by_a_replay(
         assert "replayed" in reopened.checkpoint_problem
         for name, projection in replayed.items():
             assert reopened.context(name).model_dump_json() == projection.context.model_dump_json()
+
+
+async def test_a_context_checkpoint_is_packed_and_opens_without_decoding_its_turns(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.pact"
+    exports = await two_checkpointed_contexts(path)
+    async with await Workspace.open(path, watch=False) as ws:
+        checkpoint = await ws.store.load_checkpoint(CONTEXT_CHECKPOINT + "agent")
+        assert checkpoint is not None and checkpoint.data[:1] == b"P"
+        context = ws.context("agent")
+        turns = [turn for depth, turn in context.iter_turns() if depth >= 0]
+        assert turns and all(isinstance(turn, PackedTurn) for turn in turns)
+        assert all(turn.packed is not None for turn in turns)  # type: ignore[attr-defined]
+        assert context.item_count() == sum(turn.item_count() for _, turn in context.iter_turns())
+        ws.build_indexes("agent")  # a reader does so once the context is drawn
+        assert all(turn.packed is None for turn in turns)  # type: ignore[attr-defined]
+        assert context.model_dump_json() == exports["agent"]
+        assert ws.checkpoint_problem is None
+
+
+async def test_a_checkpoint_written_before_turns_were_packed_opens_and_is_packed_on_close(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.pact"
+    exports = await two_checkpointed_contexts(path)
+    name = CONTEXT_CHECKPOINT + "agent"
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        checkpoint = await store.load_checkpoint(name)
+        assert checkpoint is not None
+        plain = encode_checkpoint(decode_checkpoint(checkpoint.data))  # as written before
+        assert plain[:1] == b"{"
+        await store.save_checkpoint(name, checkpoint.seq, plain)
+    async with await Workspace.open(path, watch=False) as ws:
+        assert ws.context("agent").model_dump_json() == exports["agent"]
+        assert ws.checkpoint_problem is None
+    async with await SqliteEventStore.open(path, watch=False) as store:
+        checkpoint = await store.load_checkpoint(name)
+        assert checkpoint is not None and checkpoint.data[:1] == b"P"
+    async with await Workspace.open(path, watch=False, read_only=True) as ws:
+        assert ws.context("agent").model_dump_json() == exports["agent"]
+        assert ws.checkpoint_problem is None

@@ -11,11 +11,17 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-import orjson
 import pytest
 
 from engine.store import NewEvent, SqliteEventStore, StoreError
-from engine.workspace import CONTEXT_CHECKPOINT, INDEX_CHECKPOINT, LEGACY_CHECKPOINT, Workspace
+from engine.workspace import (
+    CONTEXT_CHECKPOINT,
+    INDEX_CHECKPOINT,
+    LEGACY_CHECKPOINT,
+    Workspace,
+    decode_checkpoint,
+    encode_checkpoint,
+)
 
 from .conftest import EVERY_OPERATION, ManualClock, replay_from_scratch, small_checkpoints
 
@@ -135,9 +141,9 @@ async def two_contexts_checkpointed(path: Path) -> None:
 
 def moved_back(data: bytes, seq: int) -> bytes:
     """A context's checkpoint that says it is one event earlier than its state is."""
-    state = orjson.loads(data)
+    state = decode_checkpoint(data)  # plain data, its turns unpacked
     state["seq"], state["stream_seq"] = seq, state["stream_seq"] - 1
-    return orjson.dumps(state)
+    return encode_checkpoint(state)
 
 
 async def test_a_checkpoint_moved_back_by_hand_is_ignored(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
 import pytest
 
 from engine.deep_verify import DeepVerifyResult, verify_deep
@@ -27,6 +26,8 @@ from engine.workspace import (
     INDEX_CHECKPOINT,
     DeepVerification,
     Workspace,
+    decode_checkpoint,
+    encode_checkpoint,
 )
 from tests.cli.conftest import cli
 from tests.processes import run_as_ordinary_user
@@ -91,7 +92,7 @@ def forge(path: Path, name: str, change: Any) -> None:
             " ON k.name = c.name AND k.generation = c.generation WHERE c.name = ?",
             (name,),
         ).fetchall()
-        forged = orjson.dumps(change(orjson.loads(data)))
+        forged = encode_checkpoint(change(decode_checkpoint(data)))  # its turns unpacked
         assert forged != data
         connection.execute("UPDATE checkpoint_chunks SET data = ? WHERE name = ?", (forged, name))
         connection.execute(
@@ -238,7 +239,7 @@ def test_a_checkpoints_recent_snapshots_are_compared_with_the_log(
     path = recent_workspace(tmp_path / "w.pact", monkeypatch)
     name = CONTEXT_CHECKPOINT + "agent"
     recent = on_store(path, lambda store: store.load_checkpoint(name))
-    assert recent is not None and len(orjson.loads(recent.data)["recent"]) == 3
+    assert recent is not None and len(decode_checkpoint(recent.data)["recent"]) == 3
     assert set(findings(deep(path)).values()) == {"matches"}
 
     def retriggered(state: Any) -> Any:
@@ -282,11 +283,11 @@ def test_a_checkpoint_moved_back_with_its_hash_is_reported(workspace: Path) -> N
     async def move_back(store: SqliteEventStore) -> None:
         checkpoint = await store.load_checkpoint(name)
         assert checkpoint is not None
-        state = orjson.loads(checkpoint.data)
+        state = decode_checkpoint(checkpoint.data)
         earlier = (await store.read_stream("ctx:agent", state["stream_seq"] - 2, limit=1))[0]
         state["seq"], state["stream_seq"] = earlier.seq, earlier.stream_seq
         await store.delete_checkpoint(name)
-        await store.save_checkpoint(name, earlier.seq, orjson.dumps(state))
+        await store.save_checkpoint(name, earlier.seq, encode_checkpoint(state))
 
     on_store(workspace, move_back)
     result = deep(workspace)

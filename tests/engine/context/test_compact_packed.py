@@ -1,0 +1,138 @@
+"""The packed compact form: each turn's slots encoded apart, decoded when first read; a round
+trip gives the same context, and bad data is refused (when read, for a turn's own record)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.context import Context, InvalidExport, SequentialIds, SteppingClock, TextContent
+from engine.context.compact import (
+    PackedTurn,
+    dump_compact,
+    dump_packed,
+    load_compact,
+    unpacked,
+)
+
+from .conftest import new_context
+from .test_compact import rich_context
+
+
+def packed_roundtrip(context: Context) -> Context:
+    data, turns = dump_packed(context)
+    return load_compact(data, ids=SequentialIds(start=10_000), clock=SteppingClock(), packed=turns)
+
+
+def history_turns(context: Context) -> list[PackedTurn]:
+    turns = [turn for depth, turn in context.iter_turns() if depth >= 0]
+    assert all(isinstance(turn, PackedTurn) for turn in turns)
+    return turns  # type: ignore[return-value]
+
+
+def test_a_packed_round_trip_keeps_the_lossless_export() -> None:
+    context = rich_context()
+    loaded = packed_roundtrip(context)
+    assert loaded.model_dump_json() == context.model_dump_json()
+    assert loaded.item_count() == context.item_count()
+
+
+def test_restoring_decodes_no_turn_and_counts_from_the_index() -> None:
+    context = rich_context()
+    loaded = packed_roundtrip(context)
+    turns = history_turns(loaded)
+    assert all(turn.packed is not None for turn in turns)
+    assert loaded.item_count() == context.item_count()  # counted without decoding
+    assert [t.item_count() for t in turns] == [
+        t.item_count() for d, t in context.iter_turns() if d >= 0
+    ]
+    assert all(turn.packed is not None for turn in turns)
+    first = turns[0]
+    assert sorted(first.slots) == sorted(context.turn_at(len(turns) - 1).slots)  # type: ignore[union-attr]
+    assert first.packed is None and all(turn.packed is not None for turn in turns[1:])
+
+
+def test_a_packed_context_goes_on_exactly_like_the_original() -> None:
+    original = rich_context()
+    loaded = packed_roundtrip(original)
+    for context in (original, loaded):
+        context._ids = SequentialIds(prefix="next")  # type: ignore[attr-defined]
+        context._clock = SteppingClock(start=10**6)  # type: ignore[attr-defined]
+        context.add_user("again")
+        for _ in range(6):
+            context.advance()
+        context.pact_delete(key="n")
+    assert loaded.model_dump_json() == original.model_dump_json()
+
+
+def test_turns_never_read_are_packed_again_as_they_were_read() -> None:
+    context = rich_context()
+    data, turns = dump_packed(context)
+    loaded = load_compact(data, packed=turns)
+    assert dump_packed(loaded) == (data, turns)
+    assert all(turn.packed is not None for turn in history_turns(loaded))  # none decoded
+
+
+def test_integers_past_64_bits_survive_a_packed_turn() -> None:
+    context = new_context()
+    context.add_user("hello")
+    context.pact_insert("d0, 1, 0", TextContent("big", key="big"))
+    context["d0, 1, 0"].item.data = {"big": 2**70}  # type: ignore[union-attr]
+    data, turns = dump_packed(context)
+    loaded = load_compact(data, packed=turns)
+    assert loaded["d0, 1, 0"].item.data == {"big": 2**70}  # type: ignore[union-attr]
+
+
+def test_unpacked_is_the_plain_form() -> None:
+    context = rich_context()
+    data, turns = dump_packed(context)
+    assert unpacked(data, turns) == dump_compact(context)
+
+
+def test_the_packed_form_needs_its_turns_and_the_plain_one_none() -> None:
+    context = rich_context()
+    data, turns = dump_packed(context)
+    with pytest.raises(InvalidExport):
+        load_compact(data)
+    with pytest.raises(InvalidExport):
+        load_compact(dump_compact(context), packed=turns)
+
+
+def two_turns() -> Context:
+    context = new_context()
+    context.add_user("hello")
+    context.pact_insert("d0, 1, 0", TextContent("note"))
+    context.add_user("again")
+    return context
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["trailing bytes", "short", "counts", "not json", "bad slot"],
+)
+def test_malformed_packed_turns_are_refused_with_a_typed_error(damage: str) -> None:
+    data, turns = dump_packed(two_turns())
+    first = data["turns"][0]
+    length = first[6]
+    if damage == "trailing bytes":
+        turns += b" "
+    elif damage == "short":
+        first[6] = length + len(turns)
+    elif damage == "counts":
+        first[5] += 1
+    elif damage == "not json":
+        turns = b"[" * length + turns[length:]
+    else:
+        turns = turns.replace(b'[["', b'[[7,"', 1)
+    with pytest.raises(InvalidExport):
+        context = load_compact(data, packed=turns)
+        context.build_indexes()  # a turn's own record is read when first read
+
+
+def test_an_id_used_twice_is_refused_when_the_context_is_indexed() -> None:
+    context = two_turns()
+    data, turns = dump_packed(context)
+    [older, newer] = [turn for depth, turn in context.iter_turns() if depth >= 0]
+    twice = turns.replace(newer.slots[0].items[0].id.encode(), older.slots[0].items[0].id.encode())
+    loaded = load_compact(data, packed=twice)
+    with pytest.raises(InvalidExport, match="more than once"):
+        loaded.build_indexes()
