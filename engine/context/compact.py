@@ -14,8 +14,8 @@ shape: anything malformed raises ``InvalidExport`` rather than building a broken
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from itertools import compress, count, islice, pairwise
+from collections.abc import Callable, Iterator, Sequence
+from itertools import accumulate, chain, compress, count, islice, pairwise
 from operator import is_not
 from typing import Any
 
@@ -331,6 +331,21 @@ class PackedTurn(Turn):
         return self.counts[0] if self.packed is not None else super().slot_count()
 
 
+def unpack_turns(context: Context, chunk: int) -> Iterator[int]:
+    """Decode the context's packed turns (``PackedTurn``) not read yet, ``chunk`` at a time,
+    yielding how many are left after each chunk: a reader runs it between frames once the
+    tree is drawn, so that no later read decodes one, and no frame waits for all of them."""
+    waiting = [
+        turn
+        for _depth, turn in context.iter_turns()
+        if isinstance(turn, PackedTurn) and turn.packed is not None
+    ]
+    for start in range(0, len(waiting), chunk):
+        for turn in waiting[start : start + chunk]:
+            turn.unpack()
+        yield max(0, len(waiting) - start - chunk)
+
+
 def _encode(row: Any) -> bytes:
     """One turn's slots: JSON by orjson; json's, marked ``J``, for what orjson refuses
     (integers beyond 64 bits, which orjson would read back as floats)."""
@@ -346,30 +361,30 @@ def _decode(data: bytes | memoryview) -> Any:
 
 def dump_packed(context: Context) -> tuple[dict[str, Any], bytes]:
     """``dump_compact`` with the turns (after the system region) packed: the data, whose
-    ``turns`` are an index ``[id, seq, created_at_ns, creation_index, slots, items, length]``,
-    and the turns' encoded slots one after another, as ``restore_compact`` reads them. A turn
-    restored packed and never read is written as it was read, without decoding it."""
+    ``turns`` are an index of columns (``INDEX_COLUMNS``: each turn's fields, its counts of
+    slots and items, and the length of its record), and the turns' encoded slots one after
+    another, as ``restore_compact`` reads them. A turn restored packed and never read is
+    written as it was read, without decoding it."""
     data = _dump_head(context)
-    index: list[Any] = []
+    turns: list[Turn] = data.pop("_turns")
     records: list[bytes | memoryview] = []
-    for turn in data.pop("_turns"):
+    for turn in turns:
         packed = turn.packed if isinstance(turn, PackedTurn) else None
-        record = _encode(_slot_rows(turn)) if packed is None else packed
-        records.append(record)
-        index.append(
-            [
-                turn.id,
-                turn.seq,
-                turn.created_at_ns,
-                turn.creation_index,
-                turn.slot_count(),
-                turn.item_count(),
-                len(record),
-            ]
-        )
+        records.append(_encode(_slot_rows(turn)) if packed is None else packed)
     data["version"] = PACKED_VERSION
-    data["turns"] = index
+    data["turns"] = {
+        "id": [turn.id for turn in turns],
+        "seq": [turn.seq for turn in turns],
+        "created_at_ns": [turn.created_at_ns for turn in turns],
+        "creation_index": [turn.creation_index for turn in turns],
+        "slots": [turn.slot_count() for turn in turns],
+        "items": [turn.item_count() for turn in turns],
+        "length": [len(record) for record in records],
+    }
     return data, b"".join(records)
+
+
+INDEX_COLUMNS = ("id", "seq", "created_at_ns", "creation_index", "slots", "items", "length")
 
 
 def unpacked(data: Any, packed: bytes | memoryview) -> dict[str, Any]:
@@ -388,34 +403,37 @@ def unpacked(data: Any, packed: bytes | memoryview) -> dict[str, Any]:
 
 
 def _packed_turns(
-    rows: list[Any], packed: bytes | memoryview, new: Any = object.__new__
+    index: dict[str, Any], packed: bytes | memoryview, new: Any = object.__new__
 ) -> tuple[list[Turn], int]:
     """The turns of a packed index over ``packed`` (not decoded), and how many items they
     hold."""
     view = memoryview(packed)
-    turns: list[Turn] = []
-    start = items = 0
-    for turn_id, seq, created_at_ns, creation_index, slot_count, item_count, length in rows:
-        if not (type(length) is int and type(item_count) is int and type(slot_count) is int):
-            raise InvalidExport(f"turn {turn_id!r}: its index row is not numbers")
-        if length < 2 or start + length > len(view) or min(slot_count, item_count) < 1:
-            raise InvalidExport(f"turn {turn_id!r}: its record is out of range or empty")
-        turn: PackedTurn = new(PackedTurn)
-        turn.id, turn.seq, turn.created_at_ns, turn.creation_index = (
-            turn_id,
-            seq,
-            created_at_ns,
-            creation_index,
+    ids, seqs, created, creation, slots, items, lengths = (index[c] for c in INDEX_COLUMNS)
+    columns = (ids, seqs, created, creation, slots, items, lengths)
+    if not all(isinstance(column, list) and len(column) == len(ids) for column in columns):
+        raise InvalidExport("the packed turns' index has columns of different lengths")
+    if set(map(type, chain(slots, items, lengths))) - {int}:
+        raise InvalidExport("the packed turns' counts and lengths must be integers")
+    if ids and (min(lengths) < 2 or min(slots) < 1 or min(items) < 1):
+        raise InvalidExport("a packed turn is empty")
+    ends = list(accumulate(lengths))
+    if (ends[-1] if ends else 0) != len(view):
+        raise InvalidExport(
+            f"the packed turns take {len(view)} bytes, their index says {ends[-1:]}"
         )
-        turn.gen = 0
+    turns: list[Turn] = []
+    start = 0
+    for turn_id, seq, created_at_ns, creation_index, slot_count, item_count, end in zip(
+        ids, seqs, created, creation, slots, items, ends, strict=True
+    ):
+        turn: PackedTurn = new(PackedTurn)
+        turn.id, turn.seq, turn.created_at_ns = turn_id, seq, created_at_ns
+        turn.creation_index, turn.gen = creation_index, 0
         turn.counts = (slot_count, item_count)
-        turn.packed = view[start : start + length]
+        turn.packed = view[start:end]
         turns.append(turn)
-        start += length
-        items += item_count
-    if start != len(view):
-        raise InvalidExport(f"{len(view) - start} bytes of packed turns follow the last")
-    return turns, items
+        start = end
+    return turns, sum(items)
 
 
 # -- the recent past ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from engine.context.compact import (
     dump_compact,
     dump_packed,
     load_compact,
+    unpack_turns,
     unpacked,
 )
 
@@ -107,22 +108,26 @@ def two_turns() -> Context:
 
 @pytest.mark.parametrize(
     "damage",
-    ["trailing bytes", "short", "counts", "not json", "bad slot"],
+    ["trailing bytes", "short", "counts", "not json", "bad slot", "columns", "not numbers"],
 )
 def test_malformed_packed_turns_are_refused_with_a_typed_error(damage: str) -> None:
     data, turns = dump_packed(two_turns())
-    first = data["turns"][0]
-    length = first[6]
+    index = data["turns"]
+    length = index["length"][0]
     if damage == "trailing bytes":
         turns += b" "
     elif damage == "short":
-        first[6] = length + len(turns)
+        index["length"][0] = length + len(turns)
     elif damage == "counts":
-        first[5] += 1
+        index["items"][0] += 1
     elif damage == "not json":
         turns = b"[" * length + turns[length:]
-    else:
+    elif damage == "bad slot":
         turns = turns.replace(b'[["', b'[[7,"', 1)
+    elif damage == "columns":
+        index["seq"].pop()
+    else:
+        index["slots"][0] = "1"
     with pytest.raises(InvalidExport):
         context = load_compact(data, packed=turns)
         context.build_indexes()  # a turn's own record is read when first read
@@ -136,3 +141,16 @@ def test_an_id_used_twice_is_refused_when_the_context_is_indexed() -> None:
     loaded = load_compact(data, packed=twice)
     with pytest.raises(InvalidExport, match="more than once"):
         loaded.build_indexes()
+
+
+def test_unpacking_decodes_every_packed_turn_a_chunk_at_a_time() -> None:
+    context = two_turns()
+    context.add_user("third")
+    data, turns = dump_packed(context)
+    loaded = load_compact(data, packed=turns)
+    packed = history_turns(loaded)
+    assert len(packed) == 3
+    assert list(unpack_turns(loaded, 2)) == [1, 0]
+    assert all(turn.packed is None for turn in packed)
+    assert list(unpack_turns(loaded, 2)) == []  # nothing left
+    assert loaded.model_dump_json() == context.model_dump_json()
