@@ -526,6 +526,7 @@ async def breakdown(path: str, name: str, save: bool = False) -> dict[str, float
     """Seconds of each phase of one ``ctx user`` command in this process, done as the command
     line does it: open lazily, load the context, run, close (with ``save``, as the command that
     brings the context CHECKPOINT_ON_CLOSE events past its checkpoint, which saves it)."""
+    from engine.context.compact import PackedTurn
     from engine.context.context import Context
 
     spent: dict[str, float] = {}
@@ -540,14 +541,19 @@ async def breakdown(path: str, name: str, save: bool = False) -> dict[str, float
 
         return wrapper
 
-    decode = timed("decode (orjson)", checkpoints_module.decode_checkpoint)
     with (
         mock.patch.object(
             cadence, "CHECKPOINT_ON_CLOSE", 1 if save else cadence.CHECKPOINT_ON_CLOSE
         ),
-        # Decoded where the index and a context's checkpoint are read.
-        mock.patch.object(index_role, "decode_checkpoint", decode),
-        mock.patch.object(checkpoints_module, "decode_checkpoint", decode),
+        # Decoded where the index and a context's checkpoint are read (decode_checkpoint
+        # splits first, too).
+        mock.patch.object(
+            checkpoints_module,
+            "split_checkpoint",
+            timed("decode (orjson)", checkpoints_module.split_checkpoint),
+        ),
+        # A context's turns are restored packed and decoded when first read: by indexing.
+        mock.patch.object(PackedTurn, "unpack", timed("unpack turns", PackedTurn.unpack)),
         mock.patch(  # where the projection looks it up
             f"{projection_module.__name__}.load_compact",
             timed("load (compact form)", load_compact),
@@ -559,19 +565,24 @@ async def breakdown(path: str, name: str, save: bool = False) -> dict[str, float
         opened = time.perf_counter()
         await ws.load(name)
         loaded = time.perf_counter()
+        at_load = dict(spent)  # the phases below, as far as loading went
         await ws.run(name, {"op": "message", "role": "user", "text": "one more question"})
         ran = time.perf_counter()
         await ws.close()
         closed = time.perf_counter()
     decoded, unpacked = spent["decode (orjson)"], spent["load (compact form)"]
+    turns = spent.get("unpack turns", 0.0)  # counted in "index" too: indexing decodes them
     indexed = spent.get("index", 0.0)  # during the tail's replay or the command
+    loading = sum(at_load.get(label, 0.0) for label in ("decode (orjson)", "load (compact form)"))
+    indexed_loading = at_load.get("index", 0.0)
     return {
         "open": opened - start,
-        "read checkpoint and tail": loaded - opened - decoded - unpacked - indexed,
+        "read checkpoint and tail": loaded - opened - loading - indexed_loading,
         "decode (orjson)": decoded,
         "load (compact form)": unpacked,
-        "index": indexed,
-        "command": ran - loaded,
+        "unpack turns": turns,
+        "index (without unpacking)": indexed - turns,
+        "command": ran - loaded - (indexed - indexed_loading),
         "close (index, checkpoint)": closed - ran,
     }
 

@@ -230,6 +230,10 @@ class TreeLayout:
     def _measure_all(self, turns: list[Turn]) -> Sequence[int]:
         """The heights of every turn, for a layout made anew."""
         collapsed, headers, ghosts = self.collapsed, self.headers, self._ghosts
+        if not collapsed and not ghosts:  # as _height, for every turn at once (opening)
+            if not headers:
+                return [turn.item_count() for turn in turns]
+            return [1 + turn.slot_count() + turn.item_count() for turn in turns]
         return [_height(turn, collapsed, headers, ghosts.get(turn.seq)) for turn in turns]
 
     def _apply_changes(self, view: ContextView, seqs: set[int]) -> None:

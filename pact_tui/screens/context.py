@@ -354,6 +354,11 @@ class ContextScreen(TimeTravel):
     (judged in a thread when ``shown`` changes: ``_judge_references``)."""
 
     def compose(self) -> Any:
+        # The breakpoint's class before anything is styled: set at the first resize, it would
+        # style every widget of the screen once more before the first frame.
+        wide = self.app.size.width >= WIDE
+        self.set_class(wide, "-wide")
+        self.set_class(not wide, "-narrow")
         yield StatusBar(id="status").data_bind(status=ContextScreen.status)
         with Horizontal(id="body"):
             yield ContextList(id="contexts").data_bind(
@@ -512,12 +517,17 @@ class ContextScreen(TimeTravel):
         if shown is not None and (old is None or old.name != shown.name):
             self.call_after_refresh(self._build_indexes, shown.name)
 
-    def _build_indexes(self, name: str) -> None:
-        """Once a context is on screen: the indexes opening left for later (Context.restore,
-        and its story index), so that its first command and its first story do not wait for
-        them (a no-op once built), and the heap frozen (``Workspace.build_indexes``); the
-        provider view's layout measured first, so that the first ``v`` does not measure every
-        turn (``LinePane.prepare``) and what it keeps is frozen with the rest."""
+    @work(group="indexes")
+    async def _build_indexes(self, name: str) -> None:
+        """Once a context is on screen: its turns opening left packed decoded, a chunk between
+        frames (``Workspace.unpacking``); then the indexes opening left for later
+        (Context.restore, and its story index), so that its first command and its first story
+        do not wait for them (a no-op once built), and the heap frozen
+        (``Workspace.build_indexes``); the provider view's layout measured first, so that the
+        first ``v`` does not measure every turn (``LinePane.prepare``) and what it keeps is
+        frozen with the rest."""
+        for _left in self.workspace.unpacking(name):
+            await asyncio.sleep(0)  # keys and frames between chunks
         if self.shown is not None and self.shown.name == name:
             self.provider.prepare()
         self.workspace.build_indexes(name)

@@ -143,3 +143,33 @@ def test_measured_heights_match_the_blocks_drawn(ops: list[tuple]) -> None:
         for _depth, turn in context.iter_turns():
             block = _Block(turn, layout.collapsed, headers)
             assert _height(turn, layout.collapsed, headers) == block.height
+
+
+def test_a_packed_context_is_laid_out_without_decoding_its_turns() -> None:
+    from engine.context.compact import PackedTurn, dump_packed, load_compact
+
+    context = Context(ids=SequentialIds(), clock=SteppingClock())
+    for n in range(12):
+        context.add_user(f"question {n}")
+        context.pact_insert("d0, 1, 0", TextContent(f"note {n}"))
+    data, packed = dump_packed(context)
+    loaded = load_compact(data, packed=packed)
+    turns = [turn for depth, turn in loaded.iter_turns() if depth >= 0]
+    assert all(isinstance(turn, PackedTurn) for turn in turns)
+    for headers in (True, False):
+        layout, expected = TreeLayout(headers=headers), TreeLayout(headers=headers)
+        layout.sync(loaded)
+        assert all(turn.packed is not None for turn in turns)  # type: ignore[attr-defined]
+        expected.sync(context)
+        assert layout.line_count == expected.line_count
+    layout = TreeLayout()
+    layout.sync(loaded)
+    row = layout.row(layout.line_count - 1)  # the last line: only its turn is read
+    assert [turn for turn in turns if turn.packed is None] == [row.turn]  # type: ignore[attr-defined]
+    assert _rows(layout) == _rows(expected_layout(context))
+
+
+def expected_layout(context: Context) -> TreeLayout:
+    layout = TreeLayout()
+    layout.sync(context)
+    return layout
