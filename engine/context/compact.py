@@ -14,6 +14,7 @@ shape: anything malformed raises ``InvalidExport`` rather than building a broken
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, chain, compress, count, islice, pairwise
 from operator import is_not
@@ -291,6 +292,9 @@ def restore_compact(data: Any, context: Context, packed: bytes | memoryview | No
 # first read (a reader decodes the rest once the first frame is shown).
 
 
+_UNPACKING = threading.Lock()
+
+
 class PackedTurn(Turn):
     """A turn restored from a packed checkpoint: its slots are decoded when first read."""
 
@@ -308,9 +312,17 @@ class PackedTurn(Turn):
     def unpack(self) -> dict[int, Slot]:
         """Decode the turn's slots now (once); ``InvalidExport`` if they are malformed or not
         what the index said."""
-        packed = self.packed
-        if packed is None:
+        if self.packed is None:
             return self.slots
+        # A thread may read the tree too (a selector matched off the input's path): the turn
+        # is decoded once, or two readers would hold different items for the same ids.
+        with _UNPACKING:
+            packed = self.packed
+            if packed is None:
+                return self.slots
+            return self._decoded(packed)
+
+    def _decoded(self, packed: memoryview) -> dict[int, Slot]:
         try:
             slots = _load_slots(_decode(packed))
         except ContextError:

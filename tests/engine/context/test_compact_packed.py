@@ -154,3 +154,36 @@ def test_unpacking_decodes_every_packed_turn_a_chunk_at_a_time() -> None:
     assert all(turn.packed is None for turn in packed)
     assert list(unpack_turns(loaded, 2)) == []  # nothing left
     assert loaded.model_dump_json() == context.model_dump_json()
+
+
+def test_threads_reading_a_packed_turn_at_once_get_the_same_slots() -> None:
+    import sys
+    import threading
+
+    context = new_context()
+    for n in range(40):
+        context.add_user(f"question {n}")
+        for k in range(30):
+            context.pact_insert("d0, 1, 0", TextContent(f"note {n} {k}"))
+    data, turns = dump_packed(context)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads swap as often as they can, mid-decode
+    try:
+        loaded = load_compact(data, packed=turns)
+        packed = history_turns(loaded)
+        start = threading.Barrier(4)
+        seen: list[list[object]] = [[] for _ in range(4)]
+
+        def read(into: list[object]) -> None:
+            start.wait()
+            into.extend(turn.slots for turn in packed)
+
+        threads = [threading.Thread(target=read, args=(into,)) for into in seen]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    for i, turn in enumerate(packed):
+        assert all(into[i] is turn.slots for into in seen)
