@@ -260,6 +260,12 @@ def restore_compact(data: Any, context: Context, packed: bytes | memoryview | No
         else:
             turns, item_count = _packed_turns(data["turns"], packed)
             item_count += system.item_count()
+            # Those a reader draws first (the first and the last, where a tree opens and
+            # where it follows), decoded now: one found malformed after opening costs a
+            # reload (``Workspace.unpacking``); here, before anything is drawn, a refusal.
+            for turn in chain(turns[:DRAWN_FIRST], turns[max(0, len(turns) - DRAWN_FIRST) :]):
+                if isinstance(turn, PackedTurn):
+                    turn.unpack()
         templates = _load_templates(data["templates"])
         creation_index, next_turn_seq = data["counters"]
         seqs = [turn.seq for turn in turns]
@@ -293,6 +299,10 @@ def restore_compact(data: Any, context: Context, packed: bytes | memoryview | No
 
 
 _UNPACKING = threading.Lock()
+# The packed turns decoded as a context is restored, at each end of its history: more than a
+# screenful of turns (each takes a row at the least), so that a malformed one a first frame
+# would draw is refused with the checkpoint (about a millisecond for 128 turns).
+DRAWN_FIRST = 64
 
 
 class PackedTurn(Turn):
@@ -328,10 +338,15 @@ class PackedTurn(Turn):
         except ContextError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise InvalidExport(f"turn {self.id!r}: malformed packed slots: {error}") from None
+            raise InvalidExport(
+                f"the checkpoint's packed turn {self.id!r} is malformed ({error})"
+            ) from None
         counts = (len(slots), sum([len(slot.items) for slot in slots.values()]))
         if counts != self.counts:
-            raise InvalidExport(f"turn {self.id!r} holds {counts}, its index says {self.counts}")
+            raise InvalidExport(
+                f"the checkpoint's packed turn {self.id!r} holds {counts} slots and items,"
+                f" its index says {self.counts}"
+            )
         self.slots = slots
         self.packed = None
         return slots

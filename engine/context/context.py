@@ -348,6 +348,12 @@ class Context(ContextView):
             self._creation_index = highest
             self._next_turn_seq = max(t.seq for t in turns) + 1
 
+    @property
+    def indexed(self) -> bool:
+        """Whether its indexes are built (a restore leaves them to the first operation, or to
+        ``build_indexes``; building them reads every turn)."""
+        return not self._unindexed
+
     def build_indexes(self) -> None:
         """Build now the indexes a restore left for later (a no-op otherwise): a reader that
         has shown the tree calls it while idle, so the first operation is not the one that

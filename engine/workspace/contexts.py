@@ -198,6 +198,7 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         if new in self._heads:
             raise ContextExists(f"context {new!r} already exists", name=new)
         await self.load(name)
+        await self._unpacked(name)
         copy: tuple[ForkOrigin, dict[str, Any]] | None = None
         if at is not None:
             entry = self.snapshot(name, at)
@@ -261,6 +262,7 @@ class ContextCommands(PastStates, ProtocolClock, WorkspaceIndex):
         if self._needs_reload:
             await self._reload(set(self._needs_reload))
         await self.load(name)
+        await self._unpacked(name)
         results: list[ContextResult] = []
         recorded: list[dict[str, Any]] = []  # their JSON forms, as the events store them
         projection: ContextProjection | None = None

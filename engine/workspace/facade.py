@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from engine.context.compact import unpack_turns
 from engine.workspace.changelogs import Changelogs
 from engine.workspace.heap import collector_paused
 from engine.workspace.lifecycle import Lifecycle
@@ -17,12 +14,6 @@ class Workspace(Lifecycle, ItemStories, Changelogs):
     Its methods come from its roles (``engine/workspace/__init__.py`` says which module holds
     which); the state they share is ``WorkspaceState``'s.
     """
-
-    def unpacking(self, name: str, chunk: int = 1_000) -> Iterator[int]:
-        """Decode, ``chunk`` turns at a time, the turns of the loaded context ``name`` that
-        opening left packed (``compact.unpack_turns``: each step says how many are left); a
-        reader runs it between frames once the context is drawn, before ``build_indexes``."""
-        return unpack_turns(self.context(name), chunk)
 
     def build_indexes(self, name: str) -> None:
         """Build now what opening the loaded context ``name`` left for later (its indexes,

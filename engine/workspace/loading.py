@@ -4,9 +4,11 @@ saving that checkpoint."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
 
 from engine.context import Context
+from engine.context.compact import unpack_turns
+from engine.context.errors import InvalidExport
 from engine.store import Checkpoint, StoredEvent, StreamHead
 from engine.workspace.checkpoints import (
     context_checkpoint_projection,
@@ -50,11 +52,17 @@ class ContextLoading(WorkspaceState):
                 await self._load_one(name)
 
     async def _load_one(
-        self, name: str, restored: ContextProjection | None = None, *, replace: bool = False
+        self,
+        name: str,
+        restored: ContextProjection | None = None,
+        *,
+        replace: bool = False,
+        replay: bool = False,
     ) -> ContextProjection:
         """Load (or with ``replace``, reload) one context: from ``restored``, else its
-        checkpoint, then the events of its stream after it, then those the change feed or a
-        command brought in meanwhile."""
+        checkpoint (with ``replay``, not: its checkpoint was found malformed), then the events
+        of its stream after it, then those the change feed or a command brought in
+        meanwhile."""
         async with self._load_lock:
             current = self._contexts.get(name)
             if current is not None and restored is None and not replace:
@@ -62,7 +70,10 @@ class ContextLoading(WorkspaceState):
             pending = self._loading[name] = []
             try:
                 with collector_paused(freeze=not replace):
-                    projection = await self._read_context(name, restored)
+                    if replay:
+                        projection = await self._catch_up(name, None)
+                    else:
+                        projection = await self._read_context(name, restored)
                     for event in pending:
                         if event.seq > projection.seq:
                             projection.replay(event)
@@ -71,6 +82,33 @@ class ContextLoading(WorkspaceState):
             self._contexts[name] = projection
             self._note(name, projection.seq, projection.stream_seq)
             return projection
+
+    async def unpacking(self, name: str, chunk: int = 1_000) -> AsyncIterator[int]:
+        """Decode, ``chunk`` turns at a time, the turns of the loaded context ``name`` that
+        opening left packed (``compact.unpack_turns``: each step says how many are left); a
+        reader runs it between frames once the context is drawn, before ``build_indexes``.
+
+        A turn found malformed (its checkpoint's digest matched: only a forged one) ends it as
+        a malformed checkpoint ends opening: the context is rebuilt from its log, its
+        checkpoint not used, and ``checkpoint_problem`` says which turn; ``context(name)`` is
+        then another context, the log's."""
+        try:
+            for left in unpack_turns(self.context(name), chunk):
+                yield left
+        except InvalidExport as error:
+            self._note_cache_problem(
+                f"the checkpoint of context {name!r} could not be used ({error});"
+                " replayed its stream"
+            )
+            await self._load_one(name, replace=True, replay=True)
+
+    async def _unpacked(self, name: str) -> None:
+        """Before a command on the loaded context ``name``: its turns left packed decoded
+        (``unpacking``; a no-op once its indexes are built, which reads them all), so that a
+        malformed one rebuilds it from its log rather than failing the command halfway."""
+        if not self.context(name).indexed:
+            async for _left in self.unpacking(name, chunk=1 << 62):
+                pass
 
     async def _read_context(
         self, name: str, restored: ContextProjection | None

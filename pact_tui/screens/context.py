@@ -526,7 +526,7 @@ class ContextScreen(TimeTravel):
         (``Workspace.build_indexes``); the provider view's layout measured first, so that the
         first ``v`` does not measure every turn (``LinePane.prepare``) and what it keeps is
         frozen with the rest."""
-        for _left in self.workspace.unpacking(name):
+        async for _left in self.workspace.unpacking(name):
             await asyncio.sleep(0)  # keys and frames between chunks
         if self.shown is not None and self.shown.name == name:
             self.provider.prepare()

@@ -145,9 +145,13 @@ def test_measured_heights_match_the_blocks_drawn(ops: list[tuple]) -> None:
             assert _height(turn, layout.collapsed, headers) == block.height
 
 
-def test_a_packed_context_is_laid_out_without_decoding_its_turns() -> None:
+def test_a_packed_context_is_laid_out_without_decoding_its_turns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from engine.context import compact
     from engine.context.compact import PackedTurn, dump_packed, load_compact
 
+    monkeypatch.setattr(compact, "DRAWN_FIRST", 0)  # none decoded as it is restored
     context = Context(ids=SequentialIds(), clock=SteppingClock())
     for n in range(12):
         context.add_user(f"question {n}")

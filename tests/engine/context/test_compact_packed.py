@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from engine.context import Context, InvalidExport, SequentialIds, SteppingClock, TextContent
+from engine.context import (
+    Context,
+    InvalidExport,
+    SequentialIds,
+    SteppingClock,
+    TextContent,
+    compact,
+)
 from engine.context.compact import (
     PackedTurn,
     dump_compact,
@@ -17,6 +24,14 @@ from engine.context.compact import (
 
 from .conftest import new_context
 from .test_compact import rich_context
+
+
+@pytest.fixture(autouse=True)
+def none_decoded_on_restoring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These small contexts would be decoded whole as they are restored (the turns a reader
+    draws first are: ``DRAWN_FIRST`` at each end): none are, to see each turn decoded when
+    read (``test_the_turns_a_reader_draws_first_are_decoded_on_restoring`` sets it back)."""
+    monkeypatch.setattr(compact, "DRAWN_FIRST", 0)
 
 
 def packed_roundtrip(context: Context) -> Context:
@@ -187,3 +202,39 @@ def test_threads_reading_a_packed_turn_at_once_get_the_same_slots() -> None:
         sys.setswitchinterval(switch)
     for i, turn in enumerate(packed):
         assert all(into[i] is turn.slots for into in seen)
+
+
+def test_the_turns_a_reader_draws_first_are_decoded_on_restoring(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(compact, "DRAWN_FIRST", 3)
+    context = new_context()
+    for n in range(10):
+        context.add_user(f"question {n}")
+    data, turns = dump_packed(context)
+    loaded = load_compact(data, packed=turns)
+    decoded = [turn.packed is None for turn in history_turns(loaded)]
+    assert decoded == [True] * 3 + [False] * 4 + [True] * 3
+    assert loaded.model_dump_json() == context.model_dump_json()
+
+
+@pytest.mark.parametrize(("turn", "at_restoring"), [(0, True), (4, False), (9, True)])
+def test_a_malformed_turn_a_reader_draws_first_is_refused_on_restoring(
+    monkeypatch: pytest.MonkeyPatch, turn: int, at_restoring: bool
+) -> None:
+    monkeypatch.setattr(compact, "DRAWN_FIRST", 3)
+    context = new_context()
+    for n in range(10):
+        context.add_user(f"question {n}")
+    data, turns = dump_packed(context)
+    lengths = data["turns"]["length"]
+    start = sum(lengths[:turn])
+    forged = turns[:start] + b"x" * lengths[turn] + turns[start + lengths[turn] :]
+    turn_id = data["turns"]["id"][turn]
+    if at_restoring:
+        with pytest.raises(InvalidExport, match=repr(turn_id)):
+            load_compact(data, packed=forged)
+    else:
+        loaded = load_compact(data, packed=forged)
+        with pytest.raises(InvalidExport, match=repr(turn_id)):
+            loaded.build_indexes()

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import engine.context.commands as commands_module
+from engine.context import compact
 from engine.context.compact import PackedTurn
 from engine.store import SqliteEventStore
 from engine.workspace import (
@@ -234,8 +235,9 @@ async def test_a_damaged_version_2_checkpoint_is_replaced_by_a_replay(
 
 
 async def test_a_context_checkpoint_is_packed_and_opens_without_decoding_its_turns(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(compact, "DRAWN_FIRST", 0)  # none decoded as it is restored
     path = tmp_path / "w.pact"
     exports = await two_checkpointed_contexts(path)
     async with await Workspace.open(path, watch=False) as ws:

@@ -1,0 +1,47 @@
+"""A context checkpoint whose packed turns are forged as someone who can write the file could:
+one turn's record made malformed in place, the index beside it left as it was, and the
+checkpoint's digest fixed. Only decoding that turn can tell (``compact.PackedTurn``)."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from engine.workspace import CONTEXT_CHECKPOINT, encode_checkpoint
+from engine.workspace.checkpoints import split_checkpoint
+
+
+def forge_packed_turn(path: Path, context: str, turn: int) -> str:
+    """Make the record of packed turn ``turn`` (0: the first after the system region; -1: the
+    last) of context ``context``'s checkpoint malformed (as many bytes, not JSON), and fix the
+    checkpoint's digest; the id of that turn."""
+    name = CONTEXT_CHECKPOINT + context
+    with closing(sqlite3.connect(path)) as connection:
+        chunks = connection.execute(
+            "SELECT k.chunk, k.data FROM checkpoint_chunks AS k JOIN checkpoints AS c"
+            " ON k.name = c.name AND k.generation = c.generation WHERE c.name = ?"
+            " ORDER BY k.chunk",
+            (name,),
+        ).fetchall()
+        assert len(chunks) == 1, "a checkpoint small enough to be one chunk"
+        data = chunks[0][1]
+        head, packed = split_checkpoint(data)
+        assert packed is not None, "a packed checkpoint"
+        index = head["context"]["turns"]
+        lengths = index["length"]
+        turn = turn % len(lengths)
+        start = sum(lengths[:turn])
+        records = bytearray(packed)
+        records[start : start + lengths[turn]] = b"x" * lengths[turn]
+        forged = encode_checkpoint(head, bytes(records))
+        assert forged != data
+        connection.execute("UPDATE checkpoint_chunks SET data = ? WHERE name = ?", (forged, name))
+        connection.execute(
+            "UPDATE checkpoints SET size = ?, sha256 = ? WHERE name = ?",
+            (len(forged), hashlib.sha256(forged).hexdigest(), name),
+        )
+        connection.commit()
+    turn_id: str = index["id"][turn]
+    return turn_id
