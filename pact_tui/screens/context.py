@@ -525,9 +525,16 @@ class ContextScreen(TimeTravel):
         do not wait for them (a no-op once built), and the heap frozen
         (``Workspace.build_indexes``); the provider view's layout measured first, so that the
         first ``v`` does not measure every turn (``LinePane.prepare``) and what it keeps is
-        frozen with the rest."""
+        frozen with the rest. A packed turn found malformed rebuilt the context from its log
+        (``Workspace.unpacking``): that one is shown, and the problem said."""
+        before = self.workspace.context(name)
         async for _left in self.workspace.unpacking(name):
             await asyncio.sleep(0)  # keys and frames between chunks
+        if self.workspace.context(name) is not before:
+            problem = self.workspace.checkpoint_problem or "the context was read from its log"
+            self.notify(problem, title="Checkpoint", severity="warning", timeout=10)
+            if self.context_name == name:
+                self._show()
         if self.shown is not None and self.shown.name == name:
             self.provider.prepare()
         self.workspace.build_indexes(name)

@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 
 from engine.workspace import Workspace
+from tests.engine.workspace.test_packed_turns import TURNS, many_turns, stored
+from tests.forged_packed import forge_packed_turn
 
-from .conftest import ok
+from .conftest import cli, failed, ok
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -144,3 +146,33 @@ def _without_times(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_times(v) for v in value]
     return value
+
+
+def test_a_query_reading_a_malformed_packed_turn_fails_in_one_line_writing_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.pact"
+    asyncio.run(many_turns(path))
+    turn_id = forge_packed_turn(path, "agent", TURNS // 2)  # not decoded on opening
+    before = stored(path)
+    for query in (("print",), ("select", "#k1"), ("story", "#k1")):
+        ran = failed("ctx", query[0], path, "agent", *query[1:], code="INVALID_EXPORT")
+        assert f"packed turn {turn_id!r} is malformed" in ran.err
+        assert failed("ctx", query[0], path, "agent", *query[1:], "--json", code="INVALID_EXPORT")
+    assert "question 1" in ok("ctx", "select", path, "agent", "d1").out  # it reads no other
+    assert stored(path) == before
+
+
+def test_a_command_on_a_context_with_a_malformed_packed_turn_runs_on_the_logs_state(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.pact"
+    asyncio.run(many_turns(path))
+    turn_id = forge_packed_turn(path, "agent", TURNS // 2)
+    ran = cli("ctx", "delete", path, "agent", "#k1")
+    assert ran.code == 0, ran
+    [note] = ran.err.splitlines()
+    assert note.startswith("pact-tui: note: the checkpoint of context 'agent' could not be used")
+    assert repr(turn_id) in note
+    after = cli("ctx", "select", path, "agent", "#k1", "--json")  # and saved anew
+    assert (after.code, after.data, after.err) == (1, [], "")  # exit 1: no match

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from engine.context.compact import PackedTurn
 from engine.workspace import Workspace
+from tests.engine.workspace.test_packed_turns import TURNS as MANY
+from tests.engine.workspace.test_packed_turns import many_turns
+from tests.forged_packed import forge_packed_turn
 
-from .inspector import SIZE, inspector, pane_lines, screen_of, settle
+from .inspector import SIZE, inspector, notifications, pane_lines, screen_of, settle
 
 TURNS = 60
 
@@ -43,3 +48,42 @@ async def test_the_turns_left_packed_are_decoded_and_indexed_after_the_first_fra
         assert all(turn.packed is None for turn in turns)  # type: ignore[attr-defined]
         assert [node.item.content for node in context.key_candidates("k0")] == ["note 0"]  # type: ignore[union-attr]
         assert context.item_count() == 2 * TURNS
+
+
+async def test_a_malformed_packed_turn_found_after_the_first_frame_shows_the_logs_context(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.pact"
+    export = await many_turns(path)  # more turns than those decoded as it is restored
+    turn_id = forge_packed_turn(path, "agent", MANY // 2)
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)  # the unpacking worker is done
+        assert app.is_running
+        assert app.workspace is not None
+        context = app.workspace.context("agent")
+        assert context.model_dump_json() == export  # the log's
+        assert not any(isinstance(turn, PackedTurn) for _depth, turn in context.iter_turns())
+        screen = screen_of(app)
+        assert screen.view is context
+        assert f"question {MANY - 1}" in "\n".join(pane_lines(screen.context_tree))
+        [said] = [note for note in notifications(app) if repr(turn_id) in note]
+        assert said.startswith("Checkpoint: ") and "context 'agent'" in said
+
+
+@pytest.mark.parametrize("turn", [0, -1])
+async def test_a_malformed_packed_turn_among_those_drawn_first_is_refused_at_opening(
+    tmp_path: Path, turn: int
+) -> None:
+    path = tmp_path / "w.pact"
+    export = await many_turns(path)
+    turn_id = forge_packed_turn(path, "agent", turn)
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.is_running
+        assert app.workspace is not None
+        assert app.workspace.context("agent").model_dump_json() == export
+        assert f"question {MANY - 1}" in "\n".join(pane_lines(screen_of(app).context_tree))
+        [said] = [note for note in notifications(app) if repr(turn_id) in note]
+        assert said.startswith("Checkpoint: ") and "context 'agent'" in said
