@@ -92,10 +92,15 @@ class ContextLoading(WorkspaceState):
         a malformed checkpoint ends opening: the context is rebuilt from its log, its
         checkpoint not used, and ``checkpoint_problem`` says which turn; ``context(name)`` is
         then another context, the log's."""
+        projection = self._projection(name)
         try:
-            for left in unpack_turns(self.context(name), chunk):
+            for left in unpack_turns(projection.context, chunk):
                 yield left
+                if self._contexts.get(name) is not projection:
+                    return  # reloaded meanwhile (a command found the turn first): the log's
         except InvalidExport as error:
+            if self._contexts.get(name) is not projection:
+                return
             self._note_cache_problem(
                 f"the checkpoint of context {name!r} could not be used ({error});"
                 " replayed its stream"

@@ -98,3 +98,21 @@ async def test_a_malformed_packed_turn_a_reader_draws_first_is_refused_at_openin
         assert not any(isinstance(turn, PackedTurn) for _depth, turn in context.iter_turns())
         assert context.model_dump_json() == export
     assert stored(path) == before
+
+
+async def test_unpacking_ends_when_a_command_rebuilt_the_context_meanwhile(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.pact"
+    await many_turns(path)
+    forge_packed_turn(path, "agent", TURNS // 2)
+    async with await Workspace.open(path, watch=False) as ws:
+        unpacking = ws.unpacking("agent", chunk=1)
+        assert await anext(unpacking) > 0
+        await ws.run_many("agent", [{"op": "delete", "selector": "#k70"}])  # rebuilt first
+        rebuilt = ws.context("agent")
+        problem = ws.checkpoint_problem
+        assert problem is not None
+        assert [left async for left in unpacking] == []  # not the old context's turns
+        assert ws.context("agent") is rebuilt
+        assert list(rebuilt.key_candidates("k70")) == []
