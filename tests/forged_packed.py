@@ -45,3 +45,38 @@ def forge_packed_turn(path: Path, context: str, turn: int) -> str:
         connection.commit()
     turn_id: str = index["id"][turn]
     return turn_id
+
+
+def forge_duplicate_ids(path: Path, context: str, source: int, target: int) -> str:
+    """Make packed turn ``target`` of context ``context``'s checkpoint hold a copy of packed
+    turn ``source``'s record (its counts and length in the index too), so that each decodes
+    but their items share ids, and fix the checkpoint's digest; the id of the target turn."""
+    name = CONTEXT_CHECKPOINT + context
+    with closing(sqlite3.connect(path)) as connection:
+        [(data,)] = connection.execute(
+            "SELECT k.data FROM checkpoint_chunks AS k JOIN checkpoints AS c"
+            " ON k.name = c.name AND k.generation = c.generation WHERE c.name = ?",
+            (name,),
+        ).fetchall()
+        head, packed = split_checkpoint(data)
+        assert packed is not None, "a packed checkpoint"
+        index = head["context"]["turns"]
+        lengths = index["length"]
+        source, target = source % len(lengths), target % len(lengths)
+        records = []
+        start = 0
+        for length in lengths:
+            records.append(bytes(packed[start : start + length]))
+            start += length
+        records[target] = records[source]
+        for column in ("slots", "items", "length"):
+            index[column][target] = index[column][source]
+        forged = encode_checkpoint(head, b"".join(records))
+        connection.execute("UPDATE checkpoint_chunks SET data = ? WHERE name = ?", (forged, name))
+        connection.execute(
+            "UPDATE checkpoints SET size = ?, sha256 = ? WHERE name = ?",
+            (len(forged), hashlib.sha256(forged).hexdigest(), name),
+        )
+        connection.commit()
+    turn_id: str = index["id"][target]
+    return turn_id

@@ -91,13 +91,17 @@ class ContextLoading(WorkspaceState):
         A turn found malformed (its checkpoint's digest matched: only a forged one) ends it as
         a malformed checkpoint ends opening: the context is rebuilt from its log, its
         checkpoint not used, and ``checkpoint_problem`` says which turn; ``context(name)`` is
-        then another context, the log's."""
+        then another context, the log's. So are turns whose items share ids (found as the
+        context is indexed, once every turn is decoded)."""
         projection = self._projection(name)
         try:
             for left in unpack_turns(projection.context, chunk):
                 yield left
                 if self._contexts.get(name) is not projection:
                     return  # reloaded meanwhile (a command found the turn first): the log's
+            # Every turn decoded: index them now, which checks that no item id is held twice
+            # (turns forged to share items decode one by one), inside the same refusal.
+            projection.context.build_indexes()
         except InvalidExport as error:
             if self._contexts.get(name) is not projection:
                 return

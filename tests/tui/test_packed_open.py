@@ -11,7 +11,7 @@ from engine.context.compact import PackedTurn
 from engine.workspace import Workspace
 from tests.engine.workspace.test_packed_turns import TURNS as MANY
 from tests.engine.workspace.test_packed_turns import many_turns
-from tests.forged_packed import forge_packed_turn
+from tests.forged_packed import forge_duplicate_ids, forge_packed_turn
 
 from .inspector import SIZE, inspector, notifications, pane_lines, screen_of, settle
 
@@ -86,4 +86,20 @@ async def test_a_malformed_packed_turn_among_those_drawn_first_is_refused_at_ope
         assert app.workspace.context("agent").model_dump_json() == export
         assert f"question {MANY - 1}" in "\n".join(pane_lines(screen_of(app).context_tree))
         [said] = [note for note in notifications(app) if repr(turn_id) in note]
+        assert said.startswith("Checkpoint: ") and "context 'agent'" in said
+
+
+async def test_packed_turns_whose_items_share_ids_show_the_logs_context(tmp_path: Path) -> None:
+    path = tmp_path / "w.pact"
+    export = await many_turns(path)
+    forge_duplicate_ids(path, "agent", MANY // 2, MANY // 2 + 1)  # both left packed
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)  # the unpacking worker is done
+        assert app.is_running
+        assert app.workspace is not None
+        context = app.workspace.context("agent")
+        assert context.model_dump_json() == export  # the log's
+        assert screen_of(app).view is context
+        [said] = [note for note in notifications(app) if "more than once" in note]
         assert said.startswith("Checkpoint: ") and "context 'agent'" in said

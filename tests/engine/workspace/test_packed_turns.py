@@ -14,7 +14,7 @@ import pytest
 
 from engine.context.compact import DRAWN_FIRST, PackedTurn
 from engine.workspace import Workspace
-from tests.forged_packed import forge_packed_turn
+from tests.forged_packed import forge_duplicate_ids, forge_packed_turn
 
 TURNS = 2 * DRAWN_FIRST + 40  # some turns that opening leaves packed
 
@@ -116,3 +116,34 @@ async def test_unpacking_ends_when_a_command_rebuilt_the_context_meanwhile(
         assert [left async for left in unpacking] == []  # not the old context's turns
         assert ws.context("agent") is rebuilt
         assert list(rebuilt.key_candidates("k70")) == []
+
+
+async def test_packed_turns_whose_items_share_ids_rebuild_the_context_from_its_log(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.pact"
+    export = await many_turns(path)
+    forge_duplicate_ids(path, "agent", TURNS // 2, TURNS // 2 + 1)  # both left packed
+    before = stored(path)
+    async with await Workspace.open(path, watch=False, read_only=True) as ws:
+        opened = ws.context("agent")
+        [left async for left in ws.unpacking("agent")]
+        assert ws.context("agent") is not opened
+        assert ws.context("agent").model_dump_json() == export  # the log's state
+        problem = ws.checkpoint_problem
+        assert problem is not None and "more than once" in problem and "replayed" in problem
+        ws.build_indexes("agent")
+    assert stored(path) == before
+
+
+async def test_a_command_on_packed_turns_whose_items_share_ids_runs_on_the_logs_state(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "w.pact"
+    await many_turns(path)
+    forge_duplicate_ids(path, "agent", TURNS // 2, TURNS // 2 + 1)
+    async with await Workspace.open(path, watch=False) as ws:
+        await ws.run_many("agent", [{"op": "delete", "selector": "#k70"}])
+        assert list(ws.context("agent").key_candidates("k70")) == []
+        problem = ws.checkpoint_problem
+        assert problem is not None and "more than once" in problem
