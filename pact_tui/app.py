@@ -25,7 +25,9 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.widgets import Static
+from textual.worker import WorkerFailed
 
+from engine.context.errors import MalformedPackedTurns
 from engine.masterlog.errors import MasterLogError
 from engine.store.opening import is_url
 from engine.visible import visible
@@ -126,6 +128,21 @@ class PactApp(App[int]):
         commands = getattr(screen, "system_commands", None)
         if commands is not None:
             yield from commands()
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's hook for what a handler, a render or a worker raised, which ends the app;
+        but not for a forged checkpoint's packed turn found malformed where it was first read
+        (drawn, or read by a worker, before the unpacking between frames reached it): the
+        context screen rebuilds the context from its log and says so, as when the unpacking
+        finds it (``ContextScreen.packed_turns_malformed``)."""
+        cause = error.error if isinstance(error, WorkerFailed) else error
+        if isinstance(cause, MalformedPackedTurns):
+            for screen in reversed(self.screen_stack):
+                refuse = getattr(screen, "packed_turns_malformed", None)
+                if refuse is not None:
+                    refuse()
+                    return
+        super()._handle_exception(error)
 
     def __init__(
         self,

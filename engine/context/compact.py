@@ -25,7 +25,7 @@ from pyrsistent import pvector
 
 from .clock import Clock, IdFactory
 from .context import Context
-from .errors import ContextError, InvalidExport
+from .errors import ContextError, InvalidExport, MalformedPackedTurns
 from .history import Snapshot
 from .nodes import Item, Slot, Template, Turn, lived_ttl
 from .stages import Pos, RenderLifecycle
@@ -338,12 +338,12 @@ class PackedTurn(Turn):
         except ContextError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise InvalidExport(
+            raise MalformedPackedTurns(
                 f"the checkpoint's packed turn {self.id!r} is malformed ({error})"
             ) from None
         counts = (len(slots), sum([len(slot.items) for slot in slots.values()]))
         if counts != self.counts:
-            raise InvalidExport(
+            raise MalformedPackedTurns(
                 f"the checkpoint's packed turn {self.id!r} holds {counts} slots and items,"
                 f" its index says {self.counts}"
             )

@@ -33,6 +33,7 @@ from .errors import (
     InvalidExport,
     InvalidLifecycle,
     InvalidUpdateMode,
+    MalformedPackedTurns,
     NoSuchDepth,
     NotAComponent,
     NotFound,
@@ -374,7 +375,7 @@ class Context(ContextView):
                     self._index(item, seq, bulk=True)
         heapq.heapify(self._expiry)  # built once rather than pushed to, item by item
         if len(where) != self._loaded_count:  # only a restore of packed turns checks here
-            raise InvalidExport(
+            raise MalformedPackedTurns(
                 f"{self._loaded_count - len(where)} item id(s) appear more than once"
             )
 

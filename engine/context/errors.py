@@ -118,6 +118,12 @@ class InvalidExport(ContextError):
     code = "INVALID_EXPORT"
 
 
+class MalformedPackedTurns(InvalidExport):
+    """A checkpoint's packed turns found malformed when decoded or indexed, after the context
+    was restored from it (its digest matched: a forged checkpoint). Whoever reads the context
+    then rebuilds it from its log (``Workspace.unpacking``) rather than failing."""
+
+
 class InvalidChangelog(ContextError):
     """A changelog's JSON form that cannot be read; ``field`` names where (``entries[2].kind``)."""
 

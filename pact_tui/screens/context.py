@@ -517,8 +517,23 @@ class ContextScreen(TimeTravel):
         if shown is not None and (old is None or old.name != shown.name):
             self.call_after_refresh(self._build_indexes, shown.name)
 
+    _refusing: str | None = None  # the context whose malformed packed turn is being refused
+
+    def packed_turns_malformed(self) -> None:
+        """A packed turn of the context shown was found malformed where it was first read
+        (drawn, or read by a worker) before the unpacking between frames reached it (the app
+        calls this instead of ending): the unpacking starts over and decodes the rest at once,
+        which finds that turn and rebuilds the context from its log (``_build_indexes``), once
+        however many frames read the turn meanwhile."""
+        name = self.context_name
+        if name is None or self._refusing is not None:
+            return
+        self._refusing = name
+        self.workers.cancel_group(self, "indexes")
+        self._build_indexes(name, chunk=1 << 62)
+
     @work(group="indexes")
-    async def _build_indexes(self, name: str) -> None:
+    async def _build_indexes(self, name: str, chunk: int = 1_000) -> None:
         """Once a context is on screen: its turns opening left packed decoded, a chunk between
         frames (``Workspace.unpacking``); then the indexes opening left for later
         (Context.restore, and its story index), so that its first command and its first story
@@ -528,13 +543,17 @@ class ContextScreen(TimeTravel):
         frozen with the rest. A packed turn found malformed rebuilt the context from its log
         (``Workspace.unpacking``): that one is shown, and the problem said."""
         before = self.workspace.context(name)
-        async for _left in self.workspace.unpacking(name):
-            await asyncio.sleep(0)  # keys and frames between chunks
-        if self.workspace.context(name) is not before:
-            problem = self.workspace.checkpoint_problem or "the context was read from its log"
-            self.notify(problem, title="Checkpoint", severity="warning", timeout=10)
-            if self.context_name == name:
-                self._show()
+        try:
+            async for _left in self.workspace.unpacking(name, chunk):
+                await asyncio.sleep(0)  # keys and frames between chunks
+            if self.workspace.context(name) is not before:
+                problem = self.workspace.checkpoint_problem or "the context was read from its log"
+                self.notify(problem, title="Checkpoint", severity="warning", timeout=10)
+                if self.context_name == name:
+                    self._show()
+        finally:
+            if chunk == 1 << 62:
+                self._refusing = None
         if self.shown is not None and self.shown.name == name:
             self.provider.prepare()
         self.workspace.build_indexes(name)

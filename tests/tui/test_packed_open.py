@@ -3,7 +3,9 @@ from a few decoded turns; the rest are decoded between frames, then the indexes 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +15,15 @@ from tests.engine.workspace.test_packed_turns import TURNS as MANY
 from tests.engine.workspace.test_packed_turns import many_turns
 from tests.forged_packed import forge_duplicate_ids, forge_packed_turn
 
-from .inspector import SIZE, inspector, notifications, pane_lines, screen_of, settle
+from .inspector import (
+    SIZE,
+    inspector,
+    notifications,
+    pane_lines,
+    screen_of,
+    settle,
+    wait_until,
+)
 
 TURNS = 60
 
@@ -102,4 +112,43 @@ async def test_packed_turns_whose_items_share_ids_show_the_logs_context(tmp_path
         assert context.model_dump_json() == export  # the log's
         assert screen_of(app).view is context
         [said] = [note for note in notifications(app) if "more than once" in note]
+        assert said.startswith("Checkpoint: ") and "context 'agent'" in said
+
+
+async def test_a_malformed_packed_turn_drawn_before_it_was_unpacked_shows_the_logs_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "w.pact"
+    export = await many_turns(path)
+    turn_id = forge_packed_turn(path, "agent", MANY // 2)  # left packed at opening
+    held = asyncio.Event()  # the first unpacking waits: the turn is reached by scrolling
+    calls: list[str] = []
+    unpacking = Workspace.unpacking
+
+    async def unpacking_held(self: Workspace, name: str, chunk: int = 1_000) -> Any:
+        calls.append(name)
+        if len(calls) == 1:
+            await held.wait()
+        async for left in unpacking(self, name, chunk):
+            yield left
+
+    monkeypatch.setattr(Workspace, "unpacking", unpacking_held)
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.workspace is not None
+        opened = app.workspace.context("agent")
+        screen = screen_of(app)
+        for _ in range(MANY):  # page up to the top, through the malformed turn
+            await pilot.press("pageup")
+            if app.workspace.context("agent") is not opened:
+                break
+        await wait_until(pilot, lambda: screen.view is not opened, "the log's context shown")
+        held.set()
+        await settle(pilot)
+        assert app.is_running
+        context = app.workspace.context("agent")
+        assert context is not opened and context.model_dump_json() == export  # the log's
+        assert screen.view is context
+        [said] = [note for note in notifications(app) if repr(turn_id) in note]
         assert said.startswith("Checkpoint: ") and "context 'agent'" in said
