@@ -135,12 +135,15 @@ async def test_a_malformed_packed_turn_drawn_before_it_was_unpacked_shows_the_lo
     monkeypatch.setattr(Workspace, "unpacking", unpacking_held)
     app = inspector(path)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        # The held unpacking has begun (it starts after the first frame): under load the
+        # pages below could otherwise be drawn first, and the refusal's unpacking be held.
+        await wait_until(pilot, lambda: calls == ["agent"], "the first unpacking")
         assert app.workspace is not None
         opened = app.workspace.context("agent")
         screen = screen_of(app)
         for _ in range(MANY):  # page up to the top, through the malformed turn
             await pilot.press("pageup")
+            await pilot.pause()  # each page drawn (a frame), not two keys to one frame
             if app.workspace.context("agent") is not opened:
                 break
         await wait_until(pilot, lambda: screen.view is not opened, "the log's context shown")
