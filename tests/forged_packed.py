@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -13,29 +14,18 @@ from engine.workspace import CONTEXT_CHECKPOINT, encode_checkpoint
 from engine.workspace.checkpoints import split_checkpoint
 
 
-def forge_packed_turn(path: Path, context: str, turn: int) -> str:
-    """Make the record of packed turn ``turn`` (0: the first after the system region; -1: the
-    last) of context ``context``'s checkpoint malformed (as many bytes, not JSON), and fix the
-    checkpoint's digest; the id of that turn."""
-    name = CONTEXT_CHECKPOINT + context
+def rewrite_checkpoint(path: Path, name: str, forge: Callable[[bytes], bytes]) -> None:
+    """Replace checkpoint ``name``'s bytes (one chunk) with ``forge`` of them, and fix its
+    digest and size: as someone who can write the file could; only reading it can tell."""
     with closing(sqlite3.connect(path)) as connection:
         chunks = connection.execute(
-            "SELECT k.chunk, k.data FROM checkpoint_chunks AS k JOIN checkpoints AS c"
-            " ON k.name = c.name AND k.generation = c.generation WHERE c.name = ?"
-            " ORDER BY k.chunk",
+            "SELECT k.data FROM checkpoint_chunks AS k JOIN checkpoints AS c"
+            " ON k.name = c.name AND k.generation = c.generation WHERE c.name = ?",
             (name,),
         ).fetchall()
         assert len(chunks) == 1, "a checkpoint small enough to be one chunk"
-        data = chunks[0][1]
-        head, packed = split_checkpoint(data)
-        assert packed is not None, "a packed checkpoint"
-        index = head["context"]["turns"]
-        lengths = index["length"]
-        turn = turn % len(lengths)
-        start = sum(lengths[:turn])
-        records = bytearray(packed)
-        records[start : start + lengths[turn]] = b"x" * lengths[turn]
-        forged = encode_checkpoint(head, bytes(records))
+        data = chunks[0][0]
+        forged = forge(data)
         assert forged != data
         connection.execute("UPDATE checkpoint_chunks SET data = ? WHERE name = ?", (forged, name))
         connection.execute(
@@ -43,40 +33,52 @@ def forge_packed_turn(path: Path, context: str, turn: int) -> str:
             (len(forged), hashlib.sha256(forged).hexdigest(), name),
         )
         connection.commit()
-    turn_id: str = index["id"][turn]
-    return turn_id
+
+
+def forge_packed_turn(path: Path, context: str, turn: int) -> str:
+    """Make the record of packed turn ``turn`` (0: the first after the system region; -1: the
+    last) of context ``context``'s checkpoint malformed (as many bytes, not JSON), and fix the
+    checkpoint's digest; the id of that turn."""
+    ids: list[str] = []
+
+    def forge(data: bytes) -> bytes:
+        head, packed = split_checkpoint(data)
+        assert packed is not None, "a packed checkpoint"
+        index = head["context"]["turns"]
+        lengths = index["length"]
+        place = turn % len(lengths)
+        start = sum(lengths[:place])
+        records = bytearray(packed)
+        records[start : start + lengths[place]] = b"x" * lengths[place]
+        ids.append(index["id"][place])
+        return encode_checkpoint(head, bytes(records))
+
+    rewrite_checkpoint(path, CONTEXT_CHECKPOINT + context, forge)
+    return ids[0]
 
 
 def forge_duplicate_ids(path: Path, context: str, source: int, target: int) -> str:
     """Make packed turn ``target`` of context ``context``'s checkpoint hold a copy of packed
     turn ``source``'s record (its counts and length in the index too), so that each decodes
     but their items share ids, and fix the checkpoint's digest; the id of the target turn."""
-    name = CONTEXT_CHECKPOINT + context
-    with closing(sqlite3.connect(path)) as connection:
-        [(data,)] = connection.execute(
-            "SELECT k.data FROM checkpoint_chunks AS k JOIN checkpoints AS c"
-            " ON k.name = c.name AND k.generation = c.generation WHERE c.name = ?",
-            (name,),
-        ).fetchall()
+    ids: list[str] = []
+
+    def forge(data: bytes) -> bytes:
         head, packed = split_checkpoint(data)
         assert packed is not None, "a packed checkpoint"
         index = head["context"]["turns"]
         lengths = index["length"]
-        source, target = source % len(lengths), target % len(lengths)
+        copied, into = source % len(lengths), target % len(lengths)
         records = []
         start = 0
         for length in lengths:
             records.append(bytes(packed[start : start + length]))
             start += length
-        records[target] = records[source]
+        records[into] = records[copied]
         for column in ("slots", "items", "length"):
-            index[column][target] = index[column][source]
-        forged = encode_checkpoint(head, b"".join(records))
-        connection.execute("UPDATE checkpoint_chunks SET data = ? WHERE name = ?", (forged, name))
-        connection.execute(
-            "UPDATE checkpoints SET size = ?, sha256 = ? WHERE name = ?",
-            (len(forged), hashlib.sha256(forged).hexdigest(), name),
-        )
-        connection.commit()
-    turn_id: str = index["id"][target]
-    return turn_id
+            index[column][into] = index[column][copied]
+        ids.append(index["id"][into])
+        return encode_checkpoint(head, b"".join(records))
+
+    rewrite_checkpoint(path, CONTEXT_CHECKPOINT + context, forge)
+    return ids[0]

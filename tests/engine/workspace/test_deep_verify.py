@@ -5,7 +5,6 @@ the workspace would not use is reported as ignored; files written by older code 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import shutil
 import sqlite3
@@ -30,6 +29,7 @@ from engine.workspace import (
     encode_checkpoint,
 )
 from tests.cli.conftest import cli
+from tests.forged_packed import rewrite_checkpoint
 from tests.processes import run_as_ordinary_user
 
 from .bad_files import state
@@ -86,20 +86,8 @@ def names(path: Path, like: str) -> list[str]:
 
 def forge(path: Path, name: str, change: Any) -> None:
     """Edit a checkpoint's content by hand and fix its digest: only the log can tell."""
-    with closing(sqlite3.connect(path)) as connection:
-        [(data,)] = connection.execute(
-            "SELECT k.data FROM checkpoint_chunks AS k JOIN checkpoints AS c"
-            " ON k.name = c.name AND k.generation = c.generation WHERE c.name = ?",
-            (name,),
-        ).fetchall()
-        forged = encode_checkpoint(change(decode_checkpoint(data)))  # its turns unpacked
-        assert forged != data
-        connection.execute("UPDATE checkpoint_chunks SET data = ? WHERE name = ?", (forged, name))
-        connection.execute(
-            "UPDATE checkpoints SET size = ?, sha256 = ? WHERE name = ?",
-            (len(forged), hashlib.sha256(forged).hexdigest(), name),
-        )
-        connection.commit()
+    # Its turns unpacked: written back in the plain form.
+    rewrite_checkpoint(path, name, lambda data: encode_checkpoint(change(decode_checkpoint(data))))
 
 
 def findings(result: DeepVerifyResult) -> dict[str, str]:
