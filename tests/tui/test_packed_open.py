@@ -11,6 +11,7 @@ import pytest
 
 from engine.context.compact import PackedTurn
 from engine.workspace import Workspace
+from pact_tui.app import PactApp
 from tests.engine.workspace.test_packed_turns import TURNS as MANY
 from tests.engine.workspace.test_packed_turns import many_turns
 from tests.forged_packed import forge_duplicate_ids, forge_packed_turn
@@ -29,15 +30,7 @@ TURNS = 60
 
 
 async def packed_workspace(path: Path) -> None:
-    async with await Workspace.open(path, create=True, watch=False) as ws:
-        await ws.create_context("agent")
-        commands = []
-        for n in range(TURNS):
-            commands.append({"op": "message", "role": "user", "text": f"question {n}"})
-            note = {"type": "text", "content": f"note {n}", "key": f"k{n}"}
-            commands.append({"op": "insert", "selector": "d0, 1, 0", "component": note})
-        await ws.run_many("agent", commands)
-        await ws.checkpoint()
+    await many_turns(path, TURNS)
 
 
 async def test_the_turns_left_packed_are_decoded_and_indexed_after_the_first_frame(
@@ -93,10 +86,7 @@ async def test_a_malformed_packed_turn_among_those_drawn_first_is_refused_at_ope
         await settle(pilot)
         assert app.is_running
         assert app.workspace is not None
-        assert app.workspace.context("agent").model_dump_json() == export
-        assert f"question {MANY - 1}" in "\n".join(pane_lines(screen_of(app).context_tree))
-        [said] = [note for note in notifications(app) if repr(turn_id) in note]
-        assert said.startswith("Checkpoint: ") and "context 'agent'" in said
+        assert_the_logs_context_shown(app, export, repr(turn_id))
 
 
 async def test_packed_turns_whose_items_share_ids_show_the_logs_context(tmp_path: Path) -> None:
@@ -108,11 +98,7 @@ async def test_packed_turns_whose_items_share_ids_show_the_logs_context(tmp_path
         await settle(pilot)  # the unpacking worker is done
         assert app.is_running
         assert app.workspace is not None
-        context = app.workspace.context("agent")
-        assert context.model_dump_json() == export  # the log's
-        assert screen_of(app).view is context
-        [said] = [note for note in notifications(app) if "more than once" in note]
-        assert said.startswith("Checkpoint: ") and "context 'agent'" in said
+        assert_the_logs_context_shown(app, export, "more than once")
 
 
 async def test_a_malformed_packed_turn_drawn_before_it_was_unpacked_shows_the_logs_context(
@@ -155,3 +141,16 @@ async def test_a_malformed_packed_turn_drawn_before_it_was_unpacked_shows_the_lo
         assert screen.view is context
         [said] = [note for note in notifications(app) if repr(turn_id) in note]
         assert said.startswith("Checkpoint: ") and "context 'agent'" in said
+
+
+def assert_the_logs_context_shown(app: PactApp, export: str, problem: str) -> None:
+    """The context rebuilt from its log is the one shown, drawn to its newest turn, and a
+    ``Checkpoint`` notification says why (its text holds ``problem``)."""
+    assert app.is_running and app.workspace is not None
+    context = app.workspace.context("agent")
+    assert context.model_dump_json() == export  # the log's
+    screen = screen_of(app)
+    assert screen.view is context
+    assert f"question {MANY - 1}" in "\n".join(pane_lines(screen.context_tree))
+    [said] = [note for note in notifications(app) if problem in note]
+    assert said.startswith("Checkpoint: ") and "context 'agent'" in said

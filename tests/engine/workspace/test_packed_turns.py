@@ -19,12 +19,12 @@ from tests.forged_packed import forge_duplicate_ids, forge_packed_turn
 TURNS = 2 * DRAWN_FIRST + 40  # some turns that opening leaves packed
 
 
-async def many_turns(path: Path) -> str:
-    """Context ``agent`` with ``TURNS`` turns of two items each, checkpointed: its export."""
+async def many_turns(path: Path, turns: int = TURNS) -> str:
+    """Context ``agent`` with ``turns`` turns of two items each, checkpointed: its export."""
     async with await Workspace.open(path, create=True, watch=False) as ws:
         await ws.create_context("agent")
         commands = []
-        for n in range(TURNS):
+        for n in range(turns):
             commands.append({"op": "message", "role": "user", "text": f"question {n}"})
             note = {"type": "text", "content": f"note {n}", "key": f"k{n}"}
             commands.append({"op": "insert", "selector": "d0, 1, 0", "component": note})
