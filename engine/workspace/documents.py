@@ -278,15 +278,19 @@ class DocumentsAndFrameworks(ProtocolClock):
             if until is not None and upto >= until:
                 return
 
-    async def _trail_piece(self, name: str, after: int, upto: int, key: str) -> TrailPiece | None:
-        """The piece of document ``name``'s trail stored as ``key``; None, noted, if it cannot
-        be used."""
-        from engine.workspace.trail import decode_piece
+    async def _trail_piece(
+        self, name: str, after: int, upto: int, key: str, *, rows: bool = True
+    ) -> TrailPiece | None:
+        """The piece of document ``name``'s trail stored as ``key`` (without ``rows``: its
+        names alone, its rows left unread); None, noted, if it cannot be used."""
+        from engine.workspace.trail import TrailPiece, decode_piece, piece_names
 
         try:
             checkpoint = await self.store.load_checkpoint(key)
             if checkpoint is None:
                 return None  # replaced meanwhile: the log from here
+            if not rows:
+                return TrailPiece(after, upto, piece_names(checkpoint.data, after, upto), ())
             return decode_piece(checkpoint.data, after, upto)
         except (StoreError, ValueError) as error:
             self._note_cache_problem(
@@ -318,7 +322,7 @@ class DocumentsAndFrameworks(ProtocolClock):
             merging = len(chain) + 1 >= MERGE_AT
             kept: list[TrailPiece] = []
             for after, upto, key in chain if merging else chain[-1:]:  # the last: its names
-                piece = await self._trail_piece(name, after, upto, key)
+                piece = await self._trail_piece(name, after, upto, key, rows=merging)
                 if piece is None:  # noted: kept again from the first event, replacing them all
                     kept, covered, merging = [], 0, True
                     break

@@ -138,6 +138,26 @@ def decode_piece(data: bytes, after: int, upto: int) -> TrailPiece:
             header, columns = orjson.loads(head), orjson.loads(body)
     except (ValueError, TypeError, RecursionError) as error:
         raise InvalidTrailPiece(f"not a piece of an audit trail ({error})") from None
+    names = _names(header, after, upto)
+    return TrailPiece(after, upto, names, _rows(columns, upto - after))
+
+
+def piece_names(data: bytes, after: int, upto: int) -> dict[str, str]:
+    """The agents' names of the piece ``data`` (as ``decode_piece``'s), its header alone read
+    where it can be: what a new piece after it starts from, without its rows."""
+    end = data.find(b"\n")
+    if data[:1] == b"J" or end < 0:
+        return decode_piece(data, after, upto).names
+    try:
+        header = orjson.loads(data[:end])
+    except orjson.JSONDecodeError as error:
+        raise InvalidTrailPiece(f"not a piece of an audit trail ({error})") from None
+    return _names(header, after, upto)
+
+
+def _names(header: Any, after: int, upto: int) -> dict[str, str]:
+    """A piece's header checked (its format, its rows' version, the range its name says):
+    the names it holds."""
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise InvalidTrailPiece("not a piece of an audit trail")
     if header.get("rows") != ROWS_VERSION:
@@ -152,7 +172,7 @@ def decode_piece(data: bytes, after: int, upto: int) -> TrailPiece:
     names = header.get("names")
     if not isinstance(names, dict) or set(map(type, names.values())) - {str}:
         raise InvalidTrailPiece("its agents' names are not a map of names")
-    return TrailPiece(after, upto, names, _rows(columns, upto - after))
+    return names
 
 
 def _rows(columns: Any, count: int) -> list[AuditRow]:

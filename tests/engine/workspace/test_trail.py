@@ -24,6 +24,7 @@ from engine.workspace.trail import (
     decode_piece,
     encode_piece,
     piece_name,
+    piece_names,
 )
 from pact_tui.demo import create_memo
 
@@ -110,13 +111,15 @@ async def test_only_the_events_after_the_pieces_are_read_from_the_log(
 
 
 async def create_memo_tail(ws: Workspace) -> None:
-    """Three more events on the memo: an agent joins, a human trusts it (its trail row names
-    it by the name it joined with), and it leaves."""
+    """Four more events on the memo: an agent joins, a human trusts it and an agent that
+    joined long before (each trail row names its agent by the name it joined with: the
+    second's from the names a piece kept), and the new agent leaves."""
     from engine.protocol.commands import Actor
 
     await ws.run_document("memo", {"op": "join", "agentName": "late"}, Actor.agent("late"))
-    trust = {"op": "trust", "agent": "late", "level": "Observer", "why": "new"}
-    await ws.run_document("memo", trust, Actor.human("ann"))
+    for agent in ("late", "intern"):
+        trust = {"op": "trust", "agent": agent, "level": "Observer", "why": "again"}
+        await ws.run_document("memo", trust, Actor.human("ann"))
     await ws.run_document("memo", {"op": "leave"}, Actor.agent("late"))
 
 
@@ -130,8 +133,10 @@ def test_a_piece_round_trips_whatever_its_text_holds() -> None:
     data = encode_piece(piece)
     assert data[:1] == b"J"  # json's, for what orjson refuses
     assert decode_piece(data, 4, 7) == piece
-    plain = TrailPiece(4, 5, {}, rows[:1])
+    assert piece_names(data, 4, 7) == {"id": "name"}
+    plain = TrailPiece(4, 5, {"a": "legal"}, rows[:1])
     assert decode_piece(encode_piece(plain), 4, 5) == plain
+    assert piece_names(encode_piece(plain), 4, 5) == {"a": "legal"}  # its header alone read
     assert decode_piece(encode_piece(TrailPiece(0, 0, {}, [])), 0, 0).rows == []
 
 
@@ -163,6 +168,7 @@ def _forged(data: bytes, change: str) -> bytes:
     return json.dumps(header).encode() + b"\n" + json.dumps(columns).encode()
 
 
+HEADER_FORGERIES = ["not json", "another version", "another range", "names that are not names"]
 FORGERIES = [
     "not json",
     "another version",
@@ -181,6 +187,9 @@ def test_a_malformed_piece_is_refused_with_what_is_wrong(change: str) -> None:
     data = encode_piece(TrailPiece(0, 3, {}, rows))
     with pytest.raises(InvalidTrailPiece):
         decode_piece(_forged(data, change), 0, 3)
+    if change in HEADER_FORGERIES:  # what a new piece reads of the last: its header
+        with pytest.raises(InvalidTrailPiece):
+            piece_names(_forged(data, change), 0, 3)
 
 
 @pytest.mark.parametrize("change", FORGERIES)
@@ -229,7 +238,7 @@ async def test_the_next_checkpoint_adds_a_piece_from_where_the_last_ends(
         await ws.checkpoint()
         chain = await pieces(ws, "memo")
         assert chain[0][:2] == (0, first_upto)
-        assert chain[-1][:2] == (first_upto, first_upto + 3)
+        assert chain[-1][:2] == (first_upto, first_upto + 4)
         assert await trail_rows(ws, "memo") == await log_rows(ws, "memo")
 
 
