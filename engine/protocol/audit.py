@@ -303,39 +303,6 @@ def _fields_of(shape: tuple[str, ...]) -> _Fields:
     return fields
 
 
-@functools.lru_cache(maxsize=1024)  # a log's events are of few types, by few kinds of actor
-def _said_nothing(event_type: str, actor_kind: str) -> tuple[str, bool]:
-    return "", overrides(event_type, actor_kind, {})
-
-
-def why_and_override(event: Mapping[str, Any]) -> tuple[str, bool]:
-    """The ``why`` and ``override`` of ``AuditTrail.row(event)``, without the rest of its row
-    (``doc log``'s line shows no more of the payload): a payload whose text names none of the
-    fields they are read from is not decoded, most of a log's events (heartbeats, intents)."""
-    event_type: str = event["eventType"]
-    kind = event.get("actorKind") or ""
-    text = event.get("payloadJson")
-    if (
-        isinstance(text, str)
-        and event_type != "pact.section.edited"  # an override when it names no proposal
-        # A text that may hold a field read below names it (a name of plain letters is
-        # written as itself, or with a \u escape: JSON has no other). str's own search, a
-        # name at a time, takes half the time of one search for a pattern of them.
-        and '"why' not in text
-        and '"justification' not in text
-        and '"reason' not in text
-        and '"override' not in text
-        and '"withheld' not in text
-        and "\\u" not in text
-    ):
-        return _said_nothing(event_type, kind)
-    data = read_payload(text)
-    if len(data) == 1 and data.get("withheld") is True:
-        return "", False
-    why = next((_text(data[k]) for k in WHY_FIELDS if data.get(k)), "")
-    return why, overrides(event_type, kind, data)
-
-
 def read_payload(text: object) -> dict[str, Any]:
     """An envelope's ``payloadJson`` as an object ({} if it is none). orjson reads it, as the
     trail reads it a hundred thousand times: orjson reads an integer past 64 bits as a float,
