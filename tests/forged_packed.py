@@ -5,10 +5,12 @@ checkpoint's digest fixed. Only decoding that turn can tell (``compact.PackedTur
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from engine.workspace import CONTEXT_CHECKPOINT, encode_checkpoint
 from engine.workspace.checkpoints import split_checkpoint
@@ -35,50 +37,52 @@ def rewrite_checkpoint(path: Path, name: str, forge: Callable[[bytes], bytes]) -
         connection.commit()
 
 
-def forge_packed_turn(path: Path, context: str, turn: int) -> str:
-    """Make the record of packed turn ``turn`` (0: the first after the system region; -1: the
-    last) of context ``context``'s checkpoint malformed (as many bytes, not JSON), and fix the
-    checkpoint's digest; the id of that turn."""
+def rewrite_packed_turns(
+    path: Path, context: str, change: Callable[[dict[str, Any], list[bytes]], str]
+) -> str:
+    """Rewrite context ``context``'s packed checkpoint by hand: ``change`` is given the turns'
+    index (its columns) and each turn's record, changes them in place and returns a turn's id;
+    the checkpoint is written back with its digest fixed. The id ``change`` returned."""
     ids: list[str] = []
 
     def forge(data: bytes) -> bytes:
         head, packed = split_checkpoint(data)
         assert packed is not None, "a packed checkpoint"
         index = head["context"]["turns"]
-        lengths = index["length"]
-        place = turn % len(lengths)
-        start = sum(lengths[:place])
-        records = bytearray(packed)
-        records[start : start + lengths[place]] = b"x" * lengths[place]
-        ids.append(index["id"][place])
-        return encode_checkpoint(head, bytes(records))
+        ends = list(itertools.accumulate(index["length"]))
+        records = [bytes(packed[start:end]) for start, end in itertools.pairwise([0, *ends])]
+        ids.append(change(index, records))
+        return encode_checkpoint(head, b"".join(records))
 
     rewrite_checkpoint(path, CONTEXT_CHECKPOINT + context, forge)
     return ids[0]
+
+
+def forge_packed_turn(path: Path, context: str, turn: int) -> str:
+    """Make the record of packed turn ``turn`` (0: the first after the system region; -1: the
+    last) of context ``context``'s checkpoint malformed (as many bytes, not JSON), and fix the
+    checkpoint's digest; the id of that turn."""
+
+    def change(index: dict[str, Any], records: list[bytes]) -> str:
+        place = turn % len(records)
+        records[place] = b"x" * len(records[place])
+        turn_id: str = index["id"][place]
+        return turn_id
+
+    return rewrite_packed_turns(path, context, change)
 
 
 def forge_duplicate_ids(path: Path, context: str, source: int, target: int) -> str:
     """Make packed turn ``target`` of context ``context``'s checkpoint hold a copy of packed
     turn ``source``'s record (its counts and length in the index too), so that each decodes
     but their items share ids, and fix the checkpoint's digest; the id of the target turn."""
-    ids: list[str] = []
 
-    def forge(data: bytes) -> bytes:
-        head, packed = split_checkpoint(data)
-        assert packed is not None, "a packed checkpoint"
-        index = head["context"]["turns"]
-        lengths = index["length"]
-        copied, into = source % len(lengths), target % len(lengths)
-        records = []
-        start = 0
-        for length in lengths:
-            records.append(bytes(packed[start : start + length]))
-            start += length
+    def change(index: dict[str, Any], records: list[bytes]) -> str:
+        copied, into = source % len(records), target % len(records)
         records[into] = records[copied]
         for column in ("slots", "items", "length"):
             index[column][into] = index[column][copied]
-        ids.append(index["id"][into])
-        return encode_checkpoint(head, b"".join(records))
+        turn_id: str = index["id"][into]
+        return turn_id
 
-    rewrite_checkpoint(path, CONTEXT_CHECKPOINT + context, forge)
-    return ids[0]
+    return rewrite_packed_turns(path, context, change)

@@ -3,6 +3,8 @@ trip gives the same context, and bad data is refused (when read, for a turn's ow
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from engine.context import (
@@ -204,14 +206,19 @@ def test_threads_reading_a_packed_turn_at_once_get_the_same_slots() -> None:
         assert all(into[i] is turn.slots for into in seen)
 
 
+def ten_turns_packed() -> tuple[Context, tuple[dict[str, Any], bytes]]:
+    """A context of ten questions, a turn each, and ``dump_packed`` of it."""
+    context = new_context()
+    for n in range(10):
+        context.add_user(f"question {n}")
+    return context, dump_packed(context)
+
+
 def test_the_turns_a_reader_draws_first_are_decoded_on_restoring(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(compact, "DRAWN_FIRST", 3)
-    context = new_context()
-    for n in range(10):
-        context.add_user(f"question {n}")
-    data, turns = dump_packed(context)
+    context, (data, turns) = ten_turns_packed()
     loaded = load_compact(data, packed=turns)
     decoded = [turn.packed is None for turn in history_turns(loaded)]
     assert decoded == [True] * 3 + [False] * 4 + [True] * 3
@@ -223,10 +230,7 @@ def test_a_malformed_turn_a_reader_draws_first_is_refused_on_restoring(
     monkeypatch: pytest.MonkeyPatch, turn: int, at_restoring: bool
 ) -> None:
     monkeypatch.setattr(compact, "DRAWN_FIRST", 3)
-    context = new_context()
-    for n in range(10):
-        context.add_user(f"question {n}")
-    data, turns = dump_packed(context)
+    _context, (data, turns) = ten_turns_packed()
     lengths = data["turns"]["length"]
     start = sum(lengths[:turn])
     forged = turns[:start] + b"x" * lengths[turn] + turns[start + lengths[turn] :]
