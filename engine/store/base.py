@@ -313,6 +313,17 @@ class EventStore(Closing):
         :class:`~engine.store.errors.CorruptCheckpoint` if its bytes do not match its digest.
         """
 
+    @property
+    def reads_blocking(self) -> bool:
+        """Whether ``load_checkpoint_blocking`` works on this store."""
+        return False
+
+    def load_checkpoint_blocking(self, name: str) -> Checkpoint | None:
+        """``load_checkpoint`` read in the calling thread, blocking it until done, for a reader
+        that cannot await (a context's turn read when first drawn); only where
+        ``reads_blocking`` (others raise ``NotImplementedError``)."""
+        raise NotImplementedError(f"{type(self).__name__} reads checkpoints only as it awaits")
+
     @abstractmethod
     async def checkpoints(self) -> dict[str, int]:
         """Every stored checkpoint's name, with the ``seq`` it is recorded at."""

@@ -54,8 +54,6 @@ from engine.store.chain import (
 )
 from engine.store.errors import (
     BrokenTail,
-    CheckpointNotInLog,
-    CorruptCheckpoint,
     ForeignDatabase,
     InvalidCheckpoint,
     InvalidEvent,
@@ -77,7 +75,7 @@ from engine.store.postgres_schema import (
     MIGRATIONS,
     shown_url,
 )
-from engine.store.rules import event_from_row, not_vouched
+from engine.store.rules import checkpoint_from_rows, event_from_row, not_vouched
 from engine.store.schema import APPLICATION_ID, SCHEMA_VERSION
 
 T = TypeVar("T")
@@ -491,26 +489,7 @@ class PostgresEventStore(EventStore):
             " WHERE c.name = $1 ORDER BY k.chunk",
             name,
         )
-        if not rows:
-            return None
-        seq, size, digest, recorded, found, head = rows[0][:6]
-        why = not_vouched(seq, recorded, found, head)
-        if why is not None:
-            raise CheckpointNotInLog(
-                f"checkpoint {name!r} {why}: the log does not vouch for it",
-                path=self._where,
-                name=name,
-                seq=seq,
-                head=head,
-            )
-        data = b"".join(row[6] for row in rows if row[6] is not None)
-        if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
-            raise CorruptCheckpoint(
-                f"checkpoint {name!r} does not match its digest: rebuild it by replaying",
-                path=self._where,
-                name=name,
-            )
-        return Checkpoint(int(seq), data)
+        return checkpoint_from_rows(name, rows, self._where)
 
     async def checkpoints(self) -> dict[str, int]:
         rows = await self._query("SELECT name, seq FROM checkpoints ORDER BY name")

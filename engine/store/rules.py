@@ -3,15 +3,17 @@ vouches for a checkpoint."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
-from engine.store.base import StoredEvent
+from engine.store.base import Checkpoint, StoredEvent
 from engine.store.chain import GENESIS_HASH
-from engine.store.errors import CorruptEvent
+from engine.store.errors import CheckpointNotInLog, CorruptCheckpoint, CorruptEvent
 from engine.store.schema import NOT_IN_LOG_AT_UPGRADE
 
 # An integer of 19 digits or more outside a string: after ``:``, ``,`` or ``[`` (and JSON's
@@ -91,3 +93,31 @@ def not_vouched(seq: int, recorded: str | None, found: str | None, head: int) ->
             "checkpoint was changed)"
         )
     return None
+
+
+def checkpoint_from_rows(name: str, rows: Sequence[Sequence[Any]], where: str) -> Checkpoint | None:
+    """Checkpoint ``name`` from the rows of the one query both stores read it by (each row: its
+    seq, size, digest, the event hash recorded with it, the log's hash at its seq, the log's
+    last seq, then one piece of its data, in order); None for no rows. Raises
+    ``CheckpointNotInLog`` if the log does not vouch for it, ``CorruptCheckpoint`` if its bytes
+    do not match its digest."""
+    if not rows:
+        return None
+    seq, size, digest, recorded, found, head = rows[0][:6]
+    why = not_vouched(seq, recorded, found, head)
+    if why is not None:
+        raise CheckpointNotInLog(
+            f"checkpoint {name!r} {why}: the log does not vouch for it",
+            path=where,
+            name=name,
+            seq=seq,
+            head=head,
+        )
+    data = b"".join(row[6] for row in rows if row[6] is not None)
+    if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+        raise CorruptCheckpoint(
+            f"checkpoint {name!r} does not match its digest: rebuild it by replaying",
+            path=where,
+            name=name,
+        )
+    return Checkpoint(int(seq), data)

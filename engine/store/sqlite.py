@@ -59,8 +59,6 @@ from engine.store.chain import (
 )
 from engine.store.errors import (
     BrokenTail,
-    CheckpointNotInLog,
-    CorruptCheckpoint,
     CorruptDatabase,
     ForeignDatabase,
     InvalidCheckpoint,
@@ -79,7 +77,13 @@ from engine.store.read_access import (
     sidecars_absent,
     tidy_after_reading,
 )
-from engine.store.rules import decoded_json, event_from_row, not_vouched, payload_of
+from engine.store.rules import (
+    checkpoint_from_rows,
+    decoded_json,
+    event_from_row,
+    not_vouched,
+    payload_of,
+)
 from engine.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -683,35 +687,38 @@ class SqliteEventStore(EventStore):
         self._check_open()
         # One statement, so one snapshot: a concurrent save cannot swap chunks under us, and
         # the log's end and its event at the checkpoint's place are read as of the same moment.
+        rows = await self._query(self._checkpoint_sql(), (name,))
+        return checkpoint_from_rows(name, rows, self._where)
+
+    @property
+    def reads_blocking(self) -> bool:
+        # A store reading the file through its read-only access (its lock, perhaps as an
+        # unchanging file) reads only through that connection.
+        return self._access is None
+
+    def load_checkpoint_blocking(self, name: str) -> Checkpoint | None:
+        self._check_open()
+        if self._access is not None:
+            raise NotImplementedError("a read-only store reads checkpoints only as it awaits")
+        connection = sqlite3.connect(self._file, timeout=self._busy_timeout)
+        try:
+            connection.execute("PRAGMA query_only = ON")
+            rows = connection.execute(self._checkpoint_sql(), (name,)).fetchall()
+        except sqlite3.Error as error:
+            raise translate_sqlite_error(error, self._where) from error
+        finally:
+            connection.close()
+        return checkpoint_from_rows(name, rows, self._where)
+
+    def _checkpoint_sql(self) -> str:
         recorded = "c.event_hash" if self._schema >= 2 else "NULL"  # version 1 had none
-        rows = await self._query(
+        return (
             f"SELECT c.seq, c.size, c.sha256, {recorded}, e.hash, ({HEAD_SQL}), k.data"
             " FROM checkpoints AS c"
             " LEFT JOIN events AS e ON e.seq = c.seq"
             " LEFT JOIN checkpoint_chunks AS k ON k.name = c.name AND k.generation = c.generation"
-            " WHERE c.name = ? ORDER BY k.chunk",
-            (name,),
+            " WHERE c.name = ? ORDER BY k.chunk"
         )
-        if not rows:
-            return None
-        seq, size, digest, recorded, found, head = rows[0][:6]
-        why = not_vouched(seq, recorded, found, head)
-        if why is not None:
-            raise CheckpointNotInLog(
-                f"checkpoint {name!r} {why}: the log does not vouch for it",
-                path=self._where,
-                name=name,
-                seq=seq,
-                head=head,
-            )
-        data = b"".join(row[6] for row in rows if row[6] is not None)
-        if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
-            raise CorruptCheckpoint(
-                f"checkpoint {name!r} does not match its digest: rebuild it by replaying",
-                path=self._where,
-                name=name,
-            )
-        return Checkpoint(seq, data)
 
     async def checkpoints(self) -> dict[str, int]:
         self._check_open()
