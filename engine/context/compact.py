@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, chain, compress, count, islice, pairwise
 from operator import is_not
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from pyrsistent import pvector
@@ -34,6 +34,7 @@ from .tree import TreeState
 FORMAT = "pact-context-compact"
 VERSION = 1
 PACKED_VERSION = 2  # the turns as packed records beside the rest (``dump_packed``)
+PIECES_VERSION = 3  # and the middle of the history's records in pieces of their own (``in_pieces``)
 
 
 def _item(item: Item) -> list[Any]:
@@ -231,26 +232,37 @@ def load_compact(
     ids: IdFactory | None = None,
     clock: Clock | None = None,
     packed: bytes | memoryview | None = None,
+    pieces: TurnPieces | None = None,
 ) -> Context:
     """Rebuild a context from ``dump_compact`` output (or ``dump_packed``'s, with ``packed``
-    its turns); ``InvalidExport`` if it is malformed."""
+    its turns, and ``pieces`` those ``in_pieces`` kept apart); ``InvalidExport`` if it is
+    malformed."""
     context = Context(ids=ids, clock=clock)
-    restore_compact(data, context, packed)
+    restore_compact(data, context, packed, pieces)
     return context
 
 
-def restore_compact(data: Any, context: Context, packed: bytes | memoryview | None = None) -> None:
+def restore_compact(
+    data: Any,
+    context: Context,
+    packed: bytes | memoryview | None = None,
+    pieces: TurnPieces | None = None,
+) -> None:
     """Give ``context``, fresh (nothing done to it yet), the state of ``dump_compact`` output,
-    or of ``dump_packed``'s (``packed``: the turns' bytes beside it); ``InvalidExport`` if it is
-    malformed (``context`` is then not to be used). Packed turns are decoded when first read
-    (``PackedTurn``), and their item ids checked for duplicates when the context is indexed."""
+    or of ``dump_packed``'s (``packed``: the turns' bytes beside it; ``pieces``: where the
+    records ``in_pieces`` kept apart are read); ``InvalidExport`` if it is malformed
+    (``context`` is then not to be used). Packed turns are decoded when first read
+    (``PackedTurn``), and their item ids checked for duplicates when the context is
+    indexed."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InvalidExport(f"not a {FORMAT!r} document")
     version = data.get("version")
-    if version not in (VERSION, PACKED_VERSION):
-        raise InvalidExport(f"{FORMAT!r} v{version}; this build reads v{VERSION} and v2")
-    if (version == PACKED_VERSION) != (packed is not None):
+    if version not in (VERSION, PACKED_VERSION, PIECES_VERSION):
+        raise InvalidExport(f"{FORMAT!r} v{version}; this build reads v{VERSION} to v3")
+    if (version == VERSION) != (packed is None):
         raise InvalidExport(f"{FORMAT!r} v{version} with its turns packed beside it or not")
+    if (version == PIECES_VERSION) != (pieces is not None):
+        raise InvalidExport(f"{FORMAT!r} v{version} with its turns in pieces or not")
     try:
         system = _load_turn(data["system"])
         item_count: int | None = None
@@ -258,13 +270,15 @@ def restore_compact(data: Any, context: Context, packed: bytes | memoryview | No
         if packed is None:
             turns = [_load_turn(row) for row in data["turns"]]
         else:
-            turns, item_count = _packed_turns(data["turns"], packed)
+            layout = _Layout.read(data["pieces"], pieces) if pieces is not None else None
+            turns, item_count = _packed_turns(data["turns"], packed, layout)
             item_count += system.item_count()
             # Those a reader draws first (the first and the last, where a tree opens and
             # where it follows), decoded now: one found malformed after opening costs a
             # reload (``Workspace.unpacking``); here, before anything is drawn, a refusal.
+            # (Not those in pieces: their pieces are read when a reader draws them.)
             for turn in chain(turns[:DRAWN_FIRST], turns[max(0, len(turns) - DRAWN_FIRST) :]):
-                if isinstance(turn, PackedTurn):
+                if isinstance(turn, PackedTurn) and not isinstance(turn.packed, tuple):
                     turn.unpack()
         templates = _load_templates(data["templates"])
         creation_index, next_turn_seq = data["counters"]
@@ -311,7 +325,8 @@ class PackedTurn(Turn):
     __slots__ = ("counts", "packed")
 
     counts: tuple[int, int]  # (slots, items), until decoded
-    packed: memoryview | None  # the encoded slots; None once decoded
+    # The encoded slots (a record in a piece not read yet: ``Pending``); None once decoded.
+    packed: memoryview | Pending | None
 
     def __getattr__(self, name: str) -> Any:
         # Called only for an attribute without a value: ``slots``, until they are decoded.
@@ -330,7 +345,14 @@ class PackedTurn(Turn):
             packed = self.packed
             if packed is None:
                 return self.slots
-            return self._decoded(packed)
+            return self._decoded(_read(packed) if isinstance(packed, tuple) else packed)
+
+    def record(self) -> memoryview:
+        """The turn's encoded slots as restored (read from its piece if it is in one); only
+        while it is not decoded."""
+        packed = self.packed
+        assert packed is not None, "a decoded turn has no record"
+        return _read(packed) if isinstance(packed, tuple) else packed
 
     def _decoded(self, packed: memoryview) -> dict[int, Slot]:
         try:
@@ -396,8 +418,10 @@ def dump_packed(context: Context) -> tuple[dict[str, Any], bytes]:
     turns: list[Turn] = data.pop("_turns")
     records: list[bytes | memoryview] = []
     for turn in turns:
-        packed = turn.packed if isinstance(turn, PackedTurn) else None
-        records.append(_encode(_slot_rows(turn)) if packed is None else packed)
+        if isinstance(turn, PackedTurn) and turn.packed is not None:
+            records.append(turn.record())
+        else:
+            records.append(_encode(_slot_rows(turn)))
     data["version"] = PACKED_VERSION
     data["turns"] = {
         "id": [turn.id for turn in turns],
@@ -414,26 +438,39 @@ def dump_packed(context: Context) -> tuple[dict[str, Any], bytes]:
 INDEX_COLUMNS = ("id", "seq", "created_at_ns", "creation_index", "slots", "items", "length")
 
 
-def unpacked(data: Any, packed: bytes | memoryview) -> dict[str, Any]:
-    """``dump_packed`` output as ``dump_compact`` would have made it (for tools and tests that
-    read a checkpoint as plain data); ``InvalidExport`` if it is malformed."""
-    if not isinstance(data, dict) or data.get("version") != PACKED_VERSION:
+def unpacked(
+    data: Any, packed: bytes | memoryview, pieces: TurnPieces | None = None
+) -> dict[str, Any]:
+    """``dump_packed`` output (with ``pieces``, laid out by ``in_pieces``) as ``dump_compact``
+    would have made it (for tools and tests that read a checkpoint as plain data);
+    ``InvalidExport`` if it is malformed."""
+    version = data.get("version") if isinstance(data, dict) else None
+    if version not in (PACKED_VERSION, PIECES_VERSION):
         raise InvalidExport(f"not a packed {FORMAT!r} document")
+    if (version == PIECES_VERSION) != (pieces is not None):
+        raise InvalidExport(f"{FORMAT!r} v{version} with its turns in pieces or not")
     try:
-        turns, _count = _packed_turns(data["turns"], packed)
+        layout = _Layout.read(data["pieces"], pieces) if pieces is not None else None
+        turns, _count = _packed_turns(data["turns"], packed, layout)
         rows = [_turn(turn) for turn in turns]
     except ContextError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise InvalidExport(f"malformed packed {FORMAT!r} document: {error}") from None
-    return {**data, "version": VERSION, "turns": rows}
+    plain = {**data, "version": VERSION, "turns": rows}
+    plain.pop("pieces", None)
+    return plain
 
 
 def _packed_turns(
-    index: dict[str, Any], packed: bytes | memoryview, new: Any = object.__new__
+    index: dict[str, Any],
+    packed: bytes | memoryview,
+    layout: _Layout | None = None,
+    new: Any = object.__new__,
 ) -> tuple[list[Turn], int]:
     """The turns of a packed index over ``packed`` (not decoded), and how many items they
-    hold."""
+    hold; with a ``layout``, ``packed`` holds the records of the first and last turns it keeps
+    there, and its pieces the rest."""
     view = memoryview(packed)
     ids, seqs, created, creation, slots, items, lengths = (index[c] for c in INDEX_COLUMNS)
     columns = (ids, seqs, created, creation, slots, items, lengths)
@@ -443,24 +480,126 @@ def _packed_turns(
         raise InvalidExport("the packed turns' counts and lengths must be integers")
     if ids and (min(lengths) < 2 or min(slots) < 1 or min(items) < 1):
         raise InvalidExport("a packed turn is empty")
-    ends = list(accumulate(lengths))
-    if (ends[-1] if ends else 0) != len(view):
-        raise InvalidExport(
-            f"the packed turns take {len(view)} bytes, their index says {ends[-1:]}"
-        )
+    records = _records(lengths, view) if layout is None else layout.records(lengths, view)
     turns: list[Turn] = []
-    start = 0
-    for turn_id, seq, created_at_ns, creation_index, slot_count, item_count, end in zip(
-        ids, seqs, created, creation, slots, items, ends, strict=True
+    for turn_id, seq, created_at_ns, creation_index, slot_count, item_count, record in zip(
+        ids, seqs, created, creation, slots, items, records, strict=True
     ):
         turn: PackedTurn = new(PackedTurn)
         turn.id, turn.seq, turn.created_at_ns = turn_id, seq, created_at_ns
         turn.creation_index, turn.gen = creation_index, 0
         turn.counts = (slot_count, item_count)
-        turn.packed = view[start:end]
+        turn.packed = record
         turns.append(turn)
-        start = end
     return turns, sum(items)
+
+
+def _records(lengths: list[int], view: memoryview) -> list[memoryview]:
+    """``view`` cut into records of ``lengths``, which must take all of it."""
+    ends = list(accumulate(lengths))
+    if (ends[-1] if ends else 0) != len(view):
+        raise InvalidExport(
+            f"the packed turns take {len(view)} bytes, their index says {ends[-1:]}"
+        )
+    return [view[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+
+
+# -- pieces --------------------------------------------------------------------------------------
+# A context of a gigabyte of messages (an imported agent's conversation) has a checkpoint of a
+# gigabyte: reading and hashing all of it took seconds before the first paint, which draws a
+# few dozen turns. Its records can be kept in pieces apart (a workspace stores each piece as a
+# checkpoint of its own, named by its digest): the checkpoint keeps the first and the last
+# ``inline`` turns' records (those a reader draws first), and the pieces hold the turns between
+# them, in order, cut at turns' ends. A turn in a piece reads it when first decoded.
+
+
+class TurnPieces(Protocol):
+    """Where the pieces of a context's records are read, in order."""
+
+    def piece(self, index: int) -> memoryview:
+        """Piece ``index``'s bytes (read now if not read yet; ``MalformedPackedTurns`` if it
+        cannot be)."""
+        ...
+
+
+# A packed turn's record in a piece that may not be read yet: where its pieces are read, the
+# piece, and where in it the record starts and ends (a tuple: a context of 150,000 turns in
+# pieces makes one for each as it opens, and a class's instance takes five times as long).
+Pending = tuple[TurnPieces, int, int, int]
+
+
+def _read(pending: Pending) -> memoryview:
+    pieces, index, start, end = pending
+    return pieces.piece(index)[start:end]
+
+
+class _Layout:
+    """How a checkpoint's packed records are laid out in pieces (its ``pieces`` entry)."""
+
+    def __init__(self, inline: int, lengths: list[int], pieces: TurnPieces) -> None:
+        self.inline, self.lengths, self.pieces = inline, lengths, pieces
+
+    @classmethod
+    def read(cls, entry: Any, pieces: TurnPieces) -> _Layout:
+        inline, lengths = entry["inline"], entry["lengths"]
+        if type(inline) is not int or inline < 1 or not isinstance(lengths, list):
+            raise InvalidExport(f"the turns' pieces are laid out as {entry!r}")
+        if not lengths or set(map(type, lengths)) != {int} or min(lengths) < 2:
+            raise InvalidExport("the turns' pieces must each have a length of 2 or more")
+        return cls(inline, lengths, pieces)
+
+    def records(self, lengths: list[int], view: memoryview) -> list[memoryview | Pending]:
+        """Each turn's record (``lengths``): the first and last ``inline`` in ``view``, the
+        others pending in the pieces, none crossing a piece's end."""
+        inline = self.inline
+        if len(lengths) <= 2 * inline:
+            raise InvalidExport(f"{len(lengths)} turns, {inline} kept at each end, none in pieces")
+        kept = _records([*lengths[:inline], *lengths[-inline:]], view)
+        middle: list[memoryview | Pending] = []
+        pieces, sizes = self.pieces, self.lengths
+        piece, start, size = 0, 0, sizes[0]
+        for length in lengths[inline:-inline]:
+            end = start + length
+            if end > size:
+                if piece == len(sizes):
+                    raise InvalidExport(f"the turns' records go past their {piece} pieces")
+                raise InvalidExport(f"a turn's record crosses the end of piece {piece}")
+            middle.append((pieces, piece, start, end))
+            if end < size:
+                start = end
+                continue
+            piece, start = piece + 1, 0
+            size = sizes[piece] if piece < len(sizes) else 0  # none left: any record crosses
+        if piece != len(self.lengths):
+            raise InvalidExport(
+                f"the turns' records fill {piece} of their {len(self.lengths)} pieces"
+            )
+        return [*kept[:inline], *middle, *kept[inline:]]
+
+
+def in_pieces(
+    data: dict[str, Any], packed: bytes, inline: int, piece_bytes: int
+) -> tuple[bytes, list[bytes]]:
+    """``dump_packed``'s output with its records laid out in pieces: what the checkpoint keeps
+    (the records of the first and last ``inline`` turns) and the pieces (the others, in order,
+    a piece ending at the first turn's end at or past ``piece_bytes``). ``data`` becomes v3,
+    its ``pieces`` entry saying how; unchanged, with ``packed`` and no pieces, when the turns
+    between fill less than one piece."""
+    lengths = data["turns"]["length"]
+    ends = [0, *accumulate(lengths)]
+    if len(lengths) <= 2 * inline or ends[-inline - 1] - ends[inline] < piece_bytes:
+        return packed, []
+    view = memoryview(packed)
+    pieces: list[bytes] = []
+    start = ends[inline]
+    for end in ends[inline + 1 : -inline]:
+        if end - start >= piece_bytes or end == ends[-inline - 1]:
+            pieces.append(bytes(view[start:end]))
+            start = end
+    data["version"] = PIECES_VERSION
+    data["pieces"] = {"inline": inline, "lengths": [len(piece) for piece in pieces]}
+    kept = bytes(view[: ends[inline]]) + bytes(view[ends[-inline - 1] :])
+    return kept, pieces
 
 
 # -- the recent past ---------------------------------------------------------------------------

@@ -31,12 +31,13 @@ import base64
 import sys
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from .changelog import LIST_LIMIT, OPS
+from .errors import ContextError
 from .nodes import follows_message
 from .timeline import BORN_BY, MOVED_BY, ItemStory, StoryEvent, where
 from .tree import Node
@@ -51,12 +52,13 @@ WITHIN_SLOT = "others placed or removed in its slot"
 class StoryIndex:
     """The events that named each item, and the context's shifts, in the order of the events.
 
-    Built from the saved form (``packed``, decoded when first read) and the events noted since.
+    Built from the saved form (``packed``, decoded when first read; or what reads it then, kept
+    apart from a big context's checkpoint) and the events noted since.
     """
 
     __slots__ = ("_items", "_packed", "_seqs", "_shifts")
 
-    def __init__(self, packed: str | None = None) -> None:
+    def __init__(self, packed: str | Callable[[], bytes] | None = None) -> None:
         self._packed = packed
         # An id named by one event maps to its seq, by several to their seqs in a string
         # ("5 9 -12"): neither is tracked by the cyclic collector (100,000 items add no pause
@@ -125,7 +127,8 @@ class StoryIndex:
     def pack(self) -> str:
         """The saved form (JSON text): what :class:`StoryIndex` is built from again."""
         if self._packed is not None and not self._items and not self._shifts:
-            return self._packed  # nothing noted since it was read: saved as it was
+            text = self._text()  # nothing noted since it was read: saved as it was
+            return text if isinstance(text, str) else text.decode()
         self._unpack()
         shifts = self._shifts
         if sys.byteorder == "big":  # saved little-endian, whichever machine reads it
@@ -134,13 +137,24 @@ class StoryIndex:
         packed = base64.b64encode(shifts.tobytes()).decode()
         return orjson.dumps({"items": self._items, "shifts": packed}).decode()
 
+    def _text(self) -> str | bytes:
+        """The saved form, read now if it was kept apart; ``ValueError`` if it cannot be."""
+        packed = self._packed
+        if not callable(packed):
+            return packed or ""
+        try:
+            return packed()
+        except ContextError as error:
+            raise ValueError(f"the saved story index cannot be read: {error}") from None
+
     def _unpack(self) -> None:
         """Read the saved form, and put the events noted since after it; ``ValueError`` if
         it cannot be read (the caller indexes the log again)."""
         if self._packed is None:
             return
+        text = self._text()
         try:
-            data = orjson.loads(self._packed)
+            data = orjson.loads(text)
             items: dict[str, int | str] = data["items"]
             shifts = array("q", base64.b64decode(data["shifts"], validate=True))
             if not isinstance(items, dict) or len(shifts) % _FIELDS:
