@@ -68,6 +68,7 @@ from engine.workspace import (
     replay_document_event,
     restored_projection,
 )
+from engine.workspace.keys import PIECE_PREFIX
 from engine.workspace.trail import TRAIL_PREFIX, TrailPiece, decode_piece, piece_range
 
 Verdict = Literal["matches", "differs", "ignored", "unchecked"]
@@ -153,6 +154,8 @@ class _Audit:
     document_claims: dict[str, list[_Claim[DocumentProjection]]] = field(default_factory=dict)
     # The pieces of each document's audit trail (engine/workspace/trail.py) read, by document.
     trail_claims: dict[str, list[tuple[str, TrailPiece]]] = field(default_factory=dict)
+    # Each piece of a context checkpoint's turns (engine/workspace/pieces.py), by checkpoint.
+    piece_of: dict[str, str] = field(default_factory=dict)
 
     def found(self, checkpoint: str, verdict: Verdict, detail: str = "") -> None:
         self.findings.setdefault(checkpoint, []).append((verdict, detail))
@@ -196,6 +199,8 @@ async def verify_deep(store: EventStore) -> DeepVerifyResult:
             audit.found(about.checkpoint, "differs", f"no document {document!r} in the log")
     findings = []
     for name, seq in recorded.items():
+        if name.startswith(PIECE_PREFIX):
+            _judge_piece(audit, name)
         verdicts = audit.findings.get(name) or [("matches", "")]
         worst = min(verdicts, key=lambda found: _WORST.index(found[0]))[0]
         details = [detail for verdict, detail in verdicts if verdict == worst and detail]
@@ -234,8 +239,13 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
                 _state_claim(audit, name, context, projection, with_snapshots=True)
         elif name.startswith(CONTEXT_CHECKPOINT):
             context = name[len(CONTEXT_CHECKPOINT) :]
-            projection = context_checkpoint_projection(context, checkpoint)
+            projection = context_checkpoint_projection(context, checkpoint, store)
+            if projection.pieces is not None:
+                audit.piece_of.update(dict.fromkeys(projection.pieces.names, name))
+                await projection.pieces.read_all()
             _state_claim(audit, name, context, projection, with_snapshots=True)
+        elif name.startswith(PIECE_PREFIX):
+            pass  # judged with the checkpoint that lists it (``_judge_piece``)
         elif name.startswith(TRAIL_PREFIX):
             document, _, place = name[len(TRAIL_PREFIX) :].rpartition(":")
             found = piece_range(document, name)
@@ -261,6 +271,16 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
             audit.found(name, "ignored", "not a checkpoint this version of pact-tui reads")
     except CACHE_ERRORS as error:
         audit.found(name, "ignored", f"the workspace would not use it: {error}")
+
+
+def _judge_piece(audit: _Audit, name: str) -> None:
+    """A piece of a context checkpoint's turns is what that checkpoint is found to be."""
+    listed_by = audit.piece_of.get(name)
+    if listed_by is None:
+        audit.found(name, "ignored", "no context's checkpoint lists it")
+        return
+    for verdict, detail in audit.findings.get(listed_by) or [("matches", "")]:
+        audit.found(name, verdict, f"a piece of {listed_by!r}" + (f": {detail}" if detail else ""))
 
 
 async def _judge_trail(

@@ -10,9 +10,10 @@ from typing import Any
 import orjson
 
 from engine.context.compact import unpacked
-from engine.store import Checkpoint, InvalidCheckpoint
+from engine.store import Checkpoint, EventStore, InvalidCheckpoint
 from engine.workspace.checks import check_context_name
 from engine.workspace.keys import ARCHIVE_PREFIX, CHECKPOINT_VERSION
+from engine.workspace.pieces import stored_pieces
 from engine.workspace.projection import ContextProjection
 from engine.workspace.repository import decompressed
 from engine.workspace.types import ForkOrigin
@@ -55,43 +56,54 @@ def _decoded(data: bytes | memoryview) -> Any:
     return json.loads(bytes(data[1:])) if data[:1] == b"J" else orjson.loads(data)
 
 
-def decode_checkpoint(data: bytes) -> Any:
+def decode_checkpoint(data: bytes, store: EventStore | None = None) -> Any:
     """What ``encode_checkpoint`` made, decoded as plain data (a context checkpoint's packed
-    turns as ``dump_compact`` writes them); ``InvalidCheckpoint`` if compressed bytes do not
+    turns as ``dump_compact`` writes them, those in pieces read from ``store``, blocking:
+    ``InvalidCheckpoint`` without one); ``InvalidCheckpoint`` if compressed bytes do not
     decompress."""
     decoded, packed = split_checkpoint(data)
     if packed is not None:
         if not isinstance(decoded, dict) or not isinstance(decoded.get("context"), dict):
             raise InvalidCheckpoint("packed turns beside no context")
-        decoded["context"] = unpacked(decoded["context"], packed)
+        pieces = stored_pieces(store, str(decoded.get("name")), decoded)
+        decoded["context"] = unpacked(decoded["context"], packed, pieces)
+        if isinstance(decoded.get("stories"), dict) and pieces is not None:
+            decoded["stories"] = pieces.stories().decode()
     return decoded
 
 
-def context_checkpoint_projection(name: str, checkpoint: Checkpoint) -> ContextProjection:
-    """The projection context ``name``'s own checkpoint holds; raises ``InvalidCheckpoint`` (or
-    KeyError, ...) if it is malformed, of another context, or not at its recorded event."""
+def context_checkpoint_projection(
+    name: str, checkpoint: Checkpoint, store: EventStore | None = None
+) -> ContextProjection:
+    """The projection context ``name``'s own checkpoint holds (its turns kept in pieces read
+    from ``store`` when needed); raises ``InvalidCheckpoint`` (or KeyError, ...) if it is
+    malformed, of another context, or not at its recorded event."""
     data, packed = split_checkpoint(checkpoint.data)
     if not isinstance(data, dict):
         raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
     if data.get("version") != CHECKPOINT_VERSION or data.get("name") != name:
         raise InvalidCheckpoint(f"version {data.get('version')!r} of context {data.get('name')!r}")
-    projection = restored_projection(checkpoint, data, packed)
+    projection = restored_projection(checkpoint, data, packed, store)
     projection.unpacked = packed is None  # written before turns were packed: packed on close
     return projection
 
 
 def restored_projection(
-    checkpoint: Checkpoint, data: Any = None, packed: memoryview | None = None
+    checkpoint: Checkpoint,
+    data: Any = None,
+    packed: memoryview | None = None,
+    store: EventStore | None = None,
 ) -> ContextProjection:
     """The projection a context's checkpoint or archive holds (``data``: its decoded bytes, if
-    decoded already, ``packed`` the packed turns after them); raises ``InvalidCheckpoint`` (or
-    KeyError, ...) if malformed, or if its state is not at the event the checkpoint is
-    recorded at."""
+    decoded already, ``packed`` the packed turns after them, those in pieces read from
+    ``store``); raises ``InvalidCheckpoint`` (or KeyError, ...) if malformed, or if its state
+    is not at the event the checkpoint is recorded at."""
     if data is None:
         data, packed = split_checkpoint(checkpoint.data)
     if not isinstance(data, dict):
         raise InvalidCheckpoint(f"a {type(data).__name__}, not a context's state")
-    projection = ContextProjection.restore(data, packed)
+    pieces = stored_pieces(store, str(data.get("name")), data) if packed is not None else None
+    projection = ContextProjection.restore(data, packed, pieces)
     if projection.seq != checkpoint.seq or projection.stream_seq < 1:
         raise InvalidCheckpoint(
             f"its state is at event {projection.seq}, its record at {checkpoint.seq}"

@@ -31,7 +31,7 @@ from engine.workspace.errors import (
 from engine.workspace.heap import collector_paused
 from engine.workspace.keys import DOC_ARCHIVE_PREFIX
 from engine.workspace.projection import replay_document_event, unreplayable_document_event
-from engine.workspace.repository import StreamRepository
+from engine.workspace.repository import Saved, StreamRepository
 
 if TYPE_CHECKING:
     from engine.keys import CustodianKey
@@ -726,12 +726,15 @@ class DocumentKind:
     def archive_weight(self, projection: DocumentProjection) -> int:
         return 0  # archived with each checkpoint saved while running
 
-    def checkpoint_data(self, name: str, projection: DocumentProjection) -> bytes:
-        with collector_paused():
-            return encode_checkpoint(projection.dump(name))
+    def checkpoint_data(self, name: str, projection: DocumentProjection) -> Saved:
+        return Saved(self.archive_data(name, projection))
+
+    async def ready(self, projection: DocumentProjection) -> None:
+        pass  # a document's checkpoint is read whole
 
     def archive_data(self, name: str, projection: DocumentProjection) -> bytes:
-        return self.checkpoint_data(name, projection)
+        with collector_paused():
+            return encode_checkpoint(projection.dump(name))
 
     def saved(self, projection: DocumentProjection) -> None:
         pass  # a document keeps nothing unsaved besides its events

@@ -6,6 +6,7 @@ from __future__ import annotations
 CONTEXT_PREFIX = "ctx:"
 INDEX_CHECKPOINT = "workspace:index"  # which contexts exist, where they end, their numbers
 CONTEXT_CHECKPOINT = "workspace:ctx:"  # + a context's name: that context's state
+PIECE_PREFIX = "workspace:turns:"  # + "<context>:<sha256>": a piece of its checkpoint's turns
 ARCHIVE_PREFIX = "archive:" + CONTEXT_PREFIX  # + "<name>:<mark>": a context's past state
 DOC_ARCHIVE_PREFIX = "archive:doc:"  # + "<name>:<n>": a document after its first n events
 # When `verify --deep` last passed: a row beside the checkpoints, not an event, not a projection.

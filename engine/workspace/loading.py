@@ -28,8 +28,9 @@ from engine.workspace.keys import (
     CONTEXT_CHECKPOINT,
     CONTEXT_PREFIX,
 )
+from engine.workspace.pieces import lay_out, pieces_prefix
 from engine.workspace.projection import ContextProjection, check_stream_start, empty_info
-from engine.workspace.repository import StreamRepository
+from engine.workspace.repository import Saved, StreamRepository
 from engine.workspace.state import WorkspaceState
 
 
@@ -95,6 +96,8 @@ class ContextLoading(WorkspaceState):
         context is indexed, once every turn is decoded)."""
         projection = self._projection(name)
         try:
+            if projection.pieces is not None:
+                await projection.pieces.read_all()  # as it awaits: no turn blocks to read one
             for left in unpack_turns(projection.context, chunk):
                 yield left
                 if self._contexts.get(name) is not projection:
@@ -177,6 +180,14 @@ class ContextLoading(WorkspaceState):
     async def _save_context(self, name: str, projection: ContextProjection) -> None:
         if name in self._needs_reload:
             return  # it may hold a command the log does not
+        if projection.pieces is not None and not projection.pieces.complete:
+            try:  # saving writes every turn's record: those in pieces read first, awaited
+                await projection.pieces.read_all()
+            except InvalidExport as error:
+                self._note_cache_problem(
+                    f"the checkpoint of context {name!r} could not be saved again ({error})"
+                )
+                return
         await self._context_streams.save(name, projection)
 
 
@@ -198,11 +209,15 @@ class ContextKind:
 
     def restore(self, name: str, checkpoint: Checkpoint) -> ContextProjection:
         with collector_paused():
-            return context_checkpoint_projection(name, checkpoint)
+            return context_checkpoint_projection(name, checkpoint, self._workspace.store)
 
     def restore_archive(self, name: str, checkpoint: Checkpoint) -> ContextProjection:
         with collector_paused():
-            return restored_projection(checkpoint)
+            return restored_projection(checkpoint, store=self._workspace.store)
+
+    async def ready(self, projection: ContextProjection) -> None:
+        if projection.pieces is not None and not self._workspace.store.reads_blocking:
+            await projection.pieces.read_all()
 
     def begin(self, name: str, first: StoredEvent) -> ContextProjection:
         check_stream_start(first)
@@ -222,9 +237,12 @@ class ContextKind:
         # itself: one only once it has moved on by half its size since the last.
         return projection.context.item_count() // 2
 
-    def checkpoint_data(self, name: str, projection: ContextProjection) -> bytes:
+    def checkpoint_data(self, name: str, projection: ContextProjection) -> Saved:
         data, turns = projection.dump_packed()
-        return encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **data}, turns)
+        laid = lay_out(name, data, turns)
+        head = encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **data}, laid.kept)
+        stored = projection.pieces.read_names() if projection.pieces is not None else ()
+        return Saved(head, laid.pieces, pieces_prefix(name), stored)
 
     def saved(self, projection: ContextProjection) -> None:
         projection.stories_unsaved = False  # its story index is in the checkpoint just saved

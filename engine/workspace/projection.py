@@ -34,6 +34,7 @@ from engine.workspace.types import ContextInfo, ForkOrigin, SnapshotEntry
 if TYPE_CHECKING:
     from engine.context.commands import ContextCommand
     from engine.context.results import ContextResult
+    from engine.workspace.pieces import StoredPieces
 
 
 class ContextProjection:
@@ -57,6 +58,8 @@ class ContextProjection:
         # Restored from its own checkpoint written before turns were packed: saved again on
         # close, packed, so that the next opening decodes only the turns it draws.
         self.unpacked = False
+        # Where its checkpoint's turns kept in pieces are read (None: it had none).
+        self.pieces: StoredPieces | None = None
 
     @classmethod
     def fresh(cls, time_ns: int) -> ContextProjection:
@@ -66,13 +69,18 @@ class ContextProjection:
 
     @classmethod
     def restore(
-        cls, data: dict[str, Any], packed: bytes | memoryview | None = None
+        cls,
+        data: dict[str, Any],
+        packed: bytes | memoryview | None = None,
+        pieces: StoredPieces | None = None,
     ) -> ContextProjection:
-        """From ``dump()`` output, or ``dump_packed()``'s (``packed``: its turns); raises
-        ``ContextError`` (or KeyError, TypeError) if malformed."""
+        """From ``dump()`` output, or ``dump_packed()``'s (``packed``: its turns; ``pieces``:
+        where those kept in pieces are read); raises ``ContextError`` (or KeyError,
+        TypeError) if malformed."""
         ids, clock = SequentialIds(), FixedClock()
-        context = load_compact(data["context"], ids=ids, clock=clock, packed=packed)
+        context = load_compact(data["context"], ids=ids, clock=clock, packed=packed, pieces=pieces)
         projection = cls(context, ids, clock)
+        projection.pieces = pieces
         # Loading builds (and discards) a fresh root and turns first, spending ids: continue
         # exactly where the saved context stopped, as a replay from the first event would.
         ids.next = data["next_id"]
@@ -83,7 +91,10 @@ class ContextProjection:
         if data.get("forked_from") is not None:
             projection.forked_from = ForkOrigin.from_json(data["forked_from"])
         stories = data.get("stories")
-        projection.stories = StoryIndex(stories) if isinstance(stories, str) else None
+        if isinstance(stories, dict) and pieces is not None:  # kept in a piece of its own
+            projection.stories = StoryIndex(pieces.stories)
+        else:
+            projection.stories = StoryIndex(stories) if isinstance(stories, str) else None
         if "recent" in data:  # a checkpoint written before it was kept has none
             restore_recent(data["recent"], projection.context)
         return projection

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Callable, Collection, Mapping
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from engine.store import Checkpoint, EventStore, InvalidCheckpoint, StoredEvent
 from engine.workspace import cadence
@@ -33,6 +33,17 @@ class Positioned(Protocol):
 
 
 P = TypeVar("P", bound=Positioned)
+
+
+class Saved(NamedTuple):
+    """A checkpoint's bytes as a kind makes them: its own, and the parts saved before it as
+    checkpoints of their own (a context's turns in pieces), each named, none of them a
+    checkpoint another stream's could be."""
+
+    data: bytes
+    parts: Mapping[str, bytes] = {}
+    parts_prefix: str | None = None  # what its parts' names start with (None: it has none)
+    stored: Collection[str] = ()  # parts read from the store and found sound: not saved again
 
 
 class StreamKind(Protocol[P]):
@@ -71,7 +82,12 @@ class StreamKind(Protocol[P]):
     def archive_weight(self, projection: P) -> int:
         """Events between its archives at the least, for what it holds, likewise."""
 
-    def checkpoint_data(self, name: str, projection: P) -> bytes: ...
+    def checkpoint_data(self, name: str, projection: P) -> Saved: ...
+
+    async def ready(self, projection: P) -> None:
+        """After the projection is restored from a cache: what it reads later as it is
+        drawn, read now if it could not be then (a context's turns in pieces, on a store
+        that cannot read in the calling thread)."""
 
     def archive_data(self, name: str, projection: P) -> bytes: ...
 
@@ -177,6 +193,7 @@ class StreamRepository(Generic[P]):
         if checkpoint is None:
             return None
         projection = self.kind.restore(name, checkpoint)
+        await self.kind.ready(projection)
         projection.checkpointed = projection.stream_seq
         return projection
 
@@ -213,11 +230,30 @@ class StreamRepository(Generic[P]):
     async def save(self, name: str, projection: P) -> bytes:
         """Save the projection as stream ``name``'s checkpoint; its bytes."""
         stream_seq = projection.stream_seq  # what the data below reflects
-        data = self.kind.checkpoint_data(name, projection)
-        await self.store.save_checkpoint(self.kind.checkpoint_prefix + name, projection.seq, data)
+        saved = self.kind.checkpoint_data(name, projection)
+        replacing = await self._save_parts(saved, projection.seq)
+        await self.store.save_checkpoint(
+            self.kind.checkpoint_prefix + name, projection.seq, saved.data, replacing=replacing
+        )
         projection.checkpointed = max(projection.checkpointed, stream_seq)
         self.kind.saved(projection)
-        return data
+        return saved.data
+
+    async def _save_parts(self, saved: Saved, seq: int) -> list[str]:
+        """Save the checkpoint's parts (one already stored and read sound is kept as it is);
+        the parts of the stream's checkpoints it does not use, to forget as it is published
+        (not those saved after ``seq``: another process's, for a later checkpoint)."""
+        if saved.parts_prefix is None:
+            return []
+        stored = await self.store.checkpoints()
+        for part, data in saved.parts.items():
+            if part not in stored or part not in saved.stored:
+                await self.store.save_checkpoint(part, seq, data)
+        return [
+            part
+            for part, at in stored.items()
+            if part.startswith(saved.parts_prefix) and part not in saved.parts and at <= seq
+        ]
 
     async def archive(
         self, name: str, projection: P, place: int, data: bytes | None = None
@@ -293,6 +329,7 @@ class StreamRepository(Generic[P]):
                 # new, its bytes read already; nothing else is touched).
                 restore = self.kind.restore if key == own else self.kind.restore_archive
                 projection = await asyncio.to_thread(restore, name, found)
+                await self.kind.ready(projection)
                 if projection.stream_seq > stream_seq:
                     continue  # a batch of commands may have carried it past its place
                 await self.check_anchor(name, projection)

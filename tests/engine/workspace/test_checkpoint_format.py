@@ -35,10 +35,10 @@ def count_restores(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     real = ContextProjection.restore.__func__  # type: ignore[attr-defined]
 
     def restore(
-        cls: type[ContextProjection], data: dict[str, Any], packed: Any = None
+        cls: type[ContextProjection], data: dict[str, Any], packed: Any = None, pieces: Any = None
     ) -> ContextProjection:
         calls.append(data["stream_seq"])
-        projection: ContextProjection = real(cls, data, packed)
+        projection: ContextProjection = real(cls, data, packed, pieces)
         return projection
 
     monkeypatch.setattr(ContextProjection, "restore", classmethod(restore))
