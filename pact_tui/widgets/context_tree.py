@@ -33,6 +33,7 @@ from textual.reactive import reactive, var
 from textual.strip import Strip
 
 from engine.context import ContextView
+from engine.context.errors import MalformedPackedTurns
 from engine.context.nodes import Item, Slot
 from engine.context.tree import provider_role
 from engine.visible import visible
@@ -457,7 +458,22 @@ class LinePane(CursorPane):
     @property
     def current_row(self) -> Row | None:
         count = self.layout_model.line_count
-        return self.layout_model.row(self.cursor_line) if 0 <= self.cursor_line < count else None
+        return self._row_read(self.cursor_line) if 0 <= self.cursor_line < count else None
+
+    def _row_read(self, line: int) -> Row | None:
+        """The row at ``line`` for a key or the mouse; None if its turn cannot be read (a
+        packed turn of a forged checkpoint, or its piece missing). Raised in a handler, that
+        would end this pane's message loop (Textual stops a pump whose handler fails): the
+        screen is told instead, and shows the context rebuilt from its log. (A frame that
+        draws the turn fails to the app, which tells the screen: ``PactApp._handle_exception``.)"""
+        try:
+            return self.layout_model.row(line)
+        except MalformedPackedTurns:
+            refuse = getattr(self.screen, "packed_turns_malformed", None)
+            if refuse is None:
+                raise
+            refuse()
+            return None
 
     @property
     def line_count(self) -> int:
@@ -657,7 +673,8 @@ class LinePane(CursorPane):
         if view is None or line is None or not 0 <= line < self.layout_model.line_count:
             self.tooltip = None
         else:
-            self.tooltip = self.tooltip_of(self.layout_model.row(line), view)
+            row = self._row_read(line)
+            self.tooltip = self.tooltip_of(row, view) if row is not None else None
 
     def on_leave(self) -> None:
         self._tip_line = None

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.context.compact import PackedTurn
+from engine.context.compact import DRAWN_FIRST, PackedTurn
 from engine.workspace import Workspace
 from pact_tui.app import PactApp
 from tests.engine.workspace.test_packed_turns import TURNS as MANY
@@ -154,3 +154,89 @@ def assert_the_logs_context_shown(app: PactApp, export: str, problem: str) -> No
     assert f"question {MANY - 1}" in "\n".join(pane_lines(screen.context_tree))
     [said] = [note for note in notifications(app) if problem in note]
     assert said.startswith("Checkpoint: ") and "context 'agent'" in said
+
+
+async def pieced_workspace(path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``many_turns`` with its turns between the first and last 64 in pieces: its export."""
+    from engine.workspace import pieces
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pieces, "PIECE_BYTES", 2_000)
+        return await many_turns(path, PIECED)
+
+
+PIECED = 2 * DRAWN_FIRST + 60
+
+
+async def test_a_context_in_pieces_is_drawn_from_its_checkpoint_and_its_pieces_read_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "w.pact"
+    export = await pieced_workspace(path, monkeypatch)
+    held = asyncio.Event()
+    unpacking = Workspace.unpacking
+    drawn_with: list[int] = []
+
+    async def unpacking_held(self: Workspace, name: str, chunk: int = 1_000) -> Any:
+        projection = self._projection(name)
+        assert projection.pieces is not None
+        drawn_with.append(len(projection.pieces.read_names()))
+        await held.wait()
+        async for left in unpacking(self, name, chunk):
+            yield left
+
+    monkeypatch.setattr(Workspace, "unpacking", unpacking_held)
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: drawn_with == [0], "the first frame, no piece read")
+        screen = screen_of(app)
+        assert f"question {PIECED - 1}" in "\n".join(pane_lines(screen.context_tree))
+        held.set()
+        await settle(pilot)
+        assert app.workspace is not None
+        projection = app.workspace._projection("agent")
+        assert projection.pieces is not None and projection.pieces.complete
+        assert app.workspace.context("agent").model_dump_json() == export
+        assert app.workspace.checkpoint_problem is None
+
+
+async def test_a_turn_drawn_whose_piece_is_missing_shows_the_logs_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.engine.workspace.test_pieces import first_piece, forge_piece
+
+    path = tmp_path / "w.pact"
+    export = await pieced_workspace(path, monkeypatch)
+    piece = await first_piece(path)
+    forge_piece(path, piece, "missing")
+    held = asyncio.Event()  # the first unpacking waits: the piece is reached by scrolling
+    calls: list[str] = []
+    unpacking = Workspace.unpacking
+
+    async def unpacking_held(self: Workspace, name: str, chunk: int = 1_000) -> Any:
+        calls.append(name)
+        if len(calls) == 1:
+            await held.wait()
+        async for left in unpacking(self, name, chunk):
+            yield left
+
+    monkeypatch.setattr(Workspace, "unpacking", unpacking_held)
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: calls == ["agent"], "the first unpacking")
+        assert app.workspace is not None
+        opened = app.workspace.context("agent")
+        screen = screen_of(app)
+        for _ in range(PIECED):  # page up, through the turns in pieces
+            await pilot.press("pageup")
+            await pilot.pause()
+            if app.workspace.context("agent") is not opened:
+                break
+        await wait_until(pilot, lambda: screen.view is not opened, "the log's context shown")
+        held.set()
+        await settle(pilot)
+        assert app.is_running
+        context = app.workspace.context("agent")
+        assert context is not opened and context.model_dump_json() == export  # the log's
+        [said] = [note for note in notifications(app) if repr(piece) in note]
+        assert said.startswith("Checkpoint: ") and "context 'agent'" in said
