@@ -282,3 +282,30 @@ async def test_a_lifecycle_badge_on_a_marked_row_is_legible(demo: Path, theme: s
         for line in marked:
             (badge,) = [s for s in tree.render_line(line) if s.text in ("PERM", "TEMP", "STCK")]
             assert _contrast(*_colours(badge)) >= 3, (theme, tree.render_line(line).text)
+
+
+async def test_a_new_modes_screen_is_styled_as_it_mounts_and_restyled_by_a_later_theme(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.css.stylesheet import Stylesheet
+
+    reparsed: list[str] = []
+    real = Stylesheet.reparse
+
+    def counted(self: Stylesheet) -> None:
+        reparsed.append(app.current_mode)
+        real(self)
+
+    app = inspector(demo, theme="pact-midnight")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(Stylesheet, "reparse", counted)
+        await app.switch_mode("document")  # a screen not made yet
+        await settle(pilot)
+        assert reparsed == []  # its widgets styled as they mounted, the CSS not read again
+        app.theme = "pact-paper"
+        await pilot.pause()
+        assert reparsed  # a theme restyles every screen, the new one too
+        await app.switch_mode("context")
+        await pilot.pause()
+        assert _drawn_surface(app) == SURFACES["pact-paper"]
