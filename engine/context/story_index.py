@@ -59,7 +59,7 @@ class StoryIndex:
     __slots__ = ("_items", "_packed", "_seqs", "_shifts")
 
     def __init__(self, packed: str | Callable[[], bytes] | None = None) -> None:
-        self._packed = packed
+        self._packed: str | bytes | Callable[[], bytes] | None = packed
         # An id named by one event maps to its seq, by several to their seqs in a string
         # ("5 9 -12"): neither is tracked by the cyclic collector (100,000 items add no pause
         # to it), and the saved form decodes to it as it is, with nothing to convert.
@@ -143,9 +143,10 @@ class StoryIndex:
         if not callable(packed):
             return packed or ""
         try:
-            return packed()
+            text = self._packed = packed()  # read once
         except ContextError as error:
             raise ValueError(f"the saved story index cannot be read: {error}") from None
+        return text
 
     def _unpack(self) -> None:
         """Read the saved form, and put the events noted since after it; ``ValueError`` if

@@ -736,7 +736,7 @@ class DocumentKind:
         with collector_paused():
             return encode_checkpoint(projection.dump(name))
 
-    def saved(self, projection: DocumentProjection) -> None:
+    def saved(self, projection: DocumentProjection, saved: Saved) -> None:
         pass  # a document keeps nothing unsaved besides its events
 
     async def missing(self, name: str) -> Exception:

@@ -105,6 +105,8 @@ class ContextLoading(WorkspaceState):
             # Every turn decoded: index them now, which checks that no item id is held twice
             # (turns forged to share items decode one by one), inside the same refusal.
             projection.context.build_indexes()
+            if projection.pieces is not None:
+                projection.pieces.release()
         except InvalidExport as error:
             if self._contexts.get(name) is not projection:
                 return
@@ -241,12 +243,15 @@ class ContextKind:
         data, turns = projection.dump_packed()
         laid = lay_out(name, data, turns)
         head = encode_checkpoint({"version": CHECKPOINT_VERSION, "name": name, **data}, laid.kept)
-        stored = projection.pieces.read_names() if projection.pieces is not None else ()
+        stored = set(projection.pieces_saved)
+        if projection.pieces is not None:
+            stored.update(projection.pieces.read_names())
         return Saved(head, laid.pieces, pieces_prefix(name), stored)
 
-    def saved(self, projection: ContextProjection) -> None:
+    def saved(self, projection: ContextProjection, saved: Saved) -> None:
         projection.stories_unsaved = False  # its story index is in the checkpoint just saved
         projection.unpacked = False  # and its turns packed
+        projection.pieces_saved = frozenset(saved.parts)  # not written again by the next
 
     def archive_data(self, name: str, projection: ContextProjection) -> bytes:
         return encode_checkpoint(projection.dump(with_snapshots=False))

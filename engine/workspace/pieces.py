@@ -99,7 +99,7 @@ def stored_pieces(store: EventStore | None, context: str, data: Any) -> StoredPi
         raise InvalidCheckpoint("its pieces' digests are not one SHA-256 each")
     if store is None:
         raise InvalidCheckpoint("its turns are in pieces, and nothing to read them from")
-    return StoredPieces(store, context, digests, lengths)
+    return StoredPieces(store, context, digests, lengths, stories=isinstance(stories, dict))
 
 
 class StoredPieces:
@@ -107,26 +107,51 @@ class StoredPieces:
     needed or all at once, and checked against the checkpoint's list."""
 
     def __init__(
-        self, store: EventStore, context: str, digests: list[str], lengths: list[Any]
+        self,
+        store: EventStore,
+        context: str,
+        digests: list[str],
+        lengths: list[Any],
+        *,
+        stories: bool = False,
     ) -> None:
         self._store = store
+        self._stories = stories  # the last piece holds the story index
         self.names = [pieces_prefix(context) + digest for digest in digests]
         self._digests = digests
         self._lengths = lengths
-        self._read: dict[int, memoryview] = {}
+        self._read: dict[int, memoryview] = {}  # the pieces' bytes, while turns need them
+        self._sound: set[int] = set()  # the pieces read and found to be those listed
 
     @property
     def complete(self) -> bool:
         """Whether every piece has been read."""
-        return len(self._read) == len(self.names)
+        return len(self._sound) == len(self.names)
 
     def stories(self) -> bytes:
-        """The story index kept in the last piece, read now if not read yet."""
-        return bytes(self.piece(len(self.names) - 1))
+        """The story index kept in the last piece, read now if not read yet (let go of
+        once it is decoded)."""
+        last = len(self.names) - 1
+        text = bytes(self.piece(last))
+        self._read.pop(last, None)
+        return text
+
+    @property
+    def held(self) -> int:
+        """How many bytes of pieces are held in memory now."""
+        return sum(len(view) for view in self._read.values())
 
     def read_names(self) -> Collection[str]:
         """The pieces read and found to be what the checkpoint lists."""
-        return [self.names[index] for index in self._read]
+        return [self.names[index] for index in sorted(self._sound)]
+
+    def release(self) -> None:
+        """Let go of the pieces' bytes once every turn is decoded (a gigabyte, for an
+        imported conversation's context): one read again is read anew. The story index's
+        is kept until it is decoded (it is read when a story is first asked for)."""
+        last = len(self.names) - 1
+        kept = self._read.get(last) if self._stories else None
+        self._read = {} if kept is None else {last: kept}
 
     def piece(self, index: int) -> memoryview:
         found = self._read.get(index)
@@ -145,7 +170,7 @@ class StoredPieces:
         """Read every piece not read yet, as the caller awaits (each hashed off the event
         loop): afterwards no turn of the context reads one."""
         for index, name in enumerate(self.names):
-            if index in self._read:
+            if index in self._sound:
                 continue
             try:
                 checkpoint = await self._store.load_checkpoint(name)
@@ -162,6 +187,7 @@ class StoredPieces:
             raise MalformedPackedTurns(f"piece {name!r} is not the piece the checkpoint lists")
         view = memoryview(checkpoint.data)
         self._read[index] = view
+        self._sound.add(index)
         return view
 
 

@@ -60,6 +60,7 @@ class ContextProjection:
         self.unpacked = False
         # Where its checkpoint's turns kept in pieces are read (None: it had none).
         self.pieces: StoredPieces | None = None
+        self.pieces_saved: frozenset[str] = frozenset()  # the pieces its last save wrote
 
     @classmethod
     def fresh(cls, time_ns: int) -> ContextProjection:

@@ -91,9 +91,9 @@ class StreamKind(Protocol[P]):
 
     def archive_data(self, name: str, projection: P) -> bytes: ...
 
-    def saved(self, projection: P) -> None:
-        """After its checkpoint is saved: what the projection kept unsaved besides its events
-        (a context's story index) is saved now."""
+    def saved(self, projection: P, saved: Saved) -> None:
+        """After its checkpoint (``saved``) is saved: what the projection kept unsaved besides
+        its events (a context's story index) is saved now."""
 
     async def missing(self, name: str) -> Exception:
         """The error for a stream that has no events: no such context or document."""
@@ -236,7 +236,7 @@ class StreamRepository(Generic[P]):
             self.kind.checkpoint_prefix + name, projection.seq, saved.data, replacing=replacing
         )
         projection.checkpointed = max(projection.checkpointed, stream_seq)
-        self.kind.saved(projection)
+        self.kind.saved(projection, saved)
         return saved.data
 
     async def _save_parts(self, saved: Saved, seq: int) -> list[str]:

@@ -109,8 +109,17 @@ async def test_every_piece_is_read_as_the_context_is_restored_where_reads_are_aw
         assert ws.checkpoint_problem is None
         assert len(await piece_names(ws)) >= 3
         projection = ws._projection("agent")
-        assert projection.pieces is not None and projection.pieces.complete
-        assert ws.context("agent").model_dump_json() == export
+        pieces = projection.pieces
+        assert pieces is not None and pieces.complete
+        assert ws.context("agent").model_dump_json() == export  # every turn decoded
+        assert [left async for left in ws.unpacking("agent")] == []  # and indexed
+        story_index = await ws.store.load_checkpoint(pieces.names[-1])
+        assert story_index is not None
+        assert pieces.held == len(story_index.data)  # the turns' pieces let go of; this kept ...
+        middle = ws.context("agent")[f"d{TURNS // 2}, 1, 0"]
+        assert middle is not None
+        assert [event.seq for event in await ws.item_story("agent", middle.id)]
+        assert pieces.held == 0 and not projection.stories_unsaved  # ... until decoded
 
 
 async def many_turns_at(where: str) -> str:
@@ -251,3 +260,34 @@ async def test_verify_deep_judges_the_pieces_with_the_checkpoint_that_lists_them
     verdicts = {f.name: f.verdict for f in result.checkpoints}
     assert verdicts[CONTEXT_CHECKPOINT + "agent"] == "ignored"
     assert {verdicts[name] for name in listed} == {"ignored"}
+
+
+async def test_a_second_save_in_the_process_that_wrote_the_pieces_writes_only_new_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "w.pact"
+    async with await Workspace.open(path, create=True, watch=False) as ws:
+        await ws.create_context("agent")
+        commands: list[dict[str, Any]] = []
+        for n in range(TURNS):
+            commands += [
+                {"op": "message", "role": "user", "text": f"question {n}"},
+                {"op": "insert", "selector": "d0, 1, 0", "component": {"content": f"n{n}"}},
+            ]
+        await ws.run_many("agent", commands)
+        await ws.checkpoint()  # a context built here, never restored: its pieces written
+        first = await piece_names(ws)
+        saved: list[str] = []
+        real = type(ws.store).save_checkpoint
+
+        async def save(self: EventStore, name: str, seq: int, data: bytes, **kw: Any) -> None:
+            saved.append(name)
+            await real(self, name, seq, data, **kw)
+
+        monkeypatch.setattr(type(ws.store), "save_checkpoint", save)
+        await ws.run_many("agent", [{"op": "message", "role": "user", "text": "one more"}])
+        await ws.checkpoint()
+        second = await piece_names(ws)
+    written = {name for name in saved if name.startswith(PREFIX)}
+    assert written == set(second) - set(first)  # not the pieces it wrote the first time
+    assert len(set(second) & set(first)) >= 2
