@@ -579,22 +579,23 @@ class _Layout:
 
 def in_pieces(
     data: dict[str, Any], packed: bytes, inline: int, piece_bytes: int
-) -> tuple[bytes, list[bytes]]:
+) -> tuple[bytes, list[memoryview]]:
     """``dump_packed``'s output with its records laid out in pieces: what the checkpoint keeps
     (the records of the first and last ``inline`` turns) and the pieces (the others, in order,
     a piece ending at the first turn's end at or past ``piece_bytes``). ``data`` becomes v3,
     its ``pieces`` entry saying how; unchanged, with ``packed`` and no pieces, when the turns
-    between fill less than one piece."""
+    between fill less than one piece. The pieces are views of ``packed``, not copies (a
+    gigabyte, for an imported conversation)."""
     lengths = data["turns"]["length"]
     ends = [0, *accumulate(lengths)]
     if len(lengths) <= 2 * inline or ends[-inline - 1] - ends[inline] < piece_bytes:
         return packed, []
     view = memoryview(packed)
-    pieces: list[bytes] = []
+    pieces: list[memoryview] = []
     start = ends[inline]
     for end in ends[inline + 1 : -inline]:
         if end - start >= piece_bytes or end == ends[-inline - 1]:
-            pieces.append(bytes(view[start:end]))
+            pieces.append(view[start:end])
             start = end
     data["version"] = PIECES_VERSION
     data["pieces"] = {"inline": inline, "lengths": [len(piece) for piece in pieces]}

@@ -51,7 +51,7 @@ class Laid(NamedTuple):
     by name."""
 
     kept: bytes
-    pieces: dict[str, bytes]
+    pieces: dict[str, bytes | memoryview]
 
 
 def lay_out(context: str, data: dict[str, Any], packed: bytes) -> Laid:
@@ -69,7 +69,7 @@ def lay_out(context: str, data: dict[str, Any], packed: bytes) -> Laid:
         piece = stories.encode()
         digest = hashlib.sha256(piece).hexdigest()
         data["stories"] = {"digest": digest, "length": len(piece)}
-        pieces.append(piece)
+        pieces.append(memoryview(piece))
         digests = [*digests, digest]
     prefix = pieces_prefix(context)
     return Laid(

@@ -41,7 +41,7 @@ class Saved(NamedTuple):
     checkpoint another stream's could be."""
 
     data: bytes
-    parts: Mapping[str, bytes] = {}
+    parts: Mapping[str, bytes | memoryview] = {}
     parts_prefix: str | None = None  # what its parts' names start with (None: it has none)
     stored: Collection[str] = ()  # parts read from the store and found sound: not saved again
 
@@ -248,7 +248,7 @@ class StreamRepository(Generic[P]):
         stored = await self.store.checkpoints()
         for part, data in saved.parts.items():
             if part not in stored or part not in saved.stored:
-                await self.store.save_checkpoint(part, seq, data)
+                await self.store.save_checkpoint(part, seq, bytes(data))  # a view, copied now
         return [
             part
             for part, at in stored.items()

@@ -47,7 +47,7 @@ def laid_out(
 ) -> tuple[dict[str, Any], bytes, list[bytes]]:
     data, packed = dump_packed(context)
     kept, pieces = in_pieces(data, packed, inline, piece_bytes)
-    return data, kept, pieces
+    return data, kept, [bytes(piece) for piece in pieces]
 
 
 def test_a_round_trip_through_pieces_keeps_the_context_and_reads_a_piece_when_needed() -> None:
