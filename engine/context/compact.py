@@ -14,7 +14,9 @@ shape: anything malformed raises ``InvalidExport`` rather than building a broken
 from __future__ import annotations
 
 import json
+import sys
 import threading
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, chain, compress, count, islice, pairwise
 from operator import is_not
@@ -472,25 +474,34 @@ def _packed_turns(
     hold; with a ``layout``, ``packed`` holds the records of the first and last turns it keeps
     there, and its pieces the rest."""
     view = memoryview(packed)
-    ids, seqs, created, creation, slots, items, lengths = (index[c] for c in INDEX_COLUMNS)
+    if layout is None:
+        ids, seqs, created, creation, slots, items, lengths = (index[c] for c in INDEX_COLUMNS)
+        if set(map(type, chain(slots, items, lengths))) - {int}:
+            raise InvalidExport("the packed turns' counts and lengths must be integers")
+    else:
+        ids = index["id"]
+        numeric, view = layout.columns(view, len(ids) if isinstance(ids, list) else 0)
+        seqs, created, creation, slots, items, lengths = numeric
     columns = (ids, seqs, created, creation, slots, items, lengths)
-    if not all(isinstance(column, list) and len(column) == len(ids) for column in columns):
+    if not all(isinstance(column, list | array) and len(column) == len(ids) for column in columns):
         raise InvalidExport("the packed turns' index has columns of different lengths")
-    if set(map(type, chain(slots, items, lengths))) - {int}:
-        raise InvalidExport("the packed turns' counts and lengths must be integers")
     if ids and (min(lengths) < 2 or min(slots) < 1 or min(items) < 1):
         raise InvalidExport("a packed turn is empty")
     records = _records(lengths, view) if layout is None else layout.records(lengths, view)
     turns: list[Turn] = []
-    for turn_id, seq, created_at_ns, creation_index, slot_count, item_count, record in zip(
-        ids, seqs, created, creation, slots, items, records, strict=True
+    append = turns.append
+    for turn_id, seq, created_at_ns, creation_index, counts, record in zip(
+        ids, seqs, created, creation, zip(slots, items, strict=True), records, strict=True
     ):
         turn: PackedTurn = new(PackedTurn)
-        turn.id, turn.seq, turn.created_at_ns = turn_id, seq, created_at_ns
-        turn.creation_index, turn.gen = creation_index, 0
-        turn.counts = (slot_count, item_count)
+        turn.id = turn_id
+        turn.seq = seq
+        turn.created_at_ns = created_at_ns
+        turn.creation_index = creation_index
+        turn.gen = 0
+        turn.counts = counts
         turn.packed = record
-        turns.append(turn)
+        append(turn)
     return turns, sum(items)
 
 
@@ -548,6 +559,35 @@ class _Layout:
             raise InvalidExport("the turns' pieces must each have a length of 2 or more")
         return cls(inline, lengths, pieces)
 
+    # The index's numeric columns, as 64-bit little-endian integers at the start of the packed
+    # bytes: read in C at once, where 150,000 turns' six columns of JSON numbers took 38 ms.
+    NUMERIC = INDEX_COLUMNS[1:]
+
+    def columns(self, view: memoryview, turns: int) -> tuple[list[array[int]], memoryview]:
+        """The numeric columns of ``turns`` turns at the start of ``view``, and the rest."""
+        size = 8 * turns
+        if turns < 1 or len(view) < size * len(self.NUMERIC):
+            raise InvalidExport(f"the packed bytes hold no columns of {turns} turns")
+        columns = []
+        for start in range(0, size * len(self.NUMERIC), size):
+            column = array("q")
+            column.frombytes(view[start : start + size])
+            if sys.byteorder == "big":
+                column.byteswap()
+            columns.append(column)
+        return columns, view[size * len(self.NUMERIC) :]
+
+    @classmethod
+    def columns_of(cls, index: dict[str, Any]) -> bytes:
+        """``index``'s numeric columns as ``columns`` reads them (each then left out of it)."""
+        out = bytearray()
+        for name in cls.NUMERIC:
+            column = array("q", index.pop(name))
+            if sys.byteorder == "big":
+                column.byteswap()
+            out += column.tobytes()
+        return bytes(out)
+
     def records(self, lengths: list[int], view: memoryview) -> list[memoryview | Pending]:
         """Each turn's record (``lengths``): the first and last ``inline`` in ``view``, the
         others pending in the pieces, none crossing a piece's end."""
@@ -599,7 +639,8 @@ def in_pieces(
             start = end
     data["version"] = PIECES_VERSION
     data["pieces"] = {"inline": inline, "lengths": [len(piece) for piece in pieces]}
-    kept = bytes(view[: ends[inline]]) + bytes(view[ends[-inline - 1] :])
+    columns = _Layout.columns_of(data["turns"])
+    kept = columns + bytes(view[: ends[inline]]) + bytes(view[ends[-inline - 1] :])
     return kept, pieces
 
 
