@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable
+from itertools import accumulate
 
 
 class LineIndex:
@@ -18,14 +19,10 @@ class LineIndex:
         # Arrays, not lists: the collector does not track them (a list of 33,000 ints is
         # walked entry by entry by every full collection).
         self._sizes = array("q", sizes)
-        # Linear-time construction: each node passes its partial sum to its parent.
-        tree = array("q", [0])
-        tree.extend(self._sizes)
-        for i in range(1, len(tree)):
-            parent = i + (i & -i)
-            if parent < len(tree):
-                tree[parent] += tree[i]
-        self._tree = tree
+        # Linear-time construction: node i holds the sum of the sizes in (i - lowbit(i), i],
+        # that is the prefix sums' difference at i and at i & (i - 1).
+        prefix = [0, *accumulate(self._sizes)]
+        self._tree = array("q", [prefix[i] - prefix[i & (i - 1)] for i in range(len(prefix))])
 
     def __len__(self) -> int:
         return len(self._sizes)
