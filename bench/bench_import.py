@@ -326,6 +326,8 @@ def bench_badges(workspace: Path, directory: Path, cache: Path) -> None:
     async def held() -> SnapshotContext:
         async with await Workspace.open(workspace, watch=False) as ws:
             await ws.load("agent")
+            async for _left in ws.unpacking("agent"):  # its pieces read while the store is open
+                pass
             return ws.context("agent").hold()
 
     view = asyncio.run(held())
