@@ -107,19 +107,16 @@ async def test_a_malformed_packed_turn_drawn_before_it_was_unpacked_shows_the_lo
     path = tmp_path / "w.pact"
     export = await many_turns(path)
     turn_id = forge_packed_turn(path, "agent", MANY // 2)  # left packed at opening
-    held = asyncio.Event()  # the first unpacking waits: the turn is reached by scrolling
-    calls: list[str] = []
-    unpacking = Workspace.unpacking
+    held, calls = hold_first_unpacking(monkeypatch)  # the turn is reached by scrolling
+    await scrolled_to_the_logs_context(inspector(path), held, calls, MANY, export, repr(turn_id))
 
-    async def unpacking_held(self: Workspace, name: str, chunk: int = 1_000) -> Any:
-        calls.append(name)
-        if len(calls) == 1:
-            await held.wait()
-        async for left in unpacking(self, name, chunk):
-            yield left
 
-    monkeypatch.setattr(Workspace, "unpacking", unpacking_held)
-    app = inspector(path)
+async def scrolled_to_the_logs_context(
+    app: PactApp, held: asyncio.Event, calls: list[str], pages: int, export: str, problem: str
+) -> None:
+    """Run ``app`` with its first unpacking held (``hold_first_unpacking``) and page up from
+    the newest turn until a turn that cannot be read is drawn; then let the unpacking go. The
+    context rebuilt from its log is shown, once, and a notification names ``problem``."""
     async with app.run_test(size=SIZE) as pilot:
         # The held unpacking has begun (it starts after the first frame): under load the
         # pages below could otherwise be drawn first, and the refusal's unpacking be held.
@@ -127,7 +124,7 @@ async def test_a_malformed_packed_turn_drawn_before_it_was_unpacked_shows_the_lo
         assert app.workspace is not None
         opened = app.workspace.context("agent")
         screen = screen_of(app)
-        for _ in range(MANY):  # page up to the top, through the malformed turn
+        for _ in range(pages):  # page up to the top, through the turn that cannot be read
             await pilot.press("pageup")
             await pilot.pause()  # each page drawn (a frame), not two keys to one frame
             if app.workspace.context("agent") is not opened:
@@ -139,8 +136,26 @@ async def test_a_malformed_packed_turn_drawn_before_it_was_unpacked_shows_the_lo
         context = app.workspace.context("agent")
         assert context is not opened and context.model_dump_json() == export  # the log's
         assert screen.view is context
-        [said] = [note for note in notifications(app) if repr(turn_id) in note]
+        [said] = [note for note in notifications(app) if problem in note]
         assert said.startswith("Checkpoint: ") and "context 'agent'" in said
+
+
+def hold_first_unpacking(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, list[str]]:
+    """Make the first ``Workspace.unpacking`` (it starts after the first frame) wait for the
+    event returned; the names of the contexts unpacked, as each starts."""
+    held = asyncio.Event()
+    calls: list[str] = []
+    unpacking = Workspace.unpacking
+
+    async def unpacking_held(self: Workspace, name: str, chunk: int = 1_000) -> Any:
+        calls.append(name)
+        if len(calls) == 1:
+            await held.wait()
+        async for left in unpacking(self, name, chunk):
+            yield left
+
+    monkeypatch.setattr(Workspace, "unpacking", unpacking_held)
+    return held, calls
 
 
 def assert_the_logs_context_shown(app: PactApp, export: str, problem: str) -> None:
@@ -173,22 +188,13 @@ async def test_a_context_in_pieces_is_drawn_from_its_checkpoint_and_its_pieces_r
 ) -> None:
     path = tmp_path / "w.pact"
     export = await pieced_workspace(path, monkeypatch)
-    held = asyncio.Event()
-    unpacking = Workspace.unpacking
-    drawn_with: list[int] = []
-
-    async def unpacking_held(self: Workspace, name: str, chunk: int = 1_000) -> Any:
-        projection = self._projection(name)
-        assert projection.pieces is not None
-        drawn_with.append(len(projection.pieces.read_names()))
-        await held.wait()
-        async for left in unpacking(self, name, chunk):
-            yield left
-
-    monkeypatch.setattr(Workspace, "unpacking", unpacking_held)
+    held, calls = hold_first_unpacking(monkeypatch)
     app = inspector(path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: drawn_with == [0], "the first frame, no piece read")
+        await wait_until(pilot, lambda: calls == ["agent"], "the first frame")
+        assert app.workspace is not None
+        pieces = app.workspace._projection("agent").pieces
+        assert pieces is not None and list(pieces.read_names()) == []  # drawn, none read
         screen = screen_of(app)
         assert f"question {PIECED - 1}" in "\n".join(pane_lines(screen.context_tree))
         held.set()
@@ -209,34 +215,5 @@ async def test_a_turn_drawn_whose_piece_is_missing_shows_the_logs_context(
     export = await pieced_workspace(path, monkeypatch)
     piece = await first_piece(path)
     forge_piece(path, piece, "missing")
-    held = asyncio.Event()  # the first unpacking waits: the piece is reached by scrolling
-    calls: list[str] = []
-    unpacking = Workspace.unpacking
-
-    async def unpacking_held(self: Workspace, name: str, chunk: int = 1_000) -> Any:
-        calls.append(name)
-        if len(calls) == 1:
-            await held.wait()
-        async for left in unpacking(self, name, chunk):
-            yield left
-
-    monkeypatch.setattr(Workspace, "unpacking", unpacking_held)
-    app = inspector(path)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: calls == ["agent"], "the first unpacking")
-        assert app.workspace is not None
-        opened = app.workspace.context("agent")
-        screen = screen_of(app)
-        for _ in range(PIECED):  # page up, through the turns in pieces
-            await pilot.press("pageup")
-            await pilot.pause()
-            if app.workspace.context("agent") is not opened:
-                break
-        await wait_until(pilot, lambda: screen.view is not opened, "the log's context shown")
-        held.set()
-        await settle(pilot)
-        assert app.is_running
-        context = app.workspace.context("agent")
-        assert context is not opened and context.model_dump_json() == export  # the log's
-        [said] = [note for note in notifications(app) if repr(piece) in note]
-        assert said.startswith("Checkpoint: ") and "context 'agent'" in said
+    held, calls = hold_first_unpacking(monkeypatch)  # the piece is reached by scrolling
+    await scrolled_to_the_logs_context(inspector(path), held, calls, PIECED, export, repr(piece))

@@ -139,3 +139,12 @@ def start_helper(script: str, *args: object) -> subprocess.Popen[str]:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a workspace is: a SQLite file, or a real PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "ws.pact")
+    url: str = request.getfixturevalue("postgres_url")
+    return url

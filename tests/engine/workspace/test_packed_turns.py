@@ -19,8 +19,9 @@ from tests.forged_packed import forge_duplicate_ids, forge_packed_turn
 TURNS = 2 * DRAWN_FIRST + 40  # some turns that opening leaves packed
 
 
-async def many_turns(path: Path, turns: int = TURNS) -> str:
-    """Context ``agent`` with ``turns`` turns of two items each, checkpointed: its export."""
+async def many_turns(path: Path | str, turns: int = TURNS) -> str:
+    """Context ``agent`` with ``turns`` turns of two items each, checkpointed (``path``: a
+    workspace file, or a PostgreSQL URL): its export."""
     async with await Workspace.open(path, create=True, watch=False) as ws:
         await ws.create_context("agent")
         commands = []

@@ -32,14 +32,6 @@ def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pieces_module, "PIECE_BYTES", 2_000)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "w.pact")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 def read_names(monkeypatch: pytest.MonkeyPatch, store: type[EventStore]) -> list[str]:
     """The checkpoints ``store`` reads from now on, as it awaits or blocking, in order."""
     names: list[str] = []
@@ -55,6 +47,19 @@ def read_names(monkeypatch: pytest.MonkeyPatch, store: type[EventStore]) -> list
 
     monkeypatch.setattr(store, "load_checkpoint", load)
     monkeypatch.setattr(store, "load_checkpoint_blocking", load_blocking)
+    return names
+
+
+def saved_names(monkeypatch: pytest.MonkeyPatch, store: type[EventStore]) -> list[str]:
+    """The checkpoints ``store`` saves from now on, in order."""
+    names: list[str] = []
+    real = store.save_checkpoint
+
+    async def save(self: EventStore, name: str, seq: int, data: bytes, **kw: Any) -> None:
+        names.append(name)
+        await real(self, name, seq, data, **kw)
+
+    monkeypatch.setattr(store, "save_checkpoint", save)
     return names
 
 
@@ -104,7 +109,7 @@ async def test_opening_reads_the_checkpoint_alone_and_a_turn_its_piece_when_read
 async def test_every_piece_is_read_as_the_context_is_restored_where_reads_are_awaited(
     where: str,
 ) -> None:
-    export = await many_turns_at(where)
+    export = await many_turns(where, TURNS)
     async with await Workspace.open(where, watch=False, read_only=where.endswith(".pact")) as ws:
         assert ws.checkpoint_problem is None
         assert len(await piece_names(ws)) >= 3
@@ -122,21 +127,6 @@ async def test_every_piece_is_read_as_the_context_is_restored_where_reads_are_aw
         assert pieces.held == 0 and not projection.stories_unsaved  # ... until decoded
 
 
-async def many_turns_at(where: str) -> str:
-    if where.endswith(".pact"):
-        return await many_turns(Path(where), TURNS)
-    async with await Workspace.open(where, create=True, watch=False) as ws:
-        await ws.create_context("agent")
-        commands: list[dict[str, Any]] = []
-        for n in range(TURNS):
-            commands.append({"op": "message", "role": "user", "text": f"question {n}"})
-            note = {"type": "text", "content": f"note {n}", "key": f"k{n}"}
-            commands.append({"op": "insert", "selector": "d0, 1, 0", "component": note})
-        await ws.run_many("agent", commands)
-        await ws.checkpoint()
-        return ws.context("agent").model_dump_json()
-
-
 async def test_a_checkpoint_saved_again_writes_only_the_pieces_that_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -144,14 +134,7 @@ async def test_a_checkpoint_saved_again_writes_only_the_pieces_that_changed(
     await many_turns(path, TURNS)
     async with await Workspace.open(path, watch=False) as ws:
         before = await piece_names(ws)
-        saved: list[str] = []
-        real = type(ws.store).save_checkpoint
-
-        async def save(self: EventStore, name: str, seq: int, data: bytes, **kw: Any) -> None:
-            saved.append(name)
-            await real(self, name, seq, data, **kw)
-
-        monkeypatch.setattr(type(ws.store), "save_checkpoint", save)
+        saved = saved_names(monkeypatch, type(ws.store))
         commands: list[dict[str, Any]] = []
         for n in range(40):  # forty turns more: the history's middle grows at its newer end
             commands += [
@@ -277,14 +260,7 @@ async def test_a_second_save_in_the_process_that_wrote_the_pieces_writes_only_ne
         await ws.run_many("agent", commands)
         await ws.checkpoint()  # a context built here, never restored: its pieces written
         first = await piece_names(ws)
-        saved: list[str] = []
-        real = type(ws.store).save_checkpoint
-
-        async def save(self: EventStore, name: str, seq: int, data: bytes, **kw: Any) -> None:
-            saved.append(name)
-            await real(self, name, seq, data, **kw)
-
-        monkeypatch.setattr(type(ws.store), "save_checkpoint", save)
+        saved = saved_names(monkeypatch, type(ws.store))
         await ws.run_many("agent", [{"op": "message", "role": "user", "text": "one more"}])
         await ws.checkpoint()
         second = await piece_names(ws)

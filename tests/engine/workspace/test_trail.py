@@ -33,14 +33,6 @@ from .conftest import ManualClock
 NEVER = 10**9
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "ws.pact")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 async def memo(where: str, monkeypatch: pytest.MonkeyPatch, every: int = 7) -> None:
     """The demo memo, checkpointed every ``every`` events: a piece of its trail each time."""
     monkeypatch.setitem(cadence.INTERVALS, "document", cadence.Intervals(every, None))
