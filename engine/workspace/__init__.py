@@ -77,7 +77,9 @@ per kind is its ``StreamKind``, ``ContextKind`` in ``loading.py`` and ``Document
 (stream and checkpoint names, format versions), ``cadence.py`` (how often caches are written,
 per kind of stream in ``INTERVALS``: set there, read there), ``checks.py`` (names, actors,
 text), ``projection.py`` (a context's projection and how a stored event is replayed),
-``checkpoints.py`` (checkpoints' bytes, the index's entries) and ``heap.py`` (the one place the
+``checkpoints.py`` (checkpoints' bytes, the index's entries), ``pieces.py`` (a big context's
+turns and story index kept in pieces beside its checkpoint, read when needed), ``trail.py`` (a
+document's audit trail kept in pieces beside its checkpoint) and ``heap.py`` (the one place the
 garbage collector is paused and the loaded heap frozen).
 """
 
