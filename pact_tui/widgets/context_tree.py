@@ -342,10 +342,11 @@ class LinePane(CursorPane):
         every turn's messages and sizes counted on the first ``v``, a fifth of a second). The
         rows themselves are made when the pane is shown (``catch_up``)."""
         if self._behind and self.shown is not None:
-            self.full_layout.sync(self.shown.view)
+            self._synced(self.shown.view)
 
     def _lay_out(self, new: Shown, *, tell: bool = False) -> None:
-        self.full_layout.sync(new.view)
+        if not self._synced(new.view):
+            return
         self._choose_layout(new)
         self.fit_virtual_size()
         if self.following:
@@ -460,6 +461,24 @@ class LinePane(CursorPane):
         count = self.layout_model.line_count
         return self._row_read(self.cursor_line) if 0 <= self.cursor_line < count else None
 
+    def _synced(self, view: ContextView) -> bool:
+        """Bring the layout to ``view``; False if a turn it must measure cannot be read (see
+        ``_row_read``): the layout is left empty, not half made (a later key would index past
+        its ends), and the screen is told, which shows the context rebuilt from its log."""
+        try:
+            self.full_layout.sync(view)
+        except MalformedPackedTurns as error:
+            self.full_layout.forget()
+            self._refuse(error)
+            return False
+        return True
+
+    def _refuse(self, error: MalformedPackedTurns) -> None:
+        refuse = getattr(self.screen, "packed_turns_malformed", None)
+        if refuse is None:
+            raise error
+        refuse()
+
     def _row_read(self, line: int) -> Row | None:
         """The row at ``line`` for a key or the mouse; None if its turn cannot be read (a
         packed turn of a forged checkpoint, or its piece missing). Raised in a handler, that
@@ -468,11 +487,8 @@ class LinePane(CursorPane):
         draws the turn fails to the app, which tells the screen: ``PactApp._handle_exception``.)"""
         try:
             return self.layout_model.row(line)
-        except MalformedPackedTurns:
-            refuse = getattr(self.screen, "packed_turns_malformed", None)
-            if refuse is None:
-                raise
-            refuse()
+        except MalformedPackedTurns as error:
+            self._refuse(error)
             return None
 
     @property

@@ -217,3 +217,33 @@ async def test_a_turn_drawn_whose_piece_is_missing_shows_the_logs_context(
     forge_piece(path, piece, "missing")
     held, calls = hold_first_unpacking(monkeypatch)  # the piece is reached by scrolling
     await scrolled_to_the_logs_context(inspector(path), held, calls, PIECED, export, repr(piece))
+
+
+@pytest.mark.parametrize("damage", ["a forged turn", "a missing piece"])
+async def test_the_provider_view_asked_for_before_the_turns_are_read_shows_the_logs_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    from tests.engine.workspace.test_pieces import first_piece, forge_piece
+
+    path = tmp_path / "w.pact"
+    if damage == "a forged turn":
+        export = await many_turns(path)
+        problem = repr(forge_packed_turn(path, "agent", MANY // 2))
+    else:
+        export = await pieced_workspace(path, monkeypatch)
+        problem = repr(await first_piece(path))
+        forge_piece(path, problem.strip("'"), "missing")
+    held, calls = hold_first_unpacking(monkeypatch)
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: calls == ["agent"], "the first unpacking")
+        await pilot.press("v")  # its layout measures every turn: the bad one among them
+        await pilot.pause()
+        held.set()
+        await settle(pilot)
+        await pilot.press("j")
+        assert app.is_running and app.workspace is not None
+        assert app.workspace.context("agent").model_dump_json() == export  # the log's
+        assert screen_of(app).view is app.workspace.context("agent")
+        [said] = [note for note in notifications(app) if problem in note]
+        assert said.startswith("Checkpoint: ")
