@@ -56,19 +56,17 @@ def _decoded(data: bytes | memoryview) -> Any:
     return json.loads(bytes(data[1:])) if data[:1] == b"J" else orjson.loads(data)
 
 
-def decode_checkpoint(data: bytes, store: EventStore | None = None) -> Any:
+def decode_checkpoint(data: bytes) -> Any:
     """What ``encode_checkpoint`` made, decoded as plain data (a context checkpoint's packed
-    turns as ``dump_compact`` writes them, those in pieces read from ``store``, blocking:
-    ``InvalidCheckpoint`` without one); ``InvalidCheckpoint`` if compressed bytes do not
-    decompress."""
+    turns as ``dump_compact`` writes them); ``InvalidCheckpoint`` if compressed bytes do not
+    decompress, or for a context checkpoint whose turns are in pieces (read it with
+    ``context_checkpoint_projection`` and its store)."""
     decoded, packed = split_checkpoint(data)
     if packed is not None:
         if not isinstance(decoded, dict) or not isinstance(decoded.get("context"), dict):
             raise InvalidCheckpoint("packed turns beside no context")
-        pieces = stored_pieces(store, str(decoded.get("name")), decoded)
+        pieces = stored_pieces(None, str(decoded.get("name")), decoded)  # refused if any
         decoded["context"] = unpacked(decoded["context"], packed, pieces)
-        if isinstance(decoded.get("stories"), dict) and pieces is not None:
-            decoded["stories"] = pieces.stories().decode()
     return decoded
 
 

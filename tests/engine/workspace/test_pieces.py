@@ -267,3 +267,18 @@ async def test_a_second_save_in_the_process_that_wrote_the_pieces_writes_only_ne
     written = {name for name in saved if name.startswith(PREFIX)}
     assert written == set(second) - set(first)  # not the pieces it wrote the first time
     assert len(set(second) & set(first)) >= 2
+
+
+async def test_a_checkpoint_in_pieces_is_not_decoded_as_plain_data_without_its_store(
+    tmp_path: Path,
+) -> None:
+    from engine.store import InvalidCheckpoint
+    from engine.workspace import decode_checkpoint
+
+    path = tmp_path / "w.pact"
+    await many_turns(path, TURNS)
+    async with await Workspace.open(path, watch=False, read_only=True) as ws:
+        checkpoint = await ws.store.load_checkpoint(CONTEXT_CHECKPOINT + "agent")
+    assert checkpoint is not None
+    with pytest.raises(InvalidCheckpoint, match="in pieces, and nothing to read them from"):
+        decode_checkpoint(checkpoint.data)
