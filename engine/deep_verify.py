@@ -186,7 +186,8 @@ async def verify_deep(store: EventStore) -> DeepVerifyResult:
     contexts = sorted(s[len(CONTEXT_PREFIX) :] for s in lengths if s.startswith(CONTEXT_PREFIX))
     documents = sorted(s[len(DOC_PREFIX) :] for s in lengths if s.startswith(DOC_PREFIX))
     for name in recorded:
-        await _read_claims(store, audit, name, set(contexts))
+        if not name.startswith(PIECE_PREFIX):  # judged with the checkpoint that lists it
+            await _read_claims(store, audit, name, set(contexts))
     replays = [await _replay(store, audit, context) for context in contexts]
     document_replays = [await _replay_document(store, audit, name) for name in documents]
     for document, pieces in sorted(audit.trail_claims.items()):
@@ -244,8 +245,6 @@ async def _read_claims(store: EventStore, audit: _Audit, name: str, contexts: se
                 audit.piece_of.update(dict.fromkeys(projection.pieces.names, name))
                 await projection.pieces.read_all()
             _state_claim(audit, name, context, projection, with_snapshots=True)
-        elif name.startswith(PIECE_PREFIX):
-            pass  # judged with the checkpoint that lists it (``_judge_piece``)
         elif name.startswith(TRAIL_PREFIX):
             document, _, place = name[len(TRAIL_PREFIX) :].rpartition(":")
             found = piece_range(document, name)

@@ -698,8 +698,8 @@ class SqliteEventStore(EventStore):
 
     def load_checkpoint_blocking(self, name: str) -> Checkpoint | None:
         self._check_open()
-        if self._access is not None:
-            raise NotImplementedError("a read-only store reads checkpoints only as it awaits")
+        if not self.reads_blocking:
+            return super().load_checkpoint_blocking(name)  # refused, as by any such store
         connection = sqlite3.connect(self._file, timeout=self._busy_timeout)
         try:
             connection.execute("PRAGMA query_only = ON")

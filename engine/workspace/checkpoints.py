@@ -65,8 +65,8 @@ def decode_checkpoint(data: bytes) -> Any:
     if packed is not None:
         if not isinstance(decoded, dict) or not isinstance(decoded.get("context"), dict):
             raise InvalidCheckpoint("packed turns beside no context")
-        pieces = stored_pieces(None, str(decoded.get("name")), decoded)  # refused if any
-        decoded["context"] = unpacked(decoded["context"], packed, pieces)
+        stored_pieces(None, str(decoded.get("name")), decoded)  # one in pieces: refused, why
+        decoded["context"] = unpacked(decoded["context"], packed)
     return decoded
 
 
