@@ -78,8 +78,7 @@ def resolve_choices(comments: list[Comment], shown: DocShown) -> list[Choice]:
     keys = "123456789abcdefghijklmnopqrstuvwxyz"
     choices = []
     for at, comment in enumerate(comments):
-        said = visible(comment.text)
-        said = said if len(said) <= PREVIEW else said[: PREVIEW - 1] + "…"
+        said = visible(comment.text, limit=PREVIEW)
         key = keys[at] if at < len(keys) else ""  # no key: chosen with the cursor
         choices.append(Choice(key, f"{comment_head(shown, comment)}: {said}", comment.id))
     return choices

@@ -373,7 +373,9 @@ class EventList(RowList[DocShown, EventRow]):
             head.append(("⚑ ", self.style_of("rows--alert")))
         used = sum(cell_len(t) for t, _ in head)
         said = f"why: {row.why}" if row.why else row.payload
-        body = set_cell_size(visible(said), max(0, width - used))
+        room = max(0, width - used)
+        # Escaped up to what fits (a payload may be megabytes: this runs for every line drawn).
+        body = set_cell_size(visible(said, limit=room + 1), room)
         return [*(Segment(t, s) for t, s in head), Segment(body, None if row.why else dim)]
 
 
