@@ -28,6 +28,7 @@ import hashlib
 import os
 import sqlite3
 import struct
+import time
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
@@ -83,24 +84,49 @@ CACHE_OBJECTS = frozenset(
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+# How long opening the cache waits for another process that is setting it up or writing it.
+CACHE_WAIT = 30.0
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """The cache database (created if missing), in WAL mode so readers never wait for it. An
-    SQLite database of another application raises :class:`ForeignCache`, written nothing."""
+    SQLite database of another application raises :class:`ForeignCache`, written nothing.
+
+    Processes share the cache (two ``log tail`` on one conversation): one that finds another
+    setting it up waits, ``CACHE_WAIT`` seconds at most. SQLite's busy handler does not cover
+    every case (turning on WAL, a schema another connection just changed answer "database is
+    locked" at once), so the setup, which changes nothing the second time, is tried again."""
     _refuse_unless_cache(path)
+    deadline = time.monotonic() + CACHE_WAIT
+    while True:
+        try:
+            return _set_up(path)
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            problem: Exception = error
+        except (sqlite3.Error, OSError) as error:
+            problem = error
+        raise CacheError(
+            f"cannot open the index cache: {problem} (it is derived data: delete the file to"
+            " rebuild it)",
+            path=str(path),
+        ) from None
+
+
+def _set_up(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=CACHE_WAIT, check_same_thread=False, isolation_level=None)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(SCHEMA)
         if db.execute("PRAGMA application_id").fetchone()[0] != CACHE_APPLICATION_ID:
             db.execute(f"PRAGMA application_id = {CACHE_APPLICATION_ID}")
-    except (sqlite3.Error, OSError) as error:
-        raise CacheError(
-            f"cannot open the index cache: {error} (it is derived data: delete the file to"
-            " rebuild it)",
-            path=str(path),
-        ) from None
+    except BaseException:
+        db.close()
+        raise
     return db
 
 

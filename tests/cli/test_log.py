@@ -211,7 +211,7 @@ def test_two_processes_on_one_conversation_see_appends_as_appends(basic: Path, c
     finally:
         for tail in tails:
             tail.terminate()
-            tail.wait()
+            tail.communicate()  # its pipes closed too, whatever the test found
 
 
 def test_tail_says_what_a_rewrite_changed(basic: Path, cache: Path) -> None:

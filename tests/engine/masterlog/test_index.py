@@ -123,6 +123,32 @@ def test_a_damaged_cache_file_is_a_typed_error(tmp_path: Path) -> None:
         connect(bad)
 
 
+def test_processes_setting_up_one_cache_at_once_all_open_it(tmp_path: Path) -> None:
+    """Two ``log tail`` on one conversation share its cache: whoever comes second waits for
+    the first's setup. SQLite says "database is locked" at once, without waiting, when the
+    schema changed under a statement (3 of 240 openings here, six at a time, before)."""
+    import threading
+
+    failed: list[Exception] = []
+    for round_ in range(60):
+        path = tmp_path / f"c{round_}.sqlite"
+        together = threading.Barrier(6)
+
+        def open_it(path: Path = path, together: threading.Barrier = together) -> None:
+            together.wait()
+            try:
+                connect(path).close()
+            except Exception as error:
+                failed.append(error)
+
+        threads = [threading.Thread(target=open_it) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failed == []
+
+
 def rewrite(path: Path, data: bytes, *, renamed: bool) -> None:
     """As gptme rewrites a log (a new file renamed over it), or in place."""
     if renamed:
