@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
-from textual._context import active_app
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.color import Color
@@ -61,33 +60,22 @@ MIN_WIDTH, MIN_HEIGHT = 80, 20
 
 # A workspace's screens are loaded when first shown (with what they draw, Markdown included): a
 # gptme conversation's start does not wait for them.
-def _styled_as_it_mounts(screen: Screen[Any]) -> Screen[Any]:
-    """A mode's new screen, marked as styled with the app's CSS as it is now: each of its
-    widgets is styled as it mounts. Textual 8.2.8 otherwise restyles the whole app twice as it
-    switches to a new mode (``_init_mode`` and ``switch_mode`` each call ``refresh_css`` for a
-    screen not styled since the CSS last changed, and the first marks the screen shown before,
-    not the new one): two reparses of all the CSS, about 16 ms of every cold start. A theme
-    changed later still restyles it (the count moves on)."""
-    screen._css_update_count = active_app.get()._css_update_count
-    return screen
-
-
 def _context_screen() -> Screen[Any]:
     from .screens.context import ContextScreen
 
-    return _styled_as_it_mounts(ContextScreen())
+    return ContextScreen()
 
 
 def _document_screen() -> Screen[Any]:
     from .screens.document import DocumentScreen
 
-    return _styled_as_it_mounts(DocumentScreen())
+    return DocumentScreen()
 
 
 def _masterlog_screen() -> Screen[Any]:
     from .screens.masterlog import MasterLogScreen
 
-    return _styled_as_it_mounts(MasterLogScreen())
+    return MasterLogScreen()
 
 
 def login_name() -> str:

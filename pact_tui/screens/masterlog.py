@@ -20,7 +20,6 @@ from textual import on, work
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
-from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Input, Static
 from textual.worker import get_current_worker
 
@@ -41,6 +40,7 @@ from ..widgets.reference import ReferenceDetail
 from ..widgets.rows import RowList
 from ..widgets.status import LineBar, LogStatus
 from .help import Legend
+from .mode import ModeScreen
 
 if TYPE_CHECKING:
     from engine.masterlog.index import Refresh
@@ -65,7 +65,7 @@ LEGEND = [
 ]
 
 
-class MasterLogScreen(Screen[None]):
+class MasterLogScreen(ModeScreen):
     AUTO_FOCUS = "#messages"
     BINDINGS: ClassVar[list[BindingType]] = [
         bind("next", "next_problem", "Next problem", tooltip="the next reference that is not ok"),

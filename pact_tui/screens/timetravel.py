@@ -14,12 +14,12 @@ from typing import ClassVar
 
 from textual.app import SystemCommand
 from textual.binding import BindingType
-from textual.screen import Screen
 
 from ..keymap import bind
+from .mode import ModeScreen
 
 
-class TimeTravel(Screen[None]):
+class TimeTravel(ModeScreen):
     """A screen that shows its past: ``[`` ``]`` ``{`` ``}`` and ``d`` (the keys in force).
 
     The screen puts ``TIME_BINDINGS`` where its footer should show them, in its ``BINDINGS``

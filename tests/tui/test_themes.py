@@ -309,3 +309,29 @@ async def test_a_new_modes_screen_is_styled_as_it_mounts_and_restyled_by_a_later
         await app.switch_mode("context")
         await pilot.pause()
         assert _drawn_surface(app) == SURFACES["pact-paper"]
+
+
+async def test_a_new_modes_screen_is_not_restyled_as_it_resumes_until_it_was_suspended(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.screen import Screen
+
+    restyled: list[str] = []
+    real = Screen.update_node_styles
+
+    def counted(self: Screen[object], animate: bool = True) -> None:
+        restyled.append(type(self).__name__)
+        real(self, animate)
+
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(Screen, "update_node_styles", counted)
+        await app.switch_mode("document")  # new: styled as its widgets mounted, and drawn
+        await settle(pilot)
+        assert "DocumentScreen" not in restyled
+        await app.switch_mode("context")  # the document screen suspended ...
+        await settle(pilot)
+        await app.switch_mode("document")  # ... and resumed: restyled (what changed meanwhile)
+        await settle(pilot)
+        assert "DocumentScreen" in restyled
