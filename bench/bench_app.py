@@ -115,6 +115,9 @@ def child_minimal() -> None:
 
 
 def child_pact(path: str, context: str = "researcher") -> None:
+    from engine.heap import pause_start
+
+    pause_start()  # before the app's imports, as the command's entry point (pact_tui/launch.py)
     from pact_tui.app import PactApp
     from pact_tui.screens.context import ContextScreen
 

@@ -352,8 +352,8 @@ async def build(path: str, total: str, tail: str) -> None:
     opening measured runs in a process of its own."""
     from bench.bench_workspace import AGENTS, GROWING, NEVER, agent_cycle, agent_setup
     from bench.bench_workspace import checkpoints as checkpoint_settings
+    from engine.heap import collector_paused
     from engine.workspace import Workspace
-    from engine.workspace.heap import collector_paused
 
     names = [f"agent-{n}" for n in range(AGENTS)]
 

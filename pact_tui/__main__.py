@@ -1,5 +1,5 @@
 import sys
 
-from pact_tui.cli import main
+from pact_tui.launch import main
 
 sys.exit(main())

@@ -28,6 +28,7 @@ from textual.widgets import Static
 from textual.worker import WorkerFailed
 
 from engine.context.errors import MalformedPackedTurns
+from engine.heap import end_start
 from engine.masterlog.errors import MasterLogError
 from engine.store.opening import is_url
 from engine.visible import visible
@@ -331,6 +332,14 @@ class PactApp(App[int]):
 
     # -- the workspace --------------------------------------------------------------------------
     async def on_mount(self) -> None:
+        try:
+            await self._start()
+        finally:
+            # The process's start is over once this first frame is drawn: the collector,
+            # paused by the entry point (pact_tui/launch.py), runs again (a no-op otherwise).
+            self.call_after_refresh(end_start)
+
+    async def _start(self) -> None:
         for problem in self._startup_problems:
             self.notify(problem, title="Theme", severity="error", timeout=8)
         if self._keymap_problem is not None:

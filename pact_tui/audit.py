@@ -115,7 +115,7 @@ async def audit_text(
     """The whole audit as one text (what a file export writes). The cyclic collector waits
     meanwhile (``collector_paused``): the pages read and the rows made of them hold no
     cycles, and it would walk each page again and again as it is made (a tenth of the time)."""
-    from engine.workspace.heap import collector_paused
+    from engine.heap import collector_paused
 
     with collector_paused():
         return "".join(

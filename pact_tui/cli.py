@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from engine.canonical import MAX_NESTING, text_problem, whole_number
 from engine.context import Advanced, ContextError, ContextResult, Deleted, Node, Placed, Sealed
+from engine.heap import end_start
 from engine.importing.errors import ImportRefused
 from engine.masterlog.errors import MasterLogError
 from engine.protocol.errors import ProtocolError
@@ -1121,6 +1122,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         argv.insert(0, "open")  # pact-tui WORKSPACE
     args = build_parser().parse_args(argv)
+    if getattr(args, "sync", None) is not _open_app:
+        end_start()  # the app ends it once its first frame is drawn (pact_tui/launch.py)
     if hasattr(args, "sync"):
         return int(args.sync(args))
     try:

@@ -378,8 +378,8 @@ async def _doc_log(args: argparse.Namespace) -> None:
     """The document's events a line each (``_event_line``), written a page at a time as they
     are read (their rows, ``Workspace.audit_rows``: the stored trail, then the log after it);
     with ``--json``, one document of their rows beside their envelopes (``_event_row``)."""
+    from engine.heap import collector_paused
     from engine.protocol.audit import AuditTrail, EventFilter
-    from engine.workspace.heap import collector_paused
 
     if args.since < 0:
         raise _invalid(f"--since {args.since}: a sequence number is 0 or more", since=args.since)
@@ -487,8 +487,8 @@ def _who_cell(actor: str, actor_kind: str) -> str:
 async def _doc_audit(args: argparse.Namespace) -> None:
     """Who did what, when and why, as Markdown, JSON or CSV on stdout (see ``audit.py``);
     every option is checked before a line is written."""
+    from engine.heap import collector_paused
     from engine.protocol.audit import EventFilter
-    from engine.workspace.heap import collector_paused
 
     from .audit import FORMS, audit_chunks
 

@@ -79,8 +79,9 @@ per kind of stream in ``INTERVALS``: set there, read there), ``checks.py`` (name
 text), ``projection.py`` (a context's projection and how a stored event is replayed),
 ``checkpoints.py`` (checkpoints' bytes, the index's entries), ``pieces.py`` (a big context's
 turns and story index kept in pieces beside its checkpoint, read when needed), ``trail.py`` (a
-document's audit trail kept in pieces beside its checkpoint) and ``heap.py`` (the one place the
-garbage collector is paused and the loaded heap frozen).
+document's audit trail kept in pieces beside its checkpoint). ``engine/heap.py``, beside the
+package (a process's start uses it too), is the one place the garbage collector is paused and
+the loaded heap frozen.
 """
 
 # Callers have always found these here too.

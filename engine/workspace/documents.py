@@ -16,6 +16,7 @@ from engine.documents import (
     DocumentInfo,
     DocumentProjection,
 )
+from engine.heap import collector_paused
 from engine.store import Checkpoint, NewEvent, StoredEvent, StoreError
 from engine.workspace import cadence
 from engine.workspace.checkpoints import decode_checkpoint, encode_checkpoint
@@ -28,7 +29,6 @@ from engine.workspace.errors import (
     UnreplayableEvent,
     WorkspaceError,
 )
-from engine.workspace.heap import collector_paused
 from engine.workspace.keys import DOC_ARCHIVE_PREFIX
 from engine.workspace.projection import replay_document_event, unreplayable_document_event
 from engine.workspace.repository import Saved, StreamRepository

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from engine.heap import collector_paused
 from engine.workspace.changelogs import Changelogs
-from engine.workspace.heap import collector_paused
 from engine.workspace.lifecycle import Lifecycle
 from engine.workspace.stories import ItemStories
 

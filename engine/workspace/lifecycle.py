@@ -8,12 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
+from engine.heap import collector_paused
 from engine.protocol_time import CLOCK_STREAM
 from engine.store.opening import open_store, where_shown
 from engine.workspace import cadence
 from engine.workspace.contexts import ContextCommands
 from engine.workspace.documents import DocumentsAndFrameworks
-from engine.workspace.heap import collector_paused
 from engine.workspace.keys import LEGACY_CHECKPOINT
 from engine.workspace.projection import context_name
 

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Collection
 from engine.context import Context
 from engine.context.compact import unpack_turns
 from engine.context.errors import InvalidExport
+from engine.heap import collector_paused
 from engine.store import Checkpoint, StoredEvent, StreamHead
 from engine.workspace.checkpoints import (
     context_checkpoint_projection,
@@ -21,7 +22,6 @@ from engine.workspace.errors import (
     ReplayDiverged,
     UnknownContext,
 )
-from engine.workspace.heap import collector_paused
 from engine.workspace.keys import (
     ARCHIVE_PREFIX,
     CHECKPOINT_VERSION,

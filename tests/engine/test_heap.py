@@ -16,7 +16,7 @@ from tests.processes import REPO_ROOT
 CHECK = """
 import asyncio, gc, sys
 from engine.workspace import Workspace
-from engine.workspace.heap import THRESHOLDS
+from engine.heap import THRESHOLDS
 
 async def main():
     async with await Workspace.open(sys.argv[1], watch=False) as workspace:
