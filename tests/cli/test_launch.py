@@ -53,6 +53,32 @@ asyncio.run(main())
 """
 
 
+FIRST_SCREEN = """
+import asyncio, sys
+from engine.workspace import Workspace
+from pact_tui.app import PactApp
+
+opened = []
+opening = Workspace.open.__func__
+
+async def noted(cls, *args, **kwargs):  # which modules are there once the workspace is read
+    workspace = await opening(cls, *args, **kwargs)
+    opened.append("pact_tui.screens.context" in sys.modules)
+    return workspace
+
+Workspace.open = classmethod(noted)
+
+async def main():
+    app = PactApp(sys.argv[1], watch=False)
+    async with app.run_test() as pilot:
+        while not opened or type(app.screen).__name__ != "ContextScreen":
+            await pilot.pause(0.01)
+        print(opened)
+
+asyncio.run(main())
+"""
+
+
 def workspace(tmp_path: Path) -> Path:
     path = tmp_path / "w.pact"
     ok("ctx", "create", path, "researcher")
@@ -83,3 +109,10 @@ def test_the_app_turns_the_collector_on_once_its_first_frame_is_drawn(tmp_path: 
     done = run(APP, str(workspace(tmp_path)))
     # Off while the workspace opened and the screen was made; on once it was drawn.
     assert done.stdout.strip() == f"[False, False] True True {THRESHOLDS}"
+
+
+def test_the_first_screens_modules_are_imported_while_the_workspace_is_read(
+    tmp_path: Path,
+) -> None:
+    done = run(FIRST_SCREEN, str(workspace(tmp_path)))
+    assert done.stdout.strip() == "[True]"
