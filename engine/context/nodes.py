@@ -193,6 +193,12 @@ class Item:
             self._hash = hashlib.sha256(canonical_json(hashed).encode("ascii")).hexdigest()
         return self._hash
 
+    @property
+    def content_hash_known(self) -> str | None:
+        """``content_hash`` if it was worked out already, else None: a reader that must not
+        wait for a large content to be hashed (about 30 ms for 10 MB) asks this first."""
+        return self._hash
+
     def text(self) -> str:
         """The content as the model reads it: text as it is, other content as canonical JSON,
         and a component without content as its own fields (``{"type":"image","url":"x"}``),

@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.containers import VerticalScroll
 from textual.reactive import var
 from textual.widgets import Static
@@ -211,7 +212,7 @@ def _describe_item(
                 ("born", f"episode {item.born_episode}  ·  creation #{item.creation_index}"),
                 ("created", f"{timestamp(item.created_at_ns)} ({item.created_at_ns} ns)"),
                 ("parent", row.slot.id),
-                ("hash", item.content_hash),  # a short name: the values get the width
+                ("hash", _hash_of(item)),  # a short name: the values get the width
                 *([("data", json_head(item.data, FIELD_CHARS))] if item.data else []),
             ]
         ),
@@ -420,6 +421,40 @@ class NodeDetail(VerticalScroll):
             if subject.row.node_id != self._described:  # another node: read from its top
                 self._described = subject.row.node_id
                 self.scroll_home(animate=False, immediate=True)
+            item = subject.row.item
+            if item is not None and item.content_hash_known is None:
+                # Described with HASHING; hashed once this frame is drawn (in a thread, but
+                # encoding the JSON holds the interpreter), then described again.
+                self.call_after_refresh(self._hash, item)
+
+    @work(thread=True, exclusive=True, group="hash")
+    def _hash(self, item: Item) -> None:
+        item.content_hash  # noqa: B018  (worked out, and kept by the item)
+        self.app.call_from_thread(self._hashed, item)
+
+    def _hashed(self, item: Item) -> None:
+        subject = self.subject
+        if subject is not None and subject.row.item is item:
+            self.watch_subject(subject)
+
+
+# Content up to this many characters is hashed as it is described; larger content is hashed
+# after the frame that shows it (``NodeDetail``): a 10 MB message took 30 ms of that frame.
+HASHED_AT_ONCE = 100_000
+HASHING = "working it out…"
+
+
+def _hash_of(item: Item) -> str:
+    known = item.content_hash_known
+    if known is not None:
+        return known
+    return item.content_hash if _size_of(item.content) <= HASHED_AT_ONCE else HASHING
+
+
+def _size_of(content: Any) -> int:
+    """A content's size in characters for a string, else a size past ``HASHED_AT_ONCE`` (a
+    structured content is measured only by hashing it)."""
+    return len(content) if isinstance(content, str) else HASHED_AT_ONCE + 1
 
 
 def _cycle_words(cycle: bool | int) -> str:

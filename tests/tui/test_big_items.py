@@ -220,3 +220,47 @@ async def test_the_reader_opens_ten_megabytes_without_making_it_whole(
         )
         assert reader.measured == reader.line_count
         assert reader.row_count == reader.line_count  # a line a row: each fits the width
+
+
+def _item(content: str) -> Item:
+    return Item(
+        id="i",
+        node_type="user",
+        content=content,
+        key=None,
+        tags=(),
+        ttl=None,
+        cad=None,
+        priority=0,
+        role="user",
+        created_at_ns=0,
+        creation_index=0,
+        born_episode=0,
+    )
+
+
+def test_only_small_content_is_hashed_as_it_is_described() -> None:
+    from pact_tui.widgets.detail import HASHED_AT_ONCE, HASHING, _hash_of
+
+    small, big = _item("x" * HASHED_AT_ONCE), _item("x" * (HASHED_AT_ONCE + 1))
+    assert _hash_of(small) == small.content_hash_known is not None
+    assert _hash_of(big) == HASHING
+    assert big.content_hash_known is None  # not worked out on the frame's path
+    assert _hash_of(big) != big.content_hash  # once worked out (elsewhere) ...
+    assert _hash_of(big) == big.content_hash  # ... it is shown
+
+
+async def test_a_big_items_hash_is_shown_once_worked_out_after_the_frame(path: Path) -> None:
+    app = inspector(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("v")  # the provider view: the 360 KB message under the cursor
+        await settle(pilot)
+        subject = screen.subject
+        assert subject is not None and subject.row.item is not None
+        item = subject.row.item
+        assert len(item.content) > 100_000
+        await wait_until(pilot, lambda: item.content_hash_known is not None, "the hash")
+        await wait_until(
+            pilot, lambda: item.content_hash in "".join(detail_text(app).split()), "it shown"
+        )
