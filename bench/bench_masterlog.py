@@ -656,6 +656,9 @@ def child_paint(directory: str) -> None:
     """Open the master-log screen on ``directory`` (headless) and print when the first frame
     with the screen's lists filled was composed: ``shown`` made and the master list holding
     lines (its rows are read as they are drawn)."""
+    from engine.heap import pause_start
+
+    pause_start()  # before the app's imports, as the command's entry point (pact_tui/launch.py)
     from pact_tui.app import PactApp
     from pact_tui.screens.masterlog import MasterLogScreen
     from pact_tui.widgets.loglines import LogLines
