@@ -28,6 +28,7 @@ from engine.context.timeline import StoryEvent
 from engine.context.tree_diff import TreeDiff
 from engine.visible import visible
 
+from ..provider import char_count
 from ..reasons import Reasons
 from ..themes import Palette
 from ..tree_layout import Row
@@ -448,13 +449,8 @@ def _hash_of(item: Item) -> str:
     known = item.content_hash_known
     if known is not None:
         return known
-    return item.content_hash if _size_of(item.content) <= HASHED_AT_ONCE else HASHING
-
-
-def _size_of(content: Any) -> int:
-    """A content's size in characters for a string, else a size past ``HASHED_AT_ONCE`` (a
-    structured content is measured only by hashing it)."""
-    return len(content) if isinstance(content, str) else HASHED_AT_ONCE + 1
+    # The size its row shows (counted once an item, a table without building its text).
+    return item.content_hash if char_count(item) <= HASHED_AT_ONCE else HASHING
 
 
 def _cycle_words(cycle: bool | int) -> str:
