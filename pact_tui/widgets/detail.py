@@ -414,6 +414,7 @@ class NodeDetail(VerticalScroll):
         )
 
     _described: str | None = None  # the node described last
+    _hashing: Item | None = None  # the item whose content a thread is hashing
 
     def watch_subject(self, subject: Subject | None) -> None:
         if subject is not None:
@@ -423,9 +424,11 @@ class NodeDetail(VerticalScroll):
                 self._described = subject.row.node_id
                 self.scroll_home(animate=False, immediate=True)
             item = subject.row.item
-            if item is not None and item.content_hash_known is None:
+            if item is not None and item.content_hash_known is None and item is not self._hashing:
                 # Described with HASHING; hashed once this frame is drawn (in a thread, but
-                # encoding the JSON holds the interpreter), then described again.
+                # encoding the JSON holds the interpreter), then described again; once, however
+                # often it is described meanwhile (a thread worker runs on when superseded).
+                self._hashing = item
                 self.call_after_refresh(self._hash, item)
 
     @work(thread=True, exclusive=True, group="hash")
@@ -434,6 +437,7 @@ class NodeDetail(VerticalScroll):
         self.app.call_from_thread(self._hashed, item)
 
     def _hashed(self, item: Item) -> None:
+        self._hashing = None
         subject = self.subject
         if subject is not None and subject.row.item is item:
             self.watch_subject(subject)
