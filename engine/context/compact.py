@@ -17,6 +17,7 @@ import json
 import sys
 import threading
 from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, chain, compress, count, islice
 from operator import is_not, lt
@@ -269,22 +270,23 @@ def restore_compact(
         system = _load_turn(data["system"])
         item_count: int | None = None
         turns: list[Turn]
+        seqs: Sequence[int]
         if packed is None:
             turns = [_load_turn(row) for row in data["turns"]]
+            seqs = [turn.seq for turn in turns]
         else:
             layout = _Layout.read(data["pieces"], pieces) if pieces is not None else None
-            turns, item_count = _packed_turns(data["turns"], packed, layout)
+            turns, seqs, item_count = _packed_turns(data["turns"], packed, layout)
             item_count += system.item_count()
             # Those a reader draws first (the first and the last, where a tree opens and
             # where it follows), decoded now: one found malformed after opening costs a
             # reload (``Workspace.unpacking``); here, before anything is drawn, a refusal.
             # (Not those in pieces: their pieces are read when a reader draws them.)
             for turn in chain(turns[:DRAWN_FIRST], turns[max(0, len(turns) - DRAWN_FIRST) :]):
-                if isinstance(turn, PackedTurn) and not isinstance(turn.packed, tuple):
+                if isinstance(turn, PackedTurn) and not turn.in_piece:
                     turn.unpack()
         templates = _load_templates(data["templates"])
         creation_index, next_turn_seq = data["counters"]
-        seqs = [turn.seq for turn in turns]
         increasing = all(map(lt, seqs, islice(seqs, 1, None)))  # in C: 150,000 at a gigabyte
         if system.seq != -1 or not increasing or (seqs and seqs[0] < 0):
             raise InvalidExport("turn seqs must be -1 for the system, then strictly increasing")
@@ -324,11 +326,12 @@ DRAWN_FIRST = 64
 class PackedTurn(Turn):
     """A turn restored from a packed checkpoint: its slots are decoded when first read."""
 
-    __slots__ = ("counts", "packed")
+    __slots__ = ("at", "packing")
 
-    counts: tuple[int, int]  # (slots, items), until decoded
-    # The encoded slots (a record in a piece not read yet: ``Pending``); None once decoded.
-    packed: memoryview | Pending | None
+    # Where its record is (shared by the turns restored with it), and which turn of them it
+    # is; None once decoded.
+    packing: _Packing | None
+    at: int
 
     def __getattr__(self, name: str) -> Any:
         # Called only for an attribute without a value: ``slots``, until they are decoded.
@@ -336,29 +339,38 @@ class PackedTurn(Turn):
             raise AttributeError(name)
         return self.unpack()
 
+    @property
+    def decoded(self) -> bool:
+        return self.packing is None
+
+    @property
+    def in_piece(self) -> bool:
+        """Whether its record, not decoded yet, is in one of the checkpoint's pieces."""
+        packing = self.packing
+        return packing is not None and packing.in_piece(self.at)
+
     def unpack(self) -> dict[int, Slot]:
         """Decode the turn's slots now (once); ``InvalidExport`` if they are malformed or not
         what the index said."""
-        if self.packed is None:
+        if self.packing is None:
             return self.slots
         # A thread may read the tree too (a selector matched off the input's path): the turn
         # is decoded once, or two readers would hold different items for the same ids.
         with _UNPACKING:
-            packed = self.packed
-            if packed is None:
+            packing = self.packing
+            if packing is None:
                 return self.slots
-            return self._decoded(_read(packed) if isinstance(packed, tuple) else packed)
+            return self._decoded(packing)
 
     def record(self) -> memoryview:
         """The turn's encoded slots as restored (read from its piece if it is in one); only
         while it is not decoded."""
-        packed = self.packed
-        assert packed is not None, "a decoded turn has no record"
-        return _read(packed) if isinstance(packed, tuple) else packed
+        assert self.packing is not None, "a decoded turn has no record"
+        return self.packing.record(self.at)
 
-    def _decoded(self, packed: memoryview) -> dict[int, Slot]:
+    def _decoded(self, packing: _Packing) -> dict[int, Slot]:
         try:
-            slots = _load_slots(_decode(packed))
+            slots = _load_slots(_decode(packing.record(self.at)))
         except ContextError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as error:
@@ -366,20 +378,63 @@ class PackedTurn(Turn):
                 f"the checkpoint's packed turn {self.id!r} is malformed ({error})"
             ) from None
         counts = (len(slots), sum([len(slot.items) for slot in slots.values()]))
-        if counts != self.counts:
+        if counts != packing.counts(self.at):
             raise MalformedPackedTurns(
                 f"the checkpoint's packed turn {self.id!r} holds {counts} slots and items,"
-                f" its index says {self.counts}"
+                f" its index says {packing.counts(self.at)}"
             )
         self.slots = slots
-        self.packed = None
+        self.packing = None
         return slots
 
     def item_count(self) -> int:
-        return self.counts[1] if self.packed is not None else super().item_count()
+        packing = self.packing
+        return packing.items[self.at] if packing is not None else super().item_count()
 
     def slot_count(self) -> int:
-        return self.counts[0] if self.packed is not None else super().slot_count()
+        packing = self.packing
+        return packing.slots[self.at] if packing is not None else super().slot_count()
+
+
+class _Packing:
+    """Where the records of the turns restored from one packed checkpoint are, and the counts
+    of slots and items its index gives each (what the tree pane measures a turn by): shared
+    by those turns, so that opening makes nothing for each but the turn (150,000 records'
+    views and counts' pairs took a quarter of restoring them). A record is found when read."""
+
+    __slots__ = ("items", "layout", "slots", "starts", "view")
+
+    def __init__(
+        self,
+        slots: Sequence[int],
+        items: Sequence[int],
+        lengths: Sequence[int],
+        view: memoryview,
+        layout: _Layout | None,
+    ) -> None:
+        self.slots, self.items, self.view, self.layout = slots, items, view, layout
+        # Where each record starts in ``view`` (in C: a context of 150,000 turns), and ends.
+        self.starts = array("q", [0])
+        if layout is None:
+            self.starts.extend(accumulate(lengths))
+            if self.starts[-1] != len(view):
+                raise InvalidExport(
+                    f"the packed turns take {len(view)} bytes, their index says"
+                    f" {self.starts[-1:].tolist()}"
+                )
+        else:
+            layout.fit(lengths, view)
+
+    def counts(self, at: int) -> tuple[int, int]:
+        return self.slots[at], self.items[at]
+
+    def in_piece(self, at: int) -> bool:
+        return self.layout is not None and self.layout.in_piece(at)
+
+    def record(self, at: int) -> memoryview:
+        if self.layout is None:
+            return self.view[self.starts[at] : self.starts[at + 1]]
+        return self.layout.record(at, self.view)
 
 
 def unpack_turns(context: Context, chunk: int) -> Iterator[int]:
@@ -389,7 +444,7 @@ def unpack_turns(context: Context, chunk: int) -> Iterator[int]:
     waiting = [
         turn
         for _depth, turn in context.iter_turns()
-        if isinstance(turn, PackedTurn) and turn.packed is not None
+        if isinstance(turn, PackedTurn) and not turn.decoded
     ]
     for start in range(0, len(waiting), chunk):
         for turn in waiting[start : start + chunk]:
@@ -420,7 +475,7 @@ def dump_packed(context: Context) -> tuple[dict[str, Any], bytes]:
     turns: list[Turn] = data.pop("_turns")
     records: list[bytes | memoryview] = []
     for turn in turns:
-        if isinstance(turn, PackedTurn) and turn.packed is not None:
+        if isinstance(turn, PackedTurn) and not turn.decoded:
             records.append(turn.record())
         else:
             records.append(_encode(_slot_rows(turn)))
@@ -453,7 +508,7 @@ def unpacked(
         raise InvalidExport(f"{FORMAT!r} v{version} with its turns in pieces or not")
     try:
         layout = _Layout.read(data["pieces"], pieces) if pieces is not None else None
-        turns, _count = _packed_turns(data["turns"], packed, layout)
+        turns, _seqs, _count = _packed_turns(data["turns"], packed, layout)
         rows = [_turn(turn) for turn in turns]
     except ContextError:
         raise
@@ -469,10 +524,10 @@ def _packed_turns(
     packed: bytes | memoryview,
     layout: _Layout | None = None,
     new: Any = object.__new__,
-) -> tuple[list[Turn], int]:
-    """The turns of a packed index over ``packed`` (not decoded), and how many items they
-    hold; with a ``layout``, ``packed`` holds the records of the first and last turns it keeps
-    there, and its pieces the rest."""
+) -> tuple[list[Turn], Sequence[int], int]:
+    """The turns of a packed index over ``packed`` (not decoded), their seqs, and how many
+    items they hold; with a ``layout``, ``packed`` holds the records of the first and last
+    turns it keeps there, and its pieces the rest."""
     view = memoryview(packed)
     if layout is None:
         ids, seqs, created, creation, slots, items, lengths = (index[c] for c in INDEX_COLUMNS)
@@ -487,11 +542,11 @@ def _packed_turns(
         raise InvalidExport("the packed turns' index has columns of different lengths")
     if ids and (min(lengths) < 2 or min(slots) < 1 or min(items) < 1):
         raise InvalidExport("a packed turn is empty")
-    records = _records(lengths, view) if layout is None else layout.records(lengths, view)
+    packing = _Packing(slots, items, lengths, view, layout)
     turns: list[Turn] = []
     append = turns.append
-    for turn_id, seq, created_at_ns, creation_index, counts, record in zip(
-        ids, seqs, created, creation, zip(slots, items, strict=True), records, strict=True
+    for at, turn_id, seq, created_at_ns, creation_index in zip(
+        count(), ids, seqs, created, creation
     ):
         turn: PackedTurn = new(PackedTurn)
         turn.id = turn_id
@@ -499,20 +554,10 @@ def _packed_turns(
         turn.created_at_ns = created_at_ns
         turn.creation_index = creation_index
         turn.gen = 0
-        turn.counts = counts
-        turn.packed = record
+        turn.packing = packing
+        turn.at = at
         append(turn)
-    return turns, sum(items)
-
-
-def _records(lengths: list[int], view: memoryview) -> list[memoryview]:
-    """``view`` cut into records of ``lengths``, which must take all of it."""
-    ends = list(accumulate(lengths))
-    if (ends[-1] if ends else 0) != len(view):
-        raise InvalidExport(
-            f"the packed turns take {len(view)} bytes, their index says {ends[-1:]}"
-        )
-    return [view[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+    return turns, seqs, sum(items)
 
 
 # -- pieces --------------------------------------------------------------------------------------
@@ -533,22 +578,16 @@ class TurnPieces(Protocol):
         ...
 
 
-# A packed turn's record in a piece that may not be read yet: where its pieces are read, the
-# piece, and where in it the record starts and ends (a tuple: a context of 150,000 turns in
-# pieces makes one for each as it opens, and a class's instance takes five times as long).
-Pending = tuple[TurnPieces, int, int, int]
-
-
-def _read(pending: Pending) -> memoryview:
-    pieces, index, start, end = pending
-    return pieces.piece(index)[start:end]
-
-
 class _Layout:
     """How a checkpoint's packed records are laid out in pieces (its ``pieces`` entry)."""
 
     def __init__(self, inline: int, lengths: list[int], pieces: TurnPieces) -> None:
         self.inline, self.lengths, self.pieces = inline, lengths, pieces
+        # Set by ``fit``: where the records kept in the checkpoint start (and the last ends),
+        # the first turn kept at the end, and where the records between and the pieces start
+        # in the pieces read one after another.
+        self.kept = self.middle = self.piece_starts = array("q")
+        self.first_after = 0
 
     @classmethod
     def read(cls, entry: Any, pieces: TurnPieces) -> _Layout:
@@ -588,33 +627,47 @@ class _Layout:
             out += column.tobytes()
         return bytes(out)
 
-    def records(self, lengths: list[int], view: memoryview) -> list[memoryview | Pending]:
-        """Each turn's record (``lengths``): the first and last ``inline`` in ``view``, the
-        others pending in the pieces, none crossing a piece's end."""
+    def fit(self, lengths: Sequence[int], view: memoryview) -> None:
+        """Lay out the records of ``lengths``: the first and last ``inline`` in ``view``, the
+        others in the pieces, none crossing a piece's end (``InvalidExport`` otherwise)."""
         inline = self.inline
         if len(lengths) <= 2 * inline:
             raise InvalidExport(f"{len(lengths)} turns, {inline} kept at each end, none in pieces")
-        kept = _records([*lengths[:inline], *lengths[-inline:]], view)
-        middle: list[memoryview | Pending] = []
-        pieces, sizes = self.pieces, self.lengths
-        piece, start, size = 0, 0, sizes[0]
-        for length in lengths[inline:-inline]:
-            end = start + length
-            if end > size:
-                if piece == len(sizes):
-                    raise InvalidExport(f"the turns' records go past their {piece} pieces")
-                raise InvalidExport(f"a turn's record crosses the end of piece {piece}")
-            middle.append((pieces, piece, start, end))
-            if end < size:
-                start = end
-                continue
-            piece, start = piece + 1, 0
-            size = sizes[piece] if piece < len(sizes) else 0  # none left: any record crosses
-        if piece != len(self.lengths):
+        self.first_after = len(lengths) - inline  # the first of those kept at the end
+        self.kept = array("q", accumulate(chain(lengths[:inline], lengths[-inline:]), initial=0))
+        if self.kept[-1] != len(view):
             raise InvalidExport(
-                f"the turns' records fill {piece} of their {len(self.lengths)} pieces"
+                f"the packed turns take {len(view)} bytes, their index says [{self.kept[-1]}]"
             )
-        return [*kept[:inline], *middle, *kept[inline:]]
+        # Where each record between starts in the pieces read one after another, and each
+        # piece (in C: 150,000 turns); a piece must end where a record does.
+        middle = self.middle = array("q", accumulate(lengths[inline : self.first_after], initial=0))
+        self.piece_starts = array("q", accumulate(self.lengths, initial=0))
+        pieces, total = len(self.lengths), middle[-1]
+        if total > self.piece_starts[-1]:
+            raise InvalidExport(f"the turns' records go past their {pieces} pieces")
+        for piece, end in enumerate(self.piece_starts[1:]):
+            if end < total and middle[bisect_left(middle, end)] != end:
+                raise InvalidExport(f"a turn's record crosses the end of piece {piece}")
+            if end >= total:
+                filled = piece + (end == total)
+                if filled != pieces:
+                    said = f"{filled} of their {pieces} pieces"
+                    raise InvalidExport(f"the turns' records fill {said}")
+                break
+
+    def in_piece(self, at: int) -> bool:
+        return self.inline <= at < self.first_after
+
+    def record(self, at: int, view: memoryview) -> memoryview:
+        """Turn ``at``'s record: in ``view`` (the records kept), or read from its piece."""
+        if not self.in_piece(at):
+            kept = at if at < self.inline else at - self.first_after + self.inline
+            return view[self.kept[kept] : self.kept[kept + 1]]
+        start, end = self.middle[at - self.inline], self.middle[at - self.inline + 1]
+        piece = bisect_right(self.piece_starts, start) - 1
+        offset = self.piece_starts[piece]
+        return self.pieces.piece(piece)[start - offset : end - offset]
 
 
 def in_pieces(

@@ -163,13 +163,13 @@ def test_a_packed_context_is_laid_out_without_decoding_its_turns(
     for headers in (True, False):
         layout, expected = TreeLayout(headers=headers), TreeLayout(headers=headers)
         layout.sync(loaded)
-        assert all(turn.packed is not None for turn in turns)  # type: ignore[attr-defined]
+        assert all(not turn.decoded for turn in turns)  # type: ignore[attr-defined]
         expected.sync(context)
         assert layout.line_count == expected.line_count
     layout = TreeLayout()
     layout.sync(loaded)
     row = layout.row(layout.line_count - 1)  # the last line: only its turn is read
-    assert [turn for turn in turns if turn.packed is None] == [row.turn]  # type: ignore[attr-defined]
+    assert [turn for turn in turns if turn.decoded] == [row.turn]  # type: ignore[attr-defined]
     assert _rows(layout) == _rows(expected_layout(context))
 
 

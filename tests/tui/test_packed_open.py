@@ -48,7 +48,7 @@ async def test_the_turns_left_packed_are_decoded_and_indexed_after_the_first_fra
         context = app.workspace.context("agent")
         turns = [turn for depth, turn in context.iter_turns() if depth >= 0]
         assert len(turns) == TURNS and all(isinstance(turn, PackedTurn) for turn in turns)
-        assert all(turn.packed is None for turn in turns)  # type: ignore[attr-defined]
+        assert all(turn.decoded for turn in turns)  # type: ignore[attr-defined]
         assert [node.item.content for node in context.key_candidates("k0")] == ["note 0"]  # type: ignore[union-attr]
         assert context.item_count() == 2 * TURNS
 

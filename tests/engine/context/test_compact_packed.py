@@ -58,15 +58,15 @@ def test_restoring_decodes_no_turn_and_counts_from_the_index() -> None:
     context = rich_context()
     loaded = packed_roundtrip(context)
     turns = history_turns(loaded)
-    assert all(turn.packed is not None for turn in turns)
+    assert all(not turn.decoded for turn in turns)
     assert loaded.item_count() == context.item_count()  # counted without decoding
     assert [t.item_count() for t in turns] == [
         t.item_count() for d, t in context.iter_turns() if d >= 0
     ]
-    assert all(turn.packed is not None for turn in turns)
+    assert all(not turn.decoded for turn in turns)
     first = turns[0]
     assert sorted(first.slots) == sorted(context.turn_at(len(turns) - 1).slots)  # type: ignore[union-attr]
-    assert first.packed is None and all(turn.packed is not None for turn in turns[1:])
+    assert first.decoded and all(not turn.decoded for turn in turns[1:])
 
 
 def test_a_packed_context_goes_on_exactly_like_the_original() -> None:
@@ -87,7 +87,7 @@ def test_turns_never_read_are_packed_again_as_they_were_read() -> None:
     data, turns = dump_packed(context)
     loaded = load_compact(data, packed=turns)
     assert dump_packed(loaded) == (data, turns)
-    assert all(turn.packed is not None for turn in history_turns(loaded))  # none decoded
+    assert all(not turn.decoded for turn in history_turns(loaded))  # none decoded
 
 
 def test_integers_past_64_bits_survive_a_packed_turn() -> None:
@@ -168,7 +168,7 @@ def test_unpacking_decodes_every_packed_turn_a_chunk_at_a_time() -> None:
     packed = history_turns(loaded)
     assert len(packed) == 3
     assert list(unpack_turns(loaded, 2)) == [1, 0]
-    assert all(turn.packed is None for turn in packed)
+    assert all(turn.decoded for turn in packed)
     assert list(unpack_turns(loaded, 2)) == []  # nothing left
     assert loaded.model_dump_json() == context.model_dump_json()
 
@@ -220,7 +220,7 @@ def test_the_turns_a_reader_draws_first_are_decoded_on_restoring(
     monkeypatch.setattr(compact, "DRAWN_FIRST", 3)
     context, (data, turns) = ten_turns_packed()
     loaded = load_compact(data, packed=turns)
-    decoded = [turn.packed is None for turn in history_turns(loaded)]
+    decoded = [turn.decoded for turn in history_turns(loaded)]
     assert decoded == [True] * 3 + [False] * 4 + [True] * 3
     assert loaded.model_dump_json() == context.model_dump_json()
 

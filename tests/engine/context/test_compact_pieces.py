@@ -62,7 +62,7 @@ def test_a_round_trip_through_pieces_keeps_the_context_and_reads_a_piece_when_ne
     assert source.reads == []  # the turns drawn first are kept beside the checkpoint
     turns = [turn for depth, turn in loaded.iter_turns() if depth >= 0]
     middle = turns[len(turns) // 2]
-    assert isinstance(middle, PackedTurn) and isinstance(middle.packed, tuple)
+    assert isinstance(middle, PackedTurn) and middle.in_piece
     middle.unpack()
     assert len(set(source.reads)) == 1
     assert loaded.model_dump_json() == context.model_dump_json()
@@ -72,9 +72,7 @@ def test_a_round_trip_through_pieces_keeps_the_context_and_reads_a_piece_when_ne
     records = dump_packed(fresh)[1]  # a turn never decoded is written as it was read
     assert records == dump_packed(context)[1]
     kept_apart = [turn for depth, turn in fresh.iter_turns() if depth >= 0][2:-2]
-    assert all(
-        isinstance(turn, PackedTurn) and isinstance(turn.packed, tuple) for turn in kept_apart
-    )
+    assert all(isinstance(turn, PackedTurn) and turn.in_piece for turn in kept_apart)
 
 
 def test_turns_too_few_to_fill_a_piece_stay_beside_the_checkpoint() -> None:

@@ -246,10 +246,10 @@ async def test_a_context_checkpoint_is_packed_and_opens_without_decoding_its_tur
         context = ws.context("agent")
         turns = [turn for depth, turn in context.iter_turns() if depth >= 0]
         assert turns and all(isinstance(turn, PackedTurn) for turn in turns)
-        assert all(turn.packed is not None for turn in turns)  # type: ignore[attr-defined]
+        assert all(not turn.decoded for turn in turns)  # type: ignore[attr-defined]
         assert context.item_count() == sum(turn.item_count() for _, turn in context.iter_turns())
         ws.build_indexes("agent")  # a reader does so once the context is drawn
-        assert all(turn.packed is None for turn in turns)  # type: ignore[attr-defined]
+        assert all(turn.decoded for turn in turns)  # type: ignore[attr-defined]
         assert context.model_dump_json() == exports["agent"]
         assert ws.checkpoint_problem is None
 

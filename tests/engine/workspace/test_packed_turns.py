@@ -53,7 +53,7 @@ async def test_a_malformed_turn_unpacked_after_opening_rebuilds_the_context_from
         assert ws.checkpoint_problem is None  # the turn is not read at opening
         opened = ws.context("agent")
         assert any(
-            isinstance(turn, PackedTurn) and turn.packed is not None
+            isinstance(turn, PackedTurn) and not turn.decoded
             for _depth, turn in opened.iter_turns()
         )
         left = [left async for left in ws.unpacking("agent", chunk=10)]

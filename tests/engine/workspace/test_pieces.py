@@ -72,7 +72,7 @@ def pending(ws: Workspace) -> list[str]:
     return [
         turn.id
         for _depth, turn in ws.context("agent").iter_turns()
-        if isinstance(turn, PackedTurn) and isinstance(turn.packed, tuple)
+        if isinstance(turn, PackedTurn) and turn.in_piece
     ]
 
 
