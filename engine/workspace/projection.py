@@ -29,7 +29,7 @@ from engine.store import StoredEvent
 from engine.workspace import cadence
 from engine.workspace.errors import CACHE_ERRORS, ReplayDiverged, UnreplayableEvent
 from engine.workspace.keys import CONTEXT_PREFIX, FORKED
-from engine.workspace.types import ContextInfo, ForkOrigin, SnapshotEntry
+from engine.workspace.types import ContextInfo, ForkOrigin, SnapshotEntries, SnapshotEntry
 
 if TYPE_CHECKING:
     from engine.context.commands import ContextCommand
@@ -48,7 +48,7 @@ class ContextProjection:
         self.stream_seq = 0  # ... and its place in the stream
         self.archived = 0  # the stream_seq of its last archive
         self.checkpointed = 0  # the stream_seq of its last checkpoint (saved, or loaded)
-        self.snapshots: list[SnapshotEntry] = []
+        self.snapshots = SnapshotEntries()
         self.cached_from: str | None = None  # the cache it was restored from, to name it
         self.forked_from: ForkOrigin | None = None
         # The events that named each item (stories are read, not replayed); None: not known
@@ -88,7 +88,7 @@ class ContextProjection:
         projection.seq, projection.stream_seq = data["seq"], data["stream_seq"]
         projection.archived = data.get("archived", 0)
         rows = data.get("snapshots", [])
-        projection.snapshots = [SnapshotEntry.load(i, row) for i, row in enumerate(rows)]
+        projection.snapshots = SnapshotEntries(rows)
         if data.get("forked_from") is not None:
             projection.forked_from = ForkOrigin.from_json(data["forked_from"])
         stories = data.get("stories")

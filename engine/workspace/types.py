@@ -3,8 +3,9 @@ changelogs of steps, batches of the change feed, and the record of a deep verifi
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from engine.context.changelog import Changelog, summary_of
 from engine.store import StoredEvent
@@ -112,6 +113,62 @@ class SnapshotEntry:
     def load(cls, index: int, row: list[Any]) -> SnapshotEntry:
         id_, episode, trigger, created_at_ns, seq, stream_seq = row
         return cls(id_, index, episode, trigger, created_at_ns, seq, stream_seq)
+
+
+class SnapshotEntries(Sequence[SnapshotEntry]):
+    """A context's snapshots, oldest first. Those its checkpoint listed are made from their
+    rows when first read: a context of 100,000 items lists thousands, and opening it to draw
+    the tree made every one (a tenth of restoring it)."""
+
+    __slots__ = ("_entries", "_rows")
+
+    def __init__(self, rows: list[list[Any]] | None = None) -> None:
+        """``rows``: ``SnapshotEntry.dump`` output (a ``ValueError`` if they are not rows of
+        its shape, checked now, in C)."""
+        rows = rows if rows is not None else []
+        if not isinstance(rows, list) or set(map(type, rows)) - {list}:
+            raise ValueError("the snapshots must be a list of rows")
+        if set(map(len, rows)) - {6}:
+            raise ValueError("a snapshot's row must have 6 fields")
+        self._rows = rows
+        self._entries: list[SnapshotEntry | None] = [None] * len(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @overload
+    def __getitem__(self, index: int) -> SnapshotEntry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SnapshotEntry]: ...
+
+    def __getitem__(self, index: int | slice) -> SnapshotEntry | list[SnapshotEntry]:
+        if isinstance(index, slice):
+            return [self._entry(i) for i in range(*index.indices(len(self._entries)))]
+        if index < 0:
+            index += len(self._entries)
+        if not 0 <= index < len(self._entries):
+            raise IndexError("snapshot index out of range")
+        return self._entry(index)
+
+    def __iter__(self) -> Iterator[SnapshotEntry]:
+        return map(self._entry, range(len(self._entries)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SnapshotEntries | list):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list: unhashable, as it is
+
+    def append(self, entry: SnapshotEntry) -> None:
+        self._entries.append(entry)
+
+    def _entry(self, index: int) -> SnapshotEntry:
+        entry = self._entries[index]
+        if entry is None:
+            entry = self._entries[index] = SnapshotEntry.load(index, self._rows[index])
+        return entry
 
 
 @dataclass(frozen=True, slots=True)
