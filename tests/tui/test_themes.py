@@ -284,6 +284,29 @@ async def test_a_lifecycle_badge_on_a_marked_row_is_legible(demo: Path, theme: s
             assert _contrast(*_colours(badge)) >= 3, (theme, tree.render_line(line).text)
 
 
+async def test_a_theme_chosen_at_start_is_drawn_with_the_rules_parsed_once(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.css.stylesheet import Stylesheet
+
+    reparsed: list[bool] = []
+    real = Stylesheet.reparse
+
+    def counted(self: Stylesheet) -> None:
+        reparsed.append(True)
+        real(self)
+
+    monkeypatch.setattr(Stylesheet, "reparse", counted)
+    app = inspector(demo, theme="pact-paper")  # not Textual's default: its variables differ
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert reparsed == []  # parsed once, into the app's stylesheet, with the theme's
+        assert _drawn_surface(app) == SURFACES["pact-paper"]
+        app.theme = "pact-midnight"
+        await pilot.pause()
+        assert reparsed == [True] and _drawn_surface(app) == SURFACES["pact-midnight"]
+
+
 async def test_a_new_modes_screen_is_styled_as_it_mounts_and_restyled_by_a_later_theme(
     demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
