@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from textual.cache import LRUCache
@@ -114,7 +114,7 @@ class ProviderLayout(TreeLayout):
         super().forget()
         self._messages, self._chars, self._largest = array("q"), array("q"), array("q")
 
-    def _measure_all(self, turns: list[Turn]) -> Sequence[int]:
+    def _measure_all(self, turns: list[Turn]) -> Iterable[int]:
         counted = [turn_totals(turn) for turn in turns]
         self._messages = array("q", [m for m, _c, _l in counted])
         self._chars = array("q", [c for _m, c, _l in counted])

@@ -14,8 +14,10 @@ neighbour it followed. Only the turns that hold one are laid out differently.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
+from operator import add
 
 from engine.context import ContextView, SnapshotContext
 from engine.context.nodes import Item, Slot, Turn
@@ -230,13 +232,17 @@ class TreeLayout:
         self._lines = LineIndex(self._measure_all(self._turns))
         self._last_seq = self._turns[-1].seq if len(self._turns) > 1 else SYSTEM_SEQ
 
-    def _measure_all(self, turns: list[Turn]) -> Sequence[int]:
-        """The heights of every turn, for a layout made anew."""
+    def _measure_all(self, turns: list[Turn]) -> Iterable[int]:
+        """The heights of every turn (the system region's first), for a layout made anew."""
         collapsed, headers, ghosts = self.collapsed, self.headers, self._ghosts
         if not collapsed and not ghosts:  # as _height, for every turn at once (opening)
+            assert self._view is not None
+            # In C from a restored context's index (150,000 turns), until a turn is written.
+            slots, items = self._view.turn_counts()
+            system = _height(turns[0], collapsed, headers, None)
             if not headers:
-                return [turn.item_count() for turn in turns]
-            return [1 + turn.slot_count() + turn.item_count() for turn in turns]
+                return chain((system,), items)
+            return chain((system,), map(add, map(add, slots, items), repeat(1)))
         return [_height(turn, collapsed, headers, ghosts.get(turn.seq)) for turn in turns]
 
     def _apply_changes(self, view: ContextView, seqs: set[int]) -> None:

@@ -269,6 +269,7 @@ def restore_compact(
     try:
         system = _load_turn(data["system"])
         item_count: int | None = None
+        turn_counts: tuple[Sequence[int], Sequence[int]] | None = None
         turns: list[Turn]
         seqs: Sequence[int]
         if packed is None:
@@ -276,8 +277,8 @@ def restore_compact(
             seqs = [turn.seq for turn in turns]
         else:
             layout = _Layout.read(data["pieces"], pieces) if pieces is not None else None
-            turns, seqs, item_count = _packed_turns(data["turns"], packed, layout)
-            item_count += system.item_count()
+            turns, seqs, turn_counts = _packed_turns(data["turns"], packed, layout)
+            item_count = sum(turn_counts[1]) + system.item_count()
             # Those a reader draws first (the first and the last, where a tree opens and
             # where it follows), decoded now: one found malformed after opening costs a
             # reload (``Workspace.unpacking``); here, before anything is drawn, a refusal.
@@ -300,6 +301,7 @@ def restore_compact(
             templates=templates,
             counters=(creation_index, next_turn_seq),
             item_count=item_count,
+            turn_counts=turn_counts,
         )
     except ContextError:
         raise
@@ -508,7 +510,7 @@ def unpacked(
         raise InvalidExport(f"{FORMAT!r} v{version} with its turns in pieces or not")
     try:
         layout = _Layout.read(data["pieces"], pieces) if pieces is not None else None
-        turns, _seqs, _count = _packed_turns(data["turns"], packed, layout)
+        turns, _seqs, _counts = _packed_turns(data["turns"], packed, layout)
         rows = [_turn(turn) for turn in turns]
     except ContextError:
         raise
@@ -524,10 +526,10 @@ def _packed_turns(
     packed: bytes | memoryview,
     layout: _Layout | None = None,
     new: Any = object.__new__,
-) -> tuple[list[Turn], Sequence[int], int]:
-    """The turns of a packed index over ``packed`` (not decoded), their seqs, and how many
-    items they hold; with a ``layout``, ``packed`` holds the records of the first and last
-    turns it keeps there, and its pieces the rest."""
+) -> tuple[list[Turn], Sequence[int], tuple[Sequence[int], Sequence[int]]]:
+    """The turns of a packed index over ``packed`` (not decoded), their seqs, and their
+    counts of slots and of items; with a ``layout``, ``packed`` holds the records of the
+    first and last turns it keeps there, and its pieces the rest."""
     view = memoryview(packed)
     if layout is None:
         ids, seqs, created, creation, slots, items, lengths = (index[c] for c in INDEX_COLUMNS)
@@ -557,7 +559,7 @@ def _packed_turns(
         turn.packing = packing
         turn.at = at
         append(turn)
-    return turns, seqs, sum(items)
+    return turns, seqs, (slots, items)
 
 
 # -- pieces --------------------------------------------------------------------------------------

@@ -159,6 +159,9 @@ class Context(ContextView):
         self._stamp = 0
         self._unindexed = False  # a restore leaves the indexes to the first operation
         self._loaded_count = 0
+        # The turns' counts of slots and items as restored, and the journal's stamp then: a
+        # reader measures a restored tree from them until a turn is written (``turn_counts``).
+        self._restored_counts: tuple[int, Sequence[int], Sequence[int]] | None = None
         # The changelog: what the last operation did (see ``last_changes``).
         self.record_changes = True
         """Whether operations record their changelog (off only to measure what it costs)."""
@@ -302,6 +305,7 @@ class Context(ContextView):
         templates: dict[str, Template],
         counters: tuple[int, int] | None,
         item_count: int | None = None,
+        turn_counts: tuple[Sequence[int], Sequence[int]] | None = None,
     ) -> None:
         """Replace this (fresh) context's state with loaded, checked parts (``export``,
         ``compact``). ``counters``: (creation_index, next_turn_seq).
@@ -310,9 +314,12 @@ class Context(ContextView):
         workspace to look at a 100,000-item context should not wait for them (a fifth of its
         start-up). Duplicate ids, which would corrupt them, are refused now; or, given the
         ``item_count`` (turns restored packed, read when first drawn: ``compact.PackedTurn``),
-        when the indexes are built, with ``counters``.
+        when the indexes are built, with ``counters``. ``turn_counts``: each turn's counts of
+        slots and items, as its checkpoint's index says them (``turn_counts()`` answers
+        with them until a turn is written).
         """
         self._note(TURNS_REMOVED)  # everything was replaced: observers re-read the tree
+        self._restored_counts = (self._stamp, *turn_counts) if turn_counts is not None else None
 
         self._root_id = root_id
         self._episode = episode
@@ -348,6 +355,12 @@ class Context(ContextView):
                 highest = max(highest, turn.creation_index, *slots)
             self._creation_index = highest
             self._next_turn_seq = max(t.seq for t in turns) + 1
+
+    def turn_counts(self) -> tuple[Sequence[int], Sequence[int]]:
+        counts = self._restored_counts
+        if counts is not None and counts[0] == self._stamp:  # no turn written since restored
+            return counts[1], counts[2]
+        return super().turn_counts()
 
     @property
     def indexed(self) -> bool:

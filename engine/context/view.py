@@ -146,6 +146,13 @@ class ContextView:
     def item_count(self) -> int:
         return sum(turn.item_count() for _, turn in self.iter_turns())
 
+    def turn_counts(self) -> tuple[Sequence[int], Sequence[int]]:
+        """Each turn's number of slots and of items, oldest first, the system region apart
+        (``turns_oldest_first``): what a reader measures a whole tree by. A context restored
+        from a packed checkpoint answers from its index, in C, until a turn is written."""
+        turns = self._turns
+        return [turn.slot_count() for turn in turns], [turn.item_count() for turn in turns]
+
     # -- addressing ----------------------------------------------------------------------------
     def __getitem__(self, address: str | tuple[int, ...]) -> Node | None:
         """``context["d0, 1, 0"]``, ``context[0, 1, 0]``; a slot (``context[0, 1]`` or

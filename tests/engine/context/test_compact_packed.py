@@ -69,6 +69,34 @@ def test_restoring_decodes_no_turn_and_counts_from_the_index() -> None:
     assert first.decoded and all(not turn.decoded for turn in turns[1:])
 
 
+def _counted(context: Context) -> tuple[list[int], list[int]]:
+    """Each turn's counts, oldest first, counted turn by turn (not from an index)."""
+    turns = context.turns_oldest_first()
+    return [t.slot_count() for t in turns], [t.item_count() for t in turns]
+
+
+def test_turn_counts_come_from_the_index_until_a_turn_is_written() -> None:
+    context = rich_context()
+    loaded = packed_roundtrip(context)
+    slots, items = loaded.turn_counts()
+    assert (list(slots), list(items)) == _counted(context)
+    assert all(not turn.decoded for turn in history_turns(loaded))  # read from the index
+    # Each step writes a turn without adding or removing one, or changes the turns: the
+    # counts follow (a written turn is counted again, not read from the index).
+    steps = [
+        lambda c: c.pact_insert("d1, 4, 0", TextContent("a slot more in an old turn")),
+        lambda c: c.pact_insert("d1, 1, 0", TextContent("an item more in an old slot")),
+        lambda c: c.pact_delete(key="n"),
+        lambda c: c.add_user("again"),
+        lambda c: c.advance(),
+    ]
+    for step in steps:
+        before = _counted(loaded)
+        step(loaded)
+        slots, items = loaded.turn_counts()
+        assert (list(slots), list(items)) == _counted(loaded) != before
+
+
 def test_a_packed_context_goes_on_exactly_like_the_original() -> None:
     original = rich_context()
     loaded = packed_roundtrip(original)
