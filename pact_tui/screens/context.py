@@ -139,6 +139,9 @@ class DiffBase:
 
 
 class ContextScreen(TimeTravel):
+    # The tree has the focus from the start: focusing the first focusable widget (the context
+    # list) and then the tree restyled both before the first frame (4 ms at 100k).
+    AUTO_FOCUS = "#tree"
     BINDINGS: ClassVar[list[BindingType]] = [
         bind("user-message", "message('user')", "User", tooltip="add a user message (a new turn)"),
         bind(
@@ -440,7 +443,6 @@ class ContextScreen(TimeTravel):
                 f"no context named {wanted!r}; showing the first",
                 severity="warning",
             )
-        self.context_tree.focus()
         self.show_contexts = app.size.width >= WIDE
         self.path_shown = str(where_shown(app.url)) if app.url else display_path(app.path)
         self.verified_shown = deep_verified(app.deep_verified)

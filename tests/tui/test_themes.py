@@ -358,3 +358,25 @@ async def test_a_new_modes_screen_is_not_restyled_as_it_resumes_until_it_was_sus
         await app.switch_mode("document")  # ... and resumed: restyled (what changed meanwhile)
         await settle(pilot)
         assert "DocumentScreen" in restyled
+
+
+async def test_the_tree_is_the_first_widget_focused_as_the_context_screen_opens(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widget import Widget
+
+    focused: list[tuple[str, bool]] = []
+    real = Widget.watch_has_focus
+
+    def noted(self: Widget, value: bool) -> None:
+        focused.append((self.id or type(self).__name__, value))
+        real(self, value)
+
+    monkeypatch.setattr(Widget, "watch_has_focus", noted)
+    app = inspector(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        # Each change of focus restyles the widgets it touches: one, not a detour through the
+        # context list (the first focusable widget).
+        assert focused == [("tree", True)]
+        assert screen_of(app).focused is screen_of(app).context_tree
