@@ -306,6 +306,7 @@ class Context(ContextView):
         counters: tuple[int, int] | None,
         item_count: int | None = None,
         turn_counts: tuple[Sequence[int], Sequence[int]] | None = None,
+        seqs: Sequence[int] | None = None,
     ) -> None:
         """Replace this (fresh) context's state with loaded, checked parts (``export``,
         ``compact``). ``counters``: (creation_index, next_turn_seq).
@@ -316,7 +317,8 @@ class Context(ContextView):
         ``item_count`` (turns restored packed, read when first drawn: ``compact.PackedTurn``),
         when the indexes are built, with ``counters``. ``turn_counts``: each turn's counts of
         slots and items, as its checkpoint's index says them (``turn_counts()`` answers
-        with them until a turn is written).
+        with them until a turn is written). ``seqs``: the turns' seqs, as the index says them
+        (a turn restored packed reads its own when first asked).
         """
         self._note(TURNS_REMOVED)  # everything was replaced: observers re-read the tree
         self._restored_counts = (self._stamp, *turn_counts) if turn_counts is not None else None
@@ -325,7 +327,9 @@ class Context(ContextView):
         self._episode = episode
         self._system = system
         self._turns = pvector(turns)
-        self._turn_index = {t.seq: i for i, t in enumerate(turns)}
+        if seqs is None:
+            seqs = [turn.seq for turn in turns]
+        self._turn_index = dict(zip(seqs, range(len(seqs)), strict=True))
         self._templates = templates
         self._templates_shared = False
         self._schedule.clear()

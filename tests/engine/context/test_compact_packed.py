@@ -23,6 +23,7 @@ from engine.context.compact import (
     unpack_turns,
     unpacked,
 )
+from engine.context.nodes import Turn
 
 from .conftest import new_context
 from .test_compact import rich_context
@@ -95,6 +96,38 @@ def test_turn_counts_come_from_the_index_until_a_turn_is_written() -> None:
         step(loaded)
         slots, items = loaded.turn_counts()
         assert (list(slots), list(items)) == _counted(loaded) != before
+
+
+FIELDS = ("id", "seq", "created_at_ns", "creation_index")
+
+
+def _held(turn: Turn, name: str) -> bool:
+    """Whether the turn holds a value for field ``name`` (read through its slot, which does
+    not fall back on ``PackedTurn.__getattr__``)."""
+    try:
+        getattr(Turn, name).__get__(turn, Turn)
+    except AttributeError:
+        return False
+    return True
+
+
+def test_a_packed_turn_reads_its_fields_from_the_index_when_first_asked() -> None:
+    context = rich_context()
+    loaded = packed_roundtrip(context)
+    turns = history_turns(loaded)
+    originals = list(context.turns_oldest_first())
+    assert not any(_held(turn, name) for turn in turns for name in FIELDS)  # none made yet
+    first, last = turns[0], turns[-1]
+    assert first.seq == originals[0].seq and _held(first, "seq")
+    assert not _held(first, "id") and not first.decoded
+    assert first.gen == 0
+    # Decoding keeps the fields not read yet (the index is let go of with the record).
+    last.unpack()
+    assert last.decoded and all(_held(last, name) for name in FIELDS)
+    for turn, original in zip(turns, originals, strict=True):
+        assert [getattr(turn, n) for n in FIELDS] == [getattr(original, n) for n in FIELDS]
+    with pytest.raises(AttributeError):
+        first.no_such_field  # noqa: B018
 
 
 def test_a_packed_context_goes_on_exactly_like_the_original() -> None:
