@@ -383,8 +383,9 @@ class PackedTurn(Turn):
         return self.packing.record(self.at)
 
     def _decoded(self, packing: _Packing) -> dict[int, Slot]:
+        at = self.at
         try:
-            slots = _load_slots(_decode(packing.record(self.at)))
+            slots = _load_slots(_decode(packing.record(at)))
         except ContextError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as error:
@@ -392,13 +393,14 @@ class PackedTurn(Turn):
                 f"the checkpoint's packed turn {self.id!r} is malformed ({error})"
             ) from None
         counts = (len(slots), sum([len(slot.items) for slot in slots.values()]))
-        if counts != packing.counts(self.at):
+        if counts != (packing.slots[at], packing.items[at]):
             raise MalformedPackedTurns(
                 f"the checkpoint's packed turn {self.id!r} holds {counts} slots and items,"
-                f" its index says {packing.counts(self.at)}"
+                f" its index says {(packing.slots[at], packing.items[at])}"
             )
-        for name in _Packing.FIELDS:  # those not read yet, before the index is let go of
-            getattr(self, name)
+        # The fields, read or not yet, set before the index is let go of.
+        self.id, self.seq = packing.ids[at], packing.seqs[at]
+        self.created_at_ns, self.creation_index = packing.created[at], packing.creation[at]
         self.slots = slots
         self.packing = None
         return slots
@@ -443,16 +445,15 @@ class _Packing:
         else:
             layout.fit(lengths, view)
 
-    def counts(self, at: int) -> tuple[int, int]:
-        return self.slots[at], self.items[at]
-
     def in_piece(self, at: int) -> bool:
         return self.layout is not None and self.layout.in_piece(at)
 
     def record(self, at: int) -> memoryview:
-        if self.layout is None:
-            return self.view[self.starts[at] : self.starts[at + 1]]
-        return self.layout.record(at, self.view)
+        layout = self.layout
+        if layout is None:
+            starts = self.starts
+            return self.view[starts[at] : starts[at + 1]]
+        return layout.record(at, self.view)
 
 
 def unpack_turns(context: Context, chunk: int) -> Iterator[int]:
@@ -672,10 +673,12 @@ class _Layout:
 
     def record(self, at: int, view: memoryview) -> memoryview:
         """Turn ``at``'s record: in ``view`` (the records kept), or read from its piece."""
-        if not self.in_piece(at):
-            kept = at if at < self.inline else at - self.first_after + self.inline
+        inline, first_after = self.inline, self.first_after
+        if at < inline or at >= first_after:
+            kept = at if at < inline else at - first_after + inline
             return view[self.kept[kept] : self.kept[kept + 1]]
-        start, end = self.middle[at - self.inline], self.middle[at - self.inline + 1]
+        middle = self.middle
+        start, end = middle[at - inline], middle[at - inline + 1]
         piece = bisect_right(self.piece_starts, start) - 1
         offset = self.piece_starts[piece]
         return self.pieces.piece(piece)[start - offset : end - offset]
