@@ -18,12 +18,17 @@ from engine.workspace.types import SnapshotEntries, SnapshotEntry
 from .conftest import ManualClock, replay_from_scratch, run_every_operation, small_checkpoints
 
 
-async def _written(path: Path) -> None:
+async def _written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Any]:
+    """A workspace whose context has a checkpoint listing a few dozen snapshots, and the
+    snapshots a replay of its log lists."""
+    small_checkpoints(monkeypatch, every=5, archive_every=4, on_close=1)
+    path = tmp_path / "w.pact"
     async with await Workspace.open(path, create=True, clock=ManualClock(), watch=False) as ws:
         await run_every_operation(ws)
         for number in range(8):
             await ws.add_message("agent", "user", f"and then {number}")
             await ws.advance("agent")
+    return path, (await replay_from_scratch(path))["agent"].snapshots
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -42,10 +47,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 async def test_opening_makes_no_entry_until_one_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    small_checkpoints(monkeypatch, every=5, archive_every=4, on_close=1)
-    path = tmp_path / "w.pact"
-    await _written(path)
-    replayed = (await replay_from_scratch(path))["agent"].snapshots
+    path, replayed = await _written(tmp_path, monkeypatch)
     made = _counting(monkeypatch)
     async with await Workspace.open(path, watch=False, read_only=True) as ws:
         count = ws.snapshot_count("agent")
@@ -92,10 +94,7 @@ def test_rows_of_another_shape_are_refused(rows: Any, says: str) -> None:
 async def test_a_checkpoint_whose_snapshot_rows_are_malformed_is_replayed_instead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    small_checkpoints(monkeypatch, every=5, archive_every=4, on_close=1)
-    path = tmp_path / "w.pact"
-    await _written(path)
-    replayed = (await replay_from_scratch(path))["agent"].snapshots
+    path, replayed = await _written(tmp_path, monkeypatch)
     name = CONTEXT_CHECKPOINT + "agent"
     async with await SqliteEventStore.open(path, watch=False) as store:
         checkpoint = await store.load_checkpoint(name)
