@@ -493,21 +493,37 @@ def dump_packed(context: Context) -> tuple[dict[str, Any], bytes]:
     data = _dump_head(context)
     turns: list[Turn] = data.pop("_turns")
     records: list[bytes | memoryview] = []
+    rows: list[tuple[Any, ...]] = []  # each turn's entry of the index, but its record's length
     for turn in turns:
-        if isinstance(turn, PackedTurn) and not turn.decoded:
-            records.append(turn.record())
+        if isinstance(turn, PackedTurn) and turn.packing is not None:
+            # Never read: from the index, not through its lazy fields.
+            packing, at = turn.packing, turn.at
+            records.append(packing.record(at))
+            rows.append(
+                (
+                    packing.ids[at],
+                    packing.seqs[at],
+                    packing.created[at],
+                    packing.creation[at],
+                    packing.slots[at],
+                    packing.items[at],
+                )
+            )
         else:
             records.append(_encode(_slot_rows(turn)))
+            rows.append(
+                (
+                    turn.id,
+                    turn.seq,
+                    turn.created_at_ns,
+                    turn.creation_index,
+                    turn.slot_count(),
+                    turn.item_count(),
+                )
+            )
+    columns = [list(column) for column in zip(*rows, strict=True)] or [[] for _ in range(6)]
     data["version"] = PACKED_VERSION
-    data["turns"] = {
-        "id": [turn.id for turn in turns],
-        "seq": [turn.seq for turn in turns],
-        "created_at_ns": [turn.created_at_ns for turn in turns],
-        "creation_index": [turn.creation_index for turn in turns],
-        "slots": [turn.slot_count() for turn in turns],
-        "items": [turn.item_count() for turn in turns],
-        "length": [len(record) for record in records],
-    }
+    data["turns"] = dict(zip(INDEX_COLUMNS, [*columns, [len(r) for r in records]], strict=True))
     return data, b"".join(records)
 
 

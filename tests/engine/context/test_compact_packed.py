@@ -149,6 +149,9 @@ def test_turns_never_read_are_packed_again_as_they_were_read() -> None:
     loaded = load_compact(data, packed=turns)
     assert dump_packed(loaded) == (data, turns)
     assert all(not turn.decoded for turn in history_turns(loaded))  # none decoded
+    first, second, *_ = history_turns(loaded)
+    assert first.seq >= 0 and second.unpack()  # a field read, a turn decoded: the same again
+    assert dump_packed(loaded) == (data, turns)
 
 
 def test_integers_past_64_bits_survive_a_packed_turn() -> None:
