@@ -376,12 +376,6 @@ class PackedTurn(Turn):
                 return self.slots
             return self._decoded(packing)
 
-    def record(self) -> memoryview:
-        """The turn's encoded slots as restored (read from its piece if it is in one); only
-        while it is not decoded."""
-        assert self.packing is not None, "a decoded turn has no record"
-        return self.packing.record(self.at)
-
     def _decoded(self, packing: _Packing) -> dict[int, Slot]:
         at = self.at
         try:
