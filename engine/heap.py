@@ -47,8 +47,7 @@ def collector_paused(*, freeze: bool = False) -> Iterator[None]:
         yield
     finally:
         if freeze:
-            gc.freeze()
-            gc.set_threshold(*THRESHOLDS)
+            _freeze()
         if enabled:
             gc.enable()
 
@@ -68,6 +67,12 @@ def end_start() -> None:
     global _starting
     if _starting:
         _starting = False
-        gc.freeze()
-        gc.set_threshold(*THRESHOLDS)
+        _freeze()
         gc.enable()
+
+
+def _freeze() -> None:
+    """Every object alive now out of the collector's sight, and its full collections rarer
+    (``THRESHOLDS``): what a load for good, or a start, made lives as long as the process."""
+    gc.freeze()
+    gc.set_threshold(*THRESHOLDS)
